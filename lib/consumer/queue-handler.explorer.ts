@@ -1,0 +1,100 @@
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { QueueHandlerMetadata } from '../decorators/queue-handler.decorator';
+import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
+import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
+import { resolveConsumerSettings } from '../queue/settings';
+import { assertTopic } from '../queue/validation';
+import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { REDIS_ACK_QUEUE_OPTIONS } from '../redis-ack-queue.module-definition';
+import { RedisAckQueueService } from '../redis-ack-queue.service';
+
+interface FoundHandler extends QueueHandlerMetadata {
+  where: string;
+  handler: QueueHandlerFn;
+}
+
+/**
+ * Finds every `@QueueHandler` of the app when it bootstraps and starts one consumer for
+ * each; drains them before the app's connections close on shutdown.
+ */
+@Injectable()
+export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('RedisAckQueue');
+  private readonly consumers: QueueConsumer[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly moduleRef: ModuleRef,
+    private readonly queue: RedisAckQueueService,
+    @Inject(REDIS_ACK_QUEUE_OPTIONS) private readonly options: RedisAckQueueModuleOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.options.consumers === false) return;
+    for (const found of this.explore()) {
+      this.consumers.push(this.queue.consume(found.topic, found.handler, found.options));
+      const concurrency = found.options.concurrency ?? this.queue.options.concurrency;
+      this.logger.log(MESSAGES.consumersStarted(found.topic, found.where, concurrency));
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.close()));
+  }
+
+  /** Every handler of the app, checked: valid topic and options, one handler per topic. */
+  private explore(): FoundHandler[] {
+    const byTopic = new Map<string, FoundHandler>();
+    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+    for (const wrapper of wrappers) {
+      const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
+      if (!wrapper.metatype || !prototype || wrapper.inject) continue;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const target = (prototype as Record<string, () => unknown>)[method];
+        const metadata: QueueHandlerMetadata | undefined = this.reflector.get(QUEUE_HANDLER_METADATA, target);
+        if (!metadata) continue;
+        const where = `${wrapper.metatype.name}.${method}`;
+        this.check(metadata, where);
+        const first = byTopic.get(metadata.topic);
+        if (first) throw InvalidQueueHandlerError.duplicate(metadata.topic, first.where, where);
+        byTopic.set(metadata.topic, { ...metadata, where, handler: this.bind(wrapper, method) });
+      }
+    }
+    return [...byTopic.values()];
+  }
+
+  private check(metadata: QueueHandlerMetadata, where: string): void {
+    try {
+      assertTopic(metadata.topic);
+      resolveConsumerSettings(metadata.options, undefined);
+    } catch (error) {
+      if (!(error instanceof RedisAckQueueError)) throw error;
+      throw new InvalidQueueHandlerError(where, MESSAGES.invalidHandler(where, error.message), { cause: error });
+    }
+  }
+
+  /** Static providers are called directly; request-scoped ones get a fresh instance per message. */
+  private bind(wrapper: InstanceWrapper, method: string): QueueHandlerFn {
+    if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
+      const instance = wrapper.instance as Record<string, (p: unknown, c: MessageContext) => unknown>;
+      return (payload, context) => instance[method](payload, context);
+    }
+    return async (payload, context) => {
+      const contextId = ContextIdFactory.create();
+      this.moduleRef.registerRequestByContextId({ queueMessage: context }, contextId);
+      const instance = await this.moduleRef.resolve(wrapper.metatype as new () => unknown, contextId, { strict: false });
+      return (instance as Record<string, (p: unknown, c: MessageContext) => unknown>)[method](payload, context);
+    };
+  }
+}

@@ -1,0 +1,272 @@
+import { Logger } from '@nestjs/common';
+import { HandlerTimeoutError, LeaseLostError } from '../errors';
+import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueEvent, ReservedMessage } from '../interfaces';
+import type { ConsumerSettings } from '../queue/settings';
+import { DEFAULTS } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import type { RedisAckQueueService } from '../redis-ack-queue.service';
+import type { RedisClient } from '../redis/redis-connection';
+
+export interface PollerDeps {
+  /** A connection of the poller's own, for blocking waits; closed with the poller. */
+  blocking: RedisClient;
+  wakeKey: string;
+  emit(event: RedisAckQueueEvent): void;
+  onClosed(): void;
+}
+
+interface InFlight<T> {
+  message: ReservedMessage<T>;
+  controller: AbortController;
+  /** Ack or nack under way: a heartbeat miss is then no lost lease. */
+  settling: boolean;
+  /** Handed back at shutdown: the handler's late outcome no longer counts. */
+  released: boolean;
+  lost: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * One consumer of one topic: the only owner of loops and timers. It reserves while slots
+ * are free, waits on a blocking pop of the topic's wake key (or a timer for the next due
+ * time) when there is nothing to do, heartbeats running leases, and acks or nacks each
+ * message when its handler settles.
+ */
+export class QueuePoller<T> implements QueueConsumer {
+  private readonly logger = new Logger('RedisAckQueue');
+  private readonly inFlight = new Map<string, InFlight<T>>();
+  private readonly stopper = new AbortController();
+  private loopDone: Promise<void> = Promise.resolve();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating = false;
+  private failures = 0;
+  /** An outstanding blocking pop, kept across waits that a due-time timer cut short. */
+  private pendingPop: Promise<void> | undefined;
+  private popError: unknown;
+  private slotFreed: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly engine: RedisAckQueueService,
+    readonly topic: string,
+    private readonly handler: QueueHandlerFn<T>,
+    private readonly settings: ConsumerSettings,
+    private readonly deps: PollerDeps,
+  ) {}
+
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    this.loopDone = this.loop();
+    this.heartbeat = setInterval(() => void this.beat(), Math.max(5, Math.floor(this.settings.leaseMs / 3)));
+  }
+
+  close(drainMs = this.engine.options.drainMs): Promise<void> {
+    this.closing ??= this.shutdown(drainMs);
+    return this.closing;
+  }
+
+  private async loop(): Promise<void> {
+    const { concurrency, batchSize, leaseMs, maxAttempts } = this.settings;
+    while (!this.stopping) {
+      try {
+        const free = concurrency - this.inFlight.size;
+        if (free <= 0) {
+          await this.until(new Promise<void>((resolve) => (this.slotFreed = resolve)), DEFAULTS.idleWaitMs);
+          continue;
+        }
+        const count = Math.min(free, batchSize);
+        const { messages, nextDueInMs } = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts });
+        this.recovered();
+        if (this.stopping) {
+          await this.engine.release(this.topic, messages);
+          return;
+        }
+        for (const message of messages) this.run(message);
+        if (messages.length < count) await this.waitForWork(nextDueInMs);
+      } catch (error) {
+        if (this.stopping) return;
+        await this.pause(error);
+      }
+    }
+  }
+
+  /** Blocks until a push wakes us, the next due time comes, or the idle bound passes. */
+  private async waitForWork(nextDueInMs: number): Promise<void> {
+    if (!this.pendingPop) {
+      const pop = this.deps.blocking.blpop(this.deps.wakeKey, DEFAULTS.idleWaitMs / 1000).then(
+        () => undefined,
+        (error: unknown) => void (this.popError = error),
+      );
+      this.pendingPop = pop.finally(() => this.pendingPop === pop && (this.pendingPop = undefined));
+    }
+    // A Node timer, not the pop's own timeout, wakes us for due messages: Redis checks
+    // blocking timeouts only on its 100 ms cron tick.
+    const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs;
+    await this.until(this.pendingPop, timerMs);
+    if (this.popError !== undefined) {
+      const error = this.popError;
+      this.popError = undefined;
+      throw error;
+    }
+  }
+
+  private run(message: ReservedMessage<T>): void {
+    const entry: InFlight<T> = {
+      message,
+      controller: new AbortController(),
+      settling: false,
+      released: false,
+      lost: false,
+      done: Promise.resolve(),
+    };
+    this.inFlight.set(message.token, entry);
+    entry.done = this.execute(entry).finally(() => {
+      this.inFlight.delete(message.token);
+      this.slotFreed?.();
+    });
+  }
+
+  private async execute(entry: InFlight<T>): Promise<void> {
+    const { message } = entry;
+    let failure: { error: unknown } | undefined;
+    try {
+      await this.invoke(entry);
+    } catch (error) {
+      failure = { error };
+    }
+    if (entry.released) return;
+    entry.settling = true;
+    try {
+      if (!failure) {
+        const [acked] = await this.engine.ackMany(this.topic, [message]);
+        if (!acked) this.leaseLost(entry);
+        return;
+      }
+      const delayMs = this.settings.backoff(message.attempt, failure.error);
+      if ((await this.engine.nack(message, { delayMs, error: failure.error })) === 'lost') this.leaseLost(entry);
+    } catch (error) {
+      // The lease runs out and the message is delivered again: nothing is lost.
+      this.deps.emit({ type: 'error', topic: this.topic, id: message.id, attempt: message.attempt, error: asError(error) });
+    }
+  }
+
+  /** Runs the handler; a rejection, a synchronous throw or a timeout all count as failure. */
+  private invoke(entry: InFlight<T>): Promise<unknown> {
+    const { message, controller } = entry;
+    const context: MessageContext = {
+      id: message.id,
+      topic: message.topic,
+      attempt: message.attempt,
+      maxAttempts: message.maxAttempts,
+      headers: message.headers,
+      enqueuedAt: message.enqueuedAt,
+      signal: controller.signal,
+      extendLease: async (ms: number) => {
+        const [extended] = await this.engine.extendLeases(this.topic, [message], ms);
+        if (!extended) this.leaseLost(entry);
+        return extended;
+      },
+    };
+    const work = new Promise((resolve) => resolve(this.handler(message.payload, context)));
+    const { timeoutMs } = this.settings;
+    if (timeoutMs === undefined) return work;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const error = new HandlerTimeoutError(timeoutMs);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+      work.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+  }
+
+  /** Extends every running lease in one call; a refused one is reported as lost. */
+  private async beat(): Promise<void> {
+    const live = [...this.inFlight.values()].filter((e) => !e.settling && !e.released && !e.lost);
+    if (this.beating || live.length === 0) return;
+    this.beating = true;
+    try {
+      const flags = await this.engine.extendLeases(this.topic, live.map((e) => e.message), this.settings.leaseMs);
+      flags.forEach((extended, i) => !extended && !live[i].settling && !live[i].released && this.leaseLost(live[i]));
+    } catch (error) {
+      this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private leaseLost(entry: InFlight<T>): void {
+    if (entry.lost) return;
+    entry.lost = true;
+    const error = new LeaseLostError(this.topic, entry.message.id);
+    entry.controller.abort(error);
+    this.logger.warn(error.message);
+    this.deps.emit({ type: 'lease-lost', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt, error });
+  }
+
+  /** Stop reserving, let running handlers finish within drainMs, release the rest at once. */
+  private async shutdown(drainMs: number): Promise<void> {
+    const deadline = Date.now() + drainMs;
+    this.stopper.abort();
+    await this.until(this.loopDone, drainMs, false);
+    const running = Promise.all([...this.inFlight.values()].map((e) => e.done));
+    await this.until(running, Math.max(0, deadline - Date.now()), false);
+    clearInterval(this.heartbeat);
+    const left = [...this.inFlight.values()].filter((e) => !e.settling);
+    if (left.length > 0) {
+      for (const entry of left) {
+        entry.released = true;
+        entry.controller.abort(new Error('The consumer is shutting down'));
+      }
+      try {
+        await this.engine.release(this.topic, left.map((e) => e.message));
+        this.logger.warn(MESSAGES.drainLeftovers(this.topic, left.length));
+      } catch (error) {
+        // Their leases expire and they are delivered again: late, but not lost.
+        this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
+      }
+    }
+    this.deps.blocking.disconnect();
+    this.deps.onClosed();
+  }
+
+  private async pause(error: unknown): Promise<void> {
+    if (this.failures++ === 0) {
+      this.logger.warn(MESSAGES.consumerError(this.topic, asError(error).message));
+      this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
+    }
+    await this.until(undefined, Math.min(100 * 2 ** this.failures, 5_000));
+  }
+
+  private recovered(): void {
+    if (this.failures === 0) return;
+    this.failures = 0;
+    this.logger.log(MESSAGES.consumerResumed(this.topic));
+  }
+
+  private get stopping(): boolean {
+    return this.stopper.signal.aborted;
+  }
+
+  /** Resolves when `promise` settles or `ms` pass, and (unless told otherwise) on stop. */
+  private until(promise: Promise<unknown> | undefined, ms: number, onStop = true): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.stopper.signal;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      if (onStop) signal.addEventListener('abort', done);
+      promise?.then(done, done);
+    });
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

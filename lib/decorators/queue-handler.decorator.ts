@@ -1,0 +1,19 @@
+import { SetMetadata } from '@nestjs/common';
+import type { QueueHandlerOptions } from '../interfaces';
+import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+
+/** What `@QueueHandler` records on a method. */
+export interface QueueHandlerMetadata {
+  topic: string;
+  options: QueueHandlerOptions;
+}
+
+/**
+ * Marks a provider method as the consumer of `topic`: `handle(payload, context)`. The
+ * message is acked when the returned promise resolves and retried when it rejects.
+ * Unset options come from the module's defaults. Checked at startup, where an error
+ * can name the class and method.
+ */
+export function QueueHandler(topic: string, options: QueueHandlerOptions = {}): MethodDecorator {
+  return SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, { topic, options });
+}

@@ -1,0 +1,4 @@
+export * from './redis-ack-queue.error';
+export * from './input.errors';
+export * from './redis.errors';
+export * from './consumer.errors';

@@ -1,0 +1,9 @@
+/** Base class of every error this library throws; `code` is stable for programs to match on. */
+export abstract class RedisAckQueueError extends Error {
+  abstract readonly code: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

@@ -1,0 +1,43 @@
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { RedisAckQueueError } from './redis-ack-queue.error';
+
+/** A queue key already holds a value of another type: nothing was changed. */
+export class QueueKeyTypeError extends RedisAckQueueError {
+  readonly code = 'KEY_TYPE';
+  constructor(readonly key: string, readonly actualType: string, readonly expectedType: string) {
+    super(MESSAGES.keyType(key, actualType, expectedType));
+  }
+}
+
+/**
+ * Redis answered a queue operation with an error (OOM, READONLY, NOAUTH, NOPERM, ...).
+ * `redisCode` is the first word of the reply; `operation` names the queue call that failed.
+ */
+export class RedisCommandError extends RedisAckQueueError {
+  readonly code = 'REDIS_COMMAND';
+  constructor(
+    readonly operation: string,
+    readonly topic: string | undefined,
+    readonly redisCode: string,
+    reply: string,
+    options?: { cause?: unknown },
+  ) {
+    super(MESSAGES.redisCommand(operation, topic, reply), options);
+  }
+}
+
+/** Redis could not be reached or refused the credentials when the service started. */
+export class RedisConnectionError extends RedisAckQueueError {
+  readonly code = 'REDIS_CONNECTION';
+  constructor(readonly target: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The service was closed; nothing more can be pushed or consumed through it. */
+export class QueueClosedError extends RedisAckQueueError {
+  readonly code = 'QUEUE_CLOSED';
+  constructor(readonly operation: string) {
+    super(MESSAGES.closed(operation));
+  }
+}

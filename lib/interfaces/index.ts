@@ -1,0 +1,5 @@
+export * from './backoff.interface';
+export * from './consumer.interface';
+export * from './events.interface';
+export * from './message.interface';
+export * from './redis-ack-queue-options.interface';

@@ -1,0 +1,45 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { BackoffOption } from './backoff.interface';
+
+/**
+ * Where Redis is: a `redis://` or `rediss://` URL, ioredis options, or a client you own.
+ * A client you pass in is used as it is and never closed by the queue; blocking waits
+ * run on duplicates of it, which the queue owns and closes.
+ */
+export type RedisAckQueueConnection = string | RedisOptions | Redis | Cluster;
+
+/** Settings every consumer of a topic falls back to when its handler sets none. */
+export interface QueueHandlerDefaults {
+  /** How long a lease lasts before the message may be delivered again (ms). Default 30 s. */
+  leaseMs?: number;
+  /** Deliveries allowed before a failing message goes to dead letters. Default 5. */
+  maxAttempts?: number;
+  /** Wait before a failed message is tried again. Default: exponential from 1 s with jitter. */
+  backoff?: BackoffOption;
+  /** Handlers that may run at once per topic in this process. Default 1. */
+  concurrency?: number;
+  /** Most messages one reserve call takes (bounded by free concurrency). Default 50. */
+  batchSize?: number;
+  /** A handler still running after this long fails the delivery and is aborted (ms). Default: none. */
+  timeoutMs?: number;
+}
+
+/** Options of `RedisAckQueueService` and of `RedisAckQueueModule.forRoot()`. */
+export interface RedisAckQueueOptions extends QueueHandlerDefaults {
+  /** Default `redis://127.0.0.1:6379`. */
+  connection?: RedisAckQueueConnection;
+  /** Namespace of every key: keys are `{<prefix>:<topic>}:<part>`. Default `ackq`. */
+  prefix?: string;
+  /** Largest payload accepted, as JSON bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** How long shutdown waits for running handlers before releasing them (ms). Default 10 s. */
+  drainMs?: number;
+  /** How long startup waits for Redis before failing (ms). Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+/** Module options: the service options plus what only a Nest app has. */
+export interface RedisAckQueueModuleOptions extends RedisAckQueueOptions {
+  /** `false` runs no @QueueHandler in this process (a producer-only app). Default true. */
+  consumers?: boolean;
+}

@@ -1,0 +1,63 @@
+import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
+import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
+import { assertBackoff, resolveBackoff } from './backoff';
+import { assertDuration, assertInteger, assertOptionalInteger, assertPrefix } from './validation';
+
+/** Consumer settings with every default filled in. */
+export interface ConsumerSettings {
+  leaseMs: number;
+  maxAttempts: number;
+  backoff: (attempt: number, error: unknown) => number;
+  concurrency: number;
+  batchSize: number;
+  timeoutMs: number | undefined;
+}
+
+export interface ServiceSettings extends ConsumerSettings {
+  prefix: string;
+  maxPayloadBytes: number;
+  drainMs: number;
+  connectTimeoutMs: number;
+}
+
+/** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
+export function assertHandlerOptions(options: QueueHandlerDefaults): void {
+  assertOptionalInteger('leaseMs', options.leaseMs, 10, 2 ** 31 - 1);
+  assertOptionalInteger('maxAttempts', options.maxAttempts, 1, 1_000_000);
+  assertOptionalInteger('concurrency', options.concurrency, 1, 10_000);
+  assertOptionalInteger('batchSize', options.batchSize, 1, 1_000);
+  assertOptionalInteger('timeoutMs', options.timeoutMs, 1, 2 ** 31 - 1);
+  if (options.backoff !== undefined) assertBackoff(options.backoff);
+}
+
+export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSettings {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  assertPrefix(prefix);
+  assertHandlerOptions(options);
+  assertOptionalInteger('maxPayloadBytes', options.maxPayloadBytes, 1, 512 * 1024 * 1024);
+  if (options.drainMs !== undefined) assertDuration('drainMs', options.drainMs);
+  assertOptionalInteger('connectTimeoutMs', options.connectTimeoutMs, 1);
+  return {
+    ...resolveConsumerSettings(options, undefined),
+    prefix,
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
+    drainMs: options.drainMs ?? DEFAULTS.drainMs,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+  };
+}
+
+/** Handler options over the service's (or the library's) defaults. */
+export function resolveConsumerSettings(
+  options: QueueHandlerDefaults,
+  fallback: ConsumerSettings | undefined,
+): ConsumerSettings {
+  assertHandlerOptions(options);
+  return {
+    leaseMs: options.leaseMs ?? fallback?.leaseMs ?? DEFAULTS.leaseMs,
+    maxAttempts: options.maxAttempts ?? fallback?.maxAttempts ?? DEFAULTS.maxAttempts,
+    backoff: options.backoff ? resolveBackoff(options.backoff) : (fallback?.backoff ?? resolveBackoff(DEFAULTS.backoff)),
+    concurrency: options.concurrency ?? fallback?.concurrency ?? DEFAULTS.concurrency,
+    batchSize: options.batchSize ?? fallback?.batchSize ?? DEFAULTS.batchSize,
+    timeoutMs: options.timeoutMs ?? fallback?.timeoutMs,
+  };
+}

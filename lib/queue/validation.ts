@@ -1,0 +1,60 @@
+import { LIMITS } from '../redis-ack-queue.constants';
+import { InvalidMessageIdError, InvalidOptionError, InvalidTopicError } from '../errors';
+import { MESSAGES } from '../redis-ack-queue.messages';
+
+const NAME = /^[A-Za-z0-9._:-]+$/;
+
+/** Topics are 1-200 characters of `A-Z a-z 0-9 . _ - :`; braces would break the hash tag. */
+export function assertTopic(topic: unknown): asserts topic is string {
+  if (typeof topic !== 'string' || topic.length > LIMITS.topicLength || !NAME.test(topic)) {
+    throw new InvalidTopicError(topic);
+  }
+}
+
+export function assertPrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== 'string' || prefix.length > 100 || !NAME.test(prefix)) {
+    throw new InvalidTopicError(prefix, MESSAGES.invalidPrefix(prefix));
+  }
+}
+
+export function assertMessageId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength) {
+    throw new InvalidMessageIdError(id);
+  }
+}
+
+/** A whole number within [min, max]; `undefined` passes when the option is optional. */
+export function assertInteger(option: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new InvalidOptionError(option, value, `a whole number ${range}`);
+  }
+}
+
+export function assertOptionalInteger(option: string, value: unknown, min: number, max?: number): void {
+  if (value !== undefined) assertInteger(option, value, min, max);
+}
+
+/** A finite, non-negative number of milliseconds. */
+export function assertDuration(option: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidOptionError(option, value, 'a finite number of milliseconds >= 0');
+  }
+}
+
+/** `availableAt` as epoch ms: a valid Date or a finite non-negative number. */
+export function toEpochMs(option: string, value: Date | number): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new InvalidOptionError(option, value, 'a valid Date or epoch milliseconds');
+  }
+  return Math.ceil(ms);
+}
+
+export function assertHeaders(headers: unknown): asserts headers is Record<string, string> {
+  const plain =
+    typeof headers === 'object' && headers !== null && Object.getPrototypeOf(headers) === Object.prototype;
+  if (!plain || !Object.values(headers).every((v) => typeof v === 'string')) {
+    throw new InvalidOptionError('headers', headers, 'a plain object of string values');
+  }
+}

@@ -1,0 +1,34 @@
+/** Injection token and metadata keys, namespaced so they never collide with an app's own. */
+export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
+
+/** Default key prefix: every key of a topic lives under the hash tag `{ackq:<topic>}`. */
+export const DEFAULT_PREFIX = 'ackq';
+
+/** Defaults for every option a topic, handler or message can override. */
+export const DEFAULTS = {
+  connection: 'redis://127.0.0.1:6379',
+  leaseMs: 30_000,
+  maxAttempts: 5,
+  maxPayloadBytes: 1024 * 1024,
+  concurrency: 1,
+  batchSize: 50,
+  drainMs: 10_000,
+  connectTimeoutMs: 5_000,
+  /** Longest blocking wait; bounds how long a dead connection can go unnoticed. */
+  idleWaitMs: 5_000,
+  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000 },
+} as const;
+
+/** Bounds that keep one call short: no script runs long enough to stall Redis. */
+export const LIMITS = {
+  /** Messages one reserve call may lease. */
+  maxReserveCount: 1_000,
+  /** Delayed or expired entries one reserve call may move to ready. */
+  maxMovesPerReserve: 1_000,
+  /** Items per push script call; pushMany sends the chunks in one round trip. */
+  pushChunk: 500,
+  /** Ids per ack, extend or dead-letter script call. */
+  idsPerCall: 500,
+  topicLength: 200,
+  idLength: 256,
+} as const;

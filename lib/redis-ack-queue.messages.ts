@@ -1,0 +1,51 @@
+/** Every error and log text of the library, in one place. */
+export const MESSAGES = {
+  invalidTopic: (topic: unknown) =>
+    `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
+  invalidPrefix: (prefix: unknown) =>
+    `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
+  invalidId: (id: unknown) =>
+    `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters`,
+  payloadUndefined: (topic: string) =>
+    `The payload for topic "${topic}" is undefined: pass any JSON value (null is fine)`,
+  payloadNotSerializable: (topic: string, reason: string) =>
+    `The payload for topic "${topic}" is not JSON-serializable (${reason}): pass plain JSON data`,
+  payloadTooLarge: (topic: string, bytes: number, limit: number) =>
+    `The payload for topic "${topic}" is ${bytes} bytes, over the limit of ${limit}: ` +
+    `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
+  invalidOption: (option: string, value: unknown, expected: string) =>
+    `Invalid ${option} ${describe(value)}: expected ${expected}`,
+  keyType: (key: string, actual: string, expected: string) =>
+    `Redis key "${key}" holds a ${actual} where the queue keeps a ${expected}: ` +
+    `another program uses this key; choose another prefix or topic, or remove the key`,
+  redisCommand: (operation: string, topic: string | undefined, reply: string) =>
+    `Redis refused ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: ${reply}`,
+  connectFailed: (target: string, reason: string) =>
+    `Cannot connect to Redis at ${target}: ${reason}`,
+  connectTimeout: (target: string, ms: number) =>
+    `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
+  closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
+  duplicateHandler: (topic: string, first: string, second: string) =>
+    `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
+  invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
+  handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
+  leaseLost: (topic: string, id: string) =>
+    `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,
+  idleTimeout: (topic: string, ms: number) =>
+    `Topic "${topic}" still had work after ${ms} ms`,
+  consumersStarted: (topic: string, where: string, concurrency: number) =>
+    `Consuming "${topic}" with ${where} (concurrency ${concurrency})`,
+  consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,
+  consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
+  drainLeftovers: (topic: string, count: number) =>
+    `Released ${count} unfinished message(s) of "${topic}" back to ready at shutdown`,
+} as const;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? 'invalid' : value.toISOString()})`;
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}

@@ -1,0 +1,437 @@
+import { randomBytes } from 'node:crypto';
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { Observable, Subject } from 'rxjs';
+import { QueuePoller } from './consumer/queue-poller';
+import { IdleTimeoutError, InvalidOptionError, QueueClosedError, RedisConnectionError } from './errors';
+import { mapRedisError } from './errors/map-redis-error';
+import type {
+  DeadLetter,
+  NackOptions,
+  NackResult,
+  PushManyItem,
+  PushOptions,
+  PushResult,
+  QueueConsumer,
+  QueueHandlerFn,
+  QueueHandlerOptions,
+  QueueStats,
+  RedisAckQueueEvent,
+  RedisAckQueueOptions,
+  ReserveOptions,
+  ReservedMessage,
+} from './interfaces';
+import { decodeReserved, encodeBody, tryDecodeBody } from './queue/message-codec';
+import { resolveConsumerSettings, resolveServiceSettings, type ServiceSettings } from './queue/settings';
+import {
+  assertDuration,
+  assertHeaders,
+  assertInteger,
+  assertMessageId,
+  assertOptionalInteger,
+  assertTopic,
+  toEpochMs,
+} from './queue/validation';
+import { DEFAULTS, LIMITS } from './redis-ack-queue.constants';
+import { queueKeys, type QueueKeys } from './redis/queue-keys';
+import { defineQueueScripts, runQueueScript, type QueueScriptName } from './redis/queue-scripts';
+import {
+  describeTarget,
+  openBlockingConnection,
+  openConnection,
+  waitUntilReady,
+  type RedisClient,
+} from './redis/redis-connection';
+
+/** A reserved batch plus when the next delayed message or lease deadline falls due. */
+export interface ReservedBatch<T> {
+  messages: ReservedMessage<T>[];
+  /** Ms from now until something becomes ready without a push; -1 when nothing is scheduled. */
+  nextDueInMs: number;
+}
+
+const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
+
+/**
+ * The queue engine: push, reserve, ack, nack, inspect. Every state change is one Lua
+ * script, timed by the Redis server's clock. Usable with `new` outside Nest; the module
+ * provides the same class through dependency injection.
+ */
+export class RedisAckQueueService implements OnApplicationShutdown {
+  /** Queue events (pushed, reserved, acked, retried, dead, lease-lost, error); never payloads. */
+  readonly events$: Observable<RedisAckQueueEvent>;
+
+  private readonly settings: ServiceSettings;
+  private readonly client: RedisClient;
+  private readonly ownsClient: boolean;
+  private readonly keys = new Map<string, QueueKeys>();
+  private readonly events = new Subject<RedisAckQueueEvent>();
+  private readonly consumers = new Set<QueuePoller<unknown>>();
+  private readonly idPrefix = randomBytes(9).toString('base64url');
+  private idCounter = 0;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: RedisAckQueueOptions = {}) {
+    this.settings = resolveServiceSettings(options);
+    const { client, owned } = openConnection(options.connection ?? DEFAULTS.connection);
+    this.client = client;
+    this.ownsClient = owned;
+    defineQueueScripts(client);
+    this.events$ = this.events.asObservable();
+  }
+
+  /** Waits until Redis answers (7.0 or newer); fails within connectTimeoutMs otherwise. */
+  async connect(): Promise<void> {
+    try {
+      await waitUntilReady(this.client, this.settings.connectTimeoutMs);
+      const info = await this.client.info('server');
+      const major = Number(/redis_version:(\d+)/.exec(info)?.[1] ?? 0);
+      if (major < 7) {
+        const target = describeTarget(this.client);
+        throw new RedisConnectionError(target, `Redis at ${target} is version ${major}: the queue needs 7.0 or newer`);
+      }
+    } catch (error) {
+      if (this.ownsClient) this.client.disconnect();
+      throw mapRedisError(error, 'connect');
+    }
+  }
+
+  /** Stores one message; resolves once Redis has it. */
+  async push<T>(topic: string, payload: T, options: PushOptions = {}): Promise<PushResult> {
+    const [result] = await this.pushMany(topic, [{ ...options, payload }]);
+    return result;
+  }
+
+  /**
+   * Stores many messages in one round trip. Every item is checked first: one bad item
+   * rejects the whole call before Redis is touched.
+   */
+  async pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+    this.assertOpen('push');
+    assertTopic(topic);
+    if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
+    const ids: string[] = [];
+    const args: (string | number)[] = [];
+    for (const item of items) {
+      const id = this.encodeItem(topic, item, args);
+      ids.push(id);
+    }
+    const keys = this.topicKeys(topic);
+    const chunks: Promise<number[]>[] = [];
+    const width = LIMITS.pushChunk * 4;
+    for (let i = 0; i < args.length; i += width) {
+      chunks.push(this.run<number[]>('push', topic, keys, args.slice(i, i + width)));
+    }
+    const stored = (await Promise.all(chunks)).flat();
+    return ids.map((id, i) => {
+      const duplicate = stored[i] === 0;
+      if (!duplicate) this.emit({ type: 'pushed', topic, id });
+      return { id, duplicate };
+    });
+  }
+
+  /** Leases up to `count` messages; an empty array when none is ready. */
+  async reserve<T = unknown>(topic: string, options: ReserveOptions = {}): Promise<ReservedMessage<T>[]> {
+    return (await this.reserveBatch<T>(topic, options)).messages;
+  }
+
+  /** `reserve` plus the wait until the next scheduled message: what a poller needs. */
+  async reserveBatch<T>(topic: string, options: ReserveOptions = {}): Promise<ReservedBatch<T>> {
+    this.assertOpen('reserve');
+    assertTopic(topic);
+    const { count = 1, leaseMs = this.settings.leaseMs, maxAttempts = this.settings.maxAttempts } = options;
+    assertInteger('count', count, 1, LIMITS.maxReserveCount);
+    assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
+    assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
+    const reply = await this.run<(string | number)[]>('reserve', topic, this.topicKeys(topic), [
+      count,
+      leaseMs,
+      maxAttempts,
+      LIMITS.maxMovesPerReserve,
+    ]);
+    const deadline = Number(reply[2]);
+    const messages: ReservedMessage<T>[] = [];
+    for (let i = 3; i < reply.length; i += 4) {
+      const id = String(reply[i]);
+      const message = decodeReserved<T>(topic, id, String(reply[i + 1]), Number(reply[i + 2]), String(reply[i + 3]), deadline, maxAttempts);
+      messages.push(message);
+      this.emit({ type: 'reserved', topic, id, attempt: message.attempt });
+    }
+    return { messages, nextDueInMs: Number(reply[1]) };
+  }
+
+  /** Removes a message for good; false when the lease was no longer this one (nothing changed). */
+  async ack(message: ReservedMessage): Promise<boolean> {
+    const [acked] = await this.ackMany(message.topic, [message]);
+    return acked;
+  }
+
+  /** Acks many leased messages of one topic in one script call. */
+  async ackMany(topic: string, messages: Pick<ReservedMessage, 'id' | 'token' | 'attempt'>[]): Promise<boolean[]> {
+    const flags = await this.runPerLease('ack', topic, messages, []);
+    messages.forEach((m, i) => flags[i] && this.emit({ type: 'acked', topic, id: m.id, attempt: m.attempt }));
+    return flags;
+  }
+
+  /**
+   * Ends a lease after a failure: back to delayed (after the backoff or `delayMs`) while
+   * attempts remain, else to dead letters with the error. `lost` when the lease was stale.
+   */
+  async nack(message: ReservedMessage, options: NackOptions = {}): Promise<NackResult> {
+    const { topic } = message;
+    this.assertLease(topic, message);
+    const delayMs = options.delayMs ?? this.settings.backoff(message.attempt, options.error);
+    assertDuration('delayMs', delayMs);
+    const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
+    assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
+    const code = await this.run<number>('nack', topic, this.topicKeys(topic), [
+      message.id,
+      message.token,
+      Math.ceil(delayMs),
+      maxAttempts,
+      describeError(options.error),
+    ]);
+    const result = NACK_RESULTS[code];
+    const error = toError(options.error);
+    if (result === 'retry') this.emit({ type: 'retried', topic, id: message.id, attempt: message.attempt, error });
+    if (result === 'dead') this.emit({ type: 'dead', topic, id: message.id, attempt: message.attempt, error });
+    return result;
+  }
+
+  /** Moves the lease deadline to now + leaseMs; false when the lease was already lost. */
+  async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
+    const [extended] = await this.extendLeases(message.topic, [message], leaseMs);
+    if (extended) message.leaseDeadline = Date.now() + leaseMs;
+    return extended;
+  }
+
+  /** Extends many leases of one topic in one script call (a poller's heartbeat). */
+  async extendLeases(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[], leaseMs: number): Promise<boolean[]> {
+    assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
+    return this.runPerLease('extend', topic, messages, [leaseMs], 1);
+  }
+
+  /** Hands leases back to the head of ready at once, not counting the interrupted attempt. */
+  async release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
+    return this.runPerLease('release', topic, messages, []);
+  }
+
+  /** How many messages are in each state. */
+  async stats(topic: string): Promise<QueueStats> {
+    assertTopic(topic);
+    const [ready, delayed, leased, dead] = await this.run<number[]>('stats', topic, this.topicKeys(topic), []);
+    return { ready, delayed, leased, dead };
+  }
+
+  /** A page of dead letters, oldest first. */
+  async deadLetters<T = unknown>(topic: string, options: { offset?: number; limit?: number } = {}): Promise<DeadLetter<T>[]> {
+    assertTopic(topic);
+    const { offset = 0, limit = 100 } = options;
+    assertInteger('offset', offset, 0);
+    assertInteger('limit', limit, 1, 10_000);
+    const reply = await this.run<(string | null)[]>('deadList', topic, this.topicKeys(topic), [offset, limit]);
+    const letters: DeadLetter<T>[] = [];
+    for (let i = 0; i < reply.length; i += 3) {
+      const info = tryDecodeBody(reply[i + 1]) as { r?: string; e?: string; a?: number; t?: number };
+      const body = tryDecodeBody(reply[i + 2]);
+      letters.push({
+        id: String(reply[i]),
+        topic,
+        reason: info.r ?? 'unknown',
+        error: info.e ?? null,
+        attempt: info.a ?? 0,
+        deadAt: info.t ?? 0,
+        payload: body.p as T | undefined,
+        headers: body.h ?? {},
+        enqueuedAt: body.t,
+      });
+    }
+    return letters;
+  }
+
+  /** Sends dead letters (the given ids, or all) back to ready with attempts reset; returns how many. */
+  requeueDead(topic: string, ids?: string[]): Promise<number> {
+    return this.sweepDead('deadRequeue', topic, ids);
+  }
+
+  /** Deletes dead letters (the given ids, or all) for good; returns how many. */
+  purgeDead(topic: string, ids?: string[]): Promise<number> {
+    return this.sweepDead('deadPurge', topic, ids);
+  }
+
+  /**
+   * Runs `handler` for every message of `topic` until the consumer is closed: leases,
+   * heartbeats, acks when the handler resolves, nacks with backoff when it fails.
+   */
+  consume<T = unknown>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions = {}): QueueConsumer {
+    this.assertOpen('consume');
+    assertTopic(topic);
+    const settings = resolveConsumerSettings(options, this.settings);
+    const blocking = openBlockingConnection(this.client, `ackq:${topic}`);
+    const poller = new QueuePoller<T>(this, topic, handler, settings, {
+      blocking,
+      wakeKey: this.topicKeys(topic).wake,
+      emit: (event) => this.emit(event),
+      onClosed: () => this.consumers.delete(poller as QueuePoller<unknown>),
+    });
+    this.consumers.add(poller as QueuePoller<unknown>);
+    poller.start();
+    return poller;
+  }
+
+  /**
+   * Resolves when `topic` has nothing ready, delayed or leased: for tests of apps that
+   * use the queue, instead of sleeping. Rejects with IdleTimeoutError after `timeoutMs`.
+   */
+  async waitUntilIdle(topic: string, options: { timeoutMs?: number } = {}): Promise<void> {
+    const { timeoutMs = 30_000 } = options;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { ready, delayed, leased } = await this.stats(topic);
+      if (ready + delayed + leased === 0) return;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new IdleTimeoutError(topic, timeoutMs);
+      await this.nextEventOrTimeout(topic, Math.min(left, 50));
+    }
+  }
+
+  /** Drains the consumers of this service, then closes the connections it opened. */
+  close(drainMs = this.settings.drainMs): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all([...this.consumers].map((consumer) => consumer.close(drainMs)));
+      this.events.complete();
+      if (this.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+    })();
+    return this.closing;
+  }
+
+  /** Nest calls this last on shutdown: consumers have drained, connections close now. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  /** The effective settings, for the consumer side of the module. */
+  get options(): Readonly<ServiceSettings> {
+    return this.settings;
+  }
+
+  private encodeItem(topic: string, item: PushManyItem, args: (string | number)[]): string {
+    if (typeof item !== 'object' || item === null) {
+      throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
+    }
+    const { id = this.nextId(), delayMs = 0, availableAt, maxAttempts, headers } = item;
+    assertMessageId(id);
+    assertDuration('delayMs', delayMs);
+    assertOptionalInteger('maxAttempts', maxAttempts, 1, 1_000_000);
+    if (headers !== undefined) assertHeaders(headers);
+    const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
+    args.push(id, encodeBody(topic, item.payload, item, this.settings.maxPayloadBytes), Math.ceil(delayMs), at);
+    return id;
+  }
+
+  /** Unique without coordination: a random per-process prefix and a counter. */
+  private nextId(): string {
+    return this.idPrefix + (this.idCounter++).toString(36);
+  }
+
+  private async runPerLease(
+    name: 'ack' | 'extend' | 'release',
+    topic: string,
+    messages: Pick<ReservedMessage, 'id' | 'token'>[],
+    head: (string | number)[],
+    skip = 0,
+  ): Promise<boolean[]> {
+    this.assertOpen(name);
+    assertTopic(topic);
+    const keys = this.topicKeys(topic);
+    const calls: Promise<number[]>[] = [];
+    for (let i = 0; i < messages.length; i += LIMITS.idsPerCall) {
+      const args = [...head];
+      for (const message of messages.slice(i, i + LIMITS.idsPerCall)) {
+        this.assertLease(topic, message);
+        args.push(message.id, message.token);
+      }
+      calls.push(this.run<number[]>(name, topic, keys, args));
+    }
+    return (await Promise.all(calls)).flatMap((reply) => reply.slice(skip).map((flag) => flag === 1));
+  }
+
+  private async sweepDead(name: 'deadRequeue' | 'deadPurge', topic: string, ids?: string[]): Promise<number> {
+    this.assertOpen(name === 'deadPurge' ? 'purge dead letters' : 'requeue dead letters');
+    assertTopic(topic);
+    const keys = this.topicKeys(topic);
+    let total = 0;
+    if (ids !== undefined) {
+      if (!Array.isArray(ids)) throw new InvalidOptionError('ids', ids, 'an array of message ids');
+      ids.forEach((id) => assertMessageId(id));
+      for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
+        const [, done] = await this.run<number[]>(name, topic, keys, [0, ...ids.slice(i, i + LIMITS.idsPerCall)]);
+        total += done;
+      }
+      return total;
+    }
+    // All of them, a bounded slice per call so Redis never stalls on a huge dead set.
+    for (;;) {
+      const [taken, done] = await this.run<number[]>(name, topic, keys, [LIMITS.idsPerCall]);
+      total += done;
+      if (taken < LIMITS.idsPerCall) return total;
+    }
+  }
+
+  private async run<T>(name: QueueScriptName, topic: string, keys: QueueKeys, args: (string | number)[]): Promise<T> {
+    try {
+      return await runQueueScript<T>(this.client, name, keys, args);
+    } catch (error) {
+      throw mapRedisError(error, name, topic);
+    }
+  }
+
+  private topicKeys(topic: string): QueueKeys {
+    let keys = this.keys.get(topic);
+    if (!keys) {
+      keys = queueKeys(this.settings.prefix, topic);
+      this.keys.set(topic, keys);
+    }
+    return keys;
+  }
+
+  private assertLease(topic: string, message: Pick<ReservedMessage, 'id' | 'token'>): void {
+    assertTopic(topic);
+    assertMessageId(message?.id);
+    if (typeof message.token !== 'string' || message.token === '') {
+      throw new InvalidOptionError('token', message.token, 'the token of a reserved message');
+    }
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closing) throw new QueueClosedError(operation);
+  }
+
+  private emit(event: RedisAckQueueEvent): void {
+    if (this.events.observed) this.events.next(event);
+  }
+
+  private nextEventOrTimeout(topic: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const subscription = this.events.subscribe((event) => event.topic === topic && done());
+      function done() {
+        clearTimeout(timer);
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  }
+}
+
+/** The error's name, message and the top of its stack: enough to debug, bounded in size. */
+function describeError(error: unknown): string {
+  if (error === undefined) return '';
+  if (!(error instanceof Error)) return String(error).slice(0, 2000);
+  const stack = (error.stack ?? '').split('\n').slice(1, 6).join('\n');
+  return `${error.name}: ${error.message}${stack ? `\n${stack}` : ''}`.slice(0, 2000);
+}
+
+function toError(error: unknown): Error | undefined {
+  if (error === undefined || error instanceof Error) return error;
+  return new Error(String(error));
+}

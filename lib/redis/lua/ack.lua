@@ -1,0 +1,27 @@
+-- ack: removes messages for good, each only while the given token is still its
+-- current lease. A stale token (the lease expired and the message moved on) changes nothing.
+--
+-- KEYS[1] leased    ZSET  id -> lease deadline (ms)
+-- KEYS[2] messages  HASH  id -> stored body
+-- KEYS[3] attempts  HASH  id -> deliveries so far
+-- KEYS[4] tokens    HASH  id -> token of the current lease
+-- ARGV    pairs: id, token
+-- Returns one integer per pair: 1 acked, 0 stale token
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash')
+
+local results = {}
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('HGET', K_TOKENS, id) == ARGV[i + 1] then
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_MESSAGES, id)
+    redis.call('HDEL', K_ATTEMPTS, id)
+    redis.call('HDEL', K_TOKENS, id)
+    results[#results + 1] = 1
+  else
+    results[#results + 1] = 0
+  end
+end
+return results

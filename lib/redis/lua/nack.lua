@@ -1,0 +1,51 @@
+-- nack: ends a lease after a failed delivery. With attempts left the message waits in
+-- delayed until now + delayMs (or goes straight to ready when delayMs is 0); after the
+-- last attempt it goes to dead with the error. A stale token changes nothing.
+--
+-- KEYS[1] leased    ZSET  id -> lease deadline (ms)
+-- KEYS[2] delayed   ZSET  id -> due time (ms)
+-- KEYS[3] ready     LIST  ids waiting, head first
+-- KEYS[4] attempts  HASH  id -> deliveries so far
+-- KEYS[5] tokens    HASH  id -> token of the current lease
+-- KEYS[6] dead      ZSET  id -> time of death (ms)
+-- KEYS[7] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- KEYS[8] wake      LIST  wake-up token for blocked consumers
+-- ARGV[1] id
+-- ARGV[2] token
+-- ARGV[3] delayMs      wait before the next attempt (>= 0)
+-- ARGV[4] maxAttempts  deliveries allowed in all
+-- ARGV[5] error        error text to keep with a dead letter
+-- Returns 1 retry, 2 dead, 0 stale token
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_LEASED, K_DELAYED, K_READY, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_TOKENS, K_DEAD, K_DEAD_INFO, K_WAKE = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+check_types(K_LEASED, 'zset', K_DELAYED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash',
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list')
+
+if redis.call('HGET', K_TOKENS, id) ~= token then
+  return 0
+end
+redis.call('ZREM', K_LEASED, id)
+redis.call('HDEL', K_TOKENS, id)
+
+local now = now_ms()
+local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
+if attempt >= max_attempts then
+  redis.call('HDEL', K_ATTEMPTS, id)
+  bury(K_DEAD, K_DEAD_INFO, id, 'failed', ARGV[5], attempt, now)
+  return 2
+end
+
+if delay_ms > 0 then
+  local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local due = now + delay_ms
+  redis.call('ZADD', K_DELAYED, due, id)
+  if first[2] == nil or due < tonumber(first[2]) then
+    wake(K_WAKE)
+  end
+else
+  redis.call('RPUSH', K_READY, id)
+  wake(K_WAKE)
+end
+return 1

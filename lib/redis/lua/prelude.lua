@@ -1,0 +1,41 @@
+-- Helpers shared by every operation script. The loader puts this text after the
+-- script's shebang line and before its body, so each script stays one atomic call.
+-- It defines locals only and touches no key by itself.
+
+-- The Redis server's clock in whole milliseconds: the one clock every consumer shares.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Fails the call before any write when a queue key holds another type, so a foreign
+-- key makes the operation fail without changing anything. Arguments: key, type, ...
+local function check_types(...)
+  local spec = { ... }
+  for i = 1, #spec, 2 do
+    local actual = redis.call('TYPE', spec[i])['ok']
+    if actual ~= 'none' and actual ~= spec[i + 1] then
+      error({ err = 'ACKQ_WRONGTYPE ' .. spec[i] .. ' ' .. actual .. ' ' .. spec[i + 1] })
+    end
+  end
+end
+
+-- Leaves one wake-up token for a blocked consumer; never more than one.
+local function wake(wake_key)
+  if redis.call('LLEN', wake_key) == 0 then
+    redis.call('RPUSH', wake_key, '1')
+  end
+end
+
+-- Pushes many ids with one command per 1000 (unpack has a stack limit).
+local function push_ids(command, key, ids)
+  for i = 1, #ids, 1000 do
+    redis.call(command, key, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+end
+
+-- Moves a message to the dead letters with a reason; its body stays for inspection.
+local function bury(dead_key, info_key, id, reason, message, attempt, now)
+  redis.call('ZADD', dead_key, now, id)
+  redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
+end

@@ -1,0 +1,29 @@
+-- release: hands leased messages back at once, at the head of ready, without counting
+-- the interrupted delivery as an attempt (used by a consumer that shuts down).
+--
+-- KEYS[1] leased    ZSET  id -> lease deadline (ms)
+-- KEYS[2] ready     LIST  ids waiting, head first
+-- KEYS[3] attempts  HASH  id -> deliveries so far
+-- KEYS[4] tokens    HASH  id -> token of the current lease
+-- KEYS[5] wake      LIST  wake-up token for blocked consumers
+-- ARGV    pairs: id, token
+-- Returns one integer per pair: 1 released, 0 stale token
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_LEASED, K_READY, K_ATTEMPTS, K_TOKENS, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+check_types(K_LEASED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_WAKE, 'list')
+
+local results = {}
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('HGET', K_TOKENS, id) == ARGV[i + 1] then
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_TOKENS, id)
+    redis.call('HINCRBY', K_ATTEMPTS, id, -1)
+    redis.call('LPUSH', K_READY, id)
+    results[#results + 1] = 1
+  else
+    results[#results + 1] = 0
+  end
+end
+wake(K_WAKE)
+return results

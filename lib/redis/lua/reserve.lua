@@ -1,0 +1,99 @@
+-- reserve: moves due delayed messages and expired leases to ready, then leases up to
+-- `count` ready messages: each gets attempt + 1, a new token and a deadline.
+-- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
+-- allowed attempt ended by lease expiry goes to dead as 'expired'.
+--
+-- KEYS[1]  ready      LIST  ids waiting, head first
+-- KEYS[2]  delayed    ZSET  id -> due time (ms)
+-- KEYS[3]  leased     ZSET  id -> lease deadline (ms)
+-- KEYS[4]  messages   HASH  id -> stored body
+-- KEYS[5]  attempts   HASH  id -> deliveries so far
+-- KEYS[6]  tokens     HASH  id -> token of the current lease
+-- KEYS[7]  dead       ZSET  id -> time of death (ms)
+-- KEYS[8]  deadInfo   HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- KEYS[9]  sequence   STRING counter that makes tokens unique
+-- KEYS[10] wake       LIST  wake-up token for blocked consumers
+-- ARGV[1]  count        messages to lease at most (>= 1)
+-- ARGV[2]  leaseMs      lease length in ms
+-- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
+-- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
+-- Returns  { now, nextDueInMs (-1: none), deadline, id, body, attempt, token, ... }
+-- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
+check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
+
+local now = now_ms()
+
+-- Due delayed messages join the tail in due order. They are the lowest scores,
+-- so removing them by rank costs O(log n) per message moved, never a scan.
+local due = redis.call('ZRANGE', K_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+if #due > 0 then
+  push_ids('RPUSH', K_READY, due)
+  redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
+end
+
+-- Expired leases go back to the head; dropping the token makes a late ack fail.
+local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+if #expired > 0 then
+  push_ids('HDEL', K_TOKENS, expired)
+  push_ids('LPUSH', K_READY, expired)
+  redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
+end
+
+local deadline = now + lease_ms
+local out = { now, -1, deadline }
+local ids = redis.call('LPOP', K_READY, count)
+if ids then
+  local token_base = redis.call('INCRBY', K_SEQUENCE, #ids) - #ids
+  local lease_args, token_args = {}, {}
+  for i, id in ipairs(ids) do
+    local body = redis.call('HGET', K_MESSAGES, id)
+    local ok, message = false, nil
+    if body then
+      ok, message = pcall(cjson.decode, body)
+    end
+    if not ok or type(message) ~= 'table' then
+      local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
+      redis.call('HDEL', K_ATTEMPTS, id)
+      bury(K_DEAD, K_DEAD_INFO, id, 'malformed',
+        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt, now)
+    else
+      local attempt = redis.call('HINCRBY', K_ATTEMPTS, id, 1)
+      if attempt > (tonumber(message.m) or default_max) then
+        redis.call('HDEL', K_ATTEMPTS, id)
+        bury(K_DEAD, K_DEAD_INFO, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now)
+      else
+        local token = tostring(token_base + i)
+        lease_args[#lease_args + 1] = deadline
+        lease_args[#lease_args + 1] = id
+        token_args[#token_args + 1] = id
+        token_args[#token_args + 1] = token
+        out[#out + 1] = id
+        out[#out + 1] = body
+        out[#out + 1] = attempt
+        out[#out + 1] = token
+      end
+    end
+  end
+  if #lease_args > 0 then
+    redis.call('ZADD', K_LEASED, unpack(lease_args))
+    redis.call('HSET', K_TOKENS, unpack(token_args))
+  end
+  -- Work is left: let another blocked consumer help.
+  if redis.call('LLEN', K_READY) > 0 then
+    wake(K_WAKE)
+  end
+end
+
+-- The next moment something becomes ready without a push: a due time or a deadline.
+local next_delayed = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')[2]
+local next_lease = redis.call('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')[2]
+local next_due = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
+if next_due ~= math.huge then
+  out[2] = math.max(0, next_due - now)
+end
+return out

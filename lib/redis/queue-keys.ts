@@ -1,0 +1,42 @@
+/**
+ * The keys of one topic. All share the hash tag `{<prefix>:<topic>}`, so every script
+ * touches a single slot and the queue runs on Redis Cluster unchanged.
+ */
+export interface QueueKeys {
+  /** LIST of ids waiting, head first. */
+  ready: string;
+  /** ZSET id -> due time (ms). */
+  delayed: string;
+  /** ZSET id -> lease deadline (ms). */
+  leased: string;
+  /** HASH id -> stored body. */
+  messages: string;
+  /** HASH id -> deliveries so far. */
+  attempts: string;
+  /** HASH id -> token of the current lease. */
+  tokens: string;
+  /** ZSET id -> time of death (ms). */
+  dead: string;
+  /** HASH id -> JSON reason of death. */
+  deadInfo: string;
+  /** STRING counter that makes lease tokens unique. */
+  sequence: string;
+  /** LIST holding at most one wake-up token for blocked consumers. */
+  wake: string;
+}
+
+export function queueKeys(prefix: string, topic: string): QueueKeys {
+  const tag = `{${prefix}:${topic}}`;
+  return {
+    ready: `${tag}:ready`,
+    delayed: `${tag}:delayed`,
+    leased: `${tag}:leased`,
+    messages: `${tag}:messages`,
+    attempts: `${tag}:attempts`,
+    tokens: `${tag}:tokens`,
+    dead: `${tag}:dead`,
+    deadInfo: `${tag}:dead-info`,
+    sequence: `${tag}:sequence`,
+    wake: `${tag}:wake`,
+  };
+}

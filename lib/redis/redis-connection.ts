@@ -1,0 +1,85 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { RedisConnectionError } from '../errors';
+import type { RedisAckQueueConnection } from '../interfaces';
+import { MESSAGES } from '../redis-ack-queue.messages';
+
+export type RedisClient = Redis | Cluster;
+
+/** Errors after which retrying cannot help: startup fails at once instead of looping. */
+const FATAL_REPLY = /^(NOAUTH|WRONGPASS|NOPERM|ERR (AUTH|invalid password|Client sent AUTH))/;
+
+export function isRedisClient(value: unknown): value is RedisClient {
+  const v = value as Partial<Redis> | null;
+  return typeof v === 'object' && v !== null && typeof v.duplicate === 'function' && typeof v.defineCommand === 'function';
+}
+
+/** Opens the command connection, unless the user passed a client (which stays theirs). */
+export function openConnection(connection: RedisAckQueueConnection): { client: RedisClient; owned: boolean } {
+  if (isRedisClient(connection)) return { client: connection, owned: false };
+  // Auto-pipelining sends the commands of one event-loop tick in one write.
+  const own: RedisOptions = { enableAutoPipelining: true, lazyConnect: true };
+  const client =
+    typeof connection === 'string' ? new Redis(connection, own) : new Redis({ ...connection, ...own });
+  return { client, owned: true };
+}
+
+/**
+ * A connection of its own for a consumer's blocking waits (a blocked connection can
+ * serve nothing else). Commands wait through outages instead of failing, and a wait
+ * that outlives its timeout on a dead socket is cut on the client side.
+ */
+export function openBlockingConnection(client: RedisClient, name: string): RedisClient {
+  const options = {
+    enableAutoPipelining: false,
+    maxRetriesPerRequest: null,
+    blockingTimeout: 1,
+    blockingTimeoutGrace: 2_000,
+    connectionName: name,
+  };
+  return client instanceof Cluster
+    ? client.duplicate(undefined, { enableAutoPipelining: false, redisOptions: options })
+    : (client as Redis).duplicate(options);
+}
+
+/** Where the client points, without credentials: safe for logs and errors. */
+export function describeTarget(client: RedisClient): string {
+  if (client instanceof Cluster) {
+    const nodes = client.nodes().map((node) => `${node.options.host}:${node.options.port}`);
+    return `cluster(${nodes.join(',') || 'no nodes yet'})`;
+  }
+  const { host = '127.0.0.1', port = 6379, path, db = 0, tls } = (client as Redis).options;
+  return path ? `unix:${path}` : `${tls ? 'rediss' : 'redis'}://${host}:${port}/${db}`;
+}
+
+/**
+ * Resolves once the client is ready; fails fast on bad credentials and after `timeoutMs`
+ * when Redis does not answer, so a wrong URL or password fails startup instead of hanging.
+ */
+export async function waitUntilReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  const target = describeTarget(client);
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  let lastError: Error | undefined;
+  await new Promise<void>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('error', onError);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => finish();
+    const onError = (error: Error) => {
+      lastError = error;
+      if (FATAL_REPLY.test(error.message)) finish(new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), { cause: error }));
+    };
+    const timer = setTimeout(() => {
+      const message = lastError
+        ? MESSAGES.connectFailed(target, `${lastError.message} (for ${timeoutMs} ms)`)
+        : MESSAGES.connectTimeout(target, timeoutMs);
+      finish(new RedisConnectionError(target, message, { cause: lastError }));
+    }, timeoutMs);
+    client.on('ready', onReady);
+    client.on('error', onError);
+  });
+}

@@ -1,0 +1,90 @@
+import { commandCounts, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('push', () => {
+  const fx = useRedis();
+
+  it('stores a message as ready and returns a new id', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const { id, duplicate } = await queue.push(topic, { order: 1 }, { headers: { trace: 't-1' } });
+    expect(duplicate).toBe(false);
+    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    const [message] = await queue.reserve(topic);
+    expect(message).toMatchObject({ id, topic, payload: { order: 1 }, headers: { trace: 't-1' }, attempt: 1 });
+  });
+
+  it('gives each message its own id across services', async () => {
+    const [a, b] = [await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    const results = await Promise.all([...Array(50)].map((_, i) => (i % 2 ? a : b).push(topic, i)));
+    expect(new Set(results.map((r) => r.id)).size).toBe(50);
+    expect((await a.stats(topic)).ready).toBe(50);
+  });
+
+  it.each(['ready', 'delayed', 'leased', 'dead'])('treats an id that exists as %s as a duplicate and changes nothing', async (state) => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'first', { id: 'order-7', delayMs: state === 'delayed' ? 60_000 : 0, maxAttempts: 1 });
+    if (state === 'leased' || state === 'dead') {
+      const [message] = await queue.reserve(topic);
+      if (state === 'dead') await queue.nack(message, { error: new Error('boom') });
+    }
+    const before = await snapshotTopic(fx.redis, topic);
+    const result = await queue.push(topic, 'second', { id: 'order-7' });
+    expect(result).toEqual({ id: 'order-7', duplicate: true });
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('accepts an id again once its message was acked', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 1, { id: 'x' });
+    const [message] = await queue.reserve(topic);
+    expect(await queue.ack(message)).toBe(true);
+    expect(await queue.push(topic, 2, { id: 'x' })).toEqual({ id: 'x', duplicate: false });
+  });
+
+  it('keeps one message when 100 pushes of one id race', async () => {
+    const queues = [await fx.service(), await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    const results = await Promise.all(
+      [...Array(100)].map((_, i) => queues[i % 3].push(topic, { copy: i }, { id: 'same' })),
+    );
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(results.filter((r) => r.duplicate)).toHaveLength(99);
+    expect(await queues[0].stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+  });
+
+  it('pushes a batch in one round trip, in order, with per-item duplicates', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'existing', { id: 'b-3' });
+    const before = await commandCounts(fx.redis);
+    const items = [...Array(200)].map((_, i) => ({ id: `b-${i}`, payload: { n: i } }));
+    const results = await queue.pushMany(topic, items);
+    const after = await commandCounts(fx.redis);
+    expect(after.evalsha - (before.evalsha ?? 0)).toBe(1);
+    expect(results.filter((r) => r.duplicate).map((r) => r.id)).toEqual(['b-3']);
+    const reserved = await queue.reserve(topic, { count: 200 });
+    expect(reserved.map((m) => m.id)).toEqual(['b-3', ...items.filter((i) => i.id !== 'b-3').map((i) => i.id)]);
+  });
+
+  it('splits a very large batch into bounded script calls sent together', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const results = await queue.pushMany(topic, [...Array(2_000)].map((_, i) => ({ payload: i })));
+    expect(results.every((r) => !r.duplicate)).toBe(true);
+    expect((await queue.stats(topic)).ready).toBe(2_000);
+  });
+
+  it('stores enqueuedAt from the server clock', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const [seconds, micros] = await fx.redis.time();
+    await queue.push(topic, 'x');
+    const [message] = await queue.reserve(topic);
+    const serverMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    expect(message.enqueuedAt).toBeGreaterThanOrEqual(serverMs);
+    expect(message.enqueuedAt).toBeLessThan(serverMs + 5_000);
+  });
+});

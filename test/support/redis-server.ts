@@ -1,0 +1,140 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis, type RedisOptions } from 'ioredis';
+import { redisServerBinary } from './global-setup';
+
+export interface RedisServerOptions {
+  /** Append-only file with fsync on every write. Default off. */
+  appendonly?: boolean;
+  /** `requirepass` for the default user. */
+  password?: string;
+  /** Extra config directives, e.g. ['maxmemory', '2mb'] or ['user', 'alice on >pw ~ackq* +@all']. */
+  config?: string[];
+}
+
+/**
+ * A private redis-server on a free port in a temporary folder: tests may kill, restart,
+ * pause or reconfigure it without touching anything else. Never the shared 6379.
+ */
+export class RedisServer {
+  private process: ChildProcess | undefined;
+  private readonly clients: Redis[] = [];
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly options: RedisServerOptions,
+  ) {}
+
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'ackq-redis-')), options);
+    await server.launch();
+    return server;
+  }
+
+  /** A URL for the default user, with the password when one is set. */
+  get url(): string {
+    const auth = this.options.password ? `:${encodeURIComponent(this.options.password)}@` : '';
+    return `redis://${auth}127.0.0.1:${this.port}`;
+  }
+
+  /** A client for the test itself (inspection, faults); closed by stop(). */
+  client(options: RedisOptions = {}): Redis {
+    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, ...options });
+    this.clients.push(client);
+    return client;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  log(): string {
+    try {
+      return readFileSync(join(this.dir, 'redis.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /** Kills the server (SIGKILL by default: no shutdown save) and waits until it is gone. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+    this.process = undefined;
+  }
+
+  /** Starts it again on the same port and folder (an AOF, if on, is loaded back). */
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    this.clients.forEach((client) => client.disconnect());
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async launch(): Promise<void> {
+    const { appendonly = false, password, config = [] } = this.options;
+    const args = [
+      '--port', String(this.port),
+      '--bind', '127.0.0.1',
+      '--dir', this.dir,
+      '--save', '',
+      '--appendonly', appendonly ? 'yes' : 'no',
+      '--appendfsync', 'always',
+      '--logfile', 'redis.log',
+      '--daemonize', 'no',
+      ...(password ? ['--requirepass', password] : []),
+    ];
+    for (let i = 0; i < config.length; i += 2) args.push(`--${config[i]}`, config[i + 1]);
+    const child = spawn(redisServerBinary(), args, { stdio: 'ignore' });
+    this.process = child;
+    await this.waitUntilUp(child);
+  }
+
+  private async waitUntilUp(child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${this.log().slice(-2000)}`);
+      if (await answersPing(this.port)) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`redis-server did not come up on port ${this.port}:\n${this.log().slice(-2000)}`);
+  }
+}
+
+/** Up means it answers PING (NOAUTH counts: it answers) and is not loading its data. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
