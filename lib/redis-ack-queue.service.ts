@@ -299,7 +299,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.closing ??= (async () => {
       await Promise.all([...this.consumers].map((consumer) => consumer.close(drainMs)));
       this.events.complete();
-      if (this.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+      if (this.ownsClient && this.client.status !== 'end') {
+        await this.client.quit().catch(() => this.client.disconnect());
+      }
     })();
     return this.closing;
   }

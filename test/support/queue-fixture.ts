@@ -44,7 +44,7 @@ export async function snapshotTopic(redis: Redis, topic: string, prefix = 'ackq'
   for (const key of keys) {
     const type = await redis.type(key);
     if (type === 'list') snapshot[key] = await redis.lrange(key, 0, -1);
-    else if (type === 'zset') snapshot[key] = await redis.zrange(key, 0, -1, 'WITHSCORES');
+    else if (type === 'zset') snapshot[key] = await redis.zrange(key, '0', '-1', 'WITHSCORES');
     else if (type === 'hash') snapshot[key] = await redis.hgetall(key);
     else if (type === 'string') snapshot[key] = await redis.get(key);
     else snapshot[key] = type;

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { resolveRedis } from './local-redis';
+
+async function bootstrap(): Promise<void> {
+  const redis = await resolveRedis();
+  process.env.REDIS_URL = redis.url;
+  const app = await NestFactory.create(AppModule);
+  // SIGTERM / SIGINT run Nest's shutdown: consumers drain, then connections close.
+  app.enableShutdownHooks();
+  process.once('exit', redis.stop);
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port, '127.0.0.1');
+  new Logger('Sample').log(
+    `Orders sample on http://127.0.0.1:${port} — try: curl -XPOST localhost:${port}/orders ` +
+      `-H 'content-type: application/json' -d '{"item":"book","amount":12}'; then GET /queues`,
+  );
+}
+
+void bootstrap();

@@ -1,0 +1,48 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { type MessageContext, QueueHandler } from 'nestjs-redis-ack-queue';
+import { SampleConfig } from '../sample.config';
+import { OrdersStore } from './orders.store';
+import { TOPICS } from './topics';
+
+interface OrderMessage {
+  orderId: string;
+}
+
+/** The consumers of the sample: each message is acked only when its handler resolves. */
+@Injectable()
+export class OrderHandlers {
+  private readonly logger = new Logger(OrderHandlers.name);
+
+  constructor(
+    private readonly store: OrdersStore,
+    private readonly config: SampleConfig,
+  ) {}
+
+  @QueueHandler(TOPICS.created, { concurrency: 5 })
+  async sendConfirmation({ orderId }: OrderMessage, context: MessageContext): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the mail server's round trip
+    if (context.signal.aborted) throw context.signal.reason;
+    const order = this.store.find(orderId);
+    if (order) order.confirmationSent = true;
+    this.logger.log(`Confirmation sent for ${orderId} (attempt ${context.attempt})`);
+  }
+
+  @QueueHandler(TOPICS.paymentTimeout)
+  cancelIfUnpaid({ orderId }: OrderMessage): void {
+    const order = this.store.find(orderId);
+    if (order?.status === 'awaiting-payment') {
+      order.status = 'cancelled';
+      this.logger.log(`Order ${orderId} cancelled: not paid in time`);
+    }
+  }
+
+  /** Fails now and then, to show retries with backoff and, after three failures, a dead letter. */
+  @QueueHandler(TOPICS.invoice, { maxAttempts: 3, backoff: { type: 'exponential', delayMs: 200, jitter: 0 } })
+  renderInvoice({ orderId }: OrderMessage, context: MessageContext): void {
+    if (Math.random() < this.config.invoiceFailureRate) {
+      throw new Error(`Invoice renderer unavailable (attempt ${context.attempt} of ${context.maxAttempts})`);
+    }
+    const order = this.store.find(orderId);
+    if (order) order.invoice = `invoice-${orderId}.pdf`;
+  }
+}

@@ -1,0 +1,59 @@
+import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { RedisAckQueueService } from 'nestjs-redis-ack-queue';
+import { SampleConfig } from '../sample.config';
+import { OrdersStore, type Order } from './orders.store';
+import { TOPICS } from './topics';
+
+@Controller()
+export class OrdersController {
+  constructor(
+    private readonly queue: RedisAckQueueService,
+    private readonly store: OrdersStore,
+    private readonly config: SampleConfig,
+  ) {}
+
+  /** Accepts an order: confirm it now, and cancel it later unless it gets paid. */
+  @Post('orders')
+  @HttpCode(202)
+  async create(@Body() body: { item?: unknown; amount?: unknown }): Promise<Order> {
+    if (typeof body?.item !== 'string' || typeof body.amount !== 'number' || !(body.amount > 0)) {
+      throw new BadRequestException('Send { "item": string, "amount": positive number }');
+    }
+    const order = this.store.create(body.item, body.amount);
+    // The order id doubles as message id: a retried request cannot enqueue twice.
+    await this.queue.push(TOPICS.created, { orderId: order.id }, { id: order.id });
+    await this.queue.push(TOPICS.paymentTimeout, { orderId: order.id }, { id: order.id, delayMs: this.config.paymentTimeoutMs });
+    await this.queue.push(TOPICS.invoice, { orderId: order.id }, { id: order.id });
+    return order;
+  }
+
+  @Post('orders/:id/pay')
+  pay(@Param('id') id: string): Order {
+    const order = this.store.get(id);
+    if (order.status === 'awaiting-payment') order.status = 'paid';
+    return order;
+  }
+
+  @Get('orders/:id')
+  get(@Param('id') id: string): Order {
+    return this.store.get(id);
+  }
+
+  /** Each topic's counts and its dead letters. */
+  @Get('queues')
+  async queues() {
+    const topics = Object.values(TOPICS);
+    return Promise.all(
+      topics.map(async (topic) => ({
+        topic,
+        ...(await this.queue.stats(topic)),
+        deadLetters: (await this.queue.deadLetters(topic, { limit: 20 })).map(({ id, reason, error, attempt }) => ({
+          id,
+          reason,
+          error: error?.split('\n')[0] ?? null,
+          attempt,
+        })),
+      })),
+    );
+  }
+}

@@ -1,0 +1,35 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+
+export type OrderStatus = 'awaiting-payment' | 'paid' | 'cancelled';
+
+export interface Order {
+  id: string;
+  item: string;
+  amount: number;
+  status: OrderStatus;
+  confirmationSent: boolean;
+  invoice?: string;
+}
+
+/** In-memory orders: the sample's stand-in for a database. */
+@Injectable()
+export class OrdersStore {
+  private readonly orders = new Map<string, Order>();
+  private counter = 0;
+
+  create(item: string, amount: number): Order {
+    const order: Order = { id: `order-${Date.now()}-${++this.counter}`, item, amount, status: 'awaiting-payment', confirmationSent: false };
+    this.orders.set(order.id, order);
+    return order;
+  }
+
+  get(id: string): Order {
+    const order = this.orders.get(id);
+    if (!order) throw new NotFoundException(`No order ${id}`);
+    return order;
+  }
+
+  find(id: string): Order | undefined {
+    return this.orders.get(id);
+  }
+}

@@ -1,0 +1,5 @@
+export const TOPICS = {
+  created: 'order.created',
+  paymentTimeout: 'order.payment-timeout',
+  invoice: 'invoice.render',
+} as const;

@@ -1,0 +1,14 @@
+import { Injectable } from '@nestjs/common';
+
+/** The sample's settings, from the environment (a real app would use @nestjs/config). */
+@Injectable()
+export class SampleConfig {
+  readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  readonly port = Number(process.env.PORT ?? 3000);
+  /** How long an order may stay unpaid before it is cancelled. */
+  readonly paymentTimeoutMs = Number(process.env.PAYMENT_TIMEOUT_MS ?? 60_000);
+  /** Share of invoice renderings that fail, to show retries and dead letters. */
+  readonly invoiceFailureRate = Number(process.env.INVOICE_FAILURE_RATE ?? 0.3);
+  /** Run no @QueueHandler in this process (a producer-only instance). */
+  readonly consumers = process.env.CONSUMERS !== 'false';
+}

@@ -1,0 +1,116 @@
+import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('reserve, ack, extendLease', () => {
+  const fx = useRedis();
+
+  it('leases messages in push order with attempt, token and a server-clock deadline', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [1, 2, 3].map((n) => ({ payload: n })));
+    const reserved = await queue.reserve<number>(topic, { count: 2, leaseMs: 5_000 });
+    expect(reserved.map((m) => m.payload)).toEqual([1, 2]);
+    const [seconds] = await fx.redis.time();
+    for (const message of reserved) {
+      expect(message.attempt).toBe(1);
+      expect(message.token).toEqual(expect.any(String));
+      expect(message.leaseDeadline).toBeGreaterThan(Number(seconds) * 1000 + 3_000);
+    }
+    expect(reserved[0].token).not.toBe(reserved[1].token);
+    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 2, dead: 0 });
+  });
+
+  it('returns nothing when no message is ready', async () => {
+    const queue = await fx.service();
+    expect(await queue.reserve(uniqueTopic(), { count: 10 })).toEqual([]);
+  });
+
+  it('acks for good: the message and all its traces are gone', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [message] = await queue.reserve(topic);
+    expect(await queue.ack(message)).toBe(true);
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    const left = await snapshotTopic(fx.redis, topic);
+    // Only the token counter stays (and an unconsumed wake-up token).
+    expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
+    expect(await queue.ack(message)).toBe(false);
+  });
+
+  it('redelivers after the lease expires, with the attempt counted and a new token', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [first] = await queue.reserve(topic, { leaseMs: 100 });
+    const second = await eventually(async () => (await queue.reserve(topic, { leaseMs: 10_000 }))[0]);
+    expect(second.id).toBe(first.id);
+    expect(second.attempt).toBe(2);
+    expect(second.token).not.toBe(first.token);
+  });
+
+  it('refuses a stale token on ack, nack and extend, and changes nothing', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [stale] = await queue.reserve(topic, { leaseMs: 100 });
+    const current = await eventually(async () => (await queue.reserve(topic, { leaseMs: 10_000 }))[0]);
+    const before = await snapshotTopic(fx.redis, topic);
+    expect(await queue.ack(stale)).toBe(false);
+    expect(await queue.nack(stale, { error: new Error('late') })).toBe('lost');
+    expect(await queue.extendLease(stale, 60_000)).toBe(false);
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    expect(await queue.ack(current)).toBe(true);
+  });
+
+  it('keeps a lease alive with extendLease', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [message] = await queue.reserve(topic, { leaseMs: 200 });
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await queue.extendLease(message, 200)).toBe(true);
+      expect(await queue.reserve(topic)).toEqual([]);
+    }
+    expect(await queue.ack(message)).toBe(true);
+  });
+
+  it('counts attempts up on every reserve', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x', { maxAttempts: 10 });
+    const attempts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const [message] = await queue.reserve(topic);
+      attempts.push(message.attempt);
+      await queue.nack(message, { delayMs: 0 });
+    }
+    expect(attempts).toEqual([1, 2, 3]);
+  });
+
+  it('gives one message to exactly one of many racing consumers', async () => {
+    const queues = [await fx.service(), await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    await queues[0].pushMany(topic, [...Array(300)].map((_, i) => ({ payload: i })));
+    const batches = await Promise.all(
+      [...Array(30)].map((_, i) => queues[i % 3].reserve<number>(topic, { count: 20 })),
+    );
+    const ids = batches.flat().map((m) => m.id);
+    expect(ids).toHaveLength(300);
+    expect(new Set(ids).size).toBe(300);
+  });
+
+  it('moves expired leases and due delayed messages in bounded steps', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [...Array(1_500)].map((_, i) => ({ payload: i })));
+    await Promise.all([queue.reserve(topic, { count: 1_000, leaseMs: 500 }), queue.reserve(topic, { count: 500, leaseMs: 500 })]);
+    await eventually(async () => (await queue.stats(topic)).leased === 0);
+    // One call moves at most 1000 expired leases back; the next call moves the rest.
+    const first = await queue.reserve(topic, { count: 1 });
+    expect(first).toHaveLength(1);
+    expect(await fx.redis.zcard(`{ackq:${topic}}:leased`)).toBe(500 + 1);
+    await queue.reserve(topic, { count: 1 });
+    expect(await fx.redis.zcard(`{ackq:${topic}}:leased`)).toBe(2);
+  });
+});

@@ -1,0 +1,72 @@
+import { RedisAckQueueService, RedisCommandError, RedisConnectionError } from '../../lib';
+import { RedisServer } from '../support/redis-server';
+import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('Redis errors surface as typed errors naming the operation', () => {
+  const fx = useRedis({ password: 's3cret-pw' });
+
+  it('OOM: push fails, the queue is intact, read-only calls still work, and push resumes after', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'kept');
+    const before = await snapshotTopic(fx.redis, topic);
+    await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
+    await fx.redis.config('SET', 'maxmemory', '1');
+    try {
+      const failure = queue.push(topic, 'refused');
+      await expect(failure).rejects.toBeInstanceOf(RedisCommandError);
+      await expect(failure).rejects.toMatchObject({ redisCode: 'OOM', operation: 'push', topic });
+      await expect(failure).rejects.toThrow(`Redis refused push on topic "${topic}": OOM`);
+      await expect(queue.reserve(topic)).rejects.toMatchObject({ redisCode: 'OOM', operation: 'reserve' });
+      expect(await queue.stats(topic)).toMatchObject({ ready: 1 });
+    } finally {
+      await fx.redis.config('SET', 'maxmemory', '0');
+    }
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    await expect(queue.push(topic, 'accepted')).resolves.toMatchObject({ duplicate: false });
+  });
+
+  it('NOPERM: a user without access to the keys gets an error naming the operation', async () => {
+    await fx.redis.acl('SETUSER', 'narrow', 'on', '>narrow-pw', '~other:*', '+@all');
+    const queue = await fx.service({ connection: `redis://narrow:narrow-pw@127.0.0.1:${fx.server.port}` });
+    const failure = queue.push(uniqueTopic(), 1);
+    await expect(failure).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
+    await expect(failure).rejects.toThrow(/Redis refused push on topic ".*": NOPERM/);
+  });
+
+  it('READONLY: pushing to a replica fails with a typed error', async () => {
+    const replica = await RedisServer.start();
+    try {
+      await replica.client().call('REPLICAOF', '127.0.0.1', String(fx.server.port));
+      await replica.client().config('SET', 'masterauth', 's3cret-pw');
+      const queue = new RedisAckQueueService({ connection: replica.url });
+      await queue.connect();
+      await expect(queue.push(uniqueTopic(), 1)).rejects.toMatchObject({ redisCode: 'READONLY', operation: 'push' });
+      await queue.close(0);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it('a wrong password fails connect at once, without the password in the message', async () => {
+    const queue = new RedisAckQueueService({ connection: `redis://:wrong-pw@127.0.0.1:${fx.server.port}` });
+    const started = Date.now();
+    const failure = queue.connect();
+    await expect(failure).rejects.toBeInstanceOf(RedisConnectionError);
+    await expect(failure).rejects.toThrow(/WRONGPASS|NOAUTH|invalid password/);
+    await expect(failure).rejects.not.toThrow(/wrong-pw/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await queue.close(0);
+  });
+
+  it('an address where nothing listens fails connect within connectTimeoutMs', async () => {
+    const dead = await RedisServer.start();
+    const port = dead.port;
+    await dead.stop();
+    const queue = new RedisAckQueueService({ connection: `redis://127.0.0.1:${port}`, connectTimeoutMs: 500 });
+    const started = Date.now();
+    await expect(queue.connect()).rejects.toThrow(`Cannot connect to Redis at redis://127.0.0.1:${port}/0`);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await queue.close(0);
+  });
+});

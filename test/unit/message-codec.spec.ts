@@ -1,0 +1,26 @@
+import { decodeReserved, encodeBody } from '../../lib/queue/message-codec';
+
+describe('message codec', () => {
+  it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {
+    const body = encodeBody('t', { a: [1, 'b', null] }, { headers: { x: 'y' }, maxAttempts: 3 }, 1_000);
+    expect(body).toBe('{"p":{"a":[1,"b",null]},"h":{"x":"y"},"m":3}');
+    expect(encodeBody('t', null, {}, 1_000)).toBe('{"p":null}');
+  });
+
+  it('reads back what the push script stored', () => {
+    const stored = '{"t":1700000000000,"p":{"n":1},"h":{"x":"y"}}';
+    expect(decodeReserved('t', 'id', stored, 2, '9', 5, 4)).toEqual({
+      id: 'id', topic: 't', payload: { n: 1 }, headers: { x: 'y' }, attempt: 2, maxAttempts: 4,
+      enqueuedAt: 1_700_000_000_000, token: '9', leaseDeadline: 5,
+    });
+  });
+
+  it('measures the limit in UTF-8 bytes, not characters', () => {
+    expect(() => encodeBody('t', 'é'.repeat(10), {}, 21)).toThrow(/22 bytes, over the limit of 21/);
+    expect(() => encodeBody('t', 'é'.repeat(10), {}, 22)).not.toThrow();
+  });
+
+  it('keeps Dates as ISO strings and drops undefined fields, as JSON does', () => {
+    expect(encodeBody('t', { d: new Date(0), u: undefined }, {}, 1_000)).toBe('{"p":{"d":"1970-01-01T00:00:00.000Z"}}');
+  });
+});
