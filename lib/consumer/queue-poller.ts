@@ -96,11 +96,16 @@ export class QueuePoller<T> implements QueueConsumer {
   /** Blocks until a push wakes us, the next due time comes, or the idle bound passes. */
   private async waitForWork(nextDueInMs: number): Promise<void> {
     if (!this.pendingPop) {
-      const pop = this.deps.blocking.blpop(this.deps.wakeKey, DEFAULTS.idleWaitMs / 1000).then(
-        () => undefined,
-        (error: unknown) => void (this.popError = error),
-      );
-      this.pendingPop = pop.finally(() => this.pendingPop === pop && (this.pendingPop = undefined));
+      const pop: Promise<void> = this.deps.blocking
+        .blpop(this.deps.wakeKey, DEFAULTS.idleWaitMs / 1000)
+        .then(
+          () => undefined,
+          (error: unknown) => void (this.popError = error),
+        )
+        .finally(() => {
+          if (this.pendingPop === pop) this.pendingPop = undefined;
+        });
+      this.pendingPop = pop;
     }
     // A Node timer, not the pop's own timeout, wakes us for due messages: Redis checks
     // blocking timeouts only on its 100 ms cron tick.

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RedisConnectionError } from '../errors';
 import type { RedisAckQueueConnection } from '../interfaces';
+import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
 export type RedisClient = Redis | Cluster;
@@ -32,7 +33,9 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
   const options = {
     enableAutoPipelining: false,
     maxRetriesPerRequest: null,
-    blockingTimeout: 1,
+    // A safety net only: a wait queued while offline, or one on a dead socket, gives up
+    // after this; a live wait ends by its own timeout plus the grace.
+    blockingTimeout: DEFAULTS.idleWaitMs * 2,
     blockingTimeoutGrace: 2_000,
     connectionName: name,
   };

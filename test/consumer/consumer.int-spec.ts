@@ -1,0 +1,218 @@
+import { firstValueFrom } from 'rxjs';
+import { filter, take, toArray } from 'rxjs/operators';
+import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** A promise with its resolve function, to hold a handler open until the test says so. */
+function gate<T = void>() {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+describe('consume: the poller', () => {
+  const fx = useRedis();
+
+  it('acks only when the handler promise resolves', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const release = gate();
+    const started = gate();
+    const consumer = queue.consume(topic, async () => {
+      started.open();
+      await release.promise;
+    });
+    await queue.push(topic, 'x');
+    await started.promise;
+    expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
+    release.open();
+    await queue.waitUntilIdle(topic);
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    await consumer.close();
+  });
+
+  it('keeps a never-resolving handler leased by heartbeat, well past leaseMs', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const started = gate<MessageContext>();
+    const consumer = queue.consume(topic, (_payload, context) => {
+      started.open(context);
+      return new Promise(() => undefined);
+    }, { leaseMs: 200 });
+    await queue.push(topic, 'x');
+    const context = await started.promise;
+    const other = await fx.service();
+    for (let i = 0; i < 6; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await other.reserve(topic)).toEqual([]);
+    }
+    expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
+    expect(context.signal.aborted).toBe(false);
+    await consumer.close(0);
+  });
+
+  it('fails a handler at timeoutMs: aborts its signal and redelivers after the backoff', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const contexts: MessageContext[] = [];
+    const consumer = queue.consume(topic, (_payload, context) => {
+      contexts.push(context);
+      return context.attempt === 1 ? new Promise(() => undefined) : 'done';
+    }, { timeoutMs: 200, backoff: { type: 'fixed', delayMs: 10 } });
+    await queue.push(topic, 'x');
+    await queue.waitUntilIdle(topic);
+    expect(contexts.map((c) => c.attempt)).toEqual([1, 2]);
+    expect(contexts[0].signal.reason).toBeInstanceOf(HandlerTimeoutError);
+    await consumer.close();
+  });
+
+  it('retries with backoff, then dead-letters with the error after maxAttempts', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const attempts: number[] = [];
+    const events = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead')), take(3), toArray()));
+    const consumer = queue.consume(topic, (_payload, context) => {
+      attempts.push(context.attempt);
+      if (context.attempt === 2) throw new RangeError('synchronous failure');
+      return Promise.reject(new Error(`async failure ${context.attempt}`));
+    }, { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 50 } });
+    await queue.push(topic, 'poison');
+    await queue.waitUntilIdle(topic);
+    expect(attempts).toEqual([1, 2, 3]);
+    expect((await events).map((e) => e.type)).toEqual(['retried', 'retried', 'dead']);
+    const [letter] = await queue.deadLetters(topic);
+    expect(letter).toMatchObject({ reason: 'failed', attempt: 3 });
+    expect(letter.error).toMatch(/^Error: async failure 3/);
+    await consumer.close();
+  });
+
+  it('runs a handler that takes three leases exactly once, with another consumer waiting', async () => {
+    const [a, b] = [await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    let runs = 0;
+    const slow = async () => {
+      runs++;
+      await new Promise((resolve) => setTimeout(resolve, 900));
+    };
+    const consumers = [a.consume(topic, slow, { leaseMs: 300 }), b.consume(topic, slow, { leaseMs: 300 })];
+    await a.push(topic, 'long job');
+    await eventually(() => runs === 1);
+    await a.waitUntilIdle(topic);
+    expect(runs).toBe(1);
+    await Promise.all(consumers.map((c) => c.close()));
+  });
+
+  it('reports a lost lease: aborts the signal, refuses the late ack, keeps the new lease', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const started = gate<MessageContext>();
+    const finish = gate();
+    const consumer = queue.consume(topic, async (_payload, context) => {
+      started.open(context);
+      await finish.promise;
+    }, { leaseMs: 300 });
+    const lost = firstValueFrom(queue.events$.pipe(filter((e: RedisAckQueueEvent) => e.topic === topic && e.type === 'lease-lost')));
+    const { id } = await queue.push(topic, 'x');
+    const context = await started.promise;
+    // Another consumer took over (as after a stall past the deadline): its token replaces ours.
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    expect(await lost).toMatchObject({ id, type: 'lease-lost' });
+    expect(context.signal.reason).toBeInstanceOf(LeaseLostError);
+    finish.open();
+    await eventually(() => consumer.running === 0);
+    expect(await fx.redis.hget(`{ackq:${topic}}:tokens`, id)).toBe('someone-else');
+    expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
+    await consumer.close();
+  });
+
+  it('shares a topic between competing consumers without handling any message twice', async () => {
+    const services = [await fx.service(), await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    const handled: string[] = [];
+    const consumers = services.map((s) =>
+      s.consume(topic, async (_p, context) => {
+        handled.push(context.id);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+      }, { concurrency: 8, batchSize: 4 }),
+    );
+    await services[0].pushMany(topic, [...Array(600)].map((_, i) => ({ payload: i })));
+    await services[0].waitUntilIdle(topic);
+    expect(handled).toHaveLength(600);
+    expect(new Set(handled).size).toBe(600);
+    await Promise.all(consumers.map((c) => c.close()));
+  });
+
+  it('on close: acks what finishes within drainMs, releases the rest at once without counting the attempt', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const quick = gate();
+    const started: string[] = [];
+    const consumer = queue.consume(topic, async (payload) => {
+      started.push(payload as string);
+      if (payload === 'quick') await quick.promise;
+      else await new Promise(() => undefined);
+    }, { concurrency: 3 });
+    await queue.pushMany(topic, ['quick', 'stuck-1', 'stuck-2'].map((payload) => ({ payload })));
+    await eventually(() => started.length === 3);
+    const closing = consumer.close(300);
+    await queue.push(topic, 'pushed while draining');
+    quick.open();
+    await closing;
+    expect(await queue.stats(topic)).toEqual({ ready: 3, delayed: 0, leased: 0, dead: 0 });
+    const survivor = await fx.service();
+    const next = await survivor.reserve<string>(topic, { count: 3 });
+    expect(next.map((m) => [m.payload, m.attempt])).toEqual(
+      expect.arrayContaining([['stuck-1', 1], ['stuck-2', 1], ['pushed while draining', 1]]),
+    );
+  });
+
+  it('keeps going after handler errors of every kind', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const seen: number[] = [];
+    const consumer = queue.consume<number>(topic, (n) => {
+      seen.push(n);
+      if (n % 3 === 0) throw new Error('sync');
+      if (n % 3 === 1) return Promise.reject('not even an Error');
+      return undefined;
+    }, { maxAttempts: 1, concurrency: 4 });
+    await queue.pushMany(topic, [...Array(30)].map((_, i) => ({ payload: i })));
+    await queue.waitUntilIdle(topic);
+    expect(seen.sort((x, y) => x - y)).toEqual([...Array(30)].map((_, i) => i));
+    expect(await queue.stats(topic)).toMatchObject({ dead: 20 });
+    await consumer.close();
+  });
+
+  it('wakes at once for a push and at the due time for a delayed message', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const handledAt = new Map<string, number>();
+    const consumer = queue.consume<string>(topic, (p) => void handledAt.set(p, Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // let it settle into its blocking wait
+    let pushedAt = Date.now();
+    await queue.push(topic, 'now');
+    await eventually(() => handledAt.has('now'));
+    expect(handledAt.get('now')! - pushedAt).toBeLessThan(500);
+    pushedAt = Date.now();
+    await queue.push(topic, 'later', { delayMs: 700 });
+    await eventually(() => handledAt.has('later'));
+    const waited = handledAt.get('later')! - pushedAt;
+    expect(waited).toBeGreaterThanOrEqual(690);
+    expect(waited).toBeLessThan(1_500);
+    await consumer.close();
+  });
+
+  it('costs an idle topic about one Redis command per second or less', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const consumer = queue.consume(topic, () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = await commandCounts(fx.redis);
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    const after = await commandCounts(fx.redis);
+    // What the consumer sends: script calls and blocking waits (commands inside a script are part of it).
+    const sent = ['evalsha', 'eval', 'blpop'].reduce((sum, name) => sum + (after[name] ?? 0) - (before[name] ?? 0), 0);
+    expect(sent).toBeLessThanOrEqual(6);
+    await consumer.close();
+  });
+});
