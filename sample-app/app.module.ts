@@ -15,7 +15,7 @@ import { SampleConfigModule } from './sample-config.module';
         prefix: 'sample',
         consumers: config.consumers,
         leaseMs: 10_000,
-        drainMs: 5_000,
+        drainMs: config.drainMs,
       }),
     }),
     OrdersModule,

@@ -9,6 +9,10 @@ export class SampleConfig {
   readonly paymentTimeoutMs = Number(process.env.PAYMENT_TIMEOUT_MS ?? 60_000);
   /** Share of invoice renderings that fail, to show retries and dead letters. */
   readonly invoiceFailureRate = Number(process.env.INVOICE_FAILURE_RATE ?? 0.3);
+  /** How long "sending" a confirmation mail takes. */
+  readonly mailLatencyMs = Number(process.env.MAIL_LATENCY_MS ?? 20);
+  /** How long shutdown waits for running handlers before handing their messages back. */
+  readonly drainMs = Number(process.env.DRAIN_MS ?? 5_000);
   /** Run no @QueueHandler in this process (a producer-only instance). */
   readonly consumers = process.env.CONSUMERS !== 'false';
 }

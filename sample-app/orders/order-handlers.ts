@@ -4,6 +4,17 @@ import { SampleConfig } from '../sample.config';
 import { OrdersStore } from './orders.store';
 import { TOPICS } from './topics';
 
+/** Stands in for a mail client that honours an AbortSignal, as fetch and most SDKs do. */
+function sendMail(latencyMs: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, latencyMs);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+}
+
 interface OrderMessage {
   orderId: string;
 }
@@ -20,8 +31,7 @@ export class OrderHandlers {
 
   @QueueHandler(TOPICS.created, { concurrency: 5 })
   async sendConfirmation({ orderId }: OrderMessage, context: MessageContext): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the mail server's round trip
-    if (context.signal.aborted) throw context.signal.reason;
+    await sendMail(this.config.mailLatencyMs, context.signal);
     const order = this.store.find(orderId);
     if (order) order.confirmationSent = true;
     this.logger.log(`Confirmation sent for ${orderId} (attempt ${context.attempt})`);

@@ -174,7 +174,7 @@ describe('RedisAckQueueModule', () => {
   });
 
   it('closes the connections it opened on shutdown, after the consumers drain', async () => {
-    const clientsBefore = (await fx.redis.client('LIST')).split('\n').filter(Boolean).length;
+    const clientsBefore = String(await fx.redis.client('LIST')).split('\n').filter(Boolean).length;
     const app = await boot(rootModule([FeatureAModule]));
     const queue = app.get(RedisAckQueueService);
     await queue.push(TOPIC_A, 'last');
@@ -182,7 +182,7 @@ describe('RedisAckQueueModule', () => {
     const done = firstValueFrom(queue.events$.pipe(filter(() => false)), { defaultValue: 'completed' });
     await app.close();
     expect(await done).toBe('completed');
-    await eventually(async () => (await fx.redis.client('LIST')).split('\n').filter(Boolean).length === clientsBefore);
+    await eventually(async () => String(await fx.redis.client('LIST')).split('\n').filter(Boolean).length === clientsBefore);
   });
 
   it('works with forRoot and a client the app owns, which it leaves open', async () => {

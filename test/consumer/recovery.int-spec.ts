@@ -1,0 +1,61 @@
+import { ConsumerProcesses } from '../support/consumer-processes';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('consumers recover from faults', () => {
+  const fx = useRedis();
+
+  it('delivers the messages of a consumer killed with SIGKILL mid-handler to the survivor after the lease', async () => {
+    const topic = uniqueTopic();
+    const processes = new ConsumerProcesses({ REDIS_URL: fx.server.url, TOPIC: topic, LEASE_MS: '1000', HANDLER_MS: '300', CONCURRENCY: '4' });
+    try {
+      const victim = await processes.start();
+      const queue = await fx.service();
+      const ids = (await queue.pushMany(topic, [...Array(12)].map((_, i) => ({ payload: i })))).map((r) => r.id);
+      await eventually(() => processes.of('start', victim.pid).length >= 4);
+      await processes.kill(victim);
+      const interrupted = processes
+        .of('start', victim.pid)
+        .map((e) => e.id!)
+        .filter((id) => !processes.of('done', victim.pid).some((d) => d.id === id));
+      expect(interrupted.length).toBeGreaterThan(0);
+      const survivor = await processes.start();
+      await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
+      const acked = processes.of('acked').map((e) => e.id);
+      expect(new Set(acked)).toEqual(new Set(ids));
+      for (const id of interrupted) {
+        expect(processes.of('start', survivor.pid).find((e) => e.id === id)).toMatchObject({ attempt: 2 });
+      }
+      expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    } finally {
+      await processes.stopAll();
+    }
+  });
+
+  it('resumes after CLIENT KILL of every connection', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const seen: unknown[] = [];
+    const consumer = queue.consume(topic, (payload) => void seen.push(payload));
+    await queue.push(topic, 'before');
+    await eventually(() => seen.length === 1);
+    await fx.redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await queue.push(topic, 'after');
+    await eventually(() => seen.length === 2, 5_000);
+    expect(seen).toEqual(['before', 'after']);
+    await consumer.close();
+  });
+
+  it('resumes after a Redis restart, without restarting the app', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const seen: unknown[] = [];
+    const consumer = queue.consume(topic, (payload) => void seen.push(payload));
+    await queue.push(topic, 'before');
+    await eventually(() => seen.length === 1);
+    await fx.server.restart();
+    await eventually(async () => (await queue.push(topic, 'after').catch(() => null)) !== null, 20_000, 200);
+    await eventually(() => seen.length === 2, 15_000);
+    expect(seen).toEqual(['before', 'after']);
+    await consumer.close();
+  });
+});

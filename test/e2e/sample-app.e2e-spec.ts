@@ -1,0 +1,92 @@
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
+import { AppModule } from '../../sample-app/app.module';
+import { TOPICS } from '../../sample-app/orders/topics';
+import { eventually, useRedis } from '../support/queue-fixture';
+
+describe('sample app (HTTP, real Redis)', () => {
+  const fx = useRedis();
+  const apps: INestApplication[] = [];
+
+  async function startApp(env: Record<string, string> = {}): Promise<{ app: INestApplication; url: string }> {
+    Object.assign(process.env, { REDIS_URL: fx.server.url, PAYMENT_TIMEOUT_MS: '60000', INVOICE_FAILURE_RATE: '0', MAIL_LATENCY_MS: '20', DRAIN_MS: '5000', ...env });
+    const app = await NestFactory.create(AppModule, { logger: false });
+    app.enableShutdownHooks();
+    await app.listen(0, '127.0.0.1');
+    apps.push(app);
+    return { app, url: await app.getUrl() };
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  type Json = any;
+  const post = (url: string, body?: unknown) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+  const read = async (response: Response | Promise<Response>): Promise<Json> => (await response).json();
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    await fx.redis.flushall();
+  });
+
+  it('takes an order, sends its confirmation and renders its invoice', async () => {
+    const { app, url } = await startApp();
+    const response = await post(`${url}/orders`, { item: 'book', amount: 12 });
+    expect(response.status).toBe(202);
+    const order: Json = await response.json();
+    const queue = app.get(RedisAckQueueService);
+    await queue.waitUntilIdle(TOPICS.created);
+    await queue.waitUntilIdle(TOPICS.invoice);
+    const stored = await read(fetch(`${url}/orders/${order.id}`));
+    expect(stored).toMatchObject({ status: 'awaiting-payment', confirmationSent: true, invoice: `invoice-${order.id}.pdf` });
+  });
+
+  it('refuses a bad order with 400 and enqueues nothing', async () => {
+    const { app, url } = await startApp();
+    const before = await app.get(RedisAckQueueService).stats(TOPICS.created);
+    expect((await post(`${url}/orders`, { item: 3 })).status).toBe(400);
+    expect(await app.get(RedisAckQueueService).stats(TOPICS.created)).toEqual(before);
+  });
+
+  it('cancels an unpaid order at its payment timeout and leaves a paid one alone', async () => {
+    const { app, url } = await startApp({ PAYMENT_TIMEOUT_MS: '400' });
+    const unpaid = await read(post(`${url}/orders`, { item: 'lamp', amount: 30 }));
+    const paid = await read(post(`${url}/orders`, { item: 'desk', amount: 200 }));
+    await post(`${url}/orders/${paid.id}/pay`);
+    await app.get(RedisAckQueueService).waitUntilIdle(TOPICS.paymentTimeout);
+    expect((await read(fetch(`${url}/orders/${unpaid.id}`))).status).toBe('cancelled');
+    expect((await read(fetch(`${url}/orders/${paid.id}`))).status).toBe('paid');
+  });
+
+  it('retries a failing invoice three times, then shows it in the dead letters', async () => {
+    const { url } = await startApp({ INVOICE_FAILURE_RATE: '1' });
+    const order = await read(post(`${url}/orders`, { item: 'chair', amount: 50 }));
+    const dead = await eventually(async () => {
+      const queues = await read(fetch(`${url}/queues`));
+      return queues.find((q: { topic: string }) => q.topic === TOPICS.invoice).deadLetters.find((d: { id: string }) => d.id === order.id);
+    });
+    expect(dead).toMatchObject({ reason: 'failed', attempt: 3, error: 'Error: Invoice renderer unavailable (attempt 3 of 3)' });
+  });
+
+  it('shutdown hands unfinished work to a second instance at once: nothing lost, nothing acked twice', async () => {
+    const first = await startApp({ MAIL_LATENCY_MS: '60000', DRAIN_MS: '300' });
+    const events: RedisAckQueueEvent[] = [];
+    first.app.get(RedisAckQueueService).events$.subscribe((e) => events.push(e));
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push((await read(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
+    const queue = first.app.get(RedisAckQueueService);
+    await eventually(async () => (await queue.stats(TOPICS.created)).leased === 5); // concurrency 5
+    await first.app.close();
+    apps.splice(apps.indexOf(first.app), 1);
+
+    const second = await startApp({ MAIL_LATENCY_MS: '10' });
+    second.app.get(RedisAckQueueService).events$.subscribe((e) => events.push(e));
+    const secondQueue = second.app.get(RedisAckQueueService);
+    await secondQueue.waitUntilIdle(TOPICS.created);
+    const acked = events.filter((e) => e.type === 'acked' && e.topic === TOPICS.created).map((e) => e.id);
+    expect(acked.sort()).toEqual([...ids].sort());
+    const reserved = events.filter((e) => e.type === 'reserved' && e.topic === TOPICS.created);
+    // The interrupted deliveries did not count: every message was handled as attempt 1.
+    expect(reserved.every((e) => e.attempt === 1)).toBe(true);
+  });
+});
