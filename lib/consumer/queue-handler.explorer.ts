@@ -40,9 +40,17 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     @Inject(REDIS_ACK_QUEUE_OPTIONS) private readonly options: RedisAckQueueModuleOptions,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (this.options.consumers === false) return;
-    for (const found of this.explore()) {
+    let handlers: FoundHandler[];
+    try {
+      handlers = this.explore();
+    } catch (error) {
+      // Startup fails: close the connections now, or they would keep the process alive.
+      await this.queue.close(0);
+      throw error;
+    }
+    for (const found of handlers) {
       this.consumers.push(this.queue.consume(found.topic, found.handler, found.options));
       const concurrency = found.options.concurrency ?? this.queue.options.concurrency;
       this.logger.log(MESSAGES.consumersStarted(found.topic, found.where, concurrency));
