@@ -166,10 +166,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** Acks many leased messages of one topic in one script call. */
-  async ackMany(topic: string, messages: Pick<ReservedMessage, 'id' | 'token' | 'attempt'>[]): Promise<boolean[]> {
-    const flags = await this.runPerLease('ack', topic, messages, []);
-    messages.forEach((m, i) => flags[i] && this.emit({ type: 'acked', topic, id: m.id, attempt: m.attempt }));
-    return flags;
+  ackMany(topic: string, messages: Pick<ReservedMessage, 'id' | 'token' | 'attempt'>[]): Promise<boolean[]> {
+    this.assertLeases('ack', topic, messages);
+    return this.settleLeases('ack', topic, messages);
   }
 
   /**
@@ -207,12 +206,43 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   /** Extends many leases of one topic in one script call (a poller's heartbeat). */
   async extendLeases(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[], leaseMs: number): Promise<boolean[]> {
     assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
-    return this.runPerLease('extend', topic, messages, [leaseMs], 1);
+    this.assertLeases('extend', topic, messages);
+    return this.settleLeases('extend', topic, messages, leaseMs);
   }
 
   /** Hands leases back to the head of ready at once, not counting the interrupted attempt. */
-  async release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
-    return this.runPerLease('release', topic, messages, []);
+  release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
+    this.assertLeases('release', topic, messages);
+    return this.settleLeases('release', topic, messages);
+  }
+
+  /**
+   * Acks, extends or releases leases of one topic, at most 500 per script call, all sent
+   * at once. No argument checks: the public callers and the poller (whose leases came
+   * from reserve) have made them.
+   * @internal
+   */
+  async settleLeases(
+    name: 'ack' | 'extend' | 'release',
+    topic: string,
+    messages: (Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number })[],
+    leaseMs = 0,
+  ): Promise<boolean[]> {
+    const keys = this.topicKeys(topic);
+    const calls: Promise<number[]>[] = [];
+    for (let start = 0; start < messages.length; start += LIMITS.idsPerCall) {
+      const args: (string | number)[] = name === 'extend' ? [leaseMs] : [];
+      const end = Math.min(start + LIMITS.idsPerCall, messages.length);
+      for (let i = start; i < end; i++) args.push(messages[i].id, messages[i].token);
+      calls.push(this.run<number[]>(name, topic, keys, args));
+    }
+    const replies = await Promise.all(calls);
+    // extend replies start with the new deadline.
+    const flags = replies.flatMap((reply) => (name === 'extend' ? reply.slice(1) : reply).map((flag) => flag === 1));
+    if (name === 'ack') {
+      flags.forEach((acked, i) => acked && this.emit({ type: 'acked', topic, id: messages[i].id, attempt: messages[i].attempt }));
+    }
+    return flags;
   }
 
   /** How many messages are in each state. */
@@ -335,28 +365,6 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     return this.idPrefix + (this.idCounter++).toString(36);
   }
 
-  private async runPerLease(
-    name: 'ack' | 'extend' | 'release',
-    topic: string,
-    messages: Pick<ReservedMessage, 'id' | 'token'>[],
-    head: (string | number)[],
-    skip = 0,
-  ): Promise<boolean[]> {
-    this.assertOpen(name);
-    assertTopic(topic);
-    const keys = this.topicKeys(topic);
-    const calls: Promise<number[]>[] = [];
-    for (let i = 0; i < messages.length; i += LIMITS.idsPerCall) {
-      const args = [...head];
-      for (const message of messages.slice(i, i + LIMITS.idsPerCall)) {
-        this.assertLease(topic, message);
-        args.push(message.id, message.token);
-      }
-      calls.push(this.run<number[]>(name, topic, keys, args));
-    }
-    return (await Promise.all(calls)).flatMap((reply) => reply.slice(skip).map((flag) => flag === 1));
-  }
-
   private async sweepDead(name: 'deadRequeue' | 'deadPurge', topic: string, ids?: string[]): Promise<number> {
     this.assertOpen(name === 'deadPurge' ? 'purge dead letters' : 'requeue dead letters');
     assertTopic(topic);
@@ -394,6 +402,12 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       this.keys.set(topic, keys);
     }
     return keys;
+  }
+
+  private assertLeases(operation: string, topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): void {
+    this.assertOpen(operation);
+    if (!Array.isArray(messages)) throw new InvalidOptionError('messages', messages, 'an array of reserved messages');
+    for (const message of messages) this.assertLease(topic, message);
   }
 
   private assertLease(topic: string, message: Pick<ReservedMessage, 'id' | 'token'>): void {

@@ -17,7 +17,8 @@ export interface PollerDeps {
 
 interface InFlight<T> {
   message: ReservedMessage<T>;
-  controller: AbortController;
+  /** Made on first use: most handlers never look at their signal. */
+  controller: AbortController | undefined;
   /** Ack or nack under way: a heartbeat miss is then no lost lease. */
   settling: boolean;
   /** Handed back at shutdown: the handler's late outcome no longer counts. */
@@ -34,7 +35,12 @@ interface InFlight<T> {
  */
 export class QueuePoller<T> implements QueueConsumer {
   private readonly logger = new Logger('RedisAckQueue');
+  /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
+  /** Acks and nacks sent but not answered yet; shutdown waits for them. */
+  private readonly settling = new Set<Promise<void>>();
+  /** Acks of one event-loop turn, sent together in one script call. */
+  private ackBatch: { entry: InFlight<T>; done: (acked: boolean | Error) => void }[] = [];
   private readonly stopper = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -43,7 +49,14 @@ export class QueuePoller<T> implements QueueConsumer {
   /** An outstanding blocking pop, kept across waits that a due-time timer cut short. */
   private pendingPop: Promise<void> | undefined;
   private popError: unknown;
-  private slotFreed: (() => void) | undefined;
+  /** Wakes the loop when a slot frees or a reserve returns. */
+  private changed: (() => void) | undefined;
+  /** Reserves under way, and the slots they asked for. */
+  private readonly fetches = new Set<Promise<void>>();
+  private requested = 0;
+  private fetchError: unknown;
+  /** The last reserve came back short: the next one waits for a wake-up or a due time. */
+  private drained: { nextDueInMs: number } | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -68,29 +81,69 @@ export class QueuePoller<T> implements QueueConsumer {
     return this.closing;
   }
 
+  /**
+   * Keeps up to two reserves under way while slots are free, so Redis prepares the next
+   * batch while this process runs the last one; blocks on the wake key once a reserve
+   * comes back short (nothing more is ready).
+   */
   private async loop(): Promise<void> {
-    const { concurrency, batchSize, leaseMs, maxAttempts } = this.settings;
+    const { concurrency } = this.settings;
+    // Half the slots per reserve lets two batches overlap; never more than batchSize.
+    const batch = Math.min(this.settings.batchSize, Math.max(1, Math.ceil(concurrency / 2)));
     while (!this.stopping) {
       try {
-        const free = concurrency - this.inFlight.size;
-        if (free <= 0) {
-          await this.until(new Promise<void>((resolve) => (this.slotFreed = resolve)), DEFAULTS.idleWaitMs);
-          continue;
+        if (this.fetchError !== undefined) throw this.takeFetchError();
+        const free = concurrency - this.inFlight.size - this.requested;
+        if (this.drained && this.fetches.size === 0) {
+          const { nextDueInMs } = this.drained;
+          this.drained = undefined;
+          await this.waitForWork(nextDueInMs);
+        } else if (free > 0 && this.fetches.size < 2 && !this.drained) {
+          this.fetch(Math.min(free, batch));
+        } else {
+          await this.until(new Promise<void>((resolve) => (this.changed = resolve)), DEFAULTS.idleWaitMs);
+          // Let the other handlers that finish in this turn free their slots too: one bigger reserve.
+          await new Promise((resolve) => setImmediate(resolve));
         }
-        const count = Math.min(free, batchSize);
-        const { messages, nextDueInMs } = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts });
-        this.recovered();
-        if (this.stopping) {
-          await this.engine.release(this.topic, messages);
-          return;
-        }
-        for (const message of messages) this.run(message);
-        if (messages.length < count) await this.waitForWork(nextDueInMs);
       } catch (error) {
         if (this.stopping) return;
         await this.pause(error);
       }
     }
+  }
+
+  private fetch(count: number): void {
+    this.requested += count;
+    const fetched = this.fetchBatch(count);
+    this.fetches.add(fetched);
+    void fetched.finally(() => {
+      this.requested -= count;
+      this.fetches.delete(fetched);
+      this.changed?.();
+    });
+  }
+
+  /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
+  private async fetchBatch(count: number): Promise<void> {
+    const { leaseMs, maxAttempts } = this.settings;
+    try {
+      const { messages, nextDueInMs } = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts });
+      this.recovered();
+      if (this.stopping) {
+        if (messages.length > 0) await this.engine.release(this.topic, messages);
+        return;
+      }
+      for (const message of messages) this.run(message);
+      this.drained = messages.length < count ? { nextDueInMs } : undefined;
+    } catch (error) {
+      this.fetchError = error;
+    }
+  }
+
+  private takeFetchError(): unknown {
+    const error = this.fetchError;
+    this.fetchError = undefined;
+    return error;
   }
 
   /** Blocks until a push wakes us, the next due time comes, or the idle bound passes. */
@@ -109,7 +162,8 @@ export class QueuePoller<T> implements QueueConsumer {
     }
     // A Node timer, not the pop's own timeout, wakes us for due messages: Redis checks
     // blocking timeouts only on its 100 ms cron tick.
-    const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs;
+    // With nothing scheduled the pop's own timeout ends the wait (one command, not two).
+    const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs * 2;
     await this.until(this.pendingPop, timerMs);
     if (this.popError !== undefined) {
       const error = this.popError;
@@ -119,48 +173,60 @@ export class QueuePoller<T> implements QueueConsumer {
   }
 
   private run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = {
-      message,
-      controller: new AbortController(),
-      settling: false,
-      released: false,
-      lost: false,
-      done: Promise.resolve(),
-    };
+    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, done: Promise.resolve() };
     this.inFlight.set(message.token, entry);
-    entry.done = this.execute(entry).finally(() => {
-      this.inFlight.delete(message.token);
-      this.slotFreed?.();
-    });
+    entry.done = this.execute(entry);
   }
 
+  /** Runs the handler, frees its slot as soon as it settles, then acks or nacks. */
   private async execute(entry: InFlight<T>): Promise<void> {
-    const { message } = entry;
     let failure: { error: unknown } | undefined;
     try {
       await this.invoke(entry);
     } catch (error) {
       failure = { error };
     }
+    this.inFlight.delete(entry.message.token);
+    this.changed?.();
     if (entry.released) return;
     entry.settling = true;
-    try {
-      if (!failure) {
-        const [acked] = await this.engine.ackMany(this.topic, [message]);
-        if (!acked) this.leaseLost(entry);
-        return;
-      }
-      const delayMs = this.settings.backoff(message.attempt, failure.error);
-      if ((await this.engine.nack(message, { delayMs, error: failure.error })) === 'lost') this.leaseLost(entry);
-    } catch (error) {
+    const settled = (failure ? this.nack(entry, failure.error) : this.ack(entry)).catch((error: unknown) => {
       // The lease runs out and the message is delivered again: nothing is lost.
-      this.deps.emit({ type: 'error', topic: this.topic, id: message.id, attempt: message.attempt, error: asError(error) });
+      const { id, attempt } = entry.message;
+      this.deps.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
+    });
+    this.settling.add(settled);
+    await settled;
+    this.settling.delete(settled);
+  }
+
+  private async ack(entry: InFlight<T>): Promise<void> {
+    const acked = await new Promise<boolean | Error>((done) => {
+      if (this.ackBatch.push({ entry, done }) === 1) setImmediate(() => void this.flushAcks());
+    });
+    if (acked instanceof Error) throw acked;
+    if (!acked) this.leaseLost(entry);
+  }
+
+  private async flushAcks(): Promise<void> {
+    const batch = this.ackBatch;
+    this.ackBatch = [];
+    try {
+      const flags = await this.engine.settleLeases('ack', this.topic, batch.map((b) => b.entry.message));
+      batch.forEach((b, i) => b.done(flags[i]));
+    } catch (error) {
+      batch.forEach((b) => b.done(asError(error)));
     }
+  }
+
+  private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
+    const delayMs = this.settings.backoff(entry.message.attempt, error);
+    if ((await this.engine.nack(entry.message, { delayMs, error })) === 'lost') this.leaseLost(entry);
   }
 
   /** Runs the handler; a rejection, a synchronous throw or a timeout all count as failure. */
   private invoke(entry: InFlight<T>): Promise<unknown> {
-    const { message, controller } = entry;
+    const { message } = entry;
     const context: MessageContext = {
       id: message.id,
       topic: message.topic,
@@ -168,7 +234,9 @@ export class QueuePoller<T> implements QueueConsumer {
       maxAttempts: message.maxAttempts,
       headers: message.headers,
       enqueuedAt: message.enqueuedAt,
-      signal: controller.signal,
+      get signal() {
+        return (entry.controller ??= new AbortController()).signal;
+      },
       extendLease: async (ms: number) => {
         const [extended] = await this.engine.extendLeases(this.topic, [message], ms);
         if (!extended) this.leaseLost(entry);
@@ -181,7 +249,7 @@ export class QueuePoller<T> implements QueueConsumer {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const error = new HandlerTimeoutError(timeoutMs);
-        controller.abort(error);
+        abort(entry, error);
         reject(error);
       }, timeoutMs);
       work.then(resolve, reject).finally(() => clearTimeout(timer));
@@ -194,7 +262,7 @@ export class QueuePoller<T> implements QueueConsumer {
     if (this.beating || live.length === 0) return;
     this.beating = true;
     try {
-      const flags = await this.engine.extendLeases(this.topic, live.map((e) => e.message), this.settings.leaseMs);
+      const flags = await this.engine.settleLeases('extend', this.topic, live.map((e) => e.message), this.settings.leaseMs);
       flags.forEach((extended, i) => !extended && !live[i].settling && !live[i].released && this.leaseLost(live[i]));
     } catch (error) {
       this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
@@ -207,7 +275,7 @@ export class QueuePoller<T> implements QueueConsumer {
     if (entry.lost) return;
     entry.lost = true;
     const error = new LeaseLostError(this.topic, entry.message.id);
-    entry.controller.abort(error);
+    abort(entry, error);
     this.logger.warn(error.message);
     this.deps.emit({ type: 'lease-lost', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt, error });
   }
@@ -216,15 +284,15 @@ export class QueuePoller<T> implements QueueConsumer {
   private async shutdown(drainMs: number): Promise<void> {
     const deadline = Date.now() + drainMs;
     this.stopper.abort();
-    await this.until(this.loopDone, drainMs, false);
+    await this.until(Promise.all([this.loopDone, ...this.fetches]), drainMs, false);
     const running = Promise.all([...this.inFlight.values()].map((e) => e.done));
     await this.until(running, Math.max(0, deadline - Date.now()), false);
     clearInterval(this.heartbeat);
-    const left = [...this.inFlight.values()].filter((e) => !e.settling);
+    const left = [...this.inFlight.values()];
     if (left.length > 0) {
       for (const entry of left) {
         entry.released = true;
-        entry.controller.abort(new Error('The consumer is shutting down'));
+        abort(entry, new Error('The consumer is shutting down'));
       }
       try {
         await this.engine.release(this.topic, left.map((e) => e.message));
@@ -234,6 +302,7 @@ export class QueuePoller<T> implements QueueConsumer {
         this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
       }
     }
+    await Promise.all(this.settling);
     this.deps.blocking.disconnect();
     this.deps.onClosed();
   }
@@ -270,6 +339,10 @@ export class QueuePoller<T> implements QueueConsumer {
       promise?.then(done, done);
     });
   }
+}
+
+function abort(entry: InFlight<unknown>, reason: Error): void {
+  (entry.controller ??= new AbortController()).abort(reason);
 }
 
 function asError(error: unknown): Error {

@@ -11,17 +11,12 @@
 local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash')
 
-local results = {}
-for i = 1, #ARGV, 2 do
-  local id = ARGV[i]
-  if redis.call('HGET', K_TOKENS, id) == ARGV[i + 1] then
-    redis.call('ZREM', K_LEASED, id)
-    redis.call('HDEL', K_MESSAGES, id)
-    redis.call('HDEL', K_ATTEMPTS, id)
-    redis.call('HDEL', K_TOKENS, id)
-    results[#results + 1] = 1
-  else
-    results[#results + 1] = 0
-  end
+-- A few commands per batch, not per message.
+local held, results = held_leases(K_TOKENS, 1)
+if #held > 0 then
+  redis.call('ZREM', K_LEASED, unpack(held))
+  redis.call('HDEL', K_MESSAGES, unpack(held))
+  redis.call('HDEL', K_ATTEMPTS, unpack(held))
+  redis.call('HDEL', K_TOKENS, unpack(held))
 end
 return results

@@ -11,14 +11,14 @@ local K_LEASED, K_TOKENS = KEYS[1], KEYS[2]
 check_types(K_LEASED, 'zset', K_TOKENS, 'hash')
 
 local deadline = now_ms() + tonumber(ARGV[1])
-local results = { deadline }
-for i = 2, #ARGV, 2 do
-  local id = ARGV[i]
-  if redis.call('HGET', K_TOKENS, id) == ARGV[i + 1] then
-    redis.call('ZADD', K_LEASED, deadline, id)
-    results[#results + 1] = 1
-  else
-    results[#results + 1] = 0
+local held, flags = held_leases(K_TOKENS, 2)
+if #held > 0 then
+  local scored = {}
+  for _, id in ipairs(held) do
+    scored[#scored + 1] = deadline
+    scored[#scored + 1] = id
   end
+  redis.call('ZADD', K_LEASED, unpack(scored))
 end
-return results
+table.insert(flags, 1, deadline)
+return flags

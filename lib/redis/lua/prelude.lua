@@ -39,3 +39,27 @@ local function bury(dead_key, info_key, id, reason, message, attempt, now)
   redis.call('ZADD', dead_key, now, id)
   redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
 end
+
+-- Splits the id/token pairs of ARGV (from index `first`) and checks every token with one
+-- HMGET. Returns the ids whose lease is still the given one, and one flag per pair
+-- (1 held, 0 stale).
+local function held_leases(tokens_key, first)
+  local ids, given, held, flags = {}, {}, {}, {}
+  for i = first, #ARGV, 2 do
+    ids[#ids + 1] = ARGV[i]
+    given[#given + 1] = ARGV[i + 1]
+  end
+  if #ids == 0 then
+    return held, flags
+  end
+  local current = redis.call('HMGET', tokens_key, unpack(ids))
+  for i, id in ipairs(ids) do
+    if current[i] == given[i] then
+      held[#held + 1] = id
+      flags[i] = 1
+    else
+      flags[i] = 0
+    end
+  end
+  return held, flags
+end

@@ -12,18 +12,14 @@
 local K_LEASED, K_READY, K_ATTEMPTS, K_TOKENS, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 check_types(K_LEASED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_WAKE, 'list')
 
-local results = {}
-for i = 1, #ARGV, 2 do
-  local id = ARGV[i]
-  if redis.call('HGET', K_TOKENS, id) == ARGV[i + 1] then
-    redis.call('ZREM', K_LEASED, id)
-    redis.call('HDEL', K_TOKENS, id)
+local held, results = held_leases(K_TOKENS, 1)
+if #held > 0 then
+  for _, id in ipairs(held) do
     redis.call('HINCRBY', K_ATTEMPTS, id, -1)
-    redis.call('LPUSH', K_READY, id)
-    results[#results + 1] = 1
-  else
-    results[#results + 1] = 0
   end
+  redis.call('ZREM', K_LEASED, unpack(held))
+  redis.call('HDEL', K_TOKENS, unpack(held))
+  redis.call('LPUSH', K_READY, unpack(held))
+  wake(K_WAKE)
 end
-wake(K_WAKE)
 return results

@@ -48,38 +48,41 @@ local deadline = now + lease_ms
 local out = { now, -1, deadline }
 local ids = redis.call('LPOP', K_READY, count)
 if ids then
+  -- One command per batch, not per message: bodies and attempts are read together.
+  local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
+  local attempts = redis.call('HMGET', K_ATTEMPTS, unpack(ids))
   local token_base = redis.call('INCRBY', K_SEQUENCE, #ids) - #ids
-  local lease_args, token_args = {}, {}
+  local attempt_args, lease_args, token_args = {}, {}, {}
   for i, id in ipairs(ids) do
-    local body = redis.call('HGET', K_MESSAGES, id)
+    local body = bodies[i]
     local ok, message = false, nil
     if body then
       ok, message = pcall(cjson.decode, body)
     end
+    local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or type(message) ~= 'table' then
-      local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
       redis.call('HDEL', K_ATTEMPTS, id)
       bury(K_DEAD, K_DEAD_INFO, id, 'malformed',
-        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt, now)
+        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now)
+    elseif attempt > (tonumber(message.m) or default_max) then
+      redis.call('HDEL', K_ATTEMPTS, id)
+      bury(K_DEAD, K_DEAD_INFO, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now)
     else
-      local attempt = redis.call('HINCRBY', K_ATTEMPTS, id, 1)
-      if attempt > (tonumber(message.m) or default_max) then
-        redis.call('HDEL', K_ATTEMPTS, id)
-        bury(K_DEAD, K_DEAD_INFO, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now)
-      else
-        local token = tostring(token_base + i)
-        lease_args[#lease_args + 1] = deadline
-        lease_args[#lease_args + 1] = id
-        token_args[#token_args + 1] = id
-        token_args[#token_args + 1] = token
-        out[#out + 1] = id
-        out[#out + 1] = body
-        out[#out + 1] = attempt
-        out[#out + 1] = token
-      end
+      local token = tostring(token_base + i)
+      attempt_args[#attempt_args + 1] = id
+      attempt_args[#attempt_args + 1] = attempt
+      lease_args[#lease_args + 1] = deadline
+      lease_args[#lease_args + 1] = id
+      token_args[#token_args + 1] = id
+      token_args[#token_args + 1] = token
+      out[#out + 1] = id
+      out[#out + 1] = body
+      out[#out + 1] = attempt
+      out[#out + 1] = token
     end
   end
   if #lease_args > 0 then
+    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
     redis.call('ZADD', K_LEASED, unpack(lease_args))
     redis.call('HSET', K_TOKENS, unpack(token_args))
   end
