@@ -24,6 +24,13 @@ export const MESSAGES = {
     `Cannot connect to Redis at ${target}: ${reason}`,
   connectTimeout: (target: string, ms: number) =>
     `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
+  oldRedis: (target: string, version: string) => `Redis at ${target} is version ${version}: the queue needs 7.0 or newer`,
+  evictingPolicy: (target: string, policy: string) =>
+    `Redis at ${target} uses maxmemory-policy ${policy}: it may evict queue keys and lose messages without a trace. ` +
+    'Set maxmemory-policy noeviction (or a volatile-* policy), or pass allowEviction: true to accept the risk',
+  noPersistence: (target: string) =>
+    `Redis at ${target} has appendonly off: a Redis restart or crash loses the messages pushed since its last ` +
+    'RDB snapshot (all of them when snapshots are off too). Set appendonly yes for a durable queue',
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,

@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { QueuePoller } from './consumer/queue-poller';
-import { IdleTimeoutError, InvalidOptionError, QueueClosedError, RedisConnectionError } from './errors';
+import {
+  IdleTimeoutError,
+  InvalidOptionError,
+  QueueClosedError,
+  RedisConnectionError,
+  UnsafeRedisConfigError,
+} from './errors';
 import { mapRedisError } from './errors/map-redis-error';
 import type {
   DeadLetter,
@@ -32,6 +38,7 @@ import {
   toEpochMs,
 } from './queue/validation';
 import { DEFAULTS, LIMITS } from './redis-ack-queue.constants';
+import { MESSAGES } from './redis-ack-queue.messages';
 import { queueKeys, type QueueKeys } from './redis/queue-keys';
 import { defineQueueScripts, runQueueScript, type QueueScriptName } from './redis/queue-scripts';
 import {
@@ -60,6 +67,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   /** Queue events (pushed, reserved, acked, retried, dead, lease-lost, error); never payloads. */
   readonly events$: Observable<RedisAckQueueEvent>;
 
+  private readonly logger = new Logger('RedisAckQueue');
   private readonly settings: ServiceSettings;
   private readonly client: RedisClient;
   private readonly ownsClient: boolean;
@@ -83,16 +91,28 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async connect(): Promise<void> {
     try {
       await waitUntilReady(this.client, this.settings.connectTimeoutMs);
-      const info = await this.client.info('server');
-      const major = Number(/redis_version:(\d+)/.exec(info)?.[1] ?? 0);
-      if (major < 7) {
-        const target = describeTarget(this.client);
-        throw new RedisConnectionError(target, `Redis at ${target} is version ${major}: the queue needs 7.0 or newer`);
-      }
+      await this.preflight();
     } catch (error) {
       if (this.ownsClient) this.client.disconnect();
       throw mapRedisError(error, 'connect');
     }
+  }
+
+  /**
+   * Checks what the queue's promises rest on: Redis 7+, no evicting memory policy (refused
+   * unless allowEviction), and persistence (a warning when the AOF is off).
+   */
+  private async preflight(): Promise<void> {
+    const info = await this.client.info();
+    const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
+    const target = describeTarget(this.client);
+    const version = field('redis_version');
+    if (Number(version.split('.')[0]) < 7) throw new RedisConnectionError(target, MESSAGES.oldRedis(target, version));
+    const policy = field('maxmemory_policy');
+    if (policy.startsWith('allkeys-') && !this.settings.allowEviction) {
+      throw new UnsafeRedisConfigError(target, 'maxmemory-policy', policy, MESSAGES.evictingPolicy(target, policy));
+    }
+    if (field('aof_enabled') === '0') this.logger.warn(MESSAGES.noPersistence(target));
   }
 
   /** Stores one message; resolves once Redis has it. */
@@ -147,6 +167,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       leaseMs,
       maxAttempts,
       LIMITS.maxMovesPerReserve,
+      this.settings.deadMaxCount,
+      this.settings.deadMaxAgeMs,
     ]);
     const deadline = Number(reply[2]);
     const messages: ReservedMessage<T>[] = [];
@@ -188,6 +210,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       Math.ceil(delayMs),
       maxAttempts,
       describeError(options.error),
+      this.settings.deadMaxCount,
+      this.settings.deadMaxAgeMs,
     ]);
     const result = NACK_RESULTS[code];
     const error = toError(options.error);

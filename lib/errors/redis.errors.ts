@@ -34,6 +34,14 @@ export class RedisConnectionError extends RedisAckQueueError {
   }
 }
 
+/** Redis is set up in a way that can lose messages silently (an evicting maxmemory-policy). */
+export class UnsafeRedisConfigError extends RedisAckQueueError {
+  readonly code = 'UNSAFE_REDIS_CONFIG';
+  constructor(readonly target: string, readonly setting: string, readonly value: string, message: string) {
+    super(message);
+  }
+}
+
 /** The service was closed; nothing more can be pushed or consumed through it. */
 export class QueueClosedError extends RedisAckQueueError {
   readonly code = 'QUEUE_CLOSED';

@@ -36,6 +36,16 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   drainMs?: number;
   /** How long startup waits for Redis before failing (ms). Default 5 s. */
   connectTimeoutMs?: number;
+  /**
+   * Bound on each topic's dead letters, so Redis memory cannot grow without limit: the
+   * oldest beyond `maxCount`, or older than `maxAgeMs`, are deleted. Default 10,000 and 14 days.
+   */
+  deadLetters?: { maxCount?: number; maxAgeMs?: number };
+  /**
+   * Start even when Redis may evict keys (`maxmemory-policy` allkeys-*), which can lose
+   * messages silently. Default false: startup fails with an explanation.
+   */
+  allowEviction?: boolean;
 }
 
 /** Module options: the service options plus what only a Nest app has. */

@@ -18,6 +18,9 @@ export interface ServiceSettings extends ConsumerSettings {
   maxPayloadBytes: number;
   drainMs: number;
   connectTimeoutMs: number;
+  deadMaxCount: number;
+  deadMaxAgeMs: number;
+  allowEviction: boolean;
 }
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
@@ -37,12 +40,18 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
   assertOptionalInteger('maxPayloadBytes', options.maxPayloadBytes, 1, 512 * 1024 * 1024);
   if (options.drainMs !== undefined) assertDuration('drainMs', options.drainMs);
   assertOptionalInteger('connectTimeoutMs', options.connectTimeoutMs, 1);
+  const dead = options.deadLetters ?? {};
+  assertOptionalInteger('deadLetters.maxCount', dead.maxCount, 0);
+  assertOptionalInteger('deadLetters.maxAgeMs', dead.maxAgeMs, 0);
   return {
     ...resolveConsumerSettings(options, undefined),
     prefix,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
     drainMs: options.drainMs ?? DEFAULTS.drainMs,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
+    deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
+    allowEviction: options.allowEviction ?? false,
   };
 }
 

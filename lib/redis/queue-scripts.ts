@@ -16,7 +16,10 @@ export const QUEUE_SCRIPTS = {
     keys: ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens', 'dead', 'deadInfo', 'sequence', 'wake'],
   },
   ack: { file: 'ack.lua', keys: ['leased', 'messages', 'attempts', 'tokens'] },
-  nack: { file: 'nack.lua', keys: ['leased', 'delayed', 'ready', 'attempts', 'tokens', 'dead', 'deadInfo', 'wake'] },
+  nack: {
+    file: 'nack.lua',
+    keys: ['leased', 'delayed', 'ready', 'attempts', 'tokens', 'dead', 'deadInfo', 'wake', 'messages'],
+  },
   release: { file: 'release.lua', keys: ['leased', 'ready', 'attempts', 'tokens', 'wake'] },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
   stats: { file: 'stats.lua', keys: ['ready', 'delayed', 'leased', 'dead'], readOnly: true },

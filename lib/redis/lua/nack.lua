@@ -10,18 +10,21 @@
 -- KEYS[6] dead      ZSET  id -> time of death (ms)
 -- KEYS[7] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[8] wake      LIST  wake-up token for blocked consumers
+-- KEYS[9] messages  HASH  id -> stored body (of dead letters that the bound deletes)
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
 -- ARGV[4] maxAttempts  deliveries allowed in all
 -- ARGV[5] error        error text to keep with a dead letter
+-- ARGV[6] deadMaxCount dead letters kept at most (the oldest go first)
+-- ARGV[7] deadMaxAgeMs dead letters older than this are deleted
 -- Returns 1 retry, 2 dead, 0 stale token
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_DELAYED, K_READY, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_TOKENS, K_DEAD, K_DEAD_INFO, K_WAKE = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_TOKENS, K_DEAD, K_DEAD_INFO, K_WAKE, K_MESSAGES = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 check_types(K_LEASED, 'zset', K_DELAYED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list')
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list', K_MESSAGES, 'hash')
 
 if redis.call('HGET', K_TOKENS, id) ~= token then
   return 0
@@ -33,7 +36,7 @@ local now = now_ms()
 local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
 if attempt >= max_attempts then
   redis.call('HDEL', K_ATTEMPTS, id)
-  bury(K_DEAD, K_DEAD_INFO, id, 'failed', ARGV[5], attempt, now)
+  bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
   return 2
 end
 

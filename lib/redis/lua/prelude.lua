@@ -35,9 +35,20 @@ local function push_ids(command, key, ids)
 end
 
 -- Moves a message to the dead letters with a reason; its body stays for inspection.
-local function bury(dead_key, info_key, id, reason, message, attempt, now)
+-- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
+-- are deleted for good (at most 100 per call, so one call stays short).
+local function bury(dead_key, info_key, messages_key, id, reason, message, attempt, now, max_count, max_age)
   redis.call('ZADD', dead_key, now, id)
   redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
+  local aged = #redis.call('ZRANGE', dead_key, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
+  local excess = math.min(math.max(redis.call('ZCARD', dead_key) - max_count, 0), 100)
+  local drop = math.max(aged, excess)
+  if drop > 0 then
+    local ids = redis.call('ZRANGE', dead_key, 0, drop - 1)
+    redis.call('HDEL', messages_key, unpack(ids))
+    redis.call('HDEL', info_key, unpack(ids))
+    redis.call('ZREMRANGEBYRANK', dead_key, 0, drop - 1)
+  end
 end
 
 -- Splits the id/token pairs of ARGV (from index `first`) and checks every token with one

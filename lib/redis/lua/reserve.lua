@@ -17,12 +17,15 @@
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
 -- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
+-- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
+-- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- Returns  { now, nextDueInMs (-1: none), deadline, id, body, attempt, token, ... }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
+local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
 
@@ -62,11 +65,13 @@ if ids then
     local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or type(message) ~= 'table' then
       redis.call('HDEL', K_ATTEMPTS, id)
-      bury(K_DEAD, K_DEAD_INFO, id, 'malformed',
-        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now)
+      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'malformed',
+        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now,
+        dead_max_count, dead_max_age)
     elseif attempt > (tonumber(message.m) or default_max) then
       redis.call('HDEL', K_ATTEMPTS, id)
-      bury(K_DEAD, K_DEAD_INFO, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now)
+      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now,
+        dead_max_count, dead_max_age)
     else
       local token = tostring(token_base + i)
       attempt_args[#attempt_args + 1] = id

@@ -1,0 +1,71 @@
+import { RedisAckQueueService, UnsafeRedisConfigError } from '../../lib';
+import { captureLogs } from '../support/capture-logs';
+import { RedisServer } from '../support/redis-server';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('preflight checks at startup', () => {
+  const fx = useRedis();
+
+  it('refuses an evicting maxmemory-policy unless allowed, and explains why', async () => {
+    await fx.redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const refused = new RedisAckQueueService({ connection: fx.server.url });
+      const failure = refused.connect();
+      await expect(failure).rejects.toBeInstanceOf(UnsafeRedisConfigError);
+      await expect(failure).rejects.toThrow(/maxmemory-policy allkeys-lru: it may evict queue keys.*noeviction.*allowEviction/);
+      await refused.close(0);
+      await expect(fx.service({ allowEviction: true })).resolves.toBeDefined();
+    } finally {
+      await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
+    }
+    await fx.redis.config('SET', 'maxmemory-policy', 'volatile-lru');
+    await expect(fx.service()).resolves.toBeDefined();
+    await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
+  });
+
+  it('warns once, clearly, when the AOF is off, and not when it is on', async () => {
+    const logs = captureLogs();
+    try {
+      await fx.service();
+      expect(logs.lines.filter((l) => l.startsWith('warn') && /appendonly off/.test(l))).toHaveLength(1);
+      const durable = await RedisServer.start({ appendonly: true });
+      try {
+        logs.lines.length = 0;
+        const queue = new RedisAckQueueService({ connection: durable.url });
+        await queue.connect();
+        expect(logs.lines.filter((l) => /appendonly/.test(l))).toEqual([]);
+        await queue.close(0);
+      } finally {
+        await durable.stop();
+      }
+    } finally {
+      logs.restore();
+    }
+  });
+});
+
+describe('dead letters are bounded', () => {
+  const fx = useRedis();
+
+  it('keeps at most maxCount, deleting the oldest with their bodies', async () => {
+    const queue = await fx.service({ maxAttempts: 1, deadLetters: { maxCount: 3 } });
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [...Array(5)].map((_, i) => ({ id: `d${i}`, payload: i })));
+    for (const message of await queue.reserve(topic, { count: 5 })) await queue.nack(message, { error: new Error('x') });
+    expect((await queue.deadLetters(topic)).map((d) => d.id)).toEqual(['d2', 'd3', 'd4']);
+    expect(await fx.redis.hkeys(`{ackq:${topic}}:messages`)).toEqual(expect.arrayContaining(['d2', 'd3', 'd4']));
+    expect(await fx.redis.hlen(`{ackq:${topic}}:messages`)).toBe(3);
+    expect(await fx.redis.hlen(`{ackq:${topic}}:dead-info`)).toBe(3);
+  });
+
+  it('deletes dead letters older than maxAgeMs when new ones arrive', async () => {
+    const queue = await fx.service({ maxAttempts: 1, deadLetters: { maxAgeMs: 200 } });
+    const topic = uniqueTopic();
+    await queue.push(topic, 'old', { id: 'old' });
+    await queue.nack((await queue.reserve(topic))[0]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await queue.push(topic, 'new', { id: 'new' });
+    await queue.nack((await queue.reserve(topic))[0]);
+    expect((await queue.deadLetters(topic)).map((d) => d.id)).toEqual(['new']);
+  });
+});
