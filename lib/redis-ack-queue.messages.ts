@@ -31,6 +31,8 @@ export const MESSAGES = {
   noPersistence: (target: string) =>
     `Redis at ${target} has appendonly off: a Redis restart or crash loses the messages pushed since its last ` +
     'RDB snapshot (all of them when snapshots are off too). Set appendonly yes for a durable queue',
+  connectionLost: (target: string, reason: string) =>
+    `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,

@@ -83,6 +83,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const { client, owned } = openConnection(options.connection ?? DEFAULTS.connection);
     this.client = client;
     this.ownsClient = owned;
+    if (owned) this.reportConnectionErrors(client);
     defineQueueScripts(client);
     this.events$ = this.events.asObservable();
   }
@@ -113,6 +114,20 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       throw new UnsafeRedisConfigError(target, 'maxmemory-policy', policy, MESSAGES.evictingPolicy(target, policy));
     }
     if (field('aof_enabled') === '0') this.logger.warn(MESSAGES.noPersistence(target));
+  }
+
+  /**
+   * One warning per outage instead of ioredis' "unhandled error event" on every retry;
+   * calls fail with typed errors meanwhile, and consumers pause and resume by themselves.
+   */
+  private reportConnectionErrors(client: RedisClient): void {
+    let down = false;
+    client.on('error', (error: Error) => {
+      if (down || this.closing) return;
+      down = true;
+      this.logger.warn(MESSAGES.connectionLost(describeTarget(client), error.message));
+    });
+    client.on('ready', () => (down = false));
   }
 
   /** Stores one message; resolves once Redis has it. */

@@ -39,9 +39,13 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
     blockingTimeoutGrace: 2_000,
     connectionName: name,
   };
-  return client instanceof Cluster
-    ? client.duplicate(undefined, { enableAutoPipelining: false, redisOptions: options })
-    : (client as Redis).duplicate(options);
+  const blocking =
+    client instanceof Cluster
+      ? client.duplicate(undefined, { enableAutoPipelining: false, redisOptions: options })
+      : (client as Redis).duplicate(options);
+  // Its failures surface through the poller's waits (which pause and retry), not as events.
+  blocking.on('error', () => undefined);
+  return blocking;
 }
 
 /** Where the client points, without credentials: safe for logs and errors. */

@@ -1,0 +1,91 @@
+import { RedisAckQueueService } from '../../lib';
+import { captureLogs } from '../support/capture-logs';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { TlsRedisServer } from '../support/tls-redis';
+
+/** The ACL line the README documents for a queue user limited to its prefix. */
+const ACL_RULES = ['on', '>queue-user-pw', 'resetkeys', '~{shop:*', 'resetchannels', '-@all', '+@read', '+@write', '+@scripting', '+@connection', '+@blocking', '-@dangerous', '+info', '+time'];
+
+describe('security', () => {
+  const fx = useRedis({ password: 'admin-secret-pw' });
+
+  it('runs with an ACL user limited to ~{<prefix>:* and the documented command categories', async () => {
+    await fx.redis.acl('SETUSER', 'queue-user', ...ACL_RULES);
+    const queue = await fx.service({ connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`, prefix: 'shop', maxAttempts: 1 });
+    const topic = uniqueTopic();
+    const seen: unknown[] = [];
+    const consumer = queue.consume(topic, (payload) => {
+      seen.push(payload);
+      if (payload === 'fails') throw new Error('no');
+    });
+    await queue.pushMany(topic, [{ payload: 'works' }, { payload: 'fails' }, { payload: 'later', delayMs: 100 }]);
+    await queue.waitUntilIdle(topic);
+    expect(seen.sort()).toEqual(['fails', 'later', 'works']);
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
+    expect(await queue.requeueDead(topic)).toBe(1);
+    await eventually(async () => (await queue.stats(topic)).dead === 1);
+    expect(await queue.purgeDead(topic)).toBe(1);
+    await consumer.close();
+    // The same user cannot touch keys outside its prefix, nor run dangerous commands.
+    const outside = await fx.service({ connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`, prefix: 'other' });
+    await expect(outside.push(topic, 1)).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
+  });
+
+  it('works over TLS (rediss://), blocking consumer connections included', async () => {
+    const server = await TlsRedisServer.start();
+    try {
+      const queue = new RedisAckQueueService({ connection: { host: '127.0.0.1', port: server.port, tls: { ca: server.ca } } });
+      await queue.connect();
+      const topic = uniqueTopic();
+      const seen: unknown[] = [];
+      const consumer = queue.consume(topic, (payload) => void seen.push(payload));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the consumer is in its blocking wait
+      await queue.push(topic, 'over tls');
+      await eventually(() => seen.length === 1, 3_000);
+      await queue.push(topic, 'delayed over tls', { delayMs: 200 });
+      await eventually(() => seen.length === 2, 3_000);
+      await consumer.close();
+      await queue.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('never logs or throws a password, a URL credential or payload content', async () => {
+    const logs = captureLogs();
+    const errors: string[] = [];
+    const consoleLines: string[] = [];
+    const spies = (['error', 'warn', 'log'] as const).map((level) =>
+      jest.spyOn(console, level).mockImplementation((...args: unknown[]) => void consoleLines.push(args.map(String).join(' '))),
+    );
+    try {
+      const secretPayload = { card: 'PAYLOAD-SECRET-4242' };
+      // A wrong password in the URL: startup fails, the message names the server only.
+      const wrong = new RedisAckQueueService({ connection: `redis://:URL-SECRET-pw@127.0.0.1:${fx.server.port}` });
+      await wrong.connect().catch((error: Error) => errors.push(error.message, String(error.stack)));
+      await wrong.close(0);
+      // A working queue where things go wrong: failures, dead letters, lost leases, bad input.
+      const queue = await fx.service({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 }, leaseMs: 100, maxPayloadBytes: 50 });
+      const topic = uniqueTopic();
+      const consumer = queue.consume(topic, async (payload) => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        throw new Error(`handler failed`);
+        void payload;
+      });
+      await queue.push(topic, secretPayload);
+      await queue.push(topic, { blob: 'PAYLOAD-SECRET-4242'.repeat(10) }).catch((error: Error) => errors.push(error.message));
+      await queue.push(topic, { f: () => 'PAYLOAD-SECRET-4242' }).catch((error: Error) => errors.push(error.message));
+      await queue.waitUntilIdle(topic);
+      await fx.server.restart();
+      await queue.push(topic, secretPayload).catch((error: Error) => errors.push(error.message));
+      await consumer.close();
+      const everything = [...logs.lines, ...errors, ...consoleLines].join('\n');
+      expect(errors.length).toBeGreaterThanOrEqual(3);
+      expect(everything).not.toMatch(/SECRET/);
+      expect(everything).not.toMatch(/admin-secret-pw/);
+    } finally {
+      logs.restore();
+      spies.forEach((spy) => spy.mockRestore());
+    }
+  });
+});
