@@ -109,4 +109,22 @@ describe('nack, retries and dead letters', () => {
     const page = await queue.deadLetters(topic, { offset: 1, limit: 2 });
     expect(page.map((d) => d.id)).toEqual(['d1', 'd2']);
   });
+
+  it('lists, requeues and purges a foreign entry in the dead-letter set without failing', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await fx.redis.zadd(`{ackq:${topic}}:dead`, 1, 'foreign');
+    await fx.redis.hset(`{ackq:${topic}}:dead-info`, 'half', 'not json');
+    await fx.redis.zadd(`{ackq:${topic}}:dead`, 2, 'half');
+    const letters = await queue.deadLetters(topic);
+    expect(letters).toEqual([
+      expect.objectContaining({ id: 'foreign', reason: 'unknown', payload: undefined, error: null }),
+      expect.objectContaining({ id: 'half', reason: 'unknown', payload: undefined }),
+    ]);
+    // Nothing to deliver: requeue drops them rather than queueing an id without a body.
+    expect(await queue.requeueDead(topic, ['foreign'])).toBe(0);
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
+    expect(await queue.purgeDead(topic)).toBe(1);
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+  });
 });
