@@ -1,4 +1,7 @@
-/** Three projects: unit (no Redis), integration (private redis-server), e2e (the sample app). */
+/**
+ * Four projects: unit (no Redis), integration (private redis-server), e2e (the sample app),
+ * faults (a private redis-server and consumer processes under kills, outages and stalls).
+ */
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
@@ -14,5 +17,6 @@ module.exports = {
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.spec.ts'] },
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.int-spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/**/*.fault-spec.ts'] },
   ],
 };

@@ -1,13 +1,21 @@
 // A consumer in a process of its own, for tests that kill it. Uses the built library.
 // Env: REDIS_URL, TOPIC, LEASE_MS, HANDLER_MS, CONCURRENCY, PREFIX. Prints one JSON line per event.
+// Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS (see below).
+// Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
+// `block: true` busy-waits BLOCK_MS synchronously (the event loop stalls: no timer, no
+// heartbeat) when BLOCK_MS is set; `fail: true` makes the handler throw.
+// Every line carries `now`, this process' Date.now() (shows a faked clock).
 const { RedisAckQueueService } = require('../../dist');
 
+const blockMs = Number(process.env.BLOCK_MS || 0);
 const queue = new RedisAckQueueService({
   connection: process.env.REDIS_URL,
   prefix: process.env.PREFIX || 'ackq',
   leaseMs: Number(process.env.LEASE_MS || 1000),
+  ...(process.env.DRAIN_MS ? { drainMs: Number(process.env.DRAIN_MS) } : {}),
+  ...(process.env.MAX_ATTEMPTS ? { maxAttempts: Number(process.env.MAX_ATTEMPTS) } : {}),
 });
-const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, ...event })}\n`);
+const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
 
 queue
   .connect()
@@ -16,16 +24,36 @@ queue
       process.env.TOPIC,
       async (payload, context) => {
         say({ type: 'start', id: context.id, attempt: context.attempt });
-        await new Promise((resolve) => setTimeout(resolve, Number(process.env.HANDLER_MS || 50)));
+        const knobs = typeof payload === 'object' && payload !== null ? payload : {};
+        if (knobs.block === true && blockMs > 0) {
+          const until = Date.now() + blockMs;
+          while (Date.now() < until) {
+            // Busy-wait on purpose: nothing else runs in this process meanwhile.
+          }
+        } else {
+          const ms = typeof knobs.handlerMs === 'number' ? knobs.handlerMs : Number(process.env.HANDLER_MS || 50);
+          await new Promise((resolve) => setTimeout(resolve, ms));
+        }
+        if (knobs.fail === true) throw new Error(`handler told to fail (${context.id})`);
         say({ type: 'done', id: context.id, attempt: context.attempt });
       },
       { concurrency: Number(process.env.CONCURRENCY || 4) },
     );
     queue.events$.subscribe((event) => {
-      if (event.type === 'acked' || event.type === 'lease-lost') say({ type: event.type, id: event.id });
+      if (event.type === 'acked' || event.type === 'lease-lost') say({ type: event.type, id: event.id, attempt: event.attempt });
+      else if (event.type === 'retried' || event.type === 'dead') say({ type: event.type, id: event.id, attempt: event.attempt });
+      else if (event.type === 'error') say({ type: 'queue-error', id: event.id, attempt: event.attempt, message: event.error && event.error.message });
     });
     say({ type: 'ready' });
-    process.once('SIGTERM', () => consumer.close().then(() => queue.close()).then(() => process.exit(0)));
+    process.once('SIGTERM', () =>
+      consumer
+        .close()
+        .then(() => queue.close())
+        .then(() => {
+          say({ type: 'closed' });
+          process.exit(0);
+        }),
+    );
   })
   .catch((error) => {
     say({ type: 'error', message: error.message });

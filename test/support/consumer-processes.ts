@@ -1,23 +1,49 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export interface ConsumerEvent {
   pid: number;
-  type: 'ready' | 'start' | 'done' | 'acked' | 'lease-lost' | 'error';
+  type:
+    | 'ready'
+    | 'start'
+    | 'done'
+    | 'acked'
+    | 'lease-lost'
+    | 'error'
+    // Fault tests: events$ 'retried', 'dead' and 'error' (as 'queue-error'), and the end of a SIGTERM drain.
+    | 'retried'
+    | 'dead'
+    | 'queue-error'
+    | 'closed';
   id?: string;
   attempt?: number;
+  /** The consumer process' own Date.now() when it printed the line. */
+  now?: number;
+  /** The test process' Date.now() when the line arrived. */
+  receivedAt?: number;
+  message?: string;
 }
 
 /** Consumer processes of the built library, whose events the test can read and count. */
 export class ConsumerProcesses {
   readonly events: ConsumerEvent[] = [];
   private readonly children = new Set<ChildProcess>();
+  private readonly arrivals = new EventEmitter();
 
-  constructor(private readonly env: Record<string, string>) {}
+  constructor(private readonly env: Record<string, string>) {
+    this.arrivals.setMaxListeners(0);
+  }
 
-  async start(extra: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.js')], {
+  /**
+   * Starts one consumer process and resolves when it is consuming. `launcher` runs it
+   * through another command, e.g. ['faketime', '-f', '-300s'] for a skewed clock.
+   */
+  async start(extra: Record<string, string> = {}, launcher: string[] = []): Promise<ChildProcess> {
+    const script = join(__dirname, 'consumer-process.js');
+    const [command, ...args] = launcher.length > 0 ? [...launcher, process.execPath, script] : [process.execPath, script];
+    const child = spawn(command, args, {
       env: { ...process.env, ...this.env, ...extra },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -27,7 +53,9 @@ export class ConsumerProcesses {
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (!line.startsWith('{')) return;
         const event = JSON.parse(line) as ConsumerEvent;
+        event.receivedAt = Date.now();
         this.events.push(event);
+        this.arrivals.emit('event', event);
         if (event.type === 'ready') resolve();
         if (event.type === 'error') reject(new Error(line));
       });
@@ -39,6 +67,38 @@ export class ConsumerProcesses {
 
   of(type: ConsumerEvent['type'], pid?: number): ConsumerEvent[] {
     return this.events.filter((e) => e.type === type && (pid === undefined || e.pid === pid));
+  }
+
+  /**
+   * Resolves with the first event (already seen or arriving later) that matches, or
+   * rejects after `timeoutMs`: an event-driven wait, no polling.
+   */
+  waitFor(match: (event: ConsumerEvent) => boolean, timeoutMs = 15_000, what = 'a matching consumer event'): Promise<ConsumerEvent> {
+    const seen = this.events.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const onEvent = (event: ConsumerEvent) => {
+        if (!match(event)) return;
+        clearTimeout(timer);
+        this.arrivals.off('event', onEvent);
+        resolve(event);
+      };
+      const timer = setTimeout(() => {
+        this.arrivals.off('event', onEvent);
+        reject(new Error(`no ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.arrivals.on('event', onEvent);
+    });
+  }
+
+  /** The consumer processes still running (stopped ones included). */
+  alive(): ChildProcess[] {
+    return [...this.children];
+  }
+
+  /** Sends a signal without waiting for anything (SIGSTOP, SIGCONT). */
+  signal(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   }
 
   async kill(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

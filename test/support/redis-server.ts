@@ -76,6 +76,13 @@ export class RedisServer {
     await this.launch();
   }
 
+  /** Kills the server (SIGKILL), keeps it down for `downMs`, then starts it again as restart() does. */
+  async restartAfter(downMs: number): Promise<void> {
+    await this.kill();
+    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+    await this.launch();
+  }
+
   async stop(): Promise<void> {
     this.clients.forEach((client) => client.disconnect());
     await this.kill();
