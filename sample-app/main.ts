@@ -8,9 +8,17 @@ async function bootstrap(): Promise<void> {
   const redis = await resolveRedis();
   process.env.REDIS_URL = redis.url;
   const app = await NestFactory.create(AppModule);
-  // SIGTERM / SIGINT run Nest's shutdown: consumers drain, then connections close.
-  app.enableShutdownHooks();
-  process.once('exit', redis.stop);
+  // On SIGTERM / SIGINT, app.close() runs Nest's shutdown: consumers drain, then the
+  // connections close; only then does the private Redis (if any) stop. An app without
+  // such a Redis can simply call app.enableShutdownHooks().
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void app.close().finally(() => {
+        redis.stop();
+        process.exit(0);
+      });
+    });
+  }
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, '127.0.0.1');
   new Logger('Sample').log(
