@@ -161,8 +161,8 @@ export class QueuePoller<T> implements QueueConsumer {
       this.pendingPop = pop;
     }
     // A Node timer, not the pop's own timeout, wakes us for due messages: Redis checks
-    // blocking timeouts only on its 100 ms cron tick.
-    // With nothing scheduled the pop's own timeout ends the wait (one command, not two).
+    // blocking timeouts only on its 100 ms cron tick. With nothing scheduled the pop's own
+    // timeout ends the wait (one command per wait, not two).
     const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs * 2;
     await this.until(this.pendingPop, timerMs);
     if (this.popError !== undefined) {
