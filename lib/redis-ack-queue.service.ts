@@ -2,13 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { QueuePoller } from './consumer/queue-poller';
-import {
-  IdleTimeoutError,
-  InvalidOptionError,
-  QueueClosedError,
-  RedisConnectionError,
-  UnsafeRedisConfigError,
-} from './errors';
+import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from './errors';
+import { asError, errorText } from './errors/error-text';
 import { mapRedisError } from './errors/map-redis-error';
 import type {
   DeadLetter,
@@ -41,6 +36,7 @@ import { DEFAULTS, LIMITS } from './redis-ack-queue.constants';
 import { MESSAGES } from './redis-ack-queue.messages';
 import { queueKeys, type QueueKeys } from './redis/queue-keys';
 import { defineQueueScripts, runQueueScript, type QueueScriptName } from './redis/queue-scripts';
+import { preflight } from './redis/preflight';
 import {
   describeTarget,
   openBlockingConnection,
@@ -92,28 +88,11 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async connect(): Promise<void> {
     try {
       await waitUntilReady(this.client, this.settings.connectTimeoutMs);
-      await this.preflight();
+      await preflight(this.client, this.settings.allowEviction, this.logger);
     } catch (error) {
       if (this.ownsClient) this.client.disconnect();
       throw mapRedisError(error, 'connect');
     }
-  }
-
-  /**
-   * Checks what the queue's promises rest on: Redis 7+, no evicting memory policy (refused
-   * unless allowEviction), and persistence (a warning when the AOF is off).
-   */
-  private async preflight(): Promise<void> {
-    const info = await this.client.info();
-    const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
-    const target = describeTarget(this.client);
-    const version = field('redis_version');
-    if (Number(version.split('.')[0]) < 7) throw new RedisConnectionError(target, MESSAGES.oldRedis(target, version));
-    const policy = field('maxmemory_policy');
-    if (policy.startsWith('allkeys-') && !this.settings.allowEviction) {
-      throw new UnsafeRedisConfigError(target, 'maxmemory-policy', policy, MESSAGES.evictingPolicy(target, policy));
-    }
-    if (field('aof_enabled') === '0') this.logger.warn(MESSAGES.noPersistence(target));
   }
 
   /**
@@ -224,12 +203,12 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       message.token,
       Math.ceil(delayMs),
       maxAttempts,
-      describeError(options.error),
+      errorText(options.error),
       this.settings.deadMaxCount,
       this.settings.deadMaxAgeMs,
     ]);
     const result = NACK_RESULTS[code];
-    const error = toError(options.error);
+    const error = options.error === undefined ? undefined : asError(options.error);
     if (result === 'retry') this.emit({ type: 'retried', topic, id: message.id, attempt: message.attempt, error });
     if (result === 'dead') this.emit({ type: 'dead', topic, id: message.id, attempt: message.attempt, error });
     return result;
@@ -476,17 +455,4 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       }
     });
   }
-}
-
-/** The error's name, message and the top of its stack: enough to debug, bounded in size. */
-function describeError(error: unknown): string {
-  if (error === undefined) return '';
-  if (!(error instanceof Error)) return String(error).slice(0, 2000);
-  const stack = (error.stack ?? '').split('\n').slice(1, 6).join('\n');
-  return `${error.name}: ${error.message}${stack ? `\n${stack}` : ''}`.slice(0, 2000);
-}
-
-function toError(error: unknown): Error | undefined {
-  if (error === undefined || error instanceof Error) return error;
-  return new Error(String(error));
 }

@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { HandlerTimeoutError, LeaseLostError } from '../errors';
+import { asError } from '../errors/error-text';
 import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueEvent, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { RedisAckQueueService } from '../redis-ack-queue.service';
 import type { RedisClient } from '../redis/redis-connection';
+import { AckBatcher } from './ack-batcher';
 
 export interface PollerDeps {
   /** A connection of the poller's own, for blocking waits; closed with the poller. */
@@ -39,8 +41,7 @@ export class QueuePoller<T> implements QueueConsumer {
   private readonly inFlight = new Map<string, InFlight<T>>();
   /** Acks and nacks sent but not answered yet; shutdown waits for them. */
   private readonly settling = new Set<Promise<void>>();
-  /** Acks of one event-loop turn, sent together in one script call. */
-  private ackBatch: { entry: InFlight<T>; done: (acked: boolean | Error) => void }[] = [];
+  private readonly acks = new AckBatcher((leases) => this.engine.settleLeases('ack', this.topic, leases));
   private readonly stopper = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -201,22 +202,7 @@ export class QueuePoller<T> implements QueueConsumer {
   }
 
   private async ack(entry: InFlight<T>): Promise<void> {
-    const acked = await new Promise<boolean | Error>((done) => {
-      if (this.ackBatch.push({ entry, done }) === 1) setImmediate(() => void this.flushAcks());
-    });
-    if (acked instanceof Error) throw acked;
-    if (!acked) this.leaseLost(entry);
-  }
-
-  private async flushAcks(): Promise<void> {
-    const batch = this.ackBatch;
-    this.ackBatch = [];
-    try {
-      const flags = await this.engine.settleLeases('ack', this.topic, batch.map((b) => b.entry.message));
-      batch.forEach((b, i) => b.done(flags[i]));
-    } catch (error) {
-      batch.forEach((b) => b.done(asError(error)));
-    }
+    if (!(await this.acks.ack(entry.message))) this.leaseLost(entry);
   }
 
   private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
@@ -343,8 +329,4 @@ export class QueuePoller<T> implements QueueConsumer {
 
 function abort(entry: InFlight<unknown>, reason: Error): void {
   (entry.controller ??= new AbortController()).abort(reason);
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
