@@ -36,14 +36,8 @@ export class ConsumerProcesses {
     this.arrivals.setMaxListeners(0);
   }
 
-  /**
-   * Starts one consumer process and resolves when it is consuming. `launcher` runs it
-   * through another command, e.g. ['faketime', '-f', '-300s'] for a skewed clock.
-   */
-  async start(extra: Record<string, string> = {}, launcher: string[] = []): Promise<ChildProcess> {
-    const script = join(__dirname, 'consumer-process.js');
-    const [command, ...args] = launcher.length > 0 ? [...launcher, process.execPath, script] : [process.execPath, script];
-    const child = spawn(command, args, {
+  async start(extra: Record<string, string> = {}): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.js')], {
       env: { ...process.env, ...this.env, ...extra },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

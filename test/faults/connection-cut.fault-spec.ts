@@ -1,0 +1,153 @@
+import type { QueueConsumer, RedisAckQueueService } from '../../lib';
+import { FaultLedger, NOTHING_LEFT, faultSeed, hold, leftovers, printSummary, produce, seededRandom, storedIds } from '../support/fault-ledger';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
+
+/** Two in-process consumers, each on its own service, recorded in the ledger. */
+async function startConsumers(
+  fx: ReturnType<typeof useRedis>,
+  topic: string,
+  ledger: FaultLedger,
+  onStart: (at: number) => void = () => undefined,
+): Promise<{ consumers: QueueConsumer[]; services: RedisAckQueueService[] }> {
+  const consumers: QueueConsumer[] = [];
+  const services: RedisAckQueueService[] = [];
+  for (const name of ['c1', 'c2']) {
+    const service = await fx.service({ leaseMs: 2000 });
+    services.push(service);
+    ledger.follow(service, name, topic);
+    consumers.push(
+      service.consume(
+        topic,
+        async (_payload, context) => {
+          ledger.start(name, context.id, context.attempt);
+          onStart(Date.now());
+          await hold(10);
+        },
+        { concurrency: 8 },
+      ),
+    );
+  }
+  return { consumers, services };
+}
+
+describe('fault: connections cut by the server', () => {
+  const fx = useRedis();
+
+  // KNOWN BUG: when a connection dies after Redis ran an ack but before its reply arrived,
+  // ioredis resends the ack on the new connection (autoResendUnfulfilledCommands, on by
+  // default); the token is gone by then, so ack.lua (lib/redis/lua/ack.lua, the HGET of the
+  // token) answers 0 and the service reports a stale lease: ack() resolves false, the poller
+  // emits `lease-lost` and never `acked`, although this very lease acked the message and
+  // nobody else ever got it. Seen in the CLIENT KILL scenario below as acks without an
+  // `acked` event, each with a `lease-lost`. Fix: make the ack of the same token idempotent,
+  // e.g. keep the last acked token per id for about a lease (a small hash trimmed by time, or
+  // a key with PX) and answer 1 when that token is acked again.
+  it.failing('an ack whose reply is lost to a cut connection is still reported as acked, not as a lost lease', async () => {
+    const proxy = await ReplyDroppingProxy.start(fx.server.port);
+    const queue = await fx.service({ connection: proxy.url });
+    try {
+      const topic = uniqueTopic('lost-reply');
+      await queue.push(topic, 'x', { id: 'ack-whose-reply-is-lost' });
+      const [message] = await queue.reserve(topic, { leaseMs: 30_000 });
+      proxy.dropReplyTo('ack-whose-reply-is-lost');
+      const acked = await queue.ack(message);
+      // The ack did run once (its reply was lost), and the message is gone for good.
+      expect(proxy.dropped).toBe(1);
+      expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
+      expect(acked).toBe(true);
+    } finally {
+      await queue.close();
+      await proxy.close();
+    }
+  });
+
+  it('CLIENT KILL TYPE normal of every client, up to ten times during a burst: consumers resume within 2 s each time', async () => {
+    const seed = faultSeed();
+    const random = seededRandom(seed);
+    const topic = uniqueTopic('client-kill');
+    const ledger = new FaultLedger();
+    const startTimes: number[] = [];
+    const producer = await fx.service();
+    const { consumers } = await startConsumers(fx, topic, ledger, (at) => startTimes.push(at));
+    const total = 3000;
+    // The producer keeps ahead of the consumers, so a gap in handler starts is a stall.
+    let producingDone = false;
+    const producing = produce(producer, topic, ledger, { total, batch: 30, everyMs: 40, idPrefix: 'ck' }).finally(() => (producingDone = true));
+    const kills: number[] = [];
+    let killed = 0;
+    try {
+      // Cuts only while messages keep coming, so each one has work to resume.
+      for (let k = 0; k < 10 && !producingDone; k++) {
+        await hold(150 + Math.floor(random() * 350));
+        if (producingDone) break;
+        kills.push(Date.now());
+        // Every client but the test's own inspection connection: producer, consumers, blocking waits.
+        killed += Number(await fx.redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes'));
+      }
+      await producing;
+      await producer.waitUntilIdle(topic, { timeoutMs: 45_000 });
+    } finally {
+      await Promise.all(consumers.map((c) => c.close()));
+    }
+    // Five connections (producer, two consumers' commands and blocking waits) cut each time, give or take reconnects.
+    expect(kills.length).toBeGreaterThanOrEqual(6);
+    expect(killed).toBeGreaterThanOrEqual(3 * kills.length);
+
+    // After each kill, some handler started again within 2 s.
+    const resumeMs = kills.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
+    const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
+    printSummary('client-kill', tally, { resumeMs, killed, ...ledger.counters() });
+    expect({ seed, violations: tally.violations }).toEqual({ seed, violations: [] });
+    expect(Math.max(...resumeMs)).toBeLessThan(2000);
+    expect(tally.pushed).toBe(total);
+    expect(tally.handled).toBe(total);
+    expect(tally.lost).toBe(0);
+    expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
+  }, 90_000);
+
+  it('the server timeout (CONFIG SET timeout 1) closes idle connections: an idle consumer still takes a push within 2 s', async () => {
+    const topic = uniqueTopic('idle-timeout');
+    const ledger = new FaultLedger();
+    const startTimes: number[] = [];
+    const producer = await fx.service();
+    const { consumers } = await startConsumers(fx, topic, ledger, (at) => startTimes.push(at));
+    const ownId = String(await fx.redis.call('CLIENT', 'ID'));
+    // Connections that the idle timeout may close: all but blocked waits (Redis spares those) and our own.
+    const idleable = async () =>
+      String(await fx.redis.call('CLIENT', 'LIST', 'TYPE', 'normal'))
+        .split('\n')
+        .filter((line) => line.includes(' cmd=') && !line.includes(' cmd=blpop '))
+        .map((line) => /^id=(\d+)/.exec(line)?.[1])
+        .filter((id): id is string => id !== undefined && id !== ownId);
+    try {
+      await fx.redis.config('SET', 'timeout', '1');
+      const pushedAt: number[] = [];
+      const pushMs: number[] = [];
+      let closedIdle = 0;
+      for (let round = 0; round < 4; round++) {
+        // Idle until the server has closed the idle connections it had at the start of the round.
+        const before = new Set(await idleable());
+        await eventually(async () => !(await idleable()).some((id) => before.has(id)), 10_000, 100);
+        closedIdle += before.size;
+        // Then a small burst: every one must be taken, the first within 2 s.
+        pushedAt.push(Date.now());
+        await produce(producer, topic, ledger, { total: 100, batch: 100, everyMs: 0, idPrefix: `idle${round}` });
+        pushMs.push(Date.now() - pushedAt[round]);
+        await producer.waitUntilIdle(topic, { timeoutMs: 15_000 });
+      }
+      const resumeMs = pushedAt.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
+      const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
+      printSummary('idle-timeout', tally, { resumeMs, pushMs, closedIdle, ...ledger.counters() });
+      expect(tally.violations).toEqual([]);
+      expect(Math.max(...resumeMs)).toBeLessThan(2000);
+      expect(closedIdle).toBeGreaterThanOrEqual(4 * 3);
+      expect(tally.handled).toBe(400);
+      expect(tally.lost).toBe(0);
+      expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
+    } finally {
+      await fx.redis.config('SET', 'timeout', '0');
+      await Promise.all(consumers.map((c) => c.close()));
+    }
+  }, 90_000);
+});

@@ -1,0 +1,66 @@
+import type { QueueConsumer } from '../../lib';
+import { FaultLedger, NOTHING_LEFT, hold, leftovers, printSummary, produce, storedIds } from '../support/fault-ledger';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('fault: Redis stops answering for seconds (CLIENT PAUSE, DEBUG SLEEP)', () => {
+  const fx = useRedis({ config: ['enable-debug-command', 'local'] });
+
+  it('CLIENT PAUSE 3000 ALL, CLIENT PAUSE 3000 WRITE and DEBUG SLEEP 2 during a burst: no loss, no crash, no duplicate', async () => {
+    const topic = uniqueTopic('pause');
+    const ledger = new FaultLedger();
+    // Leases longer than any stall: a stall alone must not cause a redelivery.
+    const leaseMs = 8000;
+    const producer = await fx.service();
+    const consumers: QueueConsumer[] = [];
+    const errors: string[] = [];
+    const stalls: Record<string, number> = {};
+    try {
+      for (const name of ['c1', 'c2']) {
+        const service = await fx.service({ leaseMs });
+        ledger.follow(service, name, topic);
+        service.events$.subscribe((e) => e.type === 'error' && errors.push(e.error?.message ?? ''));
+        consumers.push(
+          service.consume(
+            topic,
+            async (_payload, context) => {
+              ledger.start(name, context.id, context.attempt);
+              await hold(10);
+            },
+            { concurrency: 8 },
+          ),
+        );
+      }
+      const total = 2400;
+      const producing = produce(producer, topic, ledger, { total, batch: 30, everyMs: 60, idPrefix: 'p' });
+      const admin = fx.server.client();
+      const stall = async (name: string, ...command: string[]) => {
+        await hold(700);
+        const at = Date.now();
+        await admin.call(command[0], ...command.slice(1));
+        // A pause returns at once; wait until the server answers writes again (the pause has ended).
+        await producer.push(topic, 'probe', { id: `probe-${name}` });
+        ledger.pushedIds([`probe-${name}`]);
+        stalls[name] = Date.now() - at;
+      };
+      await stall('pause-all', 'CLIENT', 'PAUSE', '3000', 'ALL');
+      await stall('pause-write', 'CLIENT', 'PAUSE', '3000', 'WRITE');
+      await stall('debug-sleep', 'DEBUG', 'SLEEP', '2');
+      await producing;
+      await producer.waitUntilIdle(topic, { timeoutMs: 45_000 });
+    } finally {
+      await Promise.all(consumers.map((c) => c.close()));
+    }
+    const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
+    // Errors a stall may cause are reported as events; none of them may lose or repeat a message.
+    printSummary('pause-and-sleep', tally, { stalls, errors, ...ledger.counters() });
+    expect(tally.violations).toEqual([]);
+    // Each stall really stopped the server for about its length.
+    expect(stalls['pause-all']).toBeGreaterThanOrEqual(2500);
+    expect(stalls['pause-write']).toBeGreaterThanOrEqual(2500);
+    expect(stalls['debug-sleep']).toBeGreaterThanOrEqual(1500);
+    expect(tally.handled).toBe(2400 + 3);
+    expect(tally.duplicates).toBe(0);
+    expect(tally.lost).toBe(0);
+    expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
+  }, 60_000);
+});

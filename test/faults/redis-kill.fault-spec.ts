@@ -1,0 +1,55 @@
+import type { QueueConsumer, RedisAckQueueService } from '../../lib';
+import { FaultLedger, NOTHING_LEFT, faultSeed, hold, leftovers, printSummary, produce, seededRandom, storedIds } from '../support/fault-ledger';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+describe('fault: redis-server killed with SIGKILL (appendonly yes, appendfsync always)', () => {
+  const fx = useRedis({ appendonly: true });
+
+  it('loses no resolved push and no ack; producers and consumers recover without a restart', async () => {
+    const seed = faultSeed();
+    const random = seededRandom(seed);
+    const topic = uniqueTopic('redis-kill');
+    const ledger = new FaultLedger();
+    const producer = await fx.service();
+    const consumers: QueueConsumer[] = [];
+    const services: RedisAckQueueService[] = [];
+    for (const name of ['c1', 'c2']) {
+      const service = await fx.service({ leaseMs: 1000 });
+      services.push(service);
+      ledger.follow(service, name, topic);
+      consumers.push(
+        service.consume(
+          topic,
+          async (_payload, context) => {
+            ledger.start(name, context.id, context.attempt);
+            await hold(20);
+          },
+          { concurrency: 8 },
+        ),
+      );
+    }
+    const total = 2500;
+    const producing = produce(producer, topic, ledger, { total, batch: 25, everyMs: 60, idPrefix: 'r' });
+
+    // Three outages at random moments, 200-1700 ms long: the longer ones outlast the 1 s leases.
+    const outages: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      await hold(800 + Math.floor(random() * 1200));
+      const downMs = 200 + Math.floor(random() * 1500);
+      outages.push(downMs);
+      await fx.server.restartAfter(downMs);
+    }
+    await producing;
+    // After the last outage, consumers must resume by themselves: no restart, no new consumer.
+    await producer.waitUntilIdle(topic, { timeoutMs: 45_000 });
+    await Promise.all(consumers.map((c) => c.close()));
+
+    const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
+    printSummary('redis-sigkill-aof', tally, { outages, ...ledger.counters() });
+    expect({ seed, outages, violations: tally.violations }).toEqual({ seed, outages, violations: [] });
+    expect(tally.pushed).toBe(total);
+    expect(tally.handled).toBe(total);
+    expect(tally.lost).toBe(0);
+    expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
+  }, 90_000);
+});

@@ -1,0 +1,72 @@
+import { type Server, type Socket, connect, createServer } from 'node:net';
+
+/**
+ * A TCP proxy in front of a private redis-server that can lose one reply: once armed with a
+ * marker, the next command carrying it reaches Redis (and runs there), but its reply is
+ * dropped and the client's connection is cut, as when a network or a server dies between
+ * the write and the answer. Later connections pass through untouched.
+ */
+export class ReplyDroppingProxy {
+  private armed: string | undefined;
+  private readonly sockets = new Set<Socket>();
+  /** How many replies were dropped. */
+  dropped = 0;
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(redisPort: number): Promise<ReplyDroppingProxy> {
+    let proxy: ReplyDroppingProxy | undefined;
+    const server = createServer((client) => proxy!.relay(client, redisPort));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new ReplyDroppingProxy(server, (server.address() as { port: number }).port);
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** The next command whose bytes contain `marker` runs, but its client never hears back. */
+  dropReplyTo(marker: string): void {
+    this.armed = marker;
+  }
+
+  async close(): Promise<void> {
+    this.sockets.forEach((socket) => socket.destroy());
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private relay(client: Socket, redisPort: number): void {
+    const upstream = connect(redisPort, '127.0.0.1');
+    this.sockets.add(client).add(upstream);
+    let cutting = false;
+    client.on('data', (chunk) => {
+      if (this.armed !== undefined && chunk.includes(this.armed)) {
+        this.armed = undefined;
+        cutting = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!cutting) {
+        client.write(chunk);
+        return;
+      }
+      // The command ran (this is its reply): lose the reply and the connection.
+      this.dropped++;
+      client.destroy();
+      upstream.destroy();
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  }
+}
