@@ -166,13 +166,27 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     ]);
     const deadline = Number(reply[2]);
     const messages: ReservedMessage<T>[] = [];
+    const unreadable: { id: string; token: string; attempt: number }[] = [];
     for (let i = 3; i < reply.length; i += 4) {
-      const id = String(reply[i]);
-      const message = decodeReserved<T>(topic, id, String(reply[i + 1]), Number(reply[i + 2]), String(reply[i + 3]), deadline, maxAttempts);
-      messages.push(message);
-      this.emit({ type: 'reserved', topic, id, attempt: message.attempt });
+      const [id, body, attempt, token] = [String(reply[i]), String(reply[i + 1]), Number(reply[i + 2]), String(reply[i + 3])];
+      try {
+        messages.push(decodeReserved<T>(topic, id, body, attempt, token, deadline, maxAttempts));
+        this.emit({ type: 'reserved', topic, id, attempt });
+      } catch {
+        // Redis' cjson accepted it (NaN, hex numbers...), JSON.parse does not.
+        unreadable.push({ id, token, attempt });
+      }
     }
+    if (unreadable.length > 0) await this.buryUnreadable(topic, unreadable);
     return { messages, nextDueInMs: Number(reply[1]) };
+  }
+
+  private async buryUnreadable(topic: string, leases: { id: string; token: string; attempt: number }[]): Promise<void> {
+    const { deadMaxCount, deadMaxAgeMs } = this.settings;
+    const args: (string | number)[] = ['malformed', 'the stored body is not valid JSON', deadMaxCount, deadMaxAgeMs];
+    for (const { id, token } of leases) args.push(id, token);
+    const flags = await this.run<number[]>('bury', topic, this.topicKeys(topic), args);
+    leases.forEach(({ id, attempt }, i) => flags[i] === 1 && this.emit({ type: 'dead', topic, id, attempt }));
   }
 
   /** Removes a message for good; false when the lease was no longer this one (nothing changed). */
@@ -216,9 +230,16 @@ export class RedisAckQueueService implements OnApplicationShutdown {
 
   /** Moves the lease deadline to now + leaseMs; false when the lease was already lost. */
   async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
-    const [extended] = await this.extendLeases(message.topic, [message], leaseMs);
-    if (extended) message.leaseDeadline = Date.now() + leaseMs;
-    return extended;
+    assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
+    this.assertLeases('extend', message.topic, [message]);
+    const [deadline, extended] = await this.run<number[]>('extend', message.topic, this.topicKeys(message.topic), [
+      leaseMs,
+      message.id,
+      message.token,
+    ]);
+    // The server's clock, like every deadline.
+    if (extended === 1) message.leaseDeadline = deadline;
+    return extended === 1;
   }
 
   /** Extends many leases of one topic in one script call (a poller's heartbeat). */

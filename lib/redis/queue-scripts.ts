@@ -10,7 +10,7 @@ type Key = keyof QueueKeys;
  * only reads. The order here is the order of the KEYS header of each file.
  */
 export const QUEUE_SCRIPTS = {
-  push: { file: 'push.lua', keys: ['messages', 'ready', 'delayed', 'wake'] },
+  push: { file: 'push.lua', keys: ['messages', 'ready', 'delayed', 'wake'], refusedWhenFull: true },
   reserve: {
     file: 'reserve.lua',
     keys: ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens', 'dead', 'deadInfo', 'sequence', 'wake'],
@@ -21,12 +21,13 @@ export const QUEUE_SCRIPTS = {
     keys: ['leased', 'delayed', 'ready', 'attempts', 'tokens', 'dead', 'deadInfo', 'wake', 'messages'],
   },
   release: { file: 'release.lua', keys: ['leased', 'ready', 'attempts', 'tokens', 'wake'] },
+  bury: { file: 'bury.lua', keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages'] },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
   stats: { file: 'stats.lua', keys: ['ready', 'delayed', 'leased', 'dead'], readOnly: true },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
   deadRequeue: { file: 'dead-requeue.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake'] },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts'] },
-} satisfies Record<string, { file: string; keys: readonly Key[]; readOnly?: boolean }>;
+} satisfies Record<string, ScriptSpec>;
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;
 
@@ -42,15 +43,16 @@ export function scriptSource(name: QueueScriptName): string {
     const prelude = readFileSync(join(LUA_DIR, 'prelude.lua'), 'utf8');
     sources = new Map();
     for (const [scriptName, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
-      // Read-only scripts still run when Redis is out of memory or on a replica.
-      const shebang = spec.readOnly ? '#!lua flags=no-writes' : '#!lua';
+      // Read-only scripts also run on a replica. Every script but push runs when Redis is
+      // out of memory: consuming, acking and purging are how a full queue drains itself.
+      const shebang = spec.readOnly ? '#!lua flags=no-writes' : spec.refusedWhenFull ? '#!lua' : '#!lua flags=allow-oom';
       sources.set(scriptName, `${shebang}\n${prelude}\n${readFileSync(join(LUA_DIR, spec.file), 'utf8')}`);
     }
   }
   return sources.get(name)!;
 }
 
-type ScriptSpec = { file: string; keys: readonly Key[]; readOnly?: boolean };
+type ScriptSpec = { file: string; keys: readonly Key[]; readOnly?: boolean; refusedWhenFull?: boolean };
 type ScriptClient = (Redis | Cluster) & Record<string, unknown>;
 
 /** Defines every script once on a client (ioredis then calls them by SHA, loading on NOSCRIPT). */

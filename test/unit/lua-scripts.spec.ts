@@ -21,7 +21,9 @@ describe('Lua scripts', () => {
       if (call[1] === 'TIME') continue;
       expect(call[2]).toMatch(/^K_[A-Z_]+$|^key$|^wake_key$/);
     }
-    expect(scriptSource(name as keyof typeof QUEUE_SCRIPTS)).toMatch((spec as { readOnly?: boolean }).readOnly ? /^#!lua flags=no-writes\n/ : /^#!lua\n/);
+    const flags = spec as { readOnly?: boolean; refusedWhenFull?: boolean };
+    const shebang = flags.readOnly ? /^#!lua flags=no-writes\n/ : flags.refusedWhenFull ? /^#!lua\n/ : /^#!lua flags=allow-oom\n/;
+    expect(scriptSource(name as keyof typeof QUEUE_SCRIPTS)).toMatch(shebang);
   });
 
   it('takes every user value as ARGV, never by building script text', () => {

@@ -1,0 +1,29 @@
+-- bury: moves leased messages straight to the dead letters with a reason, each only while
+-- the given token is still its lease (a body Redis could read but the client cannot).
+--
+-- KEYS[1] leased    ZSET  id -> lease deadline (ms)
+-- KEYS[2] attempts  HASH  id -> deliveries so far
+-- KEYS[3] tokens    HASH  id -> token of the current lease
+-- KEYS[4] dead      ZSET  id -> time of death (ms)
+-- KEYS[5] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- KEYS[6] messages  HASH  id -> stored body (of dead letters that the bound deletes)
+-- ARGV[1] reason        e.g. 'malformed'
+-- ARGV[2] error         text kept with each dead letter
+-- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)
+-- ARGV[4] deadMaxAgeMs  dead letters older than this are deleted
+-- ARGV[5..] pairs: id, token
+-- Returns one integer per pair: 1 buried, 0 stale token
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_LEASED, K_ATTEMPTS, K_TOKENS, K_DEAD, K_DEAD_INFO, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+check_types(K_LEASED, 'zset', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash')
+
+local now = now_ms()
+local held, results = held_leases(K_TOKENS, 5)
+for _, id in ipairs(held) do
+  local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
+  redis.call('ZREM', K_LEASED, id)
+  redis.call('HDEL', K_TOKENS, id)
+  redis.call('HDEL', K_ATTEMPTS, id)
+  bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
+end
+return results
