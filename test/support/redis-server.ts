@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
 import { redisServerBinary } from './global-setup';
+import { answersPing, freePort } from './net-probe';
 
 export interface RedisServerOptions {
   /** Append-only file with fsync on every write. Default off. */
@@ -117,31 +117,4 @@ export class RedisServer {
     }
     throw new Error(`redis-server did not come up on port ${this.port}:\n${this.log().slice(-2000)}`);
   }
-}
-
-/** Up means it answers PING (NOAUTH counts: it answers) and is not loading its data. */
-function answersPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const done = (up: boolean) => {
-      socket.destroy();
-      resolve(up);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

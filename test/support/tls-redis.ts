@@ -1,10 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 import { redisServerBinary } from './global-setup';
+import { answersPing, freePort } from './net-probe';
 
 /** A private redis-server that speaks only TLS, with a CA and certificate made here by openssl. */
 export class TlsRedisServer {
@@ -31,7 +30,7 @@ export class TlsRedisServer {
     ], { stdio: 'ignore' });
     const ca = readFileSync(file('ca.crt'));
     const server = new TlsRedisServer(port, dir, ca, child);
-    for (let i = 0; i < 250 && !(await server.answers()); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && !(await answersPing(port, { ca })); i++) await new Promise((r) => setTimeout(r, 20));
     return server;
   }
 
@@ -47,28 +46,4 @@ export class TlsRedisServer {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
-
-  private answers(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = connect({ port: this.port, host: '127.0.0.1', ca: this.ca });
-      const done = (up: boolean) => {
-        socket.destroy();
-        resolve(up);
-      };
-      socket.setTimeout(1_000, () => done(false));
-      socket.on('error', () => done(false));
-      socket.on('secureConnect', () => socket.write('PING\r\n'));
-      socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
-    });
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }

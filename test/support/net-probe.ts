@@ -1,0 +1,33 @@
+import { connect, createServer } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+
+/** A port nothing listens on right now, for a private server. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Up means the server answers PING (NOAUTH counts: it answers) and is not loading its data.
+ * A raw socket, not a client: a client's timers would outlive a failed probe.
+ */
+export function answersPing(port: number, tls?: { ca: Buffer }): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tls ? connectTls({ port, host: '127.0.0.1', ca: tls.ca }) : connect(port, '127.0.0.1');
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on(tls ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
+  });
+}
