@@ -72,6 +72,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private readonly consumers = new Set<QueuePoller<unknown>>();
   private readonly idPrefix = randomBytes(9).toString('base64url');
   private idCounter = 0;
+  /** Redis server time minus local time, as of the last reserve. */
+  private serverOffsetMs = 0;
   private closing: Promise<void> | undefined;
 
   constructor(options: RedisAckQueueOptions = {}) {
@@ -164,6 +166,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       this.settings.deadMaxCount,
       this.settings.deadMaxAgeMs,
     ]);
+    this.serverOffsetMs = Number(reply[0]) - Date.now();
     const deadline = Number(reply[2]);
     const messages: ReservedMessage<T>[] = [];
     const unreadable: { id: string; token: string; attempt: number }[] = [];
@@ -264,7 +267,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async settleLeases(
     name: 'ack' | 'extend' | 'release',
     topic: string,
-    messages: (Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number })[],
+    messages: (Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDeadline?: number })[],
     leaseMs = 0,
   ): Promise<boolean[]> {
     const keys = this.topicKeys(topic);
@@ -276,8 +279,18 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       calls.push(this.run<number[]>(name, topic, keys, args));
     }
     const replies = await Promise.all(calls);
-    // extend replies start with the new deadline.
-    const flags = replies.flatMap((reply) => (name === 'extend' ? reply.slice(1) : reply).map((flag) => flag === 1));
+    const serverNow = Date.now() + this.serverOffsetMs;
+    // An ack answered "already gone" while this lease was still live was this lease's own ack,
+    // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
+    const held = (flag: number, m: { leaseDeadline?: number }) => flag === 1 || (flag === 2 && (m.leaseDeadline ?? 0) > serverNow);
+    const flags = replies.flatMap((reply, call) =>
+      // extend replies start with the new deadline, which heartbeats keep on the message.
+      (name === 'extend' ? reply.slice(1) : reply).map((flag, i) => {
+        const message = messages[call * LIMITS.idsPerCall + i];
+        if (name === 'extend' && flag === 1) message.leaseDeadline = reply[0];
+        return held(flag, message);
+      }),
+    );
     if (name === 'ack') {
       flags.forEach((acked, i) => acked && this.emit({ type: 'acked', topic, id: messages[i].id, attempt: messages[i].attempt }));
     }
