@@ -10,13 +10,7 @@ describe('fault: a consumer whose event loop is blocked longer than its lease', 
     const ledger = new FaultLedger();
     const leaseMs = 800;
     const blockMs = 3000;
-    const processes = new ConsumerProcesses({
-      REDIS_URL: fx.server.url,
-      TOPIC: topic,
-      LEASE_MS: String(leaseMs),
-      HANDLER_MS: '10',
-      CONCURRENCY: '4',
-    });
+    const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 10 });
     const tokens = `{ackq:${topic}}:tokens`;
     const leased = `{ackq:${topic}}:leased`;
     try {

@@ -12,13 +12,7 @@ describe('fault: consumers whose clocks are off by five minutes (libfaketime)', 
     const topic = uniqueTopic('skew');
     const ledger = new FaultLedger();
     const leaseMs = 1000;
-    const processes = new ConsumerProcesses({
-      REDIS_URL: fx.server.url,
-      TOPIC: topic,
-      LEASE_MS: String(leaseMs),
-      HANDLER_MS: '10',
-      CONCURRENCY: '4',
-    });
+    const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 10 });
     const behind = skewedClockEnv('-300s');
     const ahead = skewedClockEnv('+300s');
     try {

@@ -12,13 +12,7 @@ describe('fault: consumer processes killed with SIGKILL', () => {
     const topic = uniqueTopic('kill');
     const ledger = new FaultLedger();
     const leaseMs = 1000;
-    const processes = new ConsumerProcesses({
-      REDIS_URL: fx.server.url,
-      TOPIC: topic,
-      LEASE_MS: String(leaseMs),
-      HANDLER_MS: '20',
-      CONCURRENCY: '4',
-    });
+    const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 20 });
     try {
       const queue = await fx.service();
       await Promise.all([processes.start(), processes.start(), processes.start()]);

@@ -13,13 +13,7 @@ describe('fault: graceful shutdown during a burst', () => {
     const ledger = new FaultLedger();
     // A long lease: a message left leased by a shutdown would stall the run for 30 s.
     const leaseMs = 30_000;
-    const processes = new ConsumerProcesses({
-      REDIS_URL: fx.server.url,
-      TOPIC: topic,
-      LEASE_MS: String(leaseMs),
-      HANDLER_MS: '30',
-      CONCURRENCY: '4',
-    });
+    const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 30 });
     const local: { consumer: QueueConsumer; service: RedisAckQueueService }[] = [];
     const startLocal = async (name: string) => {
       const service = await fx.service({ leaseMs });

@@ -9,13 +9,7 @@ describe('fault: a consumer process frozen with SIGSTOP past its lease, resumed 
     const topic = uniqueTopic('sigstop');
     const ledger = new FaultLedger();
     const leaseMs = 800;
-    const processes = new ConsumerProcesses({
-      REDIS_URL: fx.server.url,
-      TOPIC: topic,
-      LEASE_MS: String(leaseMs),
-      HANDLER_MS: '10',
-      CONCURRENCY: '4',
-    });
+    const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 10 });
     const tokens = `{ackq:${topic}}:tokens`;
     try {
       const queue = await fx.service();

@@ -36,6 +36,17 @@ export class ConsumerProcesses {
     this.arrivals.setMaxListeners(0);
   }
 
+  /** Consumers of one topic on one server: the usual shape of a fault scenario. */
+  static forTopic(redisUrl: string, topic: string, o: { leaseMs: number; handlerMs: number; concurrency?: number }): ConsumerProcesses {
+    return new ConsumerProcesses({
+      REDIS_URL: redisUrl,
+      TOPIC: topic,
+      LEASE_MS: String(o.leaseMs),
+      HANDLER_MS: String(o.handlerMs),
+      CONCURRENCY: String(o.concurrency ?? 4),
+    });
+  }
+
   async start(extra: Record<string, string> = {}): Promise<ChildProcess> {
     const child = spawn(process.execPath, [join(__dirname, 'consumer-process.js')], {
       env: { ...process.env, ...this.env, ...extra },
