@@ -38,11 +38,12 @@ describe('consume: the poller', () => {
     const consumer = queue.consume(topic, (_payload, context) => {
       started.open(context);
       return new Promise(() => undefined);
-    }, { leaseMs: 200 });
+    }, { leaseMs: 600 });
     await queue.push(topic, 'x');
     const context = await started.promise;
     const other = await fx.service();
-    for (let i = 0; i < 6; i++) {
+    // 1.8 s: three leases long, with a heartbeat every 200 ms.
+    for (let i = 0; i < 12; i++) {
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(await other.reserve(topic)).toEqual([]);
     }
