@@ -93,9 +93,9 @@ describe('consume: the poller', () => {
     let runs = 0;
     const slow = async () => {
       runs++;
-      await new Promise((resolve) => setTimeout(resolve, 900));
+      await new Promise((resolve) => setTimeout(resolve, 1_800));
     };
-    const consumers = [a.consume(topic, slow, { leaseMs: 300 }), b.consume(topic, slow, { leaseMs: 300 })];
+    const consumers = [a.consume(topic, slow, { leaseMs: 600 }), b.consume(topic, slow, { leaseMs: 600 })];
     await a.push(topic, 'long job');
     await eventually(() => runs === 1);
     await a.waitUntilIdle(topic);
