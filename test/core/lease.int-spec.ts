@@ -69,10 +69,10 @@ describe('reserve, ack, extendLease', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     await queue.push(topic, 'x');
-    const [message] = await queue.reserve(topic, { leaseMs: 200 });
+    const [message] = await queue.reserve(topic, { leaseMs: 600 });
     for (let i = 0; i < 5; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(await queue.extendLease(message, 200)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await queue.extendLease(message, 600)).toBe(true);
       expect(await queue.reserve(topic)).toEqual([]);
     }
     expect(await queue.ack(message)).toBe(true);
