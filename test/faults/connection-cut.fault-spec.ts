@@ -1,36 +1,9 @@
-import type { QueueConsumer, RedisAckQueueService } from '../../lib';
 import { FaultLedger, NOTHING_LEFT, faultSeed, hold, leftovers, printSummary, produce, seededRandom, storedIds } from '../support/fault-ledger';
+import { followedConsumers } from '../support/fault-consumers';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
 
 /** Two in-process consumers, each on its own service, recorded in the ledger. */
-async function startConsumers(
-  fx: ReturnType<typeof useRedis>,
-  topic: string,
-  ledger: FaultLedger,
-  onStart: (at: number) => void = () => undefined,
-): Promise<{ consumers: QueueConsumer[]; services: RedisAckQueueService[] }> {
-  const consumers: QueueConsumer[] = [];
-  const services: RedisAckQueueService[] = [];
-  for (const name of ['c1', 'c2']) {
-    const service = await fx.service({ leaseMs: 2000 });
-    services.push(service);
-    ledger.follow(service, name, topic);
-    consumers.push(
-      service.consume(
-        topic,
-        async (_payload, context) => {
-          ledger.start(name, context.id, context.attempt);
-          onStart(Date.now());
-          await hold(10);
-        },
-        { concurrency: 8 },
-      ),
-    );
-  }
-  return { consumers, services };
-}
-
 describe('fault: connections cut by the server', () => {
   const fx = useRedis();
 
@@ -62,7 +35,7 @@ describe('fault: connections cut by the server', () => {
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
     const producer = await fx.service();
-    const { consumers } = await startConsumers(fx, topic, ledger, (at) => startTimes.push(at));
+    const { consumers } = await followedConsumers(fx, topic, ledger, { options: { leaseMs: 2000 }, onStart: (at) => startTimes.push(at) });
     const total = 3000;
     // The producer keeps ahead of the consumers, so a gap in handler starts is a stall.
     let producingDone = false;
@@ -104,7 +77,7 @@ describe('fault: connections cut by the server', () => {
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
     const producer = await fx.service();
-    const { consumers } = await startConsumers(fx, topic, ledger, (at) => startTimes.push(at));
+    const { consumers } = await followedConsumers(fx, topic, ledger, { options: { leaseMs: 2000 }, onStart: (at) => startTimes.push(at) });
     const ownId = String(await fx.redis.call('CLIENT', 'ID'));
     // Connections that the idle timeout may close: all but blocked waits (Redis spares those) and our own.
     const idleable = async () =>

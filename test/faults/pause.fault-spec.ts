@@ -1,5 +1,6 @@
 import type { QueueConsumer } from '../../lib';
 import { FaultLedger, NOTHING_LEFT, hold, leftovers, printSummary, produce, storedIds } from '../support/fault-ledger';
+import { followedConsumers } from '../support/fault-consumers';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('fault: Redis stops answering for seconds (CLIENT PAUSE, DEBUG SLEEP)', () => {
@@ -15,20 +16,10 @@ describe('fault: Redis stops answering for seconds (CLIENT PAUSE, DEBUG SLEEP)',
     const errors: string[] = [];
     const stalls: Record<string, number> = {};
     try {
-      for (const name of ['c1', 'c2']) {
-        const service = await fx.service({ leaseMs });
-        ledger.follow(service, name, topic);
+      const started = await followedConsumers(fx, topic, ledger, { options: { leaseMs } });
+      consumers.push(...started.consumers);
+      for (const service of started.services) {
         service.events$.subscribe((e) => e.type === 'error' && errors.push(e.error?.message ?? ''));
-        consumers.push(
-          service.consume(
-            topic,
-            async (_payload, context) => {
-              ledger.start(name, context.id, context.attempt);
-              await hold(10);
-            },
-            { concurrency: 8 },
-          ),
-        );
       }
       const total = 2400;
       const producing = produce(producer, topic, ledger, { total, batch: 30, everyMs: 60, idPrefix: 'p' });

@@ -1,5 +1,6 @@
 import type { DeadLetter, QueueConsumer, RedisAckQueueService } from '../../lib';
 import { FaultLedger, NOTHING_LEFT, faultSeed, leftovers, printSummary, seededRandom } from '../support/fault-ledger';
+import { followedConsumers } from '../support/fault-consumers';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 type Kind = 'good' | 'throws' | 'damaged';
@@ -25,21 +26,12 @@ async function pushMixed(
 }
 
 async function startConsumers(fx: ReturnType<typeof useRedis>, topic: string, ledger: FaultLedger, leaseMs: number): Promise<QueueConsumer[]> {
-  const consumers: QueueConsumer[] = [];
-  for (const name of ['c1', 'c2']) {
-    const service = await fx.service({ leaseMs, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 20 } });
-    ledger.follow(service, name, topic);
-    consumers.push(
-      service.consume(
-        topic,
-        (payload: { fail?: boolean }, context) => {
-          ledger.start(name, context.id, context.attempt);
-          if (payload?.fail) throw new Error(`poison ${context.id} always throws`);
-        },
-        { concurrency: 8 },
-      ),
-    );
-  }
+  const { consumers } = await followedConsumers(fx, topic, ledger, {
+    options: { leaseMs, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 20 } },
+    handle: (payload, context) => {
+      if ((payload as { fail?: boolean } | null)?.fail) throw new Error(`poison ${context.id} always throws`);
+    },
+  });
   return consumers;
 }
 

@@ -1,5 +1,5 @@
-import type { QueueConsumer, RedisAckQueueService } from '../../lib';
 import { FaultLedger, NOTHING_LEFT, faultSeed, hold, leftovers, printSummary, produce, seededRandom, storedIds } from '../support/fault-ledger';
+import { followedConsumers } from '../support/fault-consumers';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('fault: redis-server killed with SIGKILL (appendonly yes, appendfsync always)', () => {
@@ -11,23 +11,10 @@ describe('fault: redis-server killed with SIGKILL (appendonly yes, appendfsync a
     const topic = uniqueTopic('redis-kill');
     const ledger = new FaultLedger();
     const producer = await fx.service();
-    const consumers: QueueConsumer[] = [];
-    const services: RedisAckQueueService[] = [];
-    for (const name of ['c1', 'c2']) {
-      const service = await fx.service({ leaseMs: 1000 });
-      services.push(service);
-      ledger.follow(service, name, topic);
-      consumers.push(
-        service.consume(
-          topic,
-          async (_payload, context) => {
-            ledger.start(name, context.id, context.attempt);
-            await hold(20);
-          },
-          { concurrency: 8 },
-        ),
-      );
-    }
+    const { consumers, services } = await followedConsumers(fx, topic, ledger, {
+      options: { leaseMs: 1000 },
+      handle: () => hold(20),
+    });
     const total = 2500;
     const producing = produce(producer, topic, ledger, { total, batch: 25, everyMs: 60, idPrefix: 'r' });
 
