@@ -1,12 +1,19 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { BackoffOption } from './backoff.interface';
 
+/** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
+export interface RedisAckQueueClusterConnection {
+  cluster: ClusterNode[];
+  options?: ClusterOptions;
+}
+
 /**
- * Where Redis is: a `redis://` or `rediss://` URL, ioredis options, or a client you own.
- * A client you pass in is used as it is and never closed by the queue; blocking waits
- * run on duplicates of it, which the queue owns and closes.
+ * Where Redis is: a `redis://` or `rediss://` URL, ioredis options (Sentinel included:
+ * `{ sentinels, name }`), a cluster's seed nodes, or a client you own. A client you pass
+ * in is used as it is and never closed by the queue; blocking waits run on duplicates of
+ * it, which the queue owns and closes.
  */
-export type RedisAckQueueConnection = string | RedisOptions | Redis | Cluster;
+export type RedisAckQueueConnection = string | RedisOptions | RedisAckQueueClusterConnection | Redis | Cluster;
 
 /** Settings every consumer of a topic falls back to when its handler sets none. */
 export interface QueueHandlerDefaults {

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { RedisConnectionError } from '../errors';
+import { InvalidOptionError, RedisConnectionError } from '../errors';
 import type { RedisAckQueueConnection } from '../interfaces';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
@@ -18,10 +18,19 @@ export function isRedisClient(value: unknown): value is RedisClient {
 export function openConnection(connection: RedisAckQueueConnection): { client: RedisClient; owned: boolean } {
   if (isRedisClient(connection)) return { client: connection, owned: false };
   // Auto-pipelining sends the commands of one event-loop tick in one write.
-  const own: RedisOptions = { enableAutoPipelining: true, lazyConnect: true };
-  const client =
-    typeof connection === 'string' ? new Redis(connection, own) : new Redis({ ...connection, ...own });
-  return { client, owned: true };
+  const own = { enableAutoPipelining: true, lazyConnect: true };
+  if (typeof connection === 'string') return { client: new Redis(connection, own), owned: true };
+  if (typeof connection !== 'object' || connection === null) {
+    throw new InvalidOptionError('connection', connection, 'a redis:// URL, ioredis options, { cluster: [...] } or a client');
+  }
+  if ('cluster' in connection) {
+    const { cluster: nodes, options = {} } = connection;
+    if (!Array.isArray(nodes) || nodes.length === 0) {
+      throw new InvalidOptionError('connection.cluster', nodes, 'a non-empty array of seed nodes');
+    }
+    return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
+  }
+  return { client: new Redis({ ...(connection as RedisOptions), ...own }), owned: true };
 }
 
 /**
@@ -54,7 +63,10 @@ export function describeTarget(client: RedisClient): string {
     const nodes = client.nodes().map((node) => `${node.options.host}:${node.options.port}`);
     return `cluster(${nodes.join(',') || 'no nodes yet'})`;
   }
-  const { host = '127.0.0.1', port = 6379, path, db = 0, tls } = (client as Redis).options;
+  const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = (client as Redis).options;
+  if (sentinels?.length) {
+    return `sentinel(${name ?? 'mymaster'}@${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')})`;
+  }
   return path ? `unix:${path}` : `${tls ? 'rediss' : 'redis'}://${host}:${port}/${db}`;
 }
 
