@@ -48,6 +48,12 @@ export const MESSAGES = {
   consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
   drainLeftovers: (topic: string, count: number) =>
     `Released ${count} unfinished message(s) of "${topic}" back to ready at shutdown`,
+  replicationTimeout: (topic: string, count: number, confirmed: number, wanted: number) =>
+    `Pushed ${count} message(s) to topic "${topic}" but only ${confirmed} of ${wanted} replica(s) confirmed them in time: ` +
+    'a failover now could lose them; push them again with the same ids (deduplicated) or treat them as not sent',
+  partitionMismatch: (topic: string, configured: number, stored: number) =>
+    `Topic "${topic}" has ${stored} partition(s) in Redis but ${configured} in this process' topics option: ` +
+    'producers and consumers must agree; to change the count, drain the topic and delete its partitions key',
 } as const;
 
 function describe(value: unknown): string {

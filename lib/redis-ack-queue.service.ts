@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { QueuePoller } from './consumer/queue-poller';
-import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from './errors';
+import {
+  IdleTimeoutError,
+  InvalidOptionError,
+  PartitionCountMismatchError,
+  QueueClosedError,
+} from './errors';
 import { asError, errorText } from './errors/error-text';
 import { mapRedisError } from './errors/map-redis-error';
 import type {
@@ -34,8 +39,10 @@ import {
 } from './queue/validation';
 import { DEFAULTS, LIMITS } from './redis-ack-queue.constants';
 import { MESSAGES } from './redis-ack-queue.messages';
-import { queueKeys, type QueueKeys } from './redis/queue-keys';
+import { partitionOf, partitionTags } from './redis/partitions';
+import { partitionCountKey, queueKeys, tagKeys, type QueueKeys } from './redis/queue-keys';
 import { defineQueueScripts, runQueueScript, type QueueScriptName } from './redis/queue-scripts';
+import { ReplicatedPushes } from './redis/replicated-pushes';
 import { preflight } from './redis/preflight';
 import {
   describeTarget,
@@ -54,6 +61,19 @@ export interface ReservedBatch<T> {
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
+/** Where a topic lives: one key set per partition, plus its home slot. */
+interface TopicLayout {
+  name: string;
+  /** Keys of each partition; a single entry for an unpartitioned topic. */
+  partitions: QueueKeys[];
+  /** The plain-tag keys: consumers of a partitioned topic wait on its wake list. */
+  home: QueueKeys;
+  /** The partition count in Redis agrees with this process' (checked once). */
+  verified: boolean;
+  /** Where the next `reserve` starts, so partitions take turns. */
+  cursor: number;
+}
+
 /**
  * The queue engine: push, reserve, ack, nack, inspect. Every state change is one Lua
  * script, timed by the Redis server's clock. Usable with `new` outside Nest; the module
@@ -67,7 +87,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private readonly settings: ServiceSettings;
   private readonly client: RedisClient;
   private readonly ownsClient: boolean;
-  private readonly keys = new Map<string, QueueKeys>();
+  private readonly layouts = new Map<string, TopicLayout>();
+  private readonly replicated: ReplicatedPushes | undefined;
   private readonly events = new Subject<RedisAckQueueEvent>();
   private readonly consumers = new Set<QueuePoller<unknown>>();
   private readonly idPrefix = randomBytes(9).toString('base64url');
@@ -83,6 +104,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.ownsClient = owned;
     if (owned) this.reportConnectionErrors(client);
     defineQueueScripts(client);
+    const { replicatedPushes } = this.settings;
+    if (replicatedPushes) this.replicated = new ReplicatedPushes(client, replicatedPushes.replicas, replicatedPushes.timeoutMs);
     this.events$ = this.events.asObservable();
   }
 
@@ -125,24 +148,53 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.assertOpen('push');
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
+    const layout = this.layout(topic);
+    const count = layout.partitions.length;
     const ids: string[] = [];
-    const args: (string | number)[] = [];
+    // Per partition: the items' positions in `ids` and their script arguments.
+    const groups = new Map<number, { at: number[]; args: (string | number)[] }>();
     for (const item of items) {
+      const args: (string | number)[] = [];
       const id = this.encodeItem(topic, item, args);
+      const partition = partitionOf(id, count);
+      const group = groups.get(partition) ?? { at: [], args: [] };
+      groups.set(partition, group);
+      group.at.push(ids.length);
+      group.args.push(...args);
       ids.push(id);
     }
-    const keys = this.topicKeys(topic);
-    const chunks: Promise<number[]>[] = [];
-    const width = LIMITS.pushChunk * 4;
-    for (let i = 0; i < args.length; i += width) {
-      chunks.push(this.run<number[]>('push', topic, keys, args.slice(i, i + width)));
-    }
-    const stored = (await Promise.all(chunks)).flat();
+    await this.verifyLayout(layout, 'push');
+    const stored: number[] = [];
+    let woke = false;
+    await Promise.all(
+      [...groups].map(async ([partition, { at, args }]) => {
+        const flags = await this.pushToPartition(layout, partition, args, at.map((i) => ids[i]));
+        at.forEach((position, i) => (stored[position] = flags[i]));
+        woke ||= flags[at.length] === 1;
+      }),
+    );
+    if (woke && count > 1) await this.wakeHome(layout);
     return ids.map((id, i) => {
       const duplicate = stored[i] === 0;
       if (!duplicate) this.emit({ type: 'pushed', topic, id });
       return { id, duplicate };
     });
+  }
+
+  /**
+   * One push script call per 500 items, sent at once (with replicatedPushes, confirmed by
+   * replicas first). Returns a flag per item (1 stored, 0 duplicate), then 1 if consumers
+   * were woken.
+   */
+  private async pushToPartition(layout: TopicLayout, partition: number, args: (string | number)[], ids: string[]) {
+    const keys = layout.partitions[partition];
+    const width = LIMITS.pushChunk * 4;
+    const chunks: (string | number)[][] = [];
+    for (let i = 0; i < args.length; i += width) chunks.push(args.slice(i, i + width));
+    const replies = this.replicated
+      ? await this.replicated.push(layout.name, keys, chunks, ids)
+      : await Promise.all(chunks.map((chunk) => this.run<number[]>('push', layout.name, keys, chunk)));
+    return [...replies.flatMap((reply) => reply.slice(0, -1)), Math.max(...replies.map((reply) => reply.at(-1)!))];
   }
 
   /** Leases up to `count` messages; an empty array when none is ready. */
@@ -158,7 +210,34 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertInteger('count', count, 1, LIMITS.maxReserveCount);
     assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
     assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-    const reply = await this.run<(string | number)[]>('reserve', topic, this.topicKeys(topic), [
+    const layout = this.layout(topic);
+    await this.verifyLayout(layout, 'reserve');
+    // Partitions take turns; the first that has messages answers.
+    let nextDueInMs = -1;
+    for (let tried = 0; tried < layout.partitions.length; tried++) {
+      layout.cursor = (layout.cursor + 1) % layout.partitions.length;
+      const batch = await this.reservePartition<T>(topic, layout.cursor, { count, leaseMs, maxAttempts });
+      nextDueInMs = earliestDue(nextDueInMs, batch.nextDueInMs);
+      if (batch.messages.length > 0) return { messages: batch.messages, nextDueInMs };
+    }
+    return { messages: [], nextDueInMs };
+  }
+
+  /** How many partitions `topic` has here (1 unless the topics option says more). */
+  partitionCount(topic: string): number {
+    return this.layout(topic).partitions.length;
+  }
+
+  /**
+   * `reserveBatch` on one partition, options already checked: what a poller calls.
+   * @internal
+   */
+  async reservePartition<T>(topic: string, partition: number, options: Required<ReserveOptions>): Promise<ReservedBatch<T>> {
+    const { count, leaseMs, maxAttempts } = options;
+    const layout = this.layout(topic);
+    if (!layout.verified) await this.verifyLayout(layout, 'reserve');
+    const keys = layout.partitions[partition];
+    const reply = await this.run<(string | number)[]>('reserve', topic, keys, [
       count,
       leaseMs,
       maxAttempts,
@@ -180,15 +259,17 @@ export class RedisAckQueueService implements OnApplicationShutdown {
         unreadable.push({ id, token, attempt });
       }
     }
-    if (unreadable.length > 0) await this.buryUnreadable(topic, unreadable);
+    if (unreadable.length > 0) await this.buryUnreadable(topic, keys, unreadable);
+    // A full batch may leave more behind: let the other consumers, waiting in the home slot, help.
+    if (layout.partitions.length > 1 && messages.length === count) this.wakeHome(layout).catch(() => undefined);
     return { messages, nextDueInMs: Number(reply[1]) };
   }
 
-  private async buryUnreadable(topic: string, leases: { id: string; token: string; attempt: number }[]): Promise<void> {
+  private async buryUnreadable(topic: string, keys: QueueKeys, leases: { id: string; token: string; attempt: number }[]) {
     const { deadMaxCount, deadMaxAgeMs } = this.settings;
     const args: (string | number)[] = ['malformed', 'the stored body is not valid JSON', deadMaxCount, deadMaxAgeMs];
     for (const { id, token } of leases) args.push(id, token);
-    const flags = await this.run<number[]>('bury', topic, this.topicKeys(topic), args);
+    const flags = await this.run<number[]>('bury', topic, keys, args);
     leases.forEach(({ id, attempt }, i) => flags[i] === 1 && this.emit({ type: 'dead', topic, id, attempt }));
   }
 
@@ -215,7 +296,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertDuration('delayMs', delayMs);
     const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
     assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-    const code = await this.run<number>('nack', topic, this.topicKeys(topic), [
+    const layout = this.layout(topic);
+    const keys = layout.partitions[partitionOf(message.id, layout.partitions.length)];
+    const code = await this.run<number>('nack', topic, keys, [
       message.id,
       message.token,
       Math.ceil(delayMs),
@@ -225,6 +308,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       this.settings.deadMaxAgeMs,
     ]);
     const result = NACK_RESULTS[code];
+    if (result === 'retry' && layout.partitions.length > 1) await this.wakeHome(layout);
     const error = options.error === undefined ? undefined : asError(options.error);
     if (result === 'retry') this.emit({ type: 'retried', topic, id: message.id, attempt: message.attempt, error });
     if (result === 'dead') this.emit({ type: 'dead', topic, id: message.id, attempt: message.attempt, error });
@@ -235,14 +319,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
     assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
     this.assertLeases('extend', message.topic, [message]);
-    const [deadline, extended] = await this.run<number[]>('extend', message.topic, this.topicKeys(message.topic), [
-      leaseMs,
-      message.id,
-      message.token,
-    ]);
-    // The server's clock, like every deadline.
-    if (extended === 1) message.leaseDeadline = deadline;
-    return extended === 1;
+    // settleLeases keeps the new deadline (the server's clock, like every deadline) on the message.
+    const [extended] = await this.settleLeases('extend', message.topic, [message], leaseMs);
+    return extended;
   }
 
   /** Extends many leases of one topic in one script call (a poller's heartbeat). */
@@ -253,15 +332,18 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** Hands leases back to the head of ready at once, not counting the interrupted attempt. */
-  release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
+  async release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
     this.assertLeases('release', topic, messages);
-    return this.settleLeases('release', topic, messages);
+    const flags = await this.settleLeases('release', topic, messages);
+    const layout = this.layout(topic);
+    if (layout.partitions.length > 1 && flags.includes(true)) await this.wakeHome(layout);
+    return flags;
   }
 
   /**
-   * Acks, extends or releases leases of one topic, at most 500 per script call, all sent
-   * at once. No argument checks: the public callers and the poller (whose leases came
-   * from reserve) have made them.
+   * Acks, extends or releases leases of one topic, at most 500 per script call (per
+   * partition), all sent at once. No argument checks: the public callers and the poller
+   * (whose leases came from reserve) have made them.
    * @internal
    */
   async settleLeases(
@@ -270,27 +352,30 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     messages: (Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDeadline?: number })[],
     leaseMs = 0,
   ): Promise<boolean[]> {
-    const keys = this.topicKeys(topic);
-    const calls: Promise<number[]>[] = [];
-    for (let start = 0; start < messages.length; start += LIMITS.idsPerCall) {
-      const args: (string | number)[] = name === 'extend' ? [leaseMs] : [];
-      const end = Math.min(start + LIMITS.idsPerCall, messages.length);
-      for (let i = start; i < end; i++) args.push(messages[i].id, messages[i].token);
-      calls.push(this.run<number[]>(name, topic, keys, args));
+    const layout = this.layout(topic);
+    const calls: Promise<void>[] = [];
+    const flags: boolean[] = new Array(messages.length);
+    for (const [partition, positions] of this.byPartition(layout, messages)) {
+      for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
+        const batch = positions.slice(start, start + LIMITS.idsPerCall);
+        const args: (string | number)[] = name === 'extend' ? [leaseMs] : [];
+        for (const i of batch) args.push(messages[i].id, messages[i].token);
+        const call = this.run<number[]>(name, topic, layout.partitions[partition], args).then((reply) => {
+          const serverNow = Date.now() + this.serverOffsetMs;
+          // extend replies start with the new deadline, which heartbeats keep on the message.
+          const replyFlags = name === 'extend' ? reply.slice(1) : reply;
+          batch.forEach((i, k) => {
+            const message = messages[i];
+            if (name === 'extend' && replyFlags[k] === 1) message.leaseDeadline = reply[0];
+            // An ack answered "already gone" while this lease was still live was this lease's own
+            // ack, resent by ioredis after a reply was lost to a dropped connection: it counts.
+            flags[i] = replyFlags[k] === 1 || (replyFlags[k] === 2 && (message.leaseDeadline ?? 0) > serverNow);
+          });
+        });
+        calls.push(call);
+      }
     }
-    const replies = await Promise.all(calls);
-    const serverNow = Date.now() + this.serverOffsetMs;
-    // An ack answered "already gone" while this lease was still live was this lease's own ack,
-    // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
-    const held = (flag: number, m: { leaseDeadline?: number }) => flag === 1 || (flag === 2 && (m.leaseDeadline ?? 0) > serverNow);
-    const flags = replies.flatMap((reply, call) =>
-      // extend replies start with the new deadline, which heartbeats keep on the message.
-      (name === 'extend' ? reply.slice(1) : reply).map((flag, i) => {
-        const message = messages[call * LIMITS.idsPerCall + i];
-        if (name === 'extend' && flag === 1) message.leaseDeadline = reply[0];
-        return held(flag, message);
-      }),
-    );
+    await Promise.all(calls);
     if (name === 'ack') {
       flags.forEach((acked, i) => acked && this.emit({ type: 'acked', topic, id: messages[i].id, attempt: messages[i].attempt }));
     }
@@ -300,8 +385,10 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   /** How many messages are in each state. */
   async stats(topic: string): Promise<QueueStats> {
     assertTopic(topic);
-    const [ready, delayed, leased, dead] = await this.run<number[]>('stats', topic, this.topicKeys(topic), []);
-    return { ready, delayed, leased, dead };
+    const layout = this.layout(topic);
+    const replies = await Promise.all(layout.partitions.map((keys) => this.run<number[]>('stats', topic, keys, [])));
+    const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3) };
   }
 
   /** A page of dead letters, oldest first. */
@@ -310,7 +397,19 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const { offset = 0, limit = 100 } = options;
     assertInteger('offset', offset, 0);
     assertInteger('limit', limit, 1, 10_000);
-    const reply = await this.run<(string | null)[]>('deadList', topic, this.topicKeys(topic), [offset, limit]);
+    const { partitions } = this.layout(topic);
+    // Of several partitions, each one's oldest offset + limit, merged by time of death.
+    const [first, count] = partitions.length === 1 ? [offset, limit] : [0, offset + limit];
+    const replies = await Promise.all(
+      partitions.map((keys) => this.run<(string | null)[]>('deadList', topic, keys, [first, count])),
+    );
+    const letters: DeadLetter<T>[] = [];
+    for (const reply of replies) letters.push(...this.decodeDeadLetters<T>(topic, reply));
+    if (partitions.length === 1) return letters;
+    return letters.sort((a, b) => a.deadAt - b.deadAt).slice(offset, offset + limit);
+  }
+
+  private decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
     const letters: DeadLetter<T>[] = [];
     for (let i = 0; i < reply.length; i += 3) {
       const info = tryDecodeBody(reply[i + 1]) as { r?: string; e?: string; a?: number; t?: number };
@@ -351,7 +450,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const blocking = openBlockingConnection(this.client, `ackq:${topic}`);
     const poller = new QueuePoller<T>(this, topic, handler, settings, {
       blocking,
-      wakeKey: this.topicKeys(topic).wake,
+      wakeKey: this.layout(topic).home.wake,
       emit: (event) => this.emit(event),
       onClosed: () => this.consumers.delete(poller as QueuePoller<unknown>),
     });
@@ -420,11 +519,26 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private async sweepDead(name: 'deadRequeue' | 'deadPurge', topic: string, ids?: string[]): Promise<number> {
     this.assertOpen(name === 'deadPurge' ? 'purge dead letters' : 'requeue dead letters');
     assertTopic(topic);
-    const keys = this.topicKeys(topic);
-    let total = 0;
     if (ids !== undefined) {
       if (!Array.isArray(ids)) throw new InvalidOptionError('ids', ids, 'an array of message ids');
       ids.forEach((id) => assertMessageId(id));
+    }
+    const layout = this.layout(topic);
+    const sweeps =
+      ids === undefined
+        ? layout.partitions.map((keys) => this.sweepPartition(name, topic, keys))
+        : [...this.byPartition(layout, ids.map((id) => ({ id })))].map(([partition, positions]) =>
+            this.sweepPartition(name, topic, layout.partitions[partition], positions.map((i) => ids[i])),
+          );
+    const counts = await Promise.all(sweeps);
+    const total = counts.reduce((sum, n) => sum + n, 0);
+    if (name === 'deadRequeue' && total > 0 && layout.partitions.length > 1) await this.wakeHome(layout);
+    return total;
+  }
+
+  private async sweepPartition(name: 'deadRequeue' | 'deadPurge', topic: string, keys: QueueKeys, ids?: string[]) {
+    let total = 0;
+    if (ids !== undefined) {
       for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
         const [, done] = await this.run<number[]>(name, topic, keys, [0, ...ids.slice(i, i + LIMITS.idsPerCall)]);
         total += done;
@@ -447,13 +561,55 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     }
   }
 
-  private topicKeys(topic: string): QueueKeys {
-    let keys = this.keys.get(topic);
-    if (!keys) {
-      keys = queueKeys(this.settings.prefix, topic);
-      this.keys.set(topic, keys);
+  private layout(topic: string): TopicLayout {
+    let layout = this.layouts.get(topic);
+    if (!layout) {
+      const { prefix, partitions } = this.settings;
+      const tags = partitionTags(prefix, topic, partitions.get(topic) ?? 1);
+      layout = { name: topic, partitions: tags.map(tagKeys), home: queueKeys(prefix, topic), verified: false, cursor: -1 };
+      this.layouts.set(topic, layout);
     }
-    return keys;
+    return layout;
+  }
+
+  /**
+   * Once per topic and process: a partitioned topic records its count in its home slot (the
+   * first writer wins); any process whose count differs fails instead of pushing to or
+   * reading from partitions the others never see.
+   */
+  private async verifyLayout(layout: TopicLayout, operation: string): Promise<void> {
+    if (layout.verified) return;
+    const key = partitionCountKey(this.settings.prefix, layout.name);
+    const count = layout.partitions.length;
+    let stored: string | null;
+    try {
+      stored = count === 1 ? await this.client.get(key) : await this.client.set(key, count, 'NX', 'GET');
+    } catch (error) {
+      throw mapRedisError(error, operation, layout.name);
+    }
+    if (stored !== null && Number(stored) !== count) {
+      throw new PartitionCountMismatchError(layout.name, count, Number(stored));
+    }
+    layout.verified = true;
+  }
+
+  /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */
+  private async wakeHome(layout: TopicLayout): Promise<void> {
+    await this.run('wake', layout.name, layout.home, []);
+  }
+
+  /** Positions of `items` grouped by partition (by their ids). */
+  private byPartition(layout: TopicLayout, items: { id: string }[]): Map<number, number[]> {
+    const count = layout.partitions.length;
+    if (count === 1) return new Map([[0, items.map((_, i) => i)]]);
+    const groups = new Map<number, number[]>();
+    items.forEach(({ id }, i) => {
+      const partition = partitionOf(id, count);
+      const positions = groups.get(partition);
+      if (positions) positions.push(i);
+      else groups.set(partition, [i]);
+    });
+    return groups;
   }
 
   private assertLeases(operation: string, topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): void {
@@ -489,4 +645,10 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       }
     });
   }
+}
+
+/** The earlier of two waits in ms, where -1 means nothing is scheduled. */
+function earliestDue(a: number, b: number): number {
+  if (a < 0) return b;
+  return b < 0 ? a : Math.min(a, b);
 }

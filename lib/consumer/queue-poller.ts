@@ -56,8 +56,10 @@ export class QueuePoller<T> implements QueueConsumer {
   private readonly fetches = new Set<Promise<void>>();
   private requested = 0;
   private fetchError: unknown;
-  /** The last reserve came back short: the next one waits for a wake-up or a due time. */
+  /** Every partition's last reserve came back short: the next one waits for a wake-up or a due time. */
   private drained: { nextDueInMs: number } | undefined;
+  /** Partitions take turns; one that came back short sits out until the next wake-up. */
+  private readonly partitions: PartitionTurns;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -66,7 +68,9 @@ export class QueuePoller<T> implements QueueConsumer {
     private readonly handler: QueueHandlerFn<T>,
     private readonly settings: ConsumerSettings,
     private readonly deps: PollerDeps,
-  ) {}
+  ) {
+    this.partitions = new PartitionTurns(engine.partitionCount(topic));
+  }
 
   get running(): number {
     return this.inFlight.size;
@@ -99,6 +103,7 @@ export class QueuePoller<T> implements QueueConsumer {
           const { nextDueInMs } = this.drained;
           this.drained = undefined;
           await this.waitForWork(nextDueInMs);
+          this.partitions.reset();
         } else if (free > 0 && this.fetches.size < 2 && !this.drained) {
           this.fetch(Math.min(free, batch));
         } else {
@@ -115,7 +120,7 @@ export class QueuePoller<T> implements QueueConsumer {
 
   private fetch(count: number): void {
     this.requested += count;
-    const fetched = this.fetchBatch(count);
+    const fetched = this.fetchBatch(this.partitions.next(), count);
     this.fetches.add(fetched);
     void fetched.finally(() => {
       this.requested -= count;
@@ -125,17 +130,18 @@ export class QueuePoller<T> implements QueueConsumer {
   }
 
   /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
-  private async fetchBatch(count: number): Promise<void> {
+  private async fetchBatch(partition: number, count: number): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
     try {
-      const { messages, nextDueInMs } = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts });
+      const { messages, nextDueInMs } = await this.engine.reservePartition<T>(this.topic, partition, { count, leaseMs, maxAttempts });
       this.recovered();
       if (this.stopping) {
         if (messages.length > 0) await this.engine.release(this.topic, messages);
         return;
       }
       for (const message of messages) this.run(message);
-      this.drained = messages.length < count ? { nextDueInMs } : undefined;
+      const shortOf = messages.length < count;
+      this.drained = this.partitions.report(partition, shortOf, nextDueInMs);
     } catch (error) {
       this.fetchError = error;
     }
@@ -324,6 +330,45 @@ export class QueuePoller<T> implements QueueConsumer {
       if (onStop) signal.addEventListener('abort', done);
       promise?.then(done, done);
     });
+  }
+}
+
+/**
+ * The turns of a topic's partitions in one poller: round robin over those not known to be
+ * empty. When all are, the poller waits (for a wake-up or the earliest due time) and then
+ * tries every partition again.
+ */
+class PartitionTurns {
+  private readonly empty: boolean[];
+  /** Local time when each empty partition has something due; -1 for nothing scheduled. */
+  private readonly dueAt: number[];
+  private last = -1;
+
+  constructor(count: number) {
+    this.empty = new Array<boolean>(count).fill(false);
+    this.dueAt = new Array<number>(count).fill(-1);
+  }
+
+  next(): number {
+    const count = this.empty.length;
+    for (let step = 1; step <= count; step++) {
+      const partition = (this.last + step) % count;
+      if (!this.empty[partition]) return (this.last = partition);
+    }
+    return (this.last = (this.last + 1) % count);
+  }
+
+  /** Records a reserve's outcome; returns the wait when every partition is now empty. */
+  report(partition: number, empty: boolean, nextDueInMs: number): { nextDueInMs: number } | undefined {
+    this.empty[partition] = empty;
+    this.dueAt[partition] = nextDueInMs >= 0 ? Date.now() + nextDueInMs : -1;
+    if (!this.empty.every(Boolean)) return undefined;
+    const due = this.dueAt.filter((at) => at >= 0);
+    return { nextDueInMs: due.length === 0 ? -1 : Math.max(0, Math.min(...due) - Date.now()) };
+  }
+
+  reset(): void {
+    this.empty.fill(false);
   }
 }
 

@@ -49,3 +49,28 @@ export class QueueClosedError extends RedisAckQueueError {
     super(MESSAGES.closed(operation));
   }
 }
+
+/**
+ * Fewer replicas than `replicatedPushes.replicas` confirmed a push within its timeout. The
+ * messages are stored on the master but could be lost by a failover: push them again with
+ * the same ids (deduplicated) or treat them as not sent.
+ */
+export class ReplicationTimeoutError extends RedisAckQueueError {
+  readonly code = 'REPLICATION_TIMEOUT';
+  constructor(
+    readonly topic: string,
+    readonly ids: string[],
+    readonly confirmed: number,
+    readonly wanted: number,
+  ) {
+    super(MESSAGES.replicationTimeout(topic, ids.length, confirmed, wanted));
+  }
+}
+
+/** This process and Redis disagree on how many partitions a topic has: no message is moved. */
+export class PartitionCountMismatchError extends RedisAckQueueError {
+  readonly code = 'PARTITION_COUNT_MISMATCH';
+  constructor(readonly topic: string, readonly configured: number, readonly stored: number) {
+    super(MESSAGES.partitionMismatch(topic, configured, stored));
+  }
+}

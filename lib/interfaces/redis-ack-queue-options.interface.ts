@@ -31,6 +31,16 @@ export interface QueueHandlerDefaults {
   timeoutMs?: number;
 }
 
+/** How one topic is laid out in Redis; producers and consumers of the topic must agree. */
+export interface TopicOptions {
+  /**
+   * Spread the topic over this many hash slots (1-256), so a busy topic uses every master of
+   * a Redis Cluster. Messages go to a partition by a hash of their id. Default 1. Changing it
+   * for a topic that still holds messages is refused: drain the topic first.
+   */
+  partitions?: number;
+}
+
 /** Options of `RedisAckQueueService` and of `RedisAckQueueModule.forRoot()`. */
 export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   /** Default `redis://127.0.0.1:6379`. */
@@ -53,6 +63,15 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * messages silently. Default false: startup fails with an explanation.
    */
   allowEviction?: boolean;
+  /** Per-topic layout, by topic name: `{ orders: { partitions: 6 } }`. */
+  topics?: Record<string, TopicOptions>;
+  /**
+   * A push resolves only once `replicas` replicas have it (Redis `WAIT`), so a failover to a
+   * replica cannot lose it; when they do not confirm within `timeoutMs` (default 1 s) the push
+   * rejects with ReplicationTimeoutError (the message may still be stored: push it again with
+   * the same id, which is deduplicated). Default: off (Redis replicates asynchronously).
+   */
+  replicatedPushes?: { replicas: number; timeoutMs?: number };
 }
 
 /** Module options: the service options plus what only a Nest app has. */

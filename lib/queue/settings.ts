@@ -1,7 +1,11 @@
 import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
 import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
 import { assertBackoff, resolveBackoff } from './backoff';
-import { assertDuration, assertInteger, assertOptionalInteger, assertPrefix } from './validation';
+import { InvalidOptionError } from '../errors';
+import { assertDuration, assertInteger, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
+
+/** Most partitions a topic may have: enough to spread over a large cluster's masters. */
+const MAX_PARTITIONS = 256;
 
 /** Consumer settings with every default filled in. */
 export interface ConsumerSettings {
@@ -21,6 +25,9 @@ export interface ServiceSettings extends ConsumerSettings {
   deadMaxCount: number;
   deadMaxAgeMs: number;
   allowEviction: boolean;
+  /** Partition count of every topic that has more than one. */
+  partitions: ReadonlyMap<string, number>;
+  replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
 }
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
@@ -52,7 +59,33 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
     deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
     allowEviction: options.allowEviction ?? false,
+    partitions: resolvePartitions(options.topics),
+    replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
   };
+}
+
+function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, number> {
+  const partitions = new Map<string, number>();
+  if (topics === undefined) return partitions;
+  if (typeof topics !== 'object' || topics === null || Array.isArray(topics)) {
+    throw new InvalidOptionError('topics', topics, 'an object of { partitions } by topic name');
+  }
+  for (const [topic, layout] of Object.entries(topics)) {
+    assertTopic(topic);
+    assertOptionalInteger(`topics.${topic}.partitions`, layout?.partitions, 1, MAX_PARTITIONS);
+    if ((layout?.partitions ?? 1) > 1) partitions.set(topic, layout.partitions!);
+  }
+  return partitions;
+}
+
+function resolveReplicatedPushes(option: RedisAckQueueOptions['replicatedPushes']): ServiceSettings['replicatedPushes'] {
+  if (option === undefined) return undefined;
+  if (typeof option !== 'object' || option === null) {
+    throw new InvalidOptionError('replicatedPushes', option, 'an object { replicas, timeoutMs? }');
+  }
+  assertInteger('replicatedPushes.replicas', option.replicas, 1, 100);
+  assertOptionalInteger('replicatedPushes.timeoutMs', option.timeoutMs, 1, 2 ** 31 - 1);
+  return { replicas: option.replicas, timeoutMs: option.timeoutMs ?? 1_000 };
 }
 
 /** Handler options over the service's (or the library's) defaults. */

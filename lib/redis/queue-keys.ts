@@ -1,5 +1,13 @@
 /**
- * The keys of one topic. All share the hash tag `{<prefix>:<topic>}`, so every script
+ * STRING in a topic's home slot (its plain tag) holding its partition count, so producers
+ * and consumers configured with different counts fail instead of missing each other.
+ */
+export function partitionCountKey(prefix: string, topic: string): string {
+  return `{${prefix}:${topic}}:partitions`;
+}
+
+/**
+ * The keys of one topic (of one partition of a partitioned topic). All share the hash tag `{<prefix>:<topic>}`, so every script
  * touches a single slot and the queue runs on Redis Cluster unchanged.
  */
 export interface QueueKeys {
@@ -26,7 +34,12 @@ export interface QueueKeys {
 }
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
-  const tag = `{${prefix}:${topic}}`;
+  return tagKeys(`${prefix}:${topic}`);
+}
+
+/** The keys of one partition, by its hash tag (see partitionTags). */
+export function tagKeys(hashTag: string): QueueKeys {
+  const tag = `{${hashTag}}`;
   return {
     ready: `${tag}:ready`,
     delayed: `${tag}:delayed`,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from './queue-keys';
 
 type Key = keyof QueueKeys;
@@ -27,6 +27,7 @@ export const QUEUE_SCRIPTS = {
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
   deadRequeue: { file: 'dead-requeue.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake'] },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts'] },
+  wake: { file: 'wake.lua', keys: ['wake'] },
 } satisfies Record<string, ScriptSpec>;
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;
@@ -74,4 +75,16 @@ export function runQueueScript<T>(
   const spec: ScriptSpec = QUEUE_SCRIPTS[name];
   const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
   return command.call(client, ...spec.keys.map((key) => keys[key]), ...args);
+}
+
+/** Queues one script call on a pipeline (replicated pushes end theirs with WAIT). */
+export function addQueueScript(
+  pipeline: ChainableCommander,
+  name: QueueScriptName,
+  keys: QueueKeys,
+  args: (string | number)[],
+): void {
+  const spec: ScriptSpec = QUEUE_SCRIPTS[name];
+  const command = (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[COMMAND_PREFIX + name];
+  command.call(pipeline, ...spec.keys.map((key) => keys[key]), ...args);
 }

@@ -10,7 +10,7 @@
 --   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
 --   delayMs      milliseconds from now (>= 0)
 --   availableAt  earliest due time in epoch ms, or 0
--- Returns  one integer per message: 1 stored, 0 duplicate
+-- Returns  one integer per message: 1 stored, 0 duplicate; then 1 if consumers were woken, else 0
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_MESSAGES, K_READY, K_DELAYED, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 check_types(K_MESSAGES, 'hash', K_READY, 'list', K_DELAYED, 'zset', K_WAKE, 'list')
@@ -47,4 +47,6 @@ end
 if must_wake then
   wake(K_WAKE)
 end
+-- A partitioned topic's consumers wait in its home slot: the caller passes the wake on.
+results[#results + 1] = must_wake and 1 or 0
 return results

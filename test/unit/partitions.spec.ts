@@ -1,0 +1,31 @@
+import { keySlot, partitionOf, partitionTags } from '../../lib/redis/partitions';
+
+describe('partitions', () => {
+  it('computes the slot Redis Cluster computes (CLUSTER KEYSLOT reference values)', () => {
+    // Values from the Redis Cluster specification and `CLUSTER KEYSLOT` on redis 7.
+    expect(keySlot('123456789')).toBe(12739);
+    expect(keySlot('foo')).toBe(12182);
+    expect(keySlot('ackq:orders')).toBe(keySlot('ackq:orders'));
+  });
+
+  it('keeps the plain tag for one partition, so an unpartitioned topic keeps its keys', () => {
+    expect(partitionTags('ackq', 'orders', 1)).toEqual(['ackq:orders']);
+  });
+
+  it.each([2, 3, 6, 16, 256])('puts each of %i partitions in its own equal slot range', (count) => {
+    const tags = partitionTags('shop', 'orders.eu', count);
+    expect(new Set(tags).size).toBe(count);
+    tags.forEach((tag, i) => {
+      expect(tag.startsWith(`shop:orders.eu#${i}`)).toBe(true);
+      expect(Math.floor((keySlot(tag) * count) / 16384)).toBe(i);
+    });
+  });
+
+  it('routes an id to the same partition every time, and spreads many ids evenly', () => {
+    expect(partitionOf('order-7', 8)).toBe(partitionOf('order-7', 8));
+    expect(partitionOf('anything', 1)).toBe(0);
+    const counts = new Array(8).fill(0);
+    for (let i = 0; i < 8000; i++) counts[partitionOf(`id-${i}`, 8)]++;
+    for (const n of counts) expect(Math.abs(n - 1000)).toBeLessThan(150);
+  });
+});
