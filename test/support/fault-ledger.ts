@@ -235,6 +235,8 @@ export interface ProducerOptions {
   /** Bound on the retries of one rejected batch. */
   maxRetries?: number;
   retryMs?: number;
+  /** Told of every batch that resolved, with when: for scenarios that time a fault. */
+  onResolved?: (ids: string[], at: number) => void;
 }
 
 /**
@@ -265,6 +267,7 @@ export async function produce(queue: RedisAckQueueService, topic: string, ledger
       }
       if (attempt === 0) ledger.firstTryDuplicates += results.filter((r) => r.duplicate).length;
       ledger.pushedIds(results.map((r) => r.id));
+      options.onResolved?.(results.map((r) => r.id), Date.now());
       break;
     }
   }

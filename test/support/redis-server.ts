@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -13,6 +13,11 @@ export interface RedisServerOptions {
   password?: string;
   /** Extra config directives, e.g. ['maxmemory', '2mb'] or ['user', 'alice on >pw ~ackq* +@all']. */
   config?: string[];
+  /**
+   * Run as a Sentinel (`redis-server <conf> --sentinel`) with these lines in its config file,
+   * which Sentinel needs writable: it records what it learns there.
+   */
+  sentinel?: string[];
 }
 
 /**
@@ -90,8 +95,9 @@ export class RedisServer {
   }
 
   private async launch(): Promise<void> {
-    const { appendonly = false, password, config = [] } = this.options;
+    const { appendonly = false, password, config = [], sentinel } = this.options;
     const args = [
+      ...(sentinel ? [this.sentinelConfig(sentinel), '--sentinel'] : []),
       '--port', String(this.port),
       '--bind', '127.0.0.1',
       '--dir', this.dir,
@@ -106,6 +112,13 @@ export class RedisServer {
     const child = spawn(redisServerBinary(), args, { stdio: 'ignore' });
     this.process = child;
     await this.waitUntilUp(child);
+  }
+
+  /** Written once: a restarted Sentinel reads back what it had learned. */
+  private sentinelConfig(lines: string[]): string {
+    const file = join(this.dir, 'sentinel.conf');
+    if (!existsSync(file)) writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
   }
 
   private async waitUntilUp(child: ChildProcess): Promise<void> {
