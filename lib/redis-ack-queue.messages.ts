@@ -33,6 +33,7 @@ export const MESSAGES = {
     'RDB snapshot (all of them when snapshots are off too). Set appendonly yes for a durable queue',
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
+  connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,

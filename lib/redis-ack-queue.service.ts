@@ -131,7 +131,10 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       down = true;
       this.logger.warn(MESSAGES.connectionLost(describeTarget(client), error.message));
     });
-    client.on('ready', () => (down = false));
+    client.on('ready', () => {
+      if (down && !this.closing) this.logger.log(MESSAGES.connectionRestored(describeTarget(client)));
+      down = false;
+    });
   }
 
   /** Stores one message; resolves once Redis has it. */

@@ -17,9 +17,11 @@ export function isRedisClient(value: unknown): value is RedisClient {
 /** Opens the command connection, unless the user passed a client (which stays theirs). */
 export function openConnection(connection: RedisAckQueueConnection): { client: RedisClient; owned: boolean } {
   if (isRedisClient(connection)) return { client: connection, owned: false };
-  // Auto-pipelining sends the commands of one event-loop tick in one write.
+  // Auto-pipelining sends the commands of one event-loop tick in one write. Reconnects back
+  // off to at most 500 ms (ioredis' default grows to 2 s), so a failover is noticed quickly.
   const own = { enableAutoPipelining: true, lazyConnect: true };
-  if (typeof connection === 'string') return { client: new Redis(connection, own), owned: true };
+  const retryStrategy = (attempt: number) => Math.min(attempt * 50, 500);
+  if (typeof connection === 'string') return { client: new Redis(connection, { retryStrategy, ...own }), owned: true };
   if (typeof connection !== 'object' || connection === null) {
     throw new InvalidOptionError('connection', connection, 'a redis:// URL, ioredis options, { cluster: [...] } or a client');
   }
@@ -30,7 +32,7 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
     }
     return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
   }
-  return { client: new Redis({ ...(connection as RedisOptions), ...own }), owned: true };
+  return { client: new Redis({ retryStrategy, ...(connection as RedisOptions), ...own }), owned: true };
 }
 
 /**
