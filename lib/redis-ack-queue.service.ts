@@ -226,6 +226,17 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     return { messages: [], nextDueInMs };
   }
 
+  /**
+   * Checks that Redis holds `topic` with this process' partition count (recording it for a
+   * partitioned topic); rejects with PartitionCountMismatchError otherwise. Push and reserve
+   * check on their first call anyway; the module checks every handler's topic at startup.
+   */
+  async checkTopic(topic: string): Promise<void> {
+    this.assertOpen('check a topic');
+    assertTopic(topic);
+    await this.verifyLayout(this.layout(topic), 'check a topic');
+  }
+
   /** How many partitions `topic` has here (1 unless the topics option says more). */
   partitionCount(topic: string): number {
     return this.layout(topic).partitions.length;

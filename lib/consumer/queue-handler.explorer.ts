@@ -45,6 +45,8 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     let handlers: FoundHandler[];
     try {
       handlers = this.explore();
+      // A topic laid out differently in Redis (another partition count) fails startup here.
+      await Promise.all(handlers.map((found) => this.queue.checkTopic(found.topic)));
     } catch (error) {
       // Startup fails: close the connections now, or they would keep the process alive.
       await this.queue.close(0);

@@ -1,4 +1,6 @@
-import { PartitionCountMismatchError, type RedisAckQueueService } from '../../lib';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { PartitionCountMismatchError, QueueHandler, RedisAckQueueModule, type RedisAckQueueService } from '../../lib';
 import { partitionOf } from '../../lib/redis/partitions';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -137,5 +139,25 @@ describe('partitioned topics', () => {
       });
     }
     await expect(fx.service({ topics: { 'bad topic': { partitions: 2 } } })).rejects.toMatchObject({ code: 'INVALID_TOPIC' });
+  });
+});
+
+describe('partitioned topics in the Nest module', () => {
+  const fx = useRedis();
+
+  it('fails startup when a handler’s topic has another partition count in Redis', async () => {
+    const topic = uniqueTopic();
+    const producer = await fx.service({ topics: { [topic]: { partitions: 3 } } });
+    await producer.push(topic, 'x');
+    @Injectable()
+    class Handlers {
+      @QueueHandler(topic)
+      handle(): void {}
+    }
+    @Module({ imports: [RedisAckQueueModule.forRoot({ connection: fx.server.url })], providers: [Handlers] })
+    class AppModule {}
+    const starting = NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
+    await expect(starting).rejects.toBeInstanceOf(PartitionCountMismatchError);
+    expect(await producer.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
   });
 });
