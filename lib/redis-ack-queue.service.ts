@@ -157,16 +157,15 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     // Per partition: the items' positions in `ids` and their script arguments.
     const groups = new Map<number, { at: number[]; args: (string | number)[] }>();
     for (const item of items) {
-      const args: (string | number)[] = [];
-      const id = this.encodeItem(topic, item, args);
-      const partition = partitionOf(id, count);
-      const group = groups.get(partition) ?? { at: [], args: [] };
-      groups.set(partition, group);
+      const encoded = this.encodeItem(topic, item);
+      const partition = partitionOf(encoded[0], count);
+      let group = groups.get(partition);
+      if (!group) groups.set(partition, (group = { at: [], args: [] }));
       group.at.push(ids.length);
-      group.args.push(...args);
-      ids.push(id);
+      group.args.push(...encoded);
+      ids.push(encoded[0]);
     }
-    await this.verifyLayout(layout, 'push');
+    if (!layout.verified) await this.verifyLayout(layout, 'push');
     const stored: number[] = [];
     let woke = false;
     await Promise.all(
@@ -511,7 +510,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     return this.settings;
   }
 
-  private encodeItem(topic: string, item: PushManyItem, args: (string | number)[]): string {
+  /** The push script's four arguments for one item: id, body, delayMs, availableAt. */
+  private encodeItem(topic: string, item: PushManyItem): [string, string, number, number] {
     if (typeof item !== 'object' || item === null) {
       throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
     }
@@ -521,8 +521,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertOptionalInteger('maxAttempts', maxAttempts, 1, 1_000_000);
     if (headers !== undefined) assertHeaders(headers);
     const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-    args.push(id, encodeBody(topic, item.payload, item, this.settings.maxPayloadBytes), Math.ceil(delayMs), at);
-    return id;
+    return [id, encodeBody(topic, item.payload, item, this.settings.maxPayloadBytes), Math.ceil(delayMs), at];
   }
 
   /** Unique without coordination: a random per-process prefix and a counter. */
