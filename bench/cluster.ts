@@ -6,7 +6,7 @@ import { DEFAULT_PREFIX } from '../lib';
 import { keySlot, partitionTags } from '../lib/redis/partitions';
 import type { QueueSystem, RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';
-import { BenchCluster } from './redis-cluster';
+import { BenchCluster, killAllClusterNodes } from './redis-cluster';
 import { type OursOptions, openOurs } from './systems/ours';
 
 /**
@@ -69,8 +69,6 @@ function parseArgs(argv: string[]) {
   return { quick, rounds };
 }
 
-let running: BenchCluster | undefined;
-
 async function main(): Promise<number> {
   const { quick, rounds } = parseArgs(process.argv.slice(2));
   const total = quick ? 2_000 : 50_000;
@@ -86,7 +84,6 @@ async function main(): Promise<number> {
     for (const masters of [...new Set(SCENARIOS.map((s) => s.masters))]) {
       const t0 = Date.now();
       const cluster = await BenchCluster.start(masters);
-      running = cluster;
       redisVersion = cluster.version();
       log(`round ${round}: ${masters}-master cluster up on ports ${cluster.nodes.map((n) => n.port).join(', ')} in ${Date.now() - t0} ms`);
       try {
@@ -107,7 +104,6 @@ async function main(): Promise<number> {
         }
       } finally {
         await cluster.stop();
-        running = undefined;
       }
     }
   }
@@ -337,11 +333,11 @@ function log(text: string): void {
 // Ctrl-C or a kill must not leave redis-servers behind.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    running?.killNow();
+    killAllClusterNodes();
     process.exit(130);
   });
 }
-process.once('exit', () => running?.killNow());
+process.once('exit', killAllClusterNodes);
 
 main().then(
   (code) => process.exit(code),

@@ -8,6 +8,18 @@ import { Redis } from 'ioredis';
 
 const SLOTS = 16384;
 
+/** Every redis-server this process spawned and has not stopped yet, with its folder (Ctrl-C mid-start included). */
+const live = new Map<ChildProcess, string>();
+
+/** Synchronous last resort for exit paths: SIGKILL every node still running and remove its folder. */
+export function killAllClusterNodes(): void {
+  for (const [child, dir] of live) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+  live.clear();
+}
+
 /** One cluster-enabled redis-server of a BenchCluster, with the benchmark's own connection to it. */
 export interface ClusterNodeProcess {
   port: number;
@@ -122,13 +134,6 @@ export class BenchCluster {
     await Promise.all(this.nodes.map(stopNode));
   }
 
-  /** Synchronous last resort for process exit paths: SIGKILL whatever still runs. */
-  killNow(): void {
-    for (const node of this.nodes) {
-      if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
-      rmSync(node.dir, { recursive: true, force: true });
-    }
-  }
 }
 
 async function startNode(attempt = 1): Promise<ClusterNodeProcess> {
@@ -144,9 +149,11 @@ async function startNode(attempt = 1): Promise<ClusterNodeProcess> {
     '--cluster-announce-ip', '127.0.0.1', '--logfile', 'redis.log', '--daemonize', 'no',
   ];
   const child = spawn(binary, args, { stdio: 'ignore' });
+  live.set(child, dir);
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) {
+      live.delete(child);
       rmSync(dir, { recursive: true, force: true });
       // Another process may have taken a port between the probe and the bind: try fresh ports.
       if (attempt < 3) return startNode(attempt + 1);
@@ -154,6 +161,7 @@ async function startNode(attempt = 1): Promise<ClusterNodeProcess> {
     }
     if (await answers(port)) break;
     if (Date.now() > deadline) {
+      live.delete(child);
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`${binary} did not come up on port ${port}`);
@@ -173,6 +181,7 @@ async function stopNode(node: ClusterNodeProcess): Promise<void> {
     if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
   }
   rmSync(node.dir, { recursive: true, force: true });
+  live.delete(node.child);
 }
 
 function answers(port: number): Promise<boolean> {
