@@ -4,7 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_PREFIX } from '../lib';
 import { keySlot, partitionTags } from '../lib/redis/partitions';
-import type { QueueSystem, RunningConsumer } from './adapter';
+import { now, type QueueSystem, type RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';
 import { BenchCluster, killAllClusterNodes } from './redis-cluster';
 import { type OursOptions, openOurs } from './systems/ours';
@@ -12,7 +12,7 @@ import { type OursOptions, openOurs } from './systems/ours';
 /**
  * `npm run bench:cluster`: push and consume rates of one topic on a private Redis Cluster of
  * 1 and 3 masters, unpartitioned and partitioned, through the Nest module and a @QueueHandler.
- * Flags: --quick (small counts, results to bench/results/quick/), --rounds=N (default 3; quick 1).
+ * Flags: --quick (small counts, results to bench/results/quick/), --rounds=N (default 5; quick 1).
  */
 
 interface Scenario {
@@ -49,6 +49,8 @@ interface Sample {
   consumeCpu: number[];
   /** This process's CPU seconds while consuming. */
   nodeCpu: number;
+  /** From starting the consumer apps to the first handler start (ms): app startup and the first reserve. */
+  firstMs: number;
   /** Deliveries by consumer app. */
   perApp: number[];
   /** Deliveries beyond the first of a message. */
@@ -59,12 +61,14 @@ interface Sample {
   leftover: string;
   /** Partitions whose slot each master serves. */
   partitionsPerMaster: number[];
+  /** The master of the topic's home slot (its plain tag: partition count, consumers' wake list). */
+  homeMaster: number;
 }
 
 function parseArgs(argv: string[]) {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const quick = argv.includes('--quick');
-  const rounds = Number(value('rounds') ?? (quick ? 1 : 3));
+  const rounds = Number(value('rounds') ?? (quick ? 1 : 5));
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
   return { quick, rounds };
 }
@@ -78,8 +82,8 @@ async function main(): Promise<number> {
   const samples = new Map<Scenario, Sample[]>(SCENARIOS.map((s) => [s, []]));
   let failures = 0;
   let redisVersion = 'unknown';
-  let topicCounter = 0;
   log(`${quick ? 'quick' : 'full'} run: ${total.toLocaleString('en-US')} messages per scenario, ${rounds} round(s)`);
+  await warmUp(total / 5, capMs);
   for (let round = 1; round <= rounds; round++) {
     for (const masters of [...new Set(SCENARIOS.map((s) => s.masters))]) {
       const t0 = Date.now();
@@ -89,7 +93,7 @@ async function main(): Promise<number> {
       try {
         for (const scenario of SCENARIOS.filter((s) => s.masters === masters)) {
           try {
-            const sample = await runScenario(cluster, scenario, `bench-cluster-${++topicCounter}`, total, capMs);
+            const sample = await runScenario(cluster, scenario, topicOf(scenario), total, capMs);
             samples.get(scenario)!.push(sample);
             const problems = problemsOf(sample, total);
             if (problems.length > 0) failures++;
@@ -115,6 +119,26 @@ async function main(): Promise<number> {
   return failures === 0 ? 0 : 1;
 }
 
+/**
+ * One topic name per scenario, the same in every round: its slots, and so which master serves
+ * the unpartitioned topic or the home slot, stay the same and shares add up across rounds.
+ */
+function topicOf(scenario: Scenario): string {
+  return `bench-cluster-${SCENARIOS.indexOf(scenario) + 1}`;
+}
+
+/** The first scenario once, untimed: the first measured run should not pay for JIT warm-up and first connections. */
+async function warmUp(total: number, capMs: number): Promise<void> {
+  const t0 = Date.now();
+  const cluster = await BenchCluster.start(1);
+  try {
+    await runScenario(cluster, SCENARIOS[0], 'bench-cluster-warm-up', total, capMs);
+  } finally {
+    await cluster.stop();
+  }
+  log(`warm-up (${total.toLocaleString('en-US')} messages on 1 master, not counted) done in ${Date.now() - t0} ms`);
+}
+
 /** A fresh topic on an emptied cluster: prefill with batch pushes, then drain with `apps` consumer apps. */
 async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: string, total: number, capMs: number): Promise<Sample> {
   await cluster.flushAll();
@@ -133,13 +157,17 @@ async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: str
 
     const deliveries = new Uint32Array(total);
     const perApp = Array.from({ length: scenario.apps }, () => 0);
+    let startedAt = 0;
+    let firstAt = 0;
     const consumers: QueueSystem = {
       ...system,
       // Every app starts at once; each counts what it handled, then hands over to drain().
       async startConsumer(concurrency, handler): Promise<RunningConsumer> {
+        startedAt = now();
         const apps = await Promise.all(
           perApp.map((_, app) =>
             system.startConsumer(concurrency, (message) => {
+              if (firstAt === 0) firstAt = now();
               perApp[app]++;
               deliveries[message.seq]++;
               handler(message);
@@ -172,11 +200,13 @@ async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: str
       consumeCommands,
       consumeCpu: cpu1.map((c, i) => c - cpu0[i]),
       nodeCpu: (node.user + node.system) / 1e6,
+      firstMs: firstAt - startedAt,
       perApp,
       redelivered,
       missing,
       leftover: Object.values(stats).every((n) => n === 0) ? '' : JSON.stringify(stats),
       partitionsPerMaster,
+      homeMaster: owner(keySlot(`${DEFAULT_PREFIX}:${topic}`)),
     };
   } finally {
     await system.close();
@@ -239,7 +269,7 @@ function renderTable(samples: Map<Scenario, Sample[]>): string {
 function details(samples: Map<Scenario, Sample[]>, total: number): string {
   const rows = SCENARIOS.map((scenario) => {
     const list = samples.get(scenario) ?? [];
-    if (list.length === 0) return `| ${scenario.name} | n/a | | | | | | |`;
+    if (list.length === 0) return `| ${scenario.name} | n/a | | | | | | | | |`;
     const consumed = sum(list.map((s) => s.consumed));
     const perMsg = (seconds: number) => fmt((seconds * 1e6) / consumed, 1);
     const cpu = addUp(list.map((s) => s.consumeCpu));
@@ -247,14 +277,14 @@ function details(samples: Map<Scenario, Sample[]>, total: number): string {
     const apps = addUp(list.map((s) => s.perApp));
     const problems = list.flatMap((s) => problemsOf(s, total));
     return (
-      `| ${scenario.name} | ${list[0].partitionsPerMaster.join(' / ')} | ${fmt(sum(commands) / consumed, 2)} | ` +
-      `${cpu.map(perMsg).join(' / ')} | ${perMsg(sum(list.map((s) => s.nodeCpu)))} | ${shares(apps)} | ` +
+      `| ${scenario.name} | ${list[0].partitionsPerMaster.join(' / ')} | ${list[0].homeMaster + 1} | ${fmt(sum(commands) / consumed, 2)} | ` +
+      `${cpu.map(perMsg).join(' / ')} | ${perMsg(sum(list.map((s) => s.nodeCpu)))} | ${spread(list.map((s) => s.firstMs))} | ${shares(apps)} | ` +
       `${fmt(sum(list.map((s) => s.redelivered)))} | ${problems.length > 0 ? problems.join('; ') : 'none'} |`
     );
   });
   return [
-    '| scenario | partitions per master | queue commands per consumed msg | Redis CPU µs per consumed msg, per master | consumer process CPU µs per consumed msg | deliveries per consumer app | redeliveries | problems |',
-    '|---|---|---:|---|---:|---|---:|---|',
+    '| scenario | partitions per master | home slot on master | queue commands per consumed msg | Redis CPU µs per consumed msg, per master | consumer process CPU µs per consumed msg | ms from consumer start to first message | deliveries per consumer app | redeliveries | problems |',
+    '|---|---|---:|---:|---|---:|---:|---|---:|---|',
     ...rows,
   ].join('\n');
 }
@@ -267,11 +297,13 @@ function markdown(table: string, detailTable: string, date: Date, redisVersion: 
 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
 - Machine: ${cpu}, ${cores} cores (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion}
-- Command: \`npm run bench:cluster${quick ? ' -- --quick' : ''}\`; ${libVersion()}
+- Command: \`npm run bench:cluster${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`; ${libVersion()}
 - Each round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2, stops
   it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs scenarios
   3-5. Nodes are memory-only (\`--save '' --appendonly no\`); FLUSHALL on every master before each scenario.
-  ${rounds} round${rounds === 1 ? '' : 's'}; with more than one, a rate is the median (lowest–highest in brackets) and a share is over all rounds.
+  ${rounds} round${rounds === 1 ? '' : 's'}, after one untimed warm-up run of scenario 1; with more than one round, a rate is the median
+  (lowest–highest in brackets) and a share is over all rounds. Each scenario keeps its topic name in every round, so
+  its slots, and the master serving them, are the same each time.
 - As users run it: a producer-only Nest app (\`RedisAckQueueModule.forRoot({ connection: { cluster: [seeds] }, topics, consumers: false })\`)
   pushes through the injected \`RedisAckQueueService\`; each consumer app is a Nest application context with one
   \`@QueueHandler(topic, { concurrency: ${CONCURRENCY} })\`. A partitioned topic has \`topics: { [topic]: { partitions: 6 } }\` in
@@ -282,7 +314,9 @@ ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' :
   apps (concurrency ${CONCURRENCY} each, so ${2 * CONCURRENCY} in all) against the same partitioned topic.
 - Commands per master: each master's INFO commandstats over the push phase and over the drain, commands run inside Lua
   scripts included, the benchmark's own INFO / CONFIG / FLUSHALL and CLUSTER topology queries left out; shown as each
-  master's share in node order (the order of their slot ranges).
+  master's share in node order (master 1 serves the lowest slot range). A partitioned topic also uses its home slot
+  (the plain \`{ackq:<topic>}\` tag: partition count, and the wake list its consumers block on; a consumer whose
+  reserve comes back full wakes the next one there), so the home slot's master serves a little more.
 - Every scenario also checks that each pushed message was delivered and that the topic is empty (stats all 0) after
   the consumers stop; a failure shows under problems below.
 
