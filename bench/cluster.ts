@@ -49,6 +49,8 @@ interface Sample {
   consumeCpu: number[];
   /** This process's CPU seconds while consuming. */
   nodeCpu: number;
+  /** Wall seconds of the whole drain (consumer apps' start and stop included), the window of the CPU figures. */
+  drainSeconds: number;
   /** From starting the consumer apps to the first handler start (ms): app startup and the first reserve. */
   firstMs: number;
   /** Deliveries by consumer app. */
@@ -85,13 +87,16 @@ async function main(): Promise<number> {
   log(`${quick ? 'quick' : 'full'} run: ${total.toLocaleString('en-US')} messages per scenario, ${rounds} round(s)`);
   await warmUp(total / 5, capMs);
   for (let round = 1; round <= rounds; round++) {
-    for (const masters of [...new Set(SCENARIOS.map((s) => s.masters))]) {
+    // Even rounds run everything in reverse order, so a scenario is not always the one that runs
+    // first on a fresh cluster or when other work on the machine happens to be busy.
+    const order = round % 2 === 1 ? SCENARIOS : [...SCENARIOS].reverse();
+    for (const masters of [...new Set(order.map((s) => s.masters))]) {
       const t0 = Date.now();
       const cluster = await BenchCluster.start(masters);
       redisVersion = cluster.version();
       log(`round ${round}: ${masters}-master cluster up on ports ${cluster.nodes.map((n) => n.port).join(', ')} in ${Date.now() - t0} ms`);
       try {
-        for (const scenario of SCENARIOS.filter((s) => s.masters === masters)) {
+        for (const scenario of order.filter((s) => s.masters === masters)) {
           try {
             const sample = await runScenario(cluster, scenario, topicOf(scenario), total, capMs);
             samples.get(scenario)!.push(sample);
@@ -180,8 +185,10 @@ async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: str
     await cluster.resetStats();
     const cpu0 = await cluster.cpuSeconds();
     const node0 = process.cpuUsage();
+    const wall0 = now();
     const consume = await drain(consumers, push.count, CONCURRENCY, capMs);
     const node = process.cpuUsage(node0);
+    const drainSeconds = (now() - wall0) / 1000;
     const cpu1 = await cluster.cpuSeconds();
     const consumeCommands = queueCommands(await cluster.commandCalls());
     const stats = await system.service.stats(topic);
@@ -200,6 +207,7 @@ async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: str
       consumeCommands,
       consumeCpu: cpu1.map((c, i) => c - cpu0[i]),
       nodeCpu: (node.user + node.system) / 1e6,
+      drainSeconds,
       firstMs: firstAt - startedAt,
       perApp,
       redelivered,
@@ -269,22 +277,24 @@ function renderTable(samples: Map<Scenario, Sample[]>): string {
 function details(samples: Map<Scenario, Sample[]>, total: number): string {
   const rows = SCENARIOS.map((scenario) => {
     const list = samples.get(scenario) ?? [];
-    if (list.length === 0) return `| ${scenario.name} | n/a | | | | | | | | |`;
+    if (list.length === 0) return `| ${scenario.name} | n/a | | | | | | | | | |`;
     const consumed = sum(list.map((s) => s.consumed));
     const perMsg = (seconds: number) => fmt((seconds * 1e6) / consumed, 1);
     const cpu = addUp(list.map((s) => s.consumeCpu));
     const commands = addUp(list.map((s) => s.consumeCommands));
     const apps = addUp(list.map((s) => s.perApp));
     const problems = list.flatMap((s) => problemsOf(s, total));
+    const wall = sum(list.map((s) => s.drainSeconds));
+    const cores = `${fmt(sum(list.map((s) => s.nodeCpu)) / wall, 2)} / ${fmt(sum(cpu) / wall, 2)}`;
     return (
       `| ${scenario.name} | ${list[0].partitionsPerMaster.join(' / ')} | ${list[0].homeMaster + 1} | ${fmt(sum(commands) / consumed, 2)} | ` +
-      `${cpu.map(perMsg).join(' / ')} | ${perMsg(sum(list.map((s) => s.nodeCpu)))} | ${spread(list.map((s) => s.firstMs))} | ${shares(apps)} | ` +
+      `${cpu.map(perMsg).join(' / ')} | ${perMsg(sum(list.map((s) => s.nodeCpu)))} | ${cores} | ${spread(list.map((s) => s.firstMs))} | ${shares(apps)} | ` +
       `${fmt(sum(list.map((s) => s.redelivered)))} | ${problems.length > 0 ? problems.join('; ') : 'none'} |`
     );
   });
   return [
-    '| scenario | partitions per master | home slot on master | queue commands per consumed msg | Redis CPU µs per consumed msg, per master | consumer process CPU µs per consumed msg | ms from consumer start to first message | deliveries per consumer app | redeliveries | problems |',
-    '|---|---|---:|---:|---|---:|---:|---|---:|---|',
+    '| scenario | partitions per master | home slot on master | queue commands per consumed msg | Redis CPU µs per consumed msg, per master | consumer process CPU µs per consumed msg | cores busy while draining: this process / all masters | ms from consumer start to first message | deliveries per consumer app | redeliveries | problems |',
+    '|---|---|---:|---:|---|---:|---:|---:|---|---:|---|',
     ...rows,
   ].join('\n');
 }
@@ -321,15 +331,20 @@ ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' :
   the consumers stop; a failure shows under problems below.
 
 **What these figures can and cannot show.** The machine has ${cores} cores. The masters, the producer and the consumer
-apps (one Node process, one JavaScript thread for all of them) share those cores, and other work shared them
-during the run. With 3 masters there are more processes than cores, so the consume rate cannot grow with the
-master count here: the Node process is the first bottleneck (the main benchmark spends about twice as much CPU in
-the consumer as in Redis per message), and any master that gets work takes CPU from it. Two consumer apps in one
-process share one thread, so scenario 5 shows that consumers share the partitions, not that a second machine would
-add throughput. What the figures do show: the cost of partitioning on one master (scenario 2 against 1), that an
-unpartitioned topic lives on one master whatever the cluster size (scenario 3's command shares), and whether 6
-partitions spread pushes and consumer work over all 3 masters (scenarios 4-5's shares). Throughput on a cluster
-with a core per master and consumers on other machines has to be measured there.
+apps (one Node process: one JavaScript thread for all of them) share those cores with each other and with whatever
+else runs (see the load average above; other test suites ran during the committed run). With 3 masters there are
+more processes than cores, so the consume rate cannot grow with the master count here: a master that gets work
+takes CPU that the consumer could use, and each extra runnable process adds scheduling delay to every round trip.
+That delay matters because a consumer keeps at most two reserves under way (each from one partition, each for up to
+half its concurrency), so its rate is bound by round trips as much as by CPU; "cores busy while draining" below
+shows how much of the machine this process and the masters actually used. Two consumer apps in one process share
+one thread, so scenario 5 shows that consumers share the partitions (deliveries per app), not that a second machine
+would add throughput. Run-to-run spread on this shared machine is wide (see the brackets): read differences
+smaller than the spread as a tie. What the figures do show: the cost of partitioning on one master (scenario 2
+against 1, also in commands per message), that an unpartitioned topic lives on one master whatever the cluster size
+(scenario 3's shares), and whether 6 partitions spread pushes and consumer work over all 3 masters (scenarios 4-5's
+shares and per-master CPU). Throughput on a cluster with a core per master and consumers on other machines has to be
+measured there.
 
 ${table}
 
