@@ -308,9 +308,9 @@ function markdown(table: string, detailTable: string, date: Date, redisVersion: 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
 - Machine: ${cpu}, ${cores} cores (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion}
 - Command: \`npm run bench:cluster${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`; ${libVersion()}
-- Each round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2, stops
-  it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs scenarios
-  3-5. Nodes are memory-only (\`--save '' --appendonly no\`); FLUSHALL on every master before each scenario.
+- Each odd round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2,
+  stops it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs
+  scenarios 3-5; even rounds do the same in reverse order (5 to 1). Nodes are memory-only (\`--save '' --appendonly no\`); FLUSHALL on every master before each scenario.
   ${rounds} round${rounds === 1 ? '' : 's'}, after one untimed warm-up run of scenario 1; with more than one round, a rate is the median
   (lowest–highest in brackets) and a share is over all rounds. Each scenario keeps its topic name in every round, so
   its slots, and the master serving them, are the same each time.
@@ -332,7 +332,7 @@ ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' :
 
 **What these figures can and cannot show.** The machine has ${cores} cores. The masters, the producer and the consumer
 apps (one Node process: one JavaScript thread for all of them) share those cores with each other and with whatever
-else runs (see the load average above; other test suites ran during the committed run). With 3 masters there are
+else runs (the load average above includes it). With 3 masters there are
 more processes than cores, so the consume rate cannot grow with the master count here: a master that gets work
 takes CPU that the consumer could use, and each extra runnable process adds scheduling delay to every round trip.
 That delay matters because a consumer keeps at most two reserves under way (each from one partition, each for up to
