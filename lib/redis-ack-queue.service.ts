@@ -72,6 +72,8 @@ interface TopicLayout {
   verified: boolean;
   /** Where the next `reserve` starts, so partitions take turns. */
   cursor: number;
+  /** When a full reserve last woke other consumers to help. */
+  helpWokenAt: number;
 }
 
 /**
@@ -273,8 +275,12 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       }
     }
     if (unreadable.length > 0) await this.buryUnreadable(topic, keys, unreadable);
-    // A full batch may leave more behind: let the other consumers, waiting in the home slot, help.
-    if (layout.partitions.length > 1 && messages.length === count) this.wakeHome(layout).catch(() => undefined);
+    // A full batch may leave more behind: let the other consumers, waiting in the home slot,
+    // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
+    if (layout.partitions.length > 1 && messages.length === count && Date.now() - layout.helpWokenAt > 50) {
+      layout.helpWokenAt = Date.now();
+      this.wakeHome(layout).catch(() => undefined);
+    }
     return { messages, nextDueInMs: Number(reply[1]) };
   }
 
@@ -579,7 +585,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     if (!layout) {
       const { prefix, partitions } = this.settings;
       const tags = partitionTags(prefix, topic, partitions.get(topic) ?? 1);
-      layout = { name: topic, partitions: tags.map(tagKeys), home: queueKeys(prefix, topic), verified: false, cursor: -1 };
+      layout = { name: topic, partitions: tags.map(tagKeys), home: queueKeys(prefix, topic), verified: false, cursor: -1, helpWokenAt: 0 };
       this.layouts.set(topic, layout);
     }
     return layout;
