@@ -22,6 +22,7 @@ export interface RedisServerOptions {
 export class RedisServer {
   private process: ChildProcess | undefined;
   private readonly clients: Redis[] = [];
+  private stopped = false;
 
   private constructor(
     readonly port: number,
@@ -43,13 +44,31 @@ export class RedisServer {
 
   /** A client for the test itself (inspection, faults); closed by stop(). */
   client(options: RedisOptions = {}): Redis {
-    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, ...options });
+    // A short disconnectTimeout: closing a client of a killed server otherwise holds a 2 s timer.
+    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, disconnectTimeout: 200, ...options });
     this.clients.push(client);
     return client;
   }
 
   get pid(): number | undefined {
     return this.process?.pid;
+  }
+
+  /** Up and not paused: it answers commands. */
+  get running(): boolean {
+    return this.process !== undefined && !this.stopped;
+  }
+
+  /** SIGSTOP: the process freezes with its sockets open, as a stalled host would. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+    this.stopped = this.process !== undefined;
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    this.process?.kill('SIGCONT');
+    this.stopped = false;
   }
 
   log(): string {
@@ -68,6 +87,7 @@ export class RedisServer {
     child.kill(signal);
     await exited;
     this.process = undefined;
+    this.stopped = false;
   }
 
   /** Starts it again on the same port and folder (an AOF, if on, is loaded back). */
