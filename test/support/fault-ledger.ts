@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { PushManyItem, PushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { ConsumerEvent } from './consumer-processes';
+import type { TestClient } from './queue-fixture';
 
 /** Who ran a handler: `pid:<n>` for a consumer process, any label for an in-process consumer. */
 export type Owner = string;
@@ -271,7 +271,7 @@ export async function produce(queue: RedisAckQueueService, topic: string, ledger
 }
 
 /** Counts of every structure of a topic: all zero when nothing is left. */
-export async function leftovers(redis: Redis, topic: string, prefix = 'ackq'): Promise<Record<string, number>> {
+export async function leftovers(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, number>> {
   const tag = `{${prefix}:${topic}}`;
   const [ready, delayed, leased, messages, attempts, tokens, dead, deadInfo] = await Promise.all([
     redis.llen(`${tag}:ready`),
@@ -289,6 +289,6 @@ export async function leftovers(redis: Redis, topic: string, prefix = 'ackq'): P
 export const NOTHING_LEFT = { ready: 0, delayed: 0, leased: 0, messages: 0, attempts: 0, tokens: 0, dead: 0, deadInfo: 0 };
 
 /** Ids still stored in the topic's messages hash. */
-export async function storedIds(redis: Redis, topic: string, prefix = 'ackq'): Promise<string[]> {
+export async function storedIds(redis: TestClient, topic: string, prefix = 'ackq'): Promise<string[]> {
   return redis.hkeys(`{${prefix}:${topic}}:messages`);
 }
