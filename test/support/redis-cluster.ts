@@ -191,6 +191,7 @@ export class RedisCluster {
   /** 'ok', or what is still wrong. */
   private async health(also: (owner: Map<string, string>) => boolean): Promise<string> {
     let agreed: string | undefined;
+    let slotsOf = new Map<string, string[]>();
     for (const server of this.live()) {
       const info = String(await this.probe(server).call('CLUSTER', 'INFO'));
       if (!info.includes('cluster_state:ok')) return `:${server.port} says ${/cluster_state:\w+/.exec(info)?.[0]}`;
@@ -206,9 +207,11 @@ export class RedisCluster {
         const replication = await this.probe(server).info('replication');
         if (!replication.includes('master_link_status:up')) return `replica :${server.port} has its master link down`;
       }
-      this.slotsOf = new Map(owners.map((node) => [node.id, node.slots]));
+      slotsOf = new Map(owners.map((node) => [node.id, node.slots]));
     }
-    const owner = new Map([...this.slotsOf].map(([id, ranges]) => [ranges.join(','), id]));
+    // Only a view that every live node shares becomes the last consistent one.
+    this.slotsOf = slotsOf;
+    const owner = new Map([...slotsOf].map(([id, ranges]) => [ranges.join(','), id]));
     return also(owner) ? 'ok' : 'the expected slot owner is not there yet';
   }
 

@@ -32,7 +32,13 @@ export class RedisServer {
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'ackq-redis-')), options);
-    await server.launch();
+    try {
+      await server.launch();
+    } catch (error) {
+      // Leave no process or folder behind (one that never answered is still running).
+      await server.stop();
+      throw error;
+    }
     return server;
   }
 
@@ -123,15 +129,18 @@ export class RedisServer {
       ...(password ? ['--requirepass', password] : []),
     ];
     for (let i = 0; i < config.length; i += 2) args.push(`--${config[i]}`, config[i + 1]);
-    const child = spawn(redisServerBinary(), args, { stdio: 'ignore' });
+    // stderr: a bad config directive is reported there, before the log file opens.
+    const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     this.process = child;
-    await this.waitUntilUp(child);
+    await this.waitUntilUp(child, () => stderr);
   }
 
-  private async waitUntilUp(child: ChildProcess): Promise<void> {
+  private async waitUntilUp(child: ChildProcess, stderr: () => string): Promise<void> {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${this.log().slice(-2000)}`);
+      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${stderr()}${this.log().slice(-2000)}`);
       if (await answersPing(this.port)) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
