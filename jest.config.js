@@ -1,6 +1,7 @@
 /**
- * Four projects: unit (no Redis), integration (private redis-server), e2e (the sample app),
- * faults (a private redis-server and consumer processes under kills, outages and stalls).
+ * Five projects: unit (no Redis), integration (private redis-server), cluster (the core and
+ * consumer integration suites again, each file on a private 3-master Redis Cluster), e2e (the
+ * sample app), faults (private Redis and consumer processes under kills, outages and stalls).
  */
 const shared = {
   rootDir: __dirname,
@@ -16,6 +17,13 @@ module.exports = {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.spec.ts'] },
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.int-spec.ts'] },
+    {
+      ...shared,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/{core,consumer}/**/*.int-spec.ts'],
+      // Read by test/support/queue-fixture.ts: useRedis() starts a cluster instead of one server.
+      globals: { ACKQ_TOPOLOGY: 'cluster' },
+    },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/**/*.fault-spec.ts'] },
   ],

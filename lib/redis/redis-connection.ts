@@ -63,13 +63,28 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
 export function describeTarget(client: RedisClient): string {
   if (client instanceof Cluster) {
     const nodes = client.nodes().map((node) => `${node.options.host}:${node.options.port}`);
-    return `cluster(${nodes.join(',') || 'no nodes yet'})`;
+    // Before the first slots refresh, or after a failed one, it knows only its seeds.
+    return `cluster(${(nodes.length > 0 ? nodes : seedAddresses(client)).join(',') || 'no nodes yet'})`;
   }
   const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = (client as Redis).options;
   if (sentinels?.length) {
     return `sentinel(${name ?? 'mymaster'}@${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')})`;
   }
   return path ? `unix:${path}` : `${tls ? 'rediss' : 'redis'}://${host}:${port}/${db}`;
+}
+
+/** host:port of each seed node (ioredis keeps them in a private field); never credentials. */
+function seedAddresses(cluster: Cluster): string[] {
+  const seeds = (cluster as unknown as { startupNodes?: unknown[] }).startupNodes;
+  return (Array.isArray(seeds) ? seeds : []).map((seed) => {
+    if (typeof seed === 'number') return `127.0.0.1:${seed}`;
+    if (typeof seed === 'string') {
+      const url = new URL(seed.includes('://') ? seed : `redis://${seed}`);
+      return `${url.hostname}:${url.port || 6379}`;
+    }
+    const { host = '127.0.0.1', port = 6379 } = seed as { host?: string; port?: number };
+    return `${host}:${port}`;
+  });
 }
 
 /**
@@ -90,7 +105,9 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
       else resolve();
     };
     const onReady = () => finish();
-    const onError = (error: Error) => {
+    const onError = (failure: Error) => {
+      // A Cluster reports "Failed to refresh slots cache."; the reason is the last seed's own error.
+      const error = (failure as { lastNodeError?: Error | null }).lastNodeError ?? failure;
       lastError = error;
       if (FATAL_REPLY.test(error.message)) finish(new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), { cause: error }));
     };

@@ -6,7 +6,7 @@ describe('consumers recover from faults', () => {
 
   it('delivers the messages of a consumer killed with SIGKILL mid-handler to the survivor after the lease', async () => {
     const topic = uniqueTopic();
-    const processes = new ConsumerProcesses({ REDIS_URL: fx.server.url, TOPIC: topic, LEASE_MS: '1000', HANDLER_MS: '300', CONCURRENCY: '4' });
+    const processes = new ConsumerProcesses({ ...fx.consumerEnv, TOPIC: topic, LEASE_MS: '1000', HANDLER_MS: '300', CONCURRENCY: '4' });
     try {
       const victim = await processes.start();
       const queue = await fx.service();
@@ -38,21 +38,21 @@ describe('consumers recover from faults', () => {
     const consumer = queue.consume(topic, (payload) => void seen.push(payload));
     await queue.push(topic, 'before');
     await eventually(() => seen.length === 1);
-    await fx.redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await Promise.all(fx.nodes().map((node) => node.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')));
     await queue.push(topic, 'after');
     await eventually(() => seen.length === 2, 5_000);
     expect(seen).toEqual(['before', 'after']);
     await consumer.close();
   });
 
-  it('resumes after a Redis restart, without restarting the app', async () => {
+  it('resumes after a Redis restart (on a cluster: of the topic\'s master), without restarting the app', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const seen: unknown[] = [];
     const consumer = queue.consume(topic, (payload) => void seen.push(payload));
     await queue.push(topic, 'before');
     await eventually(() => seen.length === 1);
-    await fx.server.restart();
+    await fx.restartServing(`{ackq:${topic}}`);
     await eventually(async () => (await queue.push(topic, 'after').catch(() => null)) !== null, 20_000, 200);
     await eventually(() => seen.length === 2, 15_000);
     expect(seen).toEqual(['before', 'after']);

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import { queueKeys, RedisAckQueueService } from '../../lib';
-import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, singleServerOnly, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
  * One cluster-enabled redis-server owning every slot: enough to prove that each script
@@ -8,7 +8,7 @@ import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
  * and that the service runs through an ioredis Cluster client. Multi-node clusters,
  * failover and partitions are the scale-out work.
  */
-describe('keys and Redis Cluster', () => {
+singleServerOnly('builds a one-node cluster of its own server').describe('keys and Redis Cluster', () => {
   const fx = useRedis({ config: ['cluster-enabled', 'yes', 'cluster-config-file', 'nodes.conf', 'cluster-announce-ip', '127.0.0.1'] });
   let cluster: Cluster;
   let queue: RedisAckQueueService;

@@ -1,6 +1,6 @@
-import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, type TestClient, uniqueTopic, useRedis } from '../support/queue-fixture';
 
-async function serverNow(redis: import('ioredis').Redis): Promise<number> {
+async function serverNow(redis: TestClient): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }

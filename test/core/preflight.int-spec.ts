@@ -6,21 +6,24 @@ import { uniqueTopic, useRedis } from '../support/queue-fixture';
 describe('preflight checks at startup', () => {
   const fx = useRedis();
 
+  // CONFIG is per server, and a cluster client's startup check asks any master: set it on every node.
+  const setPolicy = (policy: string) => Promise.all(fx.nodes().map((node) => node.config('SET', 'maxmemory-policy', policy)));
+
   it('refuses an evicting maxmemory-policy unless allowed, and explains why', async () => {
-    await fx.redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    await setPolicy('allkeys-lru');
     try {
-      const refused = new RedisAckQueueService({ connection: fx.server.url });
+      const refused = new RedisAckQueueService({ connection: fx.connection });
       const failure = refused.connect();
       await expect(failure).rejects.toBeInstanceOf(UnsafeRedisConfigError);
       await expect(failure).rejects.toThrow(/maxmemory-policy allkeys-lru: it may evict queue keys.*noeviction.*allowEviction/);
       await refused.close(0);
       await expect(fx.service({ allowEviction: true })).resolves.toBeDefined();
     } finally {
-      await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
+      await setPolicy('noeviction');
     }
-    await fx.redis.config('SET', 'maxmemory-policy', 'volatile-lru');
+    await setPolicy('volatile-lru');
     await expect(fx.service()).resolves.toBeDefined();
-    await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
+    await setPolicy('noeviction');
   });
 
   it('warns once, clearly, when the AOF is off, and not when it is on', async () => {

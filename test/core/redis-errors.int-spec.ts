@@ -1,17 +1,19 @@
 import { RedisAckQueueService, RedisCommandError, RedisConnectionError } from '../../lib';
 import { RedisServer } from '../support/redis-server';
-import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { onCluster, singleServerOnly, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('Redis errors surface as typed errors naming the operation', () => {
   const fx = useRedis({ password: 's3cret-pw' });
+  // CONFIG is per server: on a cluster, every node gets it.
+  const setConfig = (name: string, value: string) => Promise.all(fx.nodes().map((node) => node.config('SET', name, value)));
 
   it('OOM: push fails and changes nothing, while consuming (which frees memory) still works', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     await queue.push(topic, 'kept');
     const before = await snapshotTopic(fx.redis, topic);
-    await fx.redis.config('SET', 'maxmemory-policy', 'noeviction');
-    await fx.redis.config('SET', 'maxmemory', '1');
+    await setConfig('maxmemory-policy', 'noeviction');
+    await setConfig('maxmemory', '1');
     try {
       const failure = queue.push(topic, 'refused');
       await expect(failure).rejects.toBeInstanceOf(RedisCommandError);
@@ -21,20 +23,21 @@ describe('Redis errors surface as typed errors naming the operation', () => {
       const [message] = await queue.reserve(topic);
       expect(await queue.ack(message)).toBe(true);
     } finally {
-      await fx.redis.config('SET', 'maxmemory', '0');
+      await setConfig('maxmemory', '0');
     }
     await expect(queue.push(topic, 'accepted')).resolves.toMatchObject({ duplicate: false });
   });
 
   it('NOPERM: a user without access to the keys gets an error naming the operation', async () => {
-    await fx.redis.acl('SETUSER', 'narrow', 'on', '>narrow-pw', '~other:*', '+@all');
-    const queue = await fx.service({ connection: `redis://narrow:narrow-pw@127.0.0.1:${fx.server.port}` });
+    await Promise.all(fx.nodes().map((node) => node.acl('SETUSER', 'narrow', 'on', '>narrow-pw', '~other:*', '+@all')));
+    const queue = await fx.service({ connection: fx.connectionWith({ username: 'narrow', password: 'narrow-pw' }) });
     const failure = queue.push(uniqueTopic(), 1);
     await expect(failure).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
     await expect(failure).rejects.toThrow(/Redis refused push on topic ".*": NOPERM/);
   });
 
-  it('READONLY: pushing to a replica fails with a typed error', async () => {
+  const plainReplica = singleServerOnly('a cluster client sends writes to the master, never to a replica');
+  plainReplica.it('READONLY: pushing to a replica fails with a typed error', async () => {
     const replica = await RedisServer.start();
     try {
       await replica.client().call('REPLICAOF', '127.0.0.1', String(fx.server.port));
@@ -49,7 +52,7 @@ describe('Redis errors surface as typed errors naming the operation', () => {
   });
 
   it('a wrong password fails connect at once, without the password in the message', async () => {
-    const queue = new RedisAckQueueService({ connection: `redis://:wrong-pw@127.0.0.1:${fx.server.port}` });
+    const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: 'wrong-pw' }) });
     const started = Date.now();
     const failure = queue.connect();
     await expect(failure).rejects.toBeInstanceOf(RedisConnectionError);
@@ -63,9 +66,10 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     const dead = await RedisServer.start();
     const port = dead.port;
     await dead.stop();
-    const queue = new RedisAckQueueService({ connection: `redis://127.0.0.1:${port}`, connectTimeoutMs: 500 });
+    const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: '', port }), connectTimeoutMs: 500 });
     const started = Date.now();
-    await expect(queue.connect()).rejects.toThrow(`Cannot connect to Redis at redis://127.0.0.1:${port}/0`);
+    const target = onCluster ? `cluster(127.0.0.1:${port})` : `redis://127.0.0.1:${port}/0`;
+    await expect(queue.connect()).rejects.toThrow(`Cannot connect to Redis at ${target}`);
     expect(Date.now() - started).toBeLessThan(3_000);
     await queue.close(0);
   });

@@ -75,21 +75,23 @@ describe('fault: a long run leaves Redis memory flat', () => {
     // Warm up: scripts loaded, keys that stay (the token counter) created, allocator settled.
     await cycle(queue, topic, 5_000);
     await consume(queue, topic, 5_000);
-    await fx.redis.call('MEMORY', 'PURGE');
-    const keysBefore = await keyspace(fx.redis);
-    const dbsizeBefore = await fx.redis.dbsize();
-    const memoryBefore = await usedMemory(fx.redis);
+    // The whole keyspace and memory of the one server: a plain client of it.
+    const redis = fx.server.client();
+    await redis.call('MEMORY', 'PURGE');
+    const keysBefore = await keyspace(redis);
+    const dbsizeBefore = await redis.dbsize();
+    const memoryBefore = await usedMemory(redis);
 
     const ledger = new FaultLedger();
     const startedAt = Date.now();
     await cycle(queue, topic, CYCLES, ledger);
     await consume(queue, topic, 5_000, ledger);
     const elapsedMs = Date.now() - startedAt;
-    await fx.redis.call('MEMORY', 'PURGE');
+    await redis.call('MEMORY', 'PURGE');
 
-    const keysAfter = await keyspace(fx.redis);
-    const dbsizeAfter = await fx.redis.dbsize();
-    const memoryAfter = await usedMemory(fx.redis);
+    const keysAfter = await keyspace(redis);
+    const dbsizeAfter = await redis.dbsize();
+    const memoryAfter = await usedMemory(redis);
     const tally = ledger.tally({ leftInRedis: await fx.redis.hkeys(`{ackq:${topic}}:messages`) });
     printSummary('memory-flat', tally, { cycles: CYCLES, elapsedMs, memoryBefore, memoryAfter, keysAfter, ...ledger.counters() });
     expect(tally.violations).toEqual([]);

@@ -1,5 +1,6 @@
 // A consumer in a process of its own, for tests that kill it. Uses the built library.
-// Env: REDIS_URL, TOPIC, LEASE_MS, HANDLER_MS, CONCURRENCY, PREFIX. Prints one JSON line per event.
+// Env: REDIS_URL (or REDIS_CLUSTER, seeds as host:port,host:port...), TOPIC, LEASE_MS, HANDLER_MS,
+// CONCURRENCY, PREFIX. Prints one JSON line per event.
 // Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS (see below).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
 // `block: true` busy-waits BLOCK_MS synchronously (the event loop stalls: no timer, no
@@ -8,8 +9,11 @@
 const { RedisAckQueueService } = require('../../dist');
 
 const blockMs = Number(process.env.BLOCK_MS || 0);
+const seeds = process.env.REDIS_CLUSTER
+  ? process.env.REDIS_CLUSTER.split(',').map((address) => ({ host: address.split(':')[0], port: Number(address.split(':')[1]) }))
+  : undefined;
 const queue = new RedisAckQueueService({
-  connection: process.env.REDIS_URL,
+  connection: seeds ? { cluster: seeds } : process.env.REDIS_URL,
   prefix: process.env.PREFIX || 'ackq',
   leaseMs: Number(process.env.LEASE_MS || 1000),
   ...(process.env.DRAIN_MS ? { drainMs: Number(process.env.DRAIN_MS) } : {}),

@@ -7,7 +7,7 @@ import type { useRedis } from './queue-fixture';
  * handler start recorded in the ledger. By default a handler holds for 10 ms and succeeds.
  */
 export async function followedConsumers(
-  fx: ReturnType<typeof useRedis>,
+  fx: Pick<ReturnType<typeof useRedis>, 'service'>,
   topic: string,
   ledger: FaultLedger,
   o: {

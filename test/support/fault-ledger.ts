@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { PushManyItem, PushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { ConsumerEvent } from './consumer-processes';
+import type { TestClient } from './queue-fixture';
 
 /** Who ran a handler: `pid:<n>` for a consumer process, any label for an in-process consumer. */
 export type Owner = string;
@@ -23,6 +23,8 @@ export interface LedgerTally {
   ackedUnreported: number;
   /** Everything that breaks the contract, one line each; empty when all is well. */
   violations: string[];
+  /** What a failover lost (resolved before it, never replicated): reported, not violations. */
+  lostToFailover: { pushes: number; acks: number };
 }
 
 /**
@@ -38,7 +40,9 @@ export class FaultLedger {
   /** Push calls that rejected (and were retried by the producer). */
   rejectedPushes = 0;
   private readonly deliveries = new Map<string, Delivery[]>();
-  private readonly acks = new Map<string, { owner: Owner; attempt: number }[]>();
+  private readonly acks = new Map<string, { owner: Owner; attempt: number; at: number }[]>();
+  private readonly pushedAt = new Map<string, number>();
+  private failoverAt: number | undefined;
   private readonly leaseLost = new Map<string, number>();
   private readonly settleErrors = new Map<string, number>();
   private readonly failures = new Map<string, number>();
@@ -46,7 +50,10 @@ export class FaultLedger {
   private readonly killed = new Set<Owner>();
 
   pushedIds(ids: Iterable<string>): void {
-    for (const id of ids) this.pushed.add(id);
+    for (const id of ids) {
+      this.pushed.add(id);
+      if (!this.pushedAt.has(id)) this.pushedAt.set(id, Date.now());
+    }
   }
 
   start(owner: Owner, id: string, attempt: number): void {
@@ -54,7 +61,7 @@ export class FaultLedger {
   }
 
   acked(owner: Owner, id: string, attempt: number): void {
-    push(this.acks, id, { owner, attempt });
+    push(this.acks, id, { owner, attempt, at: Date.now() });
   }
 
   lostLease(id: string): void {
@@ -74,6 +81,15 @@ export class FaultLedger {
   /** A shutdown handed the lease back before the handler finished. */
   releasedAtShutdown(id: string): void {
     this.released.set(id, (this.released.get(id) ?? 0) + 1);
+  }
+
+  /**
+   * The master died at `at` and a replica took over. Replication is asynchronous: a push or
+   * an ack that resolved before then may be gone (never handled; handled again). After it,
+   * nothing may be lost.
+   */
+  failedOver(at: number): void {
+    this.failoverAt = at;
   }
 
   /** The owner died (SIGKILL): its unacked deliveries explain redeliveries. */
@@ -139,6 +155,8 @@ export class FaultLedger {
     let duplicates = 0;
     let lost = 0;
     let ackedUnreported = 0;
+    const lostToFailover = { pushes: 0, acks: 0 };
+    const failoverAt = this.failoverAt ?? -Infinity;
     for (const id of this.deliveries.keys()) {
       if (!this.pushed.has(id)) violations.push(`${id}: handled but never pushed by this test`);
     }
@@ -153,15 +171,18 @@ export class FaultLedger {
       const failures = this.failures.get(id) ?? 0;
       const extra = Math.max(0, starts.length - 1 - failures);
       duplicates += extra;
-      if (acks.length > 1) violations.push(`${id}: acked ${acks.length} times`);
       const ack = acks[0];
-      if (ack && starts.some((s) => s.attempt > ack.attempt)) {
+      // Delivered again after the failover although acked before it: the ack was not replicated.
+      const ackLost = ack !== undefined && ack.at < failoverAt && starts.some((s) => s.at > failoverAt);
+      if (ackLost) lostToFailover.acks++;
+      if (acks.length > (ackLost ? 2 : 1)) violations.push(`${id}: acked ${acks.length} times`);
+      if (ack && !ackLost && starts.some((s) => s.attempt > ack.attempt)) {
         violations.push(`${id}: handled again after its ack (attempts ${starts.map((s) => `${s.owner}#${s.attempt}`).join(', ')}; acked #${ack.attempt})`);
       }
       // Each extra start needs a fault behind an earlier delivery.
       const killedUnacked = starts.filter((s) => this.killed.has(s.owner) && !acks.some((a) => a.owner === s.owner)).length;
       const explanations =
-        killedUnacked + (this.leaseLost.get(id) ?? 0) + (this.settleErrors.get(id) ?? 0) + (this.released.get(id) ?? 0);
+        killedUnacked + (this.leaseLost.get(id) ?? 0) + (this.settleErrors.get(id) ?? 0) + (this.released.get(id) ?? 0) + (ackLost ? 1 : 0);
       if (extra > explanations) {
         violations.push(
           `${id}: ${extra} unexplained duplicate handling(s): ${starts.map((s) => `${s.owner}#${s.attempt}`).join(', ')}`,
@@ -172,7 +193,8 @@ export class FaultLedger {
         violations.push(`${id}: still stored in Redis at the end`);
       } else if (starts.length === 0) {
         lost++;
-        violations.push(`${id}: pushed (resolved) but never handled`);
+        if (this.pushedAt.get(id)! < failoverAt) lostToFailover.pushes++;
+        else violations.push(`${id}: pushed (resolved) but never handled`);
       } else if (!ack) {
         // Gone from Redis without a reported ack: only a fault between the ack and its report explains it.
         ackedUnreported++;
@@ -182,7 +204,7 @@ export class FaultLedger {
         }
       }
     }
-    return { pushed: this.pushed.size, handled, duplicates, lost, ackedUnreported, violations };
+    return { pushed: this.pushed.size, handled, duplicates, lost, ackedUnreported, violations, lostToFailover };
   }
 }
 
@@ -274,7 +296,7 @@ export async function produce(queue: RedisAckQueueService, topic: string, ledger
 }
 
 /** Counts of every structure of a topic: all zero when nothing is left. */
-export async function leftovers(redis: Redis, topic: string, prefix = 'ackq'): Promise<Record<string, number>> {
+export async function leftovers(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, number>> {
   const tag = `{${prefix}:${topic}}`;
   const [ready, delayed, leased, messages, attempts, tokens, dead, deadInfo] = await Promise.all([
     redis.llen(`${tag}:ready`),
@@ -292,6 +314,6 @@ export async function leftovers(redis: Redis, topic: string, prefix = 'ackq'): P
 export const NOTHING_LEFT = { ready: 0, delayed: 0, leased: 0, messages: 0, attempts: 0, tokens: 0, dead: 0, deadInfo: 0 };
 
 /** Ids still stored in the topic's messages hash. */
-export async function storedIds(redis: Redis, topic: string, prefix = 'ackq'): Promise<string[]> {
+export async function storedIds(redis: TestClient, topic: string, prefix = 'ackq'): Promise<string[]> {
   return redis.hkeys(`{${prefix}:${topic}}:messages`);
 }

@@ -1,6 +1,13 @@
-import type { Redis } from 'ioredis';
-import { RedisAckQueueService, type RedisAckQueueOptions } from '../../lib';
+import { Cluster, type Redis } from 'ioredis';
+import { RedisAckQueueService, type RedisAckQueueConnection, type RedisAckQueueOptions } from '../../lib';
+import { RedisCluster } from './redis-cluster';
 import { RedisServer, type RedisServerOptions } from './redis-server';
+
+/** A client of either topology: a plain client of one server, or a Cluster client. */
+export type TestClient = Redis | Cluster;
+
+/** Which Redis the suites run against: one server, or a 3-master cluster (the `cluster` Jest project). */
+export const onCluster = (globalThis as { ACKQ_TOPOLOGY?: string }).ACKQ_TOPOLOGY === 'cluster';
 
 let topicCounter = 0;
 
@@ -10,36 +17,105 @@ export function uniqueTopic(name = 'topic'): string {
 }
 
 /**
- * Starts one private redis-server for a test file and hands out services bound to it;
- * everything is closed and removed after the file.
+ * For the few tests that need one plain server by nature: on the cluster they are skipped,
+ * with their reason in the test name.
+ */
+export function singleServerOnly(reason: string) {
+  const label = (name: string) => `${name} [single server only: ${reason}]`;
+  return {
+    it: (name: string, fn: jest.ProvidesCallback, timeout?: number) =>
+      onCluster ? it.skip(label(name), fn) : it(name, fn, timeout),
+    describe: (name: string, fn: () => void) => (onCluster ? describe.skip(label(name), fn) : describe(name, fn)),
+  };
+}
+
+/**
+ * Starts one private Redis for a test file (one redis-server, or a cluster of six in the
+ * `cluster` project) and hands out services bound to it; everything is closed and removed
+ * after the file.
  */
 export function useRedis(serverOptions: RedisServerOptions = {}) {
+  const nodeClients = new Map<RedisServer, Redis>();
   const fixture = {
+    /** The one server (single-server runs only). */
     server: undefined as unknown as RedisServer,
-    /** A plain client for inspecting and damaging state. */
-    redis: undefined as unknown as Redis,
+    /** The cluster (cluster runs only). */
+    cluster: undefined as unknown as RedisCluster,
+    /** A client for inspecting and damaging state. */
+    redis: undefined as unknown as TestClient,
     services: [] as RedisAckQueueService[],
+    /** How the library reaches this Redis, for tests that build services or modules themselves. */
+    get connection(): RedisAckQueueConnection {
+      return fixture.connectionWith({});
+    },
+    /** The same kind of connection with other credentials, or to another (seed) port. */
+    connectionWith(o: { username?: string; password?: string; port?: number }): RedisAckQueueConnection {
+      const { username, password = serverOptions.password, port } = o;
+      if (onCluster) {
+        const redisOptions = { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+        return { cluster: port ? [{ host: '127.0.0.1', port }] : fixture.cluster.seeds, options: { redisOptions } };
+      }
+      const auth = password ? `${encodeURIComponent(username ?? '')}:${encodeURIComponent(password)}@` : '';
+      return `redis://${auth}127.0.0.1:${port ?? fixture.server.port}`;
+    },
+    /** Env for consumer processes (test/support/consumer-process.js). */
+    get consumerEnv(): Record<string, string> {
+      if (onCluster) return { REDIS_CLUSTER: fixture.cluster.seeds.map((node) => `${node.host}:${node.port}`).join(',') };
+      return { REDIS_URL: fixture.server.url };
+    },
+    /** A new client the test owns (closed after the file). */
+    client(): TestClient {
+      return onCluster ? fixture.cluster.client() : fixture.server.client();
+    },
+    /** A plain client of every redis-server, for what is set per server (CONFIG, ACL, CLIENT). */
+    nodes(): Redis[] {
+      if (!onCluster) return [fixture.redis as Redis];
+      return fixture.cluster.servers.map((server) => {
+        if (!nodeClients.has(server)) nodeClients.set(server, server.client());
+        return nodeClients.get(server)!;
+      });
+    },
+    /** Kills and restarts the server that holds `key` (on the cluster: the master of its slot). */
+    async restartServing(key: string): Promise<void> {
+      await (onCluster ? await fixture.cluster.nodeForKey(key) : fixture.server).restart();
+    },
     async service(options: RedisAckQueueOptions = {}): Promise<RedisAckQueueService> {
-      const service = new RedisAckQueueService({ connection: fixture.server.url, ...options });
+      const service = new RedisAckQueueService({ connection: fixture.connection, ...options });
       fixture.services.push(service);
       await service.connect();
       return service;
     },
   };
   beforeAll(async () => {
-    fixture.server = await RedisServer.start(serverOptions);
-    fixture.redis = fixture.server.client();
+    if (onCluster) {
+      const { password, appendonly, config } = serverOptions;
+      fixture.cluster = await RedisCluster.start({ password, appendonly, config });
+      fixture.redis = fixture.cluster.client();
+    } else {
+      fixture.server = await RedisServer.start(serverOptions);
+      fixture.redis = fixture.server.client();
+    }
   });
   afterAll(async () => {
     await Promise.all(fixture.services.map((service) => service.close(0)));
     await fixture.server?.stop();
+    await fixture.cluster?.stop();
   });
   return fixture;
 }
 
+/** The masters the client knows (the one server for a plain client). */
+async function mastersOf(redis: TestClient): Promise<Redis[]> {
+  if (!(redis instanceof Cluster)) return [redis];
+  // Before it is ready a Cluster client knows no node, and a snapshot would be empty.
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  return redis.nodes('master');
+}
+
 /** Every key of a topic with its full content: equal snapshots mean nothing changed. */
-export async function snapshotTopic(redis: Redis, topic: string, prefix = 'ackq'): Promise<Record<string, unknown>> {
-  const keys = (await redis.keys(`{${prefix}:${topic}}*`)).sort();
+export async function snapshotTopic(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, unknown>> {
+  // KEYS answers for one node only: ask every master and merge.
+  const keys = (await Promise.all((await mastersOf(redis)).map((node) => node.keys(`{${prefix}:${topic}}*`)))).flat().sort();
   const snapshot: Record<string, unknown> = {};
   for (const key of keys) {
     const type = await redis.type(key);
@@ -63,10 +139,12 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
   }
 }
 
-/** Server-side command counts, to prove how many round trips an operation costs. */
-export async function commandCounts(redis: Redis): Promise<Record<string, number>> {
-  const info = await redis.info('commandstats');
+/** Server-side command counts (summed over the masters), to prove how many round trips an operation costs. */
+export async function commandCounts(redis: TestClient): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) counts[match[1]] = Number(match[2]);
+  for (const node of await mastersOf(redis)) {
+    const info = await node.info('commandstats');
+    for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) counts[match[1]] = (counts[match[1]] ?? 0) + Number(match[2]);
+  }
   return counts;
 }

@@ -27,6 +27,7 @@ export interface RedisServerOptions {
 export class RedisServer {
   private process: ChildProcess | undefined;
   private readonly clients: Redis[] = [];
+  private stopped = false;
 
   private constructor(
     readonly port: number,
@@ -36,7 +37,13 @@ export class RedisServer {
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'ackq-redis-')), options);
-    await server.launch();
+    try {
+      await server.launch();
+    } catch (error) {
+      // Leave no process or folder behind (one that never answered is still running).
+      await server.stop();
+      throw error;
+    }
     return server;
   }
 
@@ -48,13 +55,31 @@ export class RedisServer {
 
   /** A client for the test itself (inspection, faults); closed by stop(). */
   client(options: RedisOptions = {}): Redis {
-    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, ...options });
+    // A short disconnectTimeout: closing a client of a killed server otherwise holds a 2 s timer.
+    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, disconnectTimeout: 200, ...options });
     this.clients.push(client);
     return client;
   }
 
   get pid(): number | undefined {
     return this.process?.pid;
+  }
+
+  /** Up and not paused: it answers commands. */
+  get running(): boolean {
+    return this.process !== undefined && !this.stopped;
+  }
+
+  /** SIGSTOP: the process freezes with its sockets open, as a stalled host would. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+    this.stopped = this.process !== undefined;
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    this.process?.kill('SIGCONT');
+    this.stopped = false;
   }
 
   log(): string {
@@ -73,6 +98,7 @@ export class RedisServer {
     child.kill(signal);
     await exited;
     this.process = undefined;
+    this.stopped = false;
   }
 
   /** Starts it again on the same port and folder (an AOF, if on, is loaded back). */
@@ -109,9 +135,12 @@ export class RedisServer {
       ...(password ? ['--requirepass', password] : []),
     ];
     for (let i = 0; i < config.length; i += 2) args.push(`--${config[i]}`, config[i + 1]);
-    const child = spawn(redisServerBinary(), args, { stdio: 'ignore' });
+    // stderr: a bad config directive is reported there, before the log file opens.
+    const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     this.process = child;
-    await this.waitUntilUp(child);
+    await this.waitUntilUp(child, () => stderr);
   }
 
   /** Written once: a restarted Sentinel reads back what it had learned. */
@@ -121,10 +150,10 @@ export class RedisServer {
     return file;
   }
 
-  private async waitUntilUp(child: ChildProcess): Promise<void> {
+  private async waitUntilUp(child: ChildProcess, stderr: () => string): Promise<void> {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${this.log().slice(-2000)}`);
+      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${stderr()}${this.log().slice(-2000)}`);
       if (await answersPing(this.port)) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
