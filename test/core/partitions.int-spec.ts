@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PartitionCountMismatchError, QueueHandler, RedisAckQueueModule, type RedisAckQueueService } from '../../lib';
-import { partitionOf } from '../../lib/redis/partitions';
+import { partitionOf, partitionTags } from '../../lib/redis/partitions';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** Ids that land in each partition: `perPartition` of them for each of `count`. */
@@ -23,13 +23,14 @@ describe('partitioned topics', () => {
   }
 
   /** Ready ids per partition, read straight from Redis. */
-  async function readyByPartition(queue: RedisAckQueueService, topic: string): Promise<number[]> {
-    const counts: number[] = [];
-    for (let p = 0; p < PARTITIONS; p++) {
-      const [key] = await fx.redis.keys(`{ackq:${topic}#${p}*}:ready`);
-      counts.push(key ? await fx.redis.llen(key) : 0);
-    }
-    return counts;
+  function readyByPartition(topic: string): Promise<number[]> {
+    return Promise.all(partitionTags('ackq', topic, PARTITIONS).map((tag) => fx.redis.llen(`{${tag}}:ready`)));
+  }
+
+  /** CLIENT LIST lines of every server. */
+  async function clientList(): Promise<string[]> {
+    const lists = await Promise.all(fx.nodes().map((node) => node.client('LIST')));
+    return lists.flatMap((list) => String(list).split('\n'));
   }
 
   it('spreads pushes over every partition by id, and deduplicates an id across pushes', async () => {
@@ -37,7 +38,7 @@ describe('partitioned topics', () => {
     const queue = await partitioned(topic);
     const results = await queue.pushMany(topic, [...Array(200)].map((_, i) => ({ payload: i, id: `order-${i}` })));
     expect(results.every((r) => !r.duplicate)).toBe(true);
-    const counts = await readyByPartition(queue, topic);
+    const counts = await readyByPartition(topic);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(200);
     expect(counts.every((n) => n > 20)).toBe(true);
     // A second service (another producer) routes the same id to the same partition.
@@ -70,8 +71,10 @@ describe('partitioned topics', () => {
     const seen: { id: string; at: number }[] = [];
     const consumer = queue.consume(topic, (_payload, { id }) => void seen.push({ id, at: Date.now() }));
     // Let it go idle: every partition reserved empty, blocked on the home wake list.
-    await eventually(async () => String(await fx.redis.client('LIST')).includes('cmd=blpop'));
-    const blocked = String(await fx.redis.client('LIST')).split('\n').filter((line) => line.includes(`name=ackq:${topic}`));
+    // Blocked (flags=b) connections of this consumer, on every server.
+    const blocking = async () => (await clientList()).filter((line) => line.includes(`name=ackq:${topic}`) && / flags=b /.test(line));
+    await eventually(async () => (await blocking()).length > 0);
+    const blocked = await blocking();
     expect(blocked).toHaveLength(1);
     for (const [partition, [id]] of idsByPartition(PARTITIONS, 1).entries()) {
       const pushedAt = Date.now();
@@ -154,7 +157,7 @@ describe('partitioned topics in the Nest module', () => {
       @QueueHandler(topic)
       handle(): void {}
     }
-    @Module({ imports: [RedisAckQueueModule.forRoot({ connection: fx.server.url })], providers: [Handlers] })
+    @Module({ imports: [RedisAckQueueModule.forRoot({ connection: fx.connection })], providers: [Handlers] })
     class AppModule {}
     const starting = NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
     await expect(starting).rejects.toBeInstanceOf(PartitionCountMismatchError);

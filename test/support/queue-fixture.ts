@@ -112,10 +112,10 @@ async function mastersOf(redis: TestClient): Promise<Redis[]> {
   return redis.nodes('master');
 }
 
-/** Every key of a topic with its full content: equal snapshots mean nothing changed. */
+/** Every key of a topic (of all its partitions) with its full content: equal snapshots mean nothing changed. */
 export async function snapshotTopic(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, unknown>> {
   // KEYS answers for one node only: ask every master and merge.
-  const keys = (await Promise.all((await mastersOf(redis)).map((node) => node.keys(`{${prefix}:${topic}}*`)))).flat().sort();
+  const keys = (await Promise.all((await mastersOf(redis)).map((node) => node.keys(`{${prefix}:${topic}[}#]*`)))).flat().sort();
   const snapshot: Record<string, unknown> = {};
   for (const key of keys) {
     const type = await redis.type(key);
