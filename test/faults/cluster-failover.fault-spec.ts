@@ -93,56 +93,91 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     expect(hit.handled + hit.lostToFailover.pushes).toBe(total);
   }, 120_000);
 
-  it('measures what asynchronous replication loses: pushes the replica never received are gone after promotion', async () => {
-    // A master that still has its replica (the previous test left one without).
-    let master: RedisServer | undefined;
-    let replica: RedisServer | undefined;
-    for (const candidate of await cluster.masters()) {
-      replica = await cluster.replicaOf(candidate).catch(() => undefined);
-      if (replica) {
-        master = candidate;
-        break;
-      }
+  /** A master that still has a live replica (each test kills one master for good). */
+  async function masterWithReplica(): Promise<{ master: RedisServer; replica: RedisServer }> {
+    for (const master of await cluster.masters()) {
+      const replica = await cluster.replicaOf(master).catch(() => undefined);
+      if (replica) return { master, replica };
     }
-    if (!master || !replica) throw new Error('no master with a live replica left');
-    const topic = await topicOn(master);
-    const queue = await fx.service();
-    const before = (await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
-    const direct = master.client();
-    // WAIT: the replica has acknowledged those ten.
-    expect(await direct.call('WAIT', '1', '5000')).toBe(1);
+    throw new Error('no master with a live replica left');
+  }
 
+  /**
+   * Freezes the replica and cuts its link: a stopped replica still receives the stream into its
+   * socket buffer and applies it after SIGCONT (observed: nothing lost), so the master must drop it.
+   */
+  async function cutOff(master: RedisServer, replica: RedisServer): Promise<void> {
+    const direct = master.client();
+    // WAIT: the replica has everything so far.
+    expect(await direct.call('WAIT', '1', '5000')).toBe(1);
     replica.pause();
-    // A stopped replica still receives the stream into its socket buffer and applies it after
-    // SIGCONT (observed: nothing lost). Cutting the link makes the master alone hold what follows.
     await direct.call('CLIENT', 'KILL', 'TYPE', 'replica');
     direct.disconnect();
-    const n = 200;
-    const resolved: string[] = [];
-    for (let i = 0; i < n; i += 20) {
-      const items = [...Array(20)].map((_, j) => ({ id: `unreplicated-${i + j}`, payload: i + j }));
-      resolved.push(...(await queue.pushMany(topic, items)).filter((r) => !r.duplicate).map((r) => r.id));
-    }
-    expect(resolved).toHaveLength(n);
+  }
 
+  /** Kills the master, thaws the replica and waits for its promotion; returns the promoted node's ids of `topic`. */
+  async function failOver(master: RedisServer, replica: RedisServer, topic: string) {
     const killedAt = Date.now();
     await master.kill();
     replica.resume();
     const promoted = await cluster.waitForPromotion(master);
-    const clusterOkMs = Date.now() - killedAt;
     expect(promoted).toBe(replica);
+    return { stored: new Set(await promoted.client().hkeys(`{ackq:${topic}}:messages`)), clusterOkMs: Date.now() - killedAt, killedAt };
+  }
+
+  /** Pushes 200 messages in batches of 20; returns the ids that resolved and the errors. */
+  async function push200(queue: RedisAckQueueService, topic: string) {
+    const resolved: string[] = [];
+    const errors: unknown[] = [];
+    for (let i = 0; i < 200; i += 20) {
+      const items = [...Array(20)].map((_, j) => ({ id: `unreplicated-${i + j}`, payload: i + j }));
+      await queue.pushMany(topic, items).then(
+        (results) => resolved.push(...results.filter((r) => !r.duplicate).map((r) => r.id)),
+        (error: unknown) => errors.push(error),
+      );
+    }
+    return { resolved, errors };
+  }
+
+  it('measures what asynchronous replication loses: pushes the replica never received are gone after promotion', async () => {
+    const { master, replica } = await masterWithReplica();
+    const topic = await topicOn(master);
+    const queue = await fx.service();
+    const before = (await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    await cutOff(master, replica);
+    const { resolved } = await push200(queue, topic);
+    expect(resolved).toHaveLength(200);
+
+    const { stored, clusterOkMs, killedAt } = await failOver(master, replica, topic);
     await eventually(async () => (await queue.push(topic, 'after', { id: 'after' }).catch(() => null)) !== null, 30_000, 50);
     const writableMs = Date.now() - killedAt;
-
-    const stored = new Set(await promoted.client().hkeys(`{ackq:${topic}}:messages`));
     const lost = resolved.filter((id) => !stored.has(id));
     process.stdout.write(
-      `fault cluster-replication-loss: ${n} pushes resolved while the replica was cut off, ${lost.length} lost after ` +
+      `fault cluster-replication-loss: ${resolved.length} pushes resolved while the replica was cut off, ${lost.length} lost after ` +
         `promotion; ${before.filter((id) => stored.has(id)).length}/${before.length} replicated ones kept; cluster ok ` +
         `after ${clusterOkMs} ms, writable after ${writableMs} ms\n`,
     );
     expect(before.every((id) => stored.has(id))).toBe(true);
-    expect(stored.has('after')).toBe(true);
-    expect(lost).toHaveLength(n);
+    expect(lost).toHaveLength(200);
+  }, 60_000);
+
+  it('with replicatedPushes, no push that resolved is lost by the failover: the unreplicated ones rejected instead', async () => {
+    const { master, replica } = await masterWithReplica();
+    const topic = await topicOn(master);
+    const queue = await fx.service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
+    const before = (await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    await cutOff(master, replica);
+    const { resolved, errors } = await push200(queue, topic);
+    expect(resolved).toEqual([]);
+    expect(errors).toHaveLength(10);
+    expect(errors.every((e) => (e as { code?: string }).code === 'REPLICATION_TIMEOUT')).toBe(true);
+
+    const { stored } = await failOver(master, replica, topic);
+    const lost = [...before, ...resolved].filter((id) => !stored.has(id));
+    process.stdout.write(
+      `fault cluster-replicated-pushes: ${before.length} pushes resolved, ${lost.length} lost after promotion; ` +
+        `${errors.length} batches rejected while the replica was cut off\n`,
+    );
+    expect(lost).toEqual([]);
   }, 60_000);
 });
