@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { cpuModel, libVersion } from './machine';
 import { DEFAULT_PREFIX } from '../lib';
 import { keySlot, partitionTags } from '../lib/redis/partitions';
 import { now, type QueueSystem, type RunningConsumer } from './adapter';
@@ -300,7 +300,7 @@ function details(samples: Map<Scenario, Sample[]>, total: number): string {
 }
 
 function markdown(table: string, detailTable: string, date: Date, redisVersion: string, quick: boolean, rounds: number, total: number): string {
-  const cpu = /^model name\s*:\s*(.+)$/m.exec(safeRead('/proc/cpuinfo'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  const cpu = cpuModel();
   const cores = cpus().length;
   const n = total.toLocaleString('en-US');
   return `# Benchmark: one topic on Redis Cluster, unpartitioned and partitioned
@@ -354,25 +354,6 @@ ${detailTable}
 
 Redeliveries count deliveries beyond the first of a message (at-least-once; none are expected on a healthy run).
 `;
-}
-
-/** The commit lib/ was compiled from, and whether it had uncommitted changes. */
-function libVersion(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = git('status', '--porcelain', '--', 'lib') !== '';
-    return `lib/ at commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' plus uncommitted changes' : ''}`;
-  } catch {
-    return 'lib/ (no git)';
-  }
-}
-
-function safeRead(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 function log(text: string): void {

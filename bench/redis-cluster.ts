@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { answers, freePort } from './redis-server';
 
 const SLOTS = 16384;
 
@@ -184,28 +184,3 @@ async function stopNode(node: ClusterNodeProcess): Promise<void> {
   live.delete(node.child);
 }
 
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    client.on('error', () => undefined);
-    client
-      .connect()
-      .then(() => client.ping())
-      .then(
-        () => resolve(true),
-        () => resolve(false),
-      )
-      .finally(() => client.disconnect());
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -77,7 +77,8 @@ export class BenchRedis {
   }
 }
 
-function answers(port: number): Promise<boolean> {
+/** Whether a redis-server answers PING on this port. */
+export function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     client.on('error', () => undefined);
@@ -92,7 +93,7 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);

@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { cpuModel, libVersion } from './machine';
 import type { SystemFactory } from './adapter';
 import { BenchRedis } from './redis-server';
 import { renderChart, renderTable, type Results } from './report';
@@ -82,7 +82,7 @@ function systemName(key: string): string {
 }
 
 function markdown(table: string, details: string[], date: Date, redisVersion: string, quick: boolean): string {
-  const cpu = /^model name\s*:\s*(.+)$/m.exec(safeRead('/proc/cpuinfo'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  const cpu = cpuModel();
   return `# Benchmark: nestjs-redis-ack-queue against BullMQ and bee-queue
 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
@@ -124,25 +124,6 @@ ${table}
 
 ${details.join('\n\n')}
 `;
-}
-
-/** The commit lib/ was compiled from, and whether it had uncommitted changes. */
-function libVersion(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = git('status', '--porcelain', '--', 'lib') !== '';
-    return `lib/ at commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' plus uncommitted changes' : ''}`;
-  } catch {
-    return 'lib/ (no git)';
-  }
-}
-
-function safeRead(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 function log(text: string): void {
