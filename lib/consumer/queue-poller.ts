@@ -26,7 +26,6 @@ interface InFlight<T> {
   /** Handed back at shutdown: the handler's late outcome no longer counts. */
   released: boolean;
   lost: boolean;
-  done: Promise<void>;
 }
 
 /**
@@ -39,9 +38,15 @@ export class QueuePoller<T> implements QueueConsumer {
   private readonly logger = new Logger('RedisAckQueue');
   /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
-  /** Acks and nacks sent but not answered yet; shutdown waits for them. */
+  /** Nacks sent but not answered yet; shutdown waits for them (and for the acks). */
   private readonly settling = new Set<Promise<void>>();
-  private readonly acks = new AckBatcher((leases) => this.engine.settleLeases('ack', this.topic, leases));
+  private readonly acks = new AckBatcher<InFlight<T>>(
+    (entries) => this.engine.settleLeases('ack', this.topic, entries.map((e) => e.message)),
+    (entry, acked) => acked || this.leaseLost(entry),
+    (entry, error) => this.settleFailed(entry, error),
+  );
+  /** Resolves the shutdown's wait once no handler runs. */
+  private emptied: (() => void) | undefined;
   private readonly stopper = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -173,36 +178,43 @@ export class QueuePoller<T> implements QueueConsumer {
     }
   }
 
+  /** Starts the handler; no promise or closure per message beyond the handler's own. */
   private run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, done: Promise.resolve() };
+    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false };
     this.inFlight.set(message.token, entry);
-    entry.done = this.execute(entry);
+    let work: Promise<unknown>;
+    try {
+      work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extendEntry)));
+    } catch (error) {
+      // A synchronous throw counts as a rejection.
+      work = Promise.reject(error);
+    }
+    const { timeoutMs } = this.settings;
+    if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
+    work.then(
+      () => this.finished(entry, undefined),
+      (error: unknown) => this.finished(entry, { error }),
+    );
   }
 
-  /** Runs the handler, frees its slot as soon as it settles, then acks or nacks. */
-  private async execute(entry: InFlight<T>): Promise<void> {
-    let failure: { error: unknown } | undefined;
-    try {
-      await this.invoke(entry);
-    } catch (error) {
-      failure = { error };
-    }
+  /** Frees the handler's slot as soon as it settles, then acks or nacks. */
+  private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
     this.inFlight.delete(entry.message.token);
     this.changed?.();
+    if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;
     entry.settling = true;
-    const settled = (failure ? this.nack(entry, failure.error) : this.ack(entry)).catch((error: unknown) => {
-      // The lease runs out and the message is delivered again: nothing is lost.
-      const { id, attempt } = entry.message;
-      this.deps.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
-    });
+    if (!failure) return this.acks.ack(entry);
+    const settled = this.nack(entry, failure.error)
+      .catch((error: unknown) => this.settleFailed(entry, error))
+      .finally(() => this.settling.delete(settled));
     this.settling.add(settled);
-    await settled;
-    this.settling.delete(settled);
   }
 
-  private async ack(entry: InFlight<T>): Promise<void> {
-    if (!(await this.acks.ack(entry.message))) this.leaseLost(entry);
+  /** An ack or nack failed: the lease runs out and the message is delivered again, nothing is lost. */
+  private settleFailed(entry: InFlight<T>, error: unknown): void {
+    const { id, attempt } = entry.message;
+    this.deps.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
   }
 
   private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
@@ -210,37 +222,12 @@ export class QueuePoller<T> implements QueueConsumer {
     if ((await this.engine.nack(entry.message, { delayMs, error })) === 'lost') this.leaseLost(entry);
   }
 
-  /** Runs the handler; a rejection, a synchronous throw or a timeout all count as failure. */
-  private invoke(entry: InFlight<T>): Promise<unknown> {
-    const { message } = entry;
-    const context: MessageContext = {
-      id: message.id,
-      topic: message.topic,
-      attempt: message.attempt,
-      maxAttempts: message.maxAttempts,
-      headers: message.headers,
-      enqueuedAt: message.enqueuedAt,
-      get signal() {
-        return (entry.controller ??= new AbortController()).signal;
-      },
-      extendLease: async (ms: number) => {
-        const [extended] = await this.engine.extendLeases(this.topic, [message], ms);
-        if (!extended) this.leaseLost(entry);
-        return extended;
-      },
-    };
-    const work = new Promise((resolve) => resolve(this.handler(message.payload, context)));
-    const { timeoutMs } = this.settings;
-    if (timeoutMs === undefined) return work;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const error = new HandlerTimeoutError(timeoutMs);
-        abort(entry, error);
-        reject(error);
-      }, timeoutMs);
-      work.then(resolve, reject).finally(() => clearTimeout(timer));
-    });
-  }
+  /** What a handler's `context.extendLease` does. */
+  private readonly extendEntry = async (entry: InFlight<T>, ms: number): Promise<boolean> => {
+    const [extended] = await this.engine.extendLeases(this.topic, [entry.message], ms);
+    if (!extended) this.leaseLost(entry);
+    return extended;
+  };
 
   /** Extends every running lease in one call; a refused one is reported as lost. */
   private async beat(): Promise<void> {
@@ -271,7 +258,7 @@ export class QueuePoller<T> implements QueueConsumer {
     const deadline = Date.now() + drainMs;
     this.stopper.abort();
     await this.until(Promise.all([this.loopDone, ...this.fetches]), drainMs, false);
-    const running = Promise.all([...this.inFlight.values()].map((e) => e.done));
+    const running = this.inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.emptied = resolve));
     await this.until(running, Math.max(0, deadline - Date.now()), false);
     clearInterval(this.heartbeat);
     const left = [...this.inFlight.values()];
@@ -288,7 +275,7 @@ export class QueuePoller<T> implements QueueConsumer {
         this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
       }
     }
-    await Promise.all(this.settling);
+    await Promise.all([this.acks.drain(), ...this.settling]);
     this.deps.blocking.disconnect();
     this.deps.onClosed();
   }
@@ -329,4 +316,48 @@ export class QueuePoller<T> implements QueueConsumer {
 
 function abort(entry: InFlight<unknown>, reason: Error): void {
   (entry.controller ??= new AbortController()).abort(reason);
+}
+
+/** Fails `work` with a HandlerTimeoutError (and aborts the handler's signal) after `timeoutMs`. */
+function withTimeout(entry: InFlight<unknown>, work: Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new HandlerTimeoutError(timeoutMs);
+      abort(entry, error);
+      reject(error);
+    }, timeoutMs);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/** A handler's second argument: one object per message, its accessors on the prototype. */
+class HandlerContext<T> implements MessageContext {
+  readonly id: string;
+  readonly topic: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly headers: Record<string, string>;
+  readonly enqueuedAt: number;
+  readonly #entry: InFlight<T>;
+  readonly #extend: (entry: InFlight<T>, ms: number) => Promise<boolean>;
+
+  constructor(entry: InFlight<T>, extend: (entry: InFlight<T>, ms: number) => Promise<boolean>) {
+    const { message } = entry;
+    this.id = message.id;
+    this.topic = message.topic;
+    this.attempt = message.attempt;
+    this.maxAttempts = message.maxAttempts;
+    this.headers = message.headers;
+    this.enqueuedAt = message.enqueuedAt;
+    this.#entry = entry;
+    this.#extend = extend;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#entry.controller ??= new AbortController()).signal;
+  }
+
+  extendLease(ms: number): Promise<boolean> {
+    return this.#extend(this.#entry, ms);
+  }
 }
