@@ -170,11 +170,14 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const deadline = Number(reply[2]);
     const messages: ReservedMessage<T>[] = [];
     const unreadable: { id: string; token: string; attempt: number }[] = [];
+    const observed = this.events.observed;
     for (let i = 3; i < reply.length; i += 4) {
-      const [id, body, attempt, token] = [String(reply[i]), String(reply[i + 1]), Number(reply[i + 2]), String(reply[i + 3])];
+      const id = String(reply[i]);
+      const attempt = Number(reply[i + 2]);
+      const token = String(reply[i + 3]);
       try {
-        messages.push(decodeReserved<T>(topic, id, body, attempt, token, deadline, maxAttempts));
-        this.emit({ type: 'reserved', topic, id, attempt });
+        messages.push(decodeReserved<T>(topic, id, String(reply[i + 1]), attempt, token, deadline, maxAttempts));
+        if (observed) this.emit({ type: 'reserved', topic, id, attempt });
       } catch {
         // Redis' cjson accepted it (NaN, hex numbers...), JSON.parse does not.
         unreadable.push({ id, token, attempt });
@@ -278,21 +281,25 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       for (let i = start; i < end; i++) args.push(messages[i].id, messages[i].token);
       calls.push(this.run<number[]>(name, topic, keys, args));
     }
-    const replies = await Promise.all(calls);
+    const replies = calls.length === 1 ? [await calls[0]] : await Promise.all(calls);
     const serverNow = Date.now() + this.serverOffsetMs;
-    // An ack answered "already gone" while this lease was still live was this lease's own ack,
-    // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
-    const held = (flag: number, m: { leaseDeadline?: number }) => flag === 1 || (flag === 2 && (m.leaseDeadline ?? 0) > serverNow);
-    const flags = replies.flatMap((reply, call) =>
+    const observed = name === 'ack' && this.events.observed;
+    const flags: boolean[] = new Array(messages.length);
+    for (let call = 0; call < replies.length; call++) {
+      const reply = replies[call];
       // extend replies start with the new deadline, which heartbeats keep on the message.
-      (name === 'extend' ? reply.slice(1) : reply).map((flag, i) => {
-        const message = messages[call * LIMITS.idsPerCall + i];
+      const first = name === 'extend' ? 1 : 0;
+      for (let i = first; i < reply.length; i++) {
+        const index = call * LIMITS.idsPerCall + i - first;
+        const message = messages[index];
+        const flag = reply[i];
         if (name === 'extend' && flag === 1) message.leaseDeadline = reply[0];
-        return held(flag, message);
-      }),
-    );
-    if (name === 'ack') {
-      flags.forEach((acked, i) => acked && this.emit({ type: 'acked', topic, id: messages[i].id, attempt: messages[i].attempt }));
+        // An ack answered "already gone" while this lease was still live was this lease's own ack,
+        // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
+        const held = flag === 1 || (flag === 2 && (message.leaseDeadline ?? 0) > serverNow);
+        flags[index] = held;
+        if (held && observed) this.emit({ type: 'acked', topic, id: message.id, attempt: message.attempt });
+      }
     }
     return flags;
   }
