@@ -50,7 +50,11 @@ export interface ReservedBatch<T> {
   messages: ReservedMessage<T>[];
   /** Ms from now until something becomes ready without a push; -1 when nothing is scheduled. */
   nextDueInMs: number;
+  /** One flag per lease given to ack in the same call: true acked, false lost. */
+  acked: boolean[];
 }
+
+type Lease = Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDeadline?: number };
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
@@ -150,28 +154,37 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     return (await this.reserveBatch<T>(topic, options)).messages;
   }
 
-  /** `reserve` plus the wait until the next scheduled message: what a poller needs. */
-  async reserveBatch<T>(topic: string, options: ReserveOptions = {}): Promise<ReservedBatch<T>> {
+  /**
+   * `reserve` plus the wait until the next scheduled message: what a poller needs. It may
+   * ack up to 500 leases of the topic in the same script call (`acks`, unchecked: the
+   * poller's own leases), so a consumer's steady state is one call per batch.
+   */
+  async reserveBatch<T>(topic: string, options: ReserveOptions = {}, acks: Lease[] = []): Promise<ReservedBatch<T>> {
     this.assertOpen('reserve');
     assertTopic(topic);
     const { count = 1, leaseMs = this.settings.leaseMs, maxAttempts = this.settings.maxAttempts } = options;
     assertInteger('count', count, 1, LIMITS.maxReserveCount);
     assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
     assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-    const reply = await this.run<(string | number)[]>('reserve', topic, this.topicKeys(topic), [
+    if (acks.length > LIMITS.idsPerCall) throw new InvalidOptionError('acks', acks.length, `at most ${LIMITS.idsPerCall} leases`);
+    const args: (string | number)[] = [
       count,
       leaseMs,
       maxAttempts,
       LIMITS.maxMovesPerReserve,
       this.settings.deadMaxCount,
       this.settings.deadMaxAgeMs,
-    ]);
+    ];
+    for (const lease of acks) args.push(lease.id, lease.token);
+    const reply = await this.run<(string | number)[]>('reserve', topic, this.topicKeys(topic), args);
     this.serverOffsetMs = Number(reply[0]) - Date.now();
     const deadline = Number(reply[2]);
+    const ackCount = Number(reply[3]);
+    const acked = this.ackFlags(topic, acks, reply as number[], 4, ackCount);
     const messages: ReservedMessage<T>[] = [];
     const unreadable: { id: string; token: string; attempt: number }[] = [];
     const observed = this.events.observed;
-    for (let i = 3; i < reply.length; i += 4) {
+    for (let i = 4 + ackCount; i < reply.length; i += 4) {
       const id = String(reply[i]);
       const attempt = Number(reply[i + 2]);
       const token = String(reply[i + 3]);
@@ -184,7 +197,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       }
     }
     if (unreadable.length > 0) await this.buryUnreadable(topic, unreadable);
-    return { messages, nextDueInMs: Number(reply[1]) };
+    return { messages, nextDueInMs: Number(reply[1]), acked };
   }
 
   private async buryUnreadable(topic: string, leases: { id: string; token: string; attempt: number }[]): Promise<void> {
@@ -282,8 +295,12 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       calls.push(this.run<number[]>(name, topic, keys, args));
     }
     const replies = calls.length === 1 ? [await calls[0]] : await Promise.all(calls);
+    if (name === 'ack') {
+      return replies.length === 1
+        ? this.ackFlags(topic, messages, replies[0], 0, replies[0].length)
+        : replies.flatMap((reply, call) => this.ackFlags(topic, messages.slice(call * LIMITS.idsPerCall), reply, 0, reply.length));
+    }
     const serverNow = Date.now() + this.serverOffsetMs;
-    const observed = name === 'ack' && this.events.observed;
     const flags: boolean[] = new Array(messages.length);
     for (let call = 0; call < replies.length; call++) {
       const reply = replies[call];
@@ -292,14 +309,26 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       for (let i = first; i < reply.length; i++) {
         const index = call * LIMITS.idsPerCall + i - first;
         const message = messages[index];
-        const flag = reply[i];
-        if (name === 'extend' && flag === 1) message.leaseDeadline = reply[0];
-        // An ack answered "already gone" while this lease was still live was this lease's own ack,
-        // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
-        const held = flag === 1 || (flag === 2 && (message.leaseDeadline ?? 0) > serverNow);
-        flags[index] = held;
-        if (held && observed) this.emit({ type: 'acked', topic, id: message.id, attempt: message.attempt });
+        if (name === 'extend' && reply[i] === 1) message.leaseDeadline = reply[0];
+        flags[index] = reply[i] === 1;
       }
+    }
+    return flags;
+  }
+
+  /** The ack script's answers (`count` flags from `reply[from]`) as acked or not, one per lease. */
+  private ackFlags(topic: string, leases: Lease[], reply: number[], from: number, count: number): boolean[] {
+    const serverNow = Date.now() + this.serverOffsetMs;
+    const observed = this.events.observed;
+    const flags: boolean[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const flag = Number(reply[from + i]);
+      const lease = leases[i];
+      // An ack answered "already gone" while this lease was still live was this lease's own ack,
+      // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
+      const held = flag === 1 || (flag === 2 && (lease.leaseDeadline ?? 0) > serverNow);
+      flags[i] = held;
+      if (held && observed) this.emit({ type: 'acked', topic, id: lease.id, attempt: lease.attempt });
     }
     return flags;
   }

@@ -17,21 +17,28 @@ export class AckBatcher<L> {
   ) {}
 
   ack(lease: L): void {
-    if (this.batch.push(lease) > 1) return;
-    const flushed: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.flush())
-      .finally(() => this.pending.delete(flushed));
-    this.pending.add(flushed);
+    if (this.batch.push(lease) === 1) this.schedule();
   }
 
   /**
-   * Takes the acks not sent yet, for a caller that sends them inside another script call
-   * (reserve); it must hand each one to `settle` or `fail`.
+   * Takes up to `max` acks not sent yet, for a caller that sends them inside another script
+   * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
    */
-  take(): L[] {
-    const batch = this.batch;
-    this.batch = [];
-    return batch;
+  take(max = Infinity): L[] {
+    if (this.batch.length <= max) {
+      const batch = this.batch;
+      this.batch = [];
+      return batch;
+    }
+    return this.batch.splice(0, max);
+  }
+
+  /** Sends taken acks on their own after all (the call that carried them failed). */
+  resend(leases: L[]): void {
+    if (leases.length === 0) return;
+    const first = this.batch.length === 0;
+    this.batch.unshift(...leases);
+    if (first) this.schedule();
   }
 
   /** Resolves once every ack handed over so far has its answer. */
@@ -45,6 +52,17 @@ export class AckBatcher<L> {
 
   fail(leases: L[], error: unknown): void {
     for (const lease of leases) this.failed(lease, error);
+  }
+
+  /**
+   * Flushes two event-loop turns later: a consumer that reserves in the next turn takes the
+   * acks along instead (see take).
+   */
+  private schedule(): void {
+    const flushed: Promise<void> = new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
+      .then(() => this.flush())
+      .finally(() => this.pending.delete(flushed));
+    this.pending.add(flushed);
   }
 
   private async flush(): Promise<void> {

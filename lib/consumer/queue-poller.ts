@@ -3,7 +3,7 @@ import { HandlerTimeoutError, LeaseLostError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueEvent, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { RedisAckQueueService } from '../redis-ack-queue.service';
 import type { RedisClient } from '../redis/redis-connection';
@@ -120,20 +120,34 @@ export class QueuePoller<T> implements QueueConsumer {
 
   private fetch(count: number): void {
     this.requested += count;
-    const fetched = this.fetchBatch(count);
+    // The acks of the handlers that finished meanwhile ride along: one script call, not two.
+    const acks = this.acks.take(LIMITS.idsPerCall);
+    const fetched = this.fetchBatch(count, acks);
     this.fetches.add(fetched);
+    if (acks.length > 0) this.settling.add(fetched);
     void fetched.finally(() => {
       this.requested -= count;
       this.fetches.delete(fetched);
+      this.settling.delete(fetched);
       this.changed?.();
     });
   }
 
-  /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
-  private async fetchBatch(count: number): Promise<void> {
+  /** Acks `acks`, then reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
+  private async fetchBatch(count: number, acks: InFlight<T>[]): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
     try {
-      const { messages, nextDueInMs } = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts });
+      const leases = acks.map((entry) => entry.message);
+      let reserved: Awaited<ReturnType<typeof this.engine.reserveBatch<T>>>;
+      try {
+        reserved = await this.engine.reserveBatch<T>(this.topic, { count, leaseMs, maxAttempts }, leases);
+      } catch (error) {
+        // The script failed before it changed anything: the acks go on their own.
+        this.acks.resend(acks);
+        throw error;
+      }
+      const { messages, nextDueInMs, acked } = reserved;
+      this.acks.settle(acks, acked);
       this.recovered();
       if (this.stopping) {
         if (messages.length > 0) await this.engine.release(this.topic, messages);

@@ -1,5 +1,7 @@
--- reserve: moves due delayed messages and expired leases to ready, then leases up to
--- `count` ready messages: each gets attempt + 1, a new token and a deadline.
+-- reserve: acks the leases given after ARGV[6] (exactly as ack does: a consumer acks what
+-- finished and reserves more in one call), moves due delayed messages and expired leases
+-- to ready, then leases up to `count` ready messages: each gets attempt + 1, a new token
+-- and a deadline.
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
@@ -19,7 +21,9 @@
 -- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
--- Returns  { now, nextDueInMs (-1: none), deadline, id, body, attempt, token, ... }
+-- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
+-- Returns  { now, nextDueInMs (-1: none), deadline, n, n ack flags (as ack returns them),
+--          then id, body, attempt, token per leased message }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -29,6 +33,7 @@ local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
 
+local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, 7)
 local now = now_ms()
 
 -- Due delayed messages join the tail in due order. They are the lowest scores,
@@ -48,7 +53,10 @@ if #expired > 0 then
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline }
+local out = { now, -1, deadline, #acked }
+for i = 1, #acked do
+  out[#out + 1] = acked[i]
+end
 local ids = redis.call('LPOP', K_READY, count)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
