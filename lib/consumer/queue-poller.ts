@@ -26,7 +26,16 @@ interface InFlight<T> {
   /** Handed back at shutdown: the handler's late outcome no longer counts. */
   released: boolean;
   lost: boolean;
+  /** performance.now() when the handler started. */
+  started: number;
 }
+
+/**
+ * A consumer holds at most this much expected handler work (by the average handler time)
+ * reserved beyond its running handlers, so a free slot starts the next message without a
+ * round trip. Slow handlers get no prefetch: other consumers keep the work.
+ */
+const PREFETCH_MS = 5;
 
 /**
  * One consumer of one topic: the only owner of loops and timers. It reserves while slots
@@ -47,6 +56,12 @@ export class QueuePoller<T> implements QueueConsumer {
   );
   /** Resolves the shutdown's wait once no handler runs. */
   private emptied: (() => void) | undefined;
+  /** Reserved messages waiting for a free slot, oldest first (see PREFETCH_MS). */
+  private readonly buffer: ReservedMessage<T>[] = [];
+  /** How many at the head of buffer were already there at the last heartbeat. */
+  private stale = 0;
+  /** Moving average of handler run time in ms; Infinity until one has finished. */
+  private handlerMs = Infinity;
   private readonly stopper = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -93,13 +108,14 @@ export class QueuePoller<T> implements QueueConsumer {
    * comes back short (nothing more is ready).
    */
   private async loop(): Promise<void> {
-    const { concurrency } = this.settings;
-    // Half the slots per reserve lets two batches overlap; never more than batchSize.
-    const batch = Math.min(this.settings.batchSize, Math.max(1, Math.ceil(concurrency / 2)));
+    const { concurrency, batchSize } = this.settings;
     while (!this.stopping) {
       try {
         if (this.fetchError !== undefined) throw this.takeFetchError();
-        const free = concurrency - this.inFlight.size - this.requested;
+        const prefetch = Math.min(batchSize, Math.floor((concurrency * PREFETCH_MS) / this.handlerMs));
+        // Half the window per reserve lets two batches overlap; never more than batchSize.
+        const batch = Math.min(batchSize, Math.ceil((concurrency + prefetch) / 2));
+        const free = concurrency + prefetch - this.inFlight.size - this.buffer.length - this.requested;
         if (this.drained && this.fetches.size === 0) {
           const { nextDueInMs } = this.drained;
           this.drained = undefined;
@@ -153,7 +169,10 @@ export class QueuePoller<T> implements QueueConsumer {
         if (messages.length > 0) await this.engine.release(this.topic, messages);
         return;
       }
-      for (const message of messages) this.run(message);
+      for (const message of messages) {
+        if (this.inFlight.size < this.settings.concurrency) this.run(message);
+        else this.buffer.push(message);
+      }
       this.drained = messages.length < count ? { nextDueInMs } : undefined;
     } catch (error) {
       this.fetchError = error;
@@ -194,7 +213,7 @@ export class QueuePoller<T> implements QueueConsumer {
 
   /** Starts the handler; no promise or closure per message beyond the handler's own. */
   private run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false };
+    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
     this.inFlight.set(message.token, entry);
     let work: Promise<unknown>;
     try {
@@ -214,6 +233,12 @@ export class QueuePoller<T> implements QueueConsumer {
   /** Frees the handler's slot as soon as it settles, then acks or nacks. */
   private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
     this.inFlight.delete(entry.message.token);
+    const ms = Math.max(performance.now() - entry.started, 0.001);
+    this.handlerMs = this.handlerMs === Infinity ? ms : this.handlerMs + (ms - this.handlerMs) / 8;
+    if (this.buffer.length > 0 && !this.stopping) {
+      if (this.stale > 0) this.stale--;
+      this.run(this.buffer.shift()!);
+    }
     this.changed?.();
     if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;
@@ -243,8 +268,35 @@ export class QueuePoller<T> implements QueueConsumer {
     return extended;
   };
 
+  /**
+   * Hands back the prefetched messages that have waited a whole heartbeat interval (a slow
+   * handler holds the slots): other consumers can take them, and no lease runs out unextended.
+   */
+  private releaseStale(): void {
+    const waited = this.buffer.splice(0, this.stale);
+    this.stale = this.buffer.length;
+    if (waited.length === 0) return;
+    this.handBack(waited);
+    // No more prefetch until a handler finishes again and shows how long handlers take now.
+    this.handlerMs = Infinity;
+  }
+
+  /** Releases leases that never started a handler; a failure only lets them expire. */
+  private handBack(messages: ReservedMessage<T>[]): void {
+    // Each is pushed onto the head of ready in turn: the last first keeps their order.
+    const released: Promise<void> = this.engine
+      .release(this.topic, messages.reverse())
+      .then(
+        () => undefined,
+        (error: unknown) => this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) }),
+      )
+      .finally(() => this.settling.delete(released));
+    this.settling.add(released);
+  }
+
   /** Extends every running lease in one call; a refused one is reported as lost. */
   private async beat(): Promise<void> {
+    this.releaseStale();
     const live = [...this.inFlight.values()].filter((e) => !e.settling && !e.released && !e.lost);
     if (this.beating || live.length === 0) return;
     this.beating = true;
@@ -272,6 +324,8 @@ export class QueuePoller<T> implements QueueConsumer {
     const deadline = Date.now() + drainMs;
     this.stopper.abort();
     await this.until(Promise.all([this.loopDone, ...this.fetches]), drainMs, false);
+    // Prefetched messages never started: back to ready at once.
+    if (this.buffer.length > 0) this.handBack(this.buffer.splice(0));
     const running = this.inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.emptied = resolve));
     await this.until(running, Math.max(0, deadline - Date.now()), false);
     clearInterval(this.heartbeat);
