@@ -3,7 +3,7 @@
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
 -- KEYS[2] messages  HASH  id -> stored body
--- KEYS[3] attempts  HASH  id -> deliveries so far
+-- KEYS[3] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[4] tokens    HASH  id -> token of the current lease
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:

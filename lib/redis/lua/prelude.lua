@@ -20,6 +20,12 @@ local function check_types(...)
   end
 end
 
+-- The delivery number a lease token carries (tokens are <sequence>.<attempt>); nil for
+-- none or a token of another form.
+local function token_attempt(token)
+  return token and tonumber(string.match(token, '%.(%d+)$')) or nil
+end
+
 -- Leaves one wake-up token for a blocked consumer; never more than one.
 local function wake(wake_key)
   if redis.call('LLEN', wake_key) == 0 then

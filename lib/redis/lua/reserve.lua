@@ -9,8 +9,8 @@
 -- KEYS[2]  delayed    ZSET  id -> due time (ms)
 -- KEYS[3]  leased     ZSET  id -> lease deadline (ms)
 -- KEYS[4]  messages   HASH  id -> stored body
--- KEYS[5]  attempts   HASH  id -> deliveries so far
--- KEYS[6]  tokens     HASH  id -> token of the current lease
+-- KEYS[5]  attempts   HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- KEYS[6]  tokens     HASH  id -> token of the current lease: <sequence>.<attempt>
 -- KEYS[7]  dead       ZSET  id -> time of death (ms)
 -- KEYS[8]  deadInfo   HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[9]  sequence   STRING counter that makes tokens unique
@@ -44,9 +44,22 @@ if #due > 0 then
   redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
 end
 
--- Expired leases go back to the head; dropping the token makes a late ack fail.
+-- Expired leases go back to the head; dropping the token makes a late ack fail. Their
+-- attempt moves from the token to the attempts hash.
 local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
 if #expired > 0 then
+  local tokens = redis.call('HMGET', K_TOKENS, unpack(expired))
+  local attempt_args = {}
+  for i, id in ipairs(expired) do
+    local attempt = token_attempt(tokens[i])
+    if attempt then
+      attempt_args[#attempt_args + 1] = id
+      attempt_args[#attempt_args + 1] = attempt
+    end
+  end
+  if #attempt_args > 0 then
+    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
+  end
   push_ids('HDEL', K_TOKENS, expired)
   push_ids('LPUSH', K_READY, expired)
   redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
@@ -63,7 +76,7 @@ if ids then
   local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
   local attempts = redis.call('HMGET', K_ATTEMPTS, unpack(ids))
   local token_base = redis.call('INCRBY', K_SEQUENCE, #ids) - #ids
-  local attempt_args, lease_args, token_args = {}, {}, {}
+  local lease_args, token_args = {}, {}
   -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
   -- of a message's work: integers are formatted once here, and with %d.
   local deadline_text = string.format('%d', deadline)
@@ -91,9 +104,8 @@ if ids then
       bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now,
         dead_max_count, dead_max_age)
     else
-      local token = string.format('%d', token_base + i)
-      attempt_args[#attempt_args + 1] = id
-      attempt_args[#attempt_args + 1] = attempt == 1 and '1' or string.format('%d', attempt)
+      -- The attempt travels in the token: no write to the attempts hash per delivery.
+      local token = string.format('%d.%d', token_base + i, attempt)
       lease_args[#lease_args + 1] = deadline_text
       lease_args[#lease_args + 1] = id
       token_args[#token_args + 1] = id
@@ -105,7 +117,6 @@ if ids then
     end
   end
   if #lease_args > 0 then
-    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
     redis.call('ZADD', K_LEASED, unpack(lease_args))
     redis.call('HSET', K_TOKENS, unpack(token_args))
   end
