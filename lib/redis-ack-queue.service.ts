@@ -184,12 +184,15 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const messages: ReservedMessage<T>[] = [];
     const unreadable: { id: string; token: string; attempt: number }[] = [];
     const observed = this.events.observed;
-    for (let i = 4 + ackCount; i < reply.length; i += 4) {
+    for (let i = 4 + ackCount; i < reply.length; i += 2) {
       const id = String(reply[i]);
-      const attempt = Number(reply[i + 2]);
-      const token = String(reply[i + 3]);
+      // '<sequence>.<attempt> <body>'
+      const leased = String(reply[i + 1]);
+      const space = leased.indexOf(' ');
+      const token = leased.slice(0, space);
+      const attempt = Number(token.slice(token.indexOf('.') + 1));
       try {
-        messages.push(decodeReserved<T>(topic, id, String(reply[i + 1]), attempt, token, deadline, maxAttempts));
+        messages.push(decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, maxAttempts));
         if (observed) this.emit({ type: 'reserved', topic, id, attempt });
       } catch {
         // Redis' cjson accepted it (NaN, hex numbers...), JSON.parse does not.

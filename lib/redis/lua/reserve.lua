@@ -23,7 +23,8 @@
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none), deadline, n, n ack flags (as ack returns them),
---          then id, body, attempt, token per leased message }
+--          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
+--          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -111,9 +112,7 @@ if ids then
       token_args[#token_args + 1] = id
       token_args[#token_args + 1] = token
       out[#out + 1] = id
-      out[#out + 1] = body
-      out[#out + 1] = attempt
-      out[#out + 1] = token
+      out[#out + 1] = token .. ' ' .. body
     end
   end
   if #lease_args > 0 then
