@@ -78,6 +78,8 @@ export class QueuePoller<T> implements QueueConsumer {
   private fetchError: unknown;
   /** The last reserve came back short: the next one waits for a wake-up or a due time. */
   private drained: { nextDueInMs: number } | undefined;
+  /** After a wait, one reserve probes alone; a second overlaps only once one came back full. */
+  private probing = true;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -119,8 +121,9 @@ export class QueuePoller<T> implements QueueConsumer {
         if (this.drained && this.fetches.size === 0) {
           const { nextDueInMs } = this.drained;
           this.drained = undefined;
+          this.probing = true;
           await this.waitForWork(nextDueInMs);
-        } else if (free > 0 && this.fetches.size < 2 && !this.drained) {
+        } else if (free > 0 && this.fetches.size < (this.probing ? 1 : 2) && !this.drained) {
           this.fetch(Math.min(free, batch));
         } else {
           await this.until(new Promise<void>((resolve) => (this.changed = resolve)), DEFAULTS.idleWaitMs);
@@ -174,6 +177,7 @@ export class QueuePoller<T> implements QueueConsumer {
         else this.buffer.push(message);
       }
       this.drained = messages.length < count ? { nextDueInMs } : undefined;
+      if (!this.drained) this.probing = false;
     } catch (error) {
       this.fetchError = error;
     }
