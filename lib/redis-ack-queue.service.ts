@@ -57,7 +57,11 @@ export interface ReservedBatch<T> {
   messages: ReservedMessage<T>[];
   /** Ms from now until something becomes ready without a push; -1 when nothing is scheduled. */
   nextDueInMs: number;
+  /** One flag per lease given to ack in the same call: true acked, false lost. */
+  acked: boolean[];
 }
+
+type Lease = Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDeadline?: number };
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
@@ -206,7 +210,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     return (await this.reserveBatch<T>(topic, options)).messages;
   }
 
-  /** `reserve` plus the wait until the next scheduled message: what a poller needs. */
+  /** `reserve` plus the wait until the next scheduled message. */
   async reserveBatch<T>(topic: string, options: ReserveOptions = {}): Promise<ReservedBatch<T>> {
     this.assertOpen('reserve');
     assertTopic(topic);
@@ -222,9 +226,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       layout.cursor = (layout.cursor + 1) % layout.partitions.length;
       const batch = await this.reservePartition<T>(topic, layout.cursor, { count, leaseMs, maxAttempts });
       nextDueInMs = earliestDue(nextDueInMs, batch.nextDueInMs);
-      if (batch.messages.length > 0) return { messages: batch.messages, nextDueInMs };
+      if (batch.messages.length > 0) return { messages: batch.messages, nextDueInMs, acked: [] };
     }
-    return { messages: [], nextDueInMs };
+    return { messages: [], nextDueInMs, acked: [] };
   }
 
   /**
@@ -244,31 +248,49 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /**
-   * `reserveBatch` on one partition, options already checked: what a poller calls.
+   * `reserveBatch` on one partition, options already checked: what a poller calls. It may
+   * ack up to 500 leases of that partition in the same script call (`acks`, unchecked: the
+   * poller's own leases), so a consumer's steady state is one call per batch.
    * @internal
    */
-  async reservePartition<T>(topic: string, partition: number, options: Required<ReserveOptions>): Promise<ReservedBatch<T>> {
+  async reservePartition<T>(
+    topic: string,
+    partition: number,
+    options: Required<ReserveOptions>,
+    acks: Lease[] = [],
+  ): Promise<ReservedBatch<T>> {
     const { count, leaseMs, maxAttempts } = options;
     const layout = this.layout(topic);
     if (!layout.verified) await this.verifyLayout(layout, 'reserve');
     const keys = layout.partitions[partition];
-    const reply = await this.run<(string | number)[]>('reserve', topic, keys, [
+    if (acks.length > LIMITS.idsPerCall) throw new InvalidOptionError('acks', acks.length, `at most ${LIMITS.idsPerCall} leases`);
+    const args: (string | number)[] = [
       count,
       leaseMs,
       maxAttempts,
       LIMITS.maxMovesPerReserve,
       this.settings.deadMaxCount,
       this.settings.deadMaxAgeMs,
-    ]);
+    ];
+    for (const lease of acks) args.push(lease.id, lease.token);
+    const reply = await this.run<(string | number)[]>('reserve', topic, keys, args);
     this.serverOffsetMs = Number(reply[0]) - Date.now();
     const deadline = Number(reply[2]);
+    const ackCount = Number(reply[3]);
+    const acked = this.ackFlags(topic, acks, reply as number[], 4, ackCount);
     const messages: ReservedMessage<T>[] = [];
     const unreadable: { id: string; token: string; attempt: number }[] = [];
-    for (let i = 3; i < reply.length; i += 4) {
-      const [id, body, attempt, token] = [String(reply[i]), String(reply[i + 1]), Number(reply[i + 2]), String(reply[i + 3])];
+    const observed = this.events.observed;
+    for (let i = 4 + ackCount; i < reply.length; i += 2) {
+      const id = String(reply[i]);
+      // '<sequence>.<attempt> <body>'
+      const leased = String(reply[i + 1]);
+      const space = leased.indexOf(' ');
+      const token = leased.slice(0, space);
+      const attempt = Number(token.slice(token.indexOf('.') + 1));
       try {
-        messages.push(decodeReserved<T>(topic, id, body, attempt, token, deadline, maxAttempts));
-        this.emit({ type: 'reserved', topic, id, attempt });
+        messages.push(decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, maxAttempts));
+        if (observed) this.emit({ type: 'reserved', topic, id, attempt });
       } catch {
         // Redis' cjson accepted it (NaN, hex numbers...), JSON.parse does not.
         unreadable.push({ id, token, attempt });
@@ -281,7 +303,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       layout.helpWokenAt = Date.now();
       this.wakeHome(layout).catch(() => undefined);
     }
-    return { messages, nextDueInMs: Number(reply[1]) };
+    return { messages, nextDueInMs: Number(reply[1]), acked };
   }
 
   private async buryUnreadable(topic: string, keys: QueueKeys, leases: { id: string; token: string; attempt: number }[]) {
@@ -365,38 +387,49 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    * (whose leases came from reserve) have made them.
    * @internal
    */
-  async settleLeases(
-    name: 'ack' | 'extend' | 'release',
-    topic: string,
-    messages: (Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDeadline?: number })[],
-    leaseMs = 0,
-  ): Promise<boolean[]> {
+  async settleLeases(name: 'ack' | 'extend' | 'release', topic: string, messages: Lease[], leaseMs = 0): Promise<boolean[]> {
     const layout = this.layout(topic);
     const calls: Promise<void>[] = [];
     const flags: boolean[] = new Array(messages.length);
     for (const [partition, positions] of this.byPartition(layout, messages)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);
+        const leases = batch.map((i) => messages[i]);
         const args: (string | number)[] = name === 'extend' ? [leaseMs] : [];
-        for (const i of batch) args.push(messages[i].id, messages[i].token);
+        for (const lease of leases) args.push(lease.id, lease.token);
         const call = this.run<number[]>(name, topic, layout.partitions[partition], args).then((reply) => {
-          const serverNow = Date.now() + this.serverOffsetMs;
+          if (name === 'ack') {
+            this.ackFlags(topic, leases, reply, 0, reply.length).forEach((flag, k) => (flags[batch[k]] = flag));
+            return;
+          }
           // extend replies start with the new deadline, which heartbeats keep on the message.
-          const replyFlags = name === 'extend' ? reply.slice(1) : reply;
+          const first = name === 'extend' ? 1 : 0;
           batch.forEach((i, k) => {
-            const message = messages[i];
-            if (name === 'extend' && replyFlags[k] === 1) message.leaseDeadline = reply[0];
-            // An ack answered "already gone" while this lease was still live was this lease's own
-            // ack, resent by ioredis after a reply was lost to a dropped connection: it counts.
-            flags[i] = replyFlags[k] === 1 || (replyFlags[k] === 2 && (message.leaseDeadline ?? 0) > serverNow);
+            const flag = reply[first + k];
+            if (name === 'extend' && flag === 1) messages[i].leaseDeadline = reply[0];
+            flags[i] = flag === 1;
           });
         });
         calls.push(call);
       }
     }
-    await Promise.all(calls);
-    if (name === 'ack') {
-      flags.forEach((acked, i) => acked && this.emit({ type: 'acked', topic, id: messages[i].id, attempt: messages[i].attempt }));
+    await (calls.length === 1 ? calls[0] : Promise.all(calls));
+    return flags;
+  }
+
+  /** The ack script's answers (`count` flags from `reply[from]`) as acked or not, one per lease. */
+  private ackFlags(topic: string, leases: Lease[], reply: number[], from: number, count: number): boolean[] {
+    const serverNow = Date.now() + this.serverOffsetMs;
+    const observed = this.events.observed;
+    const flags: boolean[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const flag = Number(reply[from + i]);
+      const lease = leases[i];
+      // An ack answered "already gone" while this lease was still live was this lease's own ack,
+      // resent by ioredis after a reply was lost to a dropped connection: it counts as acked.
+      const held = flag === 1 || (flag === 2 && (lease.leaseDeadline ?? 0) > serverNow);
+      flags[i] = held;
+      if (held && observed) this.emit({ type: 'acked', topic, id: lease.id, attempt: lease.attempt });
     }
     return flags;
   }

@@ -1,31 +1,77 @@
-import type { ReservedMessage } from '../interfaces';
-
-type Lease = Pick<ReservedMessage, 'id' | 'token' | 'attempt'>;
-
 /**
  * Collects the acks of one event-loop turn and sends them in one script call: handlers
- * that finish together cost Redis one call, not one each.
+ * that finish together cost Redis one call, not one each. The answers come back through
+ * `settled` and `failed` per lease, so a message costs no promise of its own here.
  */
-export class AckBatcher {
-  private batch: { lease: Lease; resolve: (acked: boolean) => void; reject: (error: unknown) => void }[] = [];
+export class AckBatcher<L> {
+  private batch: L[] = [];
+  /** Batches scheduled or sent and not answered yet. */
+  private readonly pending = new Set<Promise<void>>();
 
-  constructor(private readonly send: (leases: Lease[]) => Promise<boolean[]>) {}
+  constructor(
+    private readonly send: (leases: L[]) => Promise<boolean[]>,
+    /** One call per lease: true once acked, false when the lease was no longer this one. */
+    private readonly settled: (lease: L, acked: boolean) => void,
+    /** The call failed: its leases run out and are delivered again. */
+    private readonly failed: (lease: L, error: unknown) => void,
+  ) {}
 
-  /** Resolves true once acked, false when the lease was no longer this one. */
-  ack(lease: Lease): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      if (this.batch.push({ lease, resolve, reject }) === 1) setImmediate(() => void this.flush());
-    });
+  ack(lease: L): void {
+    if (this.batch.push(lease) === 1) this.schedule();
+  }
+
+  /**
+   * Takes up to `max` acks not sent yet, for a caller that sends them inside another script
+   * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
+   */
+  take(max = Infinity): L[] {
+    if (this.batch.length <= max) {
+      const batch = this.batch;
+      this.batch = [];
+      return batch;
+    }
+    return this.batch.splice(0, max);
+  }
+
+  /** Sends taken acks on their own after all (the call that carried them failed). */
+  resend(leases: L[]): void {
+    if (leases.length === 0) return;
+    const first = this.batch.length === 0;
+    this.batch.unshift(...leases);
+    if (first) this.schedule();
+  }
+
+  /** Resolves once every ack handed over so far has its answer. */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  settle(leases: L[], flags: boolean[]): void {
+    for (let i = 0; i < leases.length; i++) this.settled(leases[i], flags[i]);
+  }
+
+  fail(leases: L[], error: unknown): void {
+    for (const lease of leases) this.failed(lease, error);
+  }
+
+  /**
+   * Flushes two event-loop turns later: a consumer that reserves in the next turn takes the
+   * acks along instead (see take).
+   */
+  private schedule(): void {
+    const flushed: Promise<void> = new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
+      .then(() => this.flush())
+      .finally(() => this.pending.delete(flushed));
+    this.pending.add(flushed);
   }
 
   private async flush(): Promise<void> {
-    const batch = this.batch;
-    this.batch = [];
+    const batch = this.take();
+    if (batch.length === 0) return;
     try {
-      const flags = await this.send(batch.map((b) => b.lease));
-      batch.forEach((b, i) => b.resolve(flags[i]));
+      this.settle(batch, await this.send(batch));
     } catch (error) {
-      batch.forEach((b) => b.reject(error));
+      this.fail(batch, error);
     }
   }
 }

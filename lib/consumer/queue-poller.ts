@@ -3,7 +3,7 @@ import { HandlerTimeoutError, LeaseLostError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueEvent, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { RedisAckQueueService } from '../redis-ack-queue.service';
 import type { RedisClient } from '../redis/redis-connection';
@@ -26,8 +26,16 @@ interface InFlight<T> {
   /** Handed back at shutdown: the handler's late outcome no longer counts. */
   released: boolean;
   lost: boolean;
-  done: Promise<void>;
+  /** performance.now() when the handler started. */
+  started: number;
 }
+
+/**
+ * A consumer holds at most this much expected handler work (by the average handler time)
+ * reserved beyond its running handlers, so a free slot starts the next message without a
+ * round trip. Slow handlers get no prefetch: other consumers keep the work.
+ */
+const PREFETCH_MS = 5;
 
 /**
  * One consumer of one topic: the only owner of loops and timers. It reserves while slots
@@ -39,9 +47,21 @@ export class QueuePoller<T> implements QueueConsumer {
   private readonly logger = new Logger('RedisAckQueue');
   /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
-  /** Acks and nacks sent but not answered yet; shutdown waits for them. */
+  /** Nacks sent but not answered yet; shutdown waits for them (and for the acks). */
   private readonly settling = new Set<Promise<void>>();
-  private readonly acks = new AckBatcher((leases) => this.engine.settleLeases('ack', this.topic, leases));
+  private readonly acks = new AckBatcher<InFlight<T>>(
+    (entries) => this.engine.settleLeases('ack', this.topic, entries.map((e) => e.message)),
+    (entry, acked) => acked || this.leaseLost(entry),
+    (entry, error) => this.settleFailed(entry, error),
+  );
+  /** Resolves the shutdown's wait once no handler runs. */
+  private emptied: (() => void) | undefined;
+  /** Reserved messages waiting for a free slot, oldest first (see PREFETCH_MS). */
+  private readonly buffer: ReservedMessage<T>[] = [];
+  /** How many at the head of buffer were already there at the last heartbeat. */
+  private stale = 0;
+  /** Moving average of handler run time in ms; Infinity until one has finished. */
+  private handlerMs = Infinity;
   private readonly stopper = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | undefined;
@@ -60,6 +80,8 @@ export class QueuePoller<T> implements QueueConsumer {
   private drained: { nextDueInMs: number } | undefined;
   /** Partitions take turns; one that came back short sits out until the next wake-up. */
   private readonly partitions: PartitionTurns;
+  /** After a wait, one reserve probes alone; a second overlaps only once one came back full. */
+  private probing = true;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -92,19 +114,21 @@ export class QueuePoller<T> implements QueueConsumer {
    * comes back short (nothing more is ready).
    */
   private async loop(): Promise<void> {
-    const { concurrency } = this.settings;
-    // Half the slots per reserve lets two batches overlap; never more than batchSize.
-    const batch = Math.min(this.settings.batchSize, Math.max(1, Math.ceil(concurrency / 2)));
+    const { concurrency, batchSize } = this.settings;
     while (!this.stopping) {
       try {
         if (this.fetchError !== undefined) throw this.takeFetchError();
-        const free = concurrency - this.inFlight.size - this.requested;
+        const prefetch = Math.min(batchSize, Math.floor((concurrency * PREFETCH_MS) / this.handlerMs));
+        // Half the window per reserve lets two batches overlap; never more than batchSize.
+        const batch = Math.min(batchSize, Math.ceil((concurrency + prefetch) / 2));
+        const free = concurrency + prefetch - this.inFlight.size - this.buffer.length - this.requested;
         if (this.drained && this.fetches.size === 0) {
           const { nextDueInMs } = this.drained;
           this.drained = undefined;
+          this.probing = true;
           await this.waitForWork(nextDueInMs);
           this.partitions.reset();
-        } else if (free > 0 && this.fetches.size < 2 && !this.drained) {
+        } else if (free > 0 && this.fetches.size < (this.probing ? 1 : 2) && !this.drained) {
           this.fetch(Math.min(free, batch));
         } else {
           await this.until(new Promise<void>((resolve) => (this.changed = resolve)), DEFAULTS.idleWaitMs);
@@ -120,28 +144,47 @@ export class QueuePoller<T> implements QueueConsumer {
 
   private fetch(count: number): void {
     this.requested += count;
-    const fetched = this.fetchBatch(this.partitions.next(), count);
+    const partition = this.partitions.next();
+    // The acks of the handlers that finished meanwhile ride along: one script call, not two.
+    // (Of a partitioned topic they may belong to other partitions: they go on their own.)
+    const acks = this.partitions.count === 1 ? this.acks.take(LIMITS.idsPerCall) : [];
+    const fetched = this.fetchBatch(partition, count, acks);
     this.fetches.add(fetched);
+    if (acks.length > 0) this.settling.add(fetched);
     void fetched.finally(() => {
       this.requested -= count;
       this.fetches.delete(fetched);
+      this.settling.delete(fetched);
       this.changed?.();
     });
   }
 
-  /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
-  private async fetchBatch(partition: number, count: number): Promise<void> {
+  /** Acks `acks`, then reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
+  private async fetchBatch(partition: number, count: number, acks: InFlight<T>[]): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
     try {
-      const { messages, nextDueInMs } = await this.engine.reservePartition<T>(this.topic, partition, { count, leaseMs, maxAttempts });
+      const leases = acks.map((entry) => entry.message);
+      let reserved: Awaited<ReturnType<typeof this.engine.reservePartition<T>>>;
+      try {
+        reserved = await this.engine.reservePartition<T>(this.topic, partition, { count, leaseMs, maxAttempts }, leases);
+      } catch (error) {
+        // The script failed before it changed anything: the acks go on their own.
+        this.acks.resend(acks);
+        throw error;
+      }
+      const { messages, nextDueInMs, acked } = reserved;
+      this.acks.settle(acks, acked);
       this.recovered();
       if (this.stopping) {
         if (messages.length > 0) await this.engine.release(this.topic, messages);
         return;
       }
-      for (const message of messages) this.run(message);
-      const shortOf = messages.length < count;
-      this.drained = this.partitions.report(partition, shortOf, nextDueInMs);
+      for (const message of messages) {
+        if (this.inFlight.size < this.settings.concurrency) this.run(message);
+        else this.buffer.push(message);
+      }
+      this.drained = this.partitions.report(partition, messages.length < count, nextDueInMs);
+      if (messages.length === count) this.probing = false;
     } catch (error) {
       this.fetchError = error;
     }
@@ -179,36 +222,49 @@ export class QueuePoller<T> implements QueueConsumer {
     }
   }
 
+  /** Starts the handler; no promise or closure per message beyond the handler's own. */
   private run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, done: Promise.resolve() };
+    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
     this.inFlight.set(message.token, entry);
-    entry.done = this.execute(entry);
+    let work: Promise<unknown>;
+    try {
+      work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extendEntry)));
+    } catch (error) {
+      // A synchronous throw counts as a rejection.
+      work = Promise.reject(error);
+    }
+    const { timeoutMs } = this.settings;
+    if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
+    work.then(
+      () => this.finished(entry, undefined),
+      (error: unknown) => this.finished(entry, { error }),
+    );
   }
 
-  /** Runs the handler, frees its slot as soon as it settles, then acks or nacks. */
-  private async execute(entry: InFlight<T>): Promise<void> {
-    let failure: { error: unknown } | undefined;
-    try {
-      await this.invoke(entry);
-    } catch (error) {
-      failure = { error };
-    }
+  /** Frees the handler's slot as soon as it settles, then acks or nacks. */
+  private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
     this.inFlight.delete(entry.message.token);
+    const ms = Math.max(performance.now() - entry.started, 0.001);
+    this.handlerMs = this.handlerMs === Infinity ? ms : this.handlerMs + (ms - this.handlerMs) / 8;
+    if (this.buffer.length > 0 && !this.stopping) {
+      if (this.stale > 0) this.stale--;
+      this.run(this.buffer.shift()!);
+    }
     this.changed?.();
+    if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;
     entry.settling = true;
-    const settled = (failure ? this.nack(entry, failure.error) : this.ack(entry)).catch((error: unknown) => {
-      // The lease runs out and the message is delivered again: nothing is lost.
-      const { id, attempt } = entry.message;
-      this.deps.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
-    });
+    if (!failure) return this.acks.ack(entry);
+    const settled = this.nack(entry, failure.error)
+      .catch((error: unknown) => this.settleFailed(entry, error))
+      .finally(() => this.settling.delete(settled));
     this.settling.add(settled);
-    await settled;
-    this.settling.delete(settled);
   }
 
-  private async ack(entry: InFlight<T>): Promise<void> {
-    if (!(await this.acks.ack(entry.message))) this.leaseLost(entry);
+  /** An ack or nack failed: the lease runs out and the message is delivered again, nothing is lost. */
+  private settleFailed(entry: InFlight<T>, error: unknown): void {
+    const { id, attempt } = entry.message;
+    this.deps.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
   }
 
   private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
@@ -216,40 +272,42 @@ export class QueuePoller<T> implements QueueConsumer {
     if ((await this.engine.nack(entry.message, { delayMs, error })) === 'lost') this.leaseLost(entry);
   }
 
-  /** Runs the handler; a rejection, a synchronous throw or a timeout all count as failure. */
-  private invoke(entry: InFlight<T>): Promise<unknown> {
-    const { message } = entry;
-    const context: MessageContext = {
-      id: message.id,
-      topic: message.topic,
-      attempt: message.attempt,
-      maxAttempts: message.maxAttempts,
-      headers: message.headers,
-      enqueuedAt: message.enqueuedAt,
-      get signal() {
-        return (entry.controller ??= new AbortController()).signal;
-      },
-      extendLease: async (ms: number) => {
-        const [extended] = await this.engine.extendLeases(this.topic, [message], ms);
-        if (!extended) this.leaseLost(entry);
-        return extended;
-      },
-    };
-    const work = new Promise((resolve) => resolve(this.handler(message.payload, context)));
-    const { timeoutMs } = this.settings;
-    if (timeoutMs === undefined) return work;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const error = new HandlerTimeoutError(timeoutMs);
-        abort(entry, error);
-        reject(error);
-      }, timeoutMs);
-      work.then(resolve, reject).finally(() => clearTimeout(timer));
-    });
+  /** What a handler's `context.extendLease` does. */
+  private readonly extendEntry = async (entry: InFlight<T>, ms: number): Promise<boolean> => {
+    const [extended] = await this.engine.extendLeases(this.topic, [entry.message], ms);
+    if (!extended) this.leaseLost(entry);
+    return extended;
+  };
+
+  /**
+   * Hands back the prefetched messages that have waited a whole heartbeat interval (a slow
+   * handler holds the slots): other consumers can take them, and no lease runs out unextended.
+   */
+  private releaseStale(): void {
+    const waited = this.buffer.splice(0, this.stale);
+    this.stale = this.buffer.length;
+    if (waited.length === 0) return;
+    this.handBack(waited);
+    // No more prefetch until a handler finishes again and shows how long handlers take now.
+    this.handlerMs = Infinity;
+  }
+
+  /** Releases leases that never started a handler; a failure only lets them expire. */
+  private handBack(messages: ReservedMessage<T>[]): void {
+    // Each is pushed onto the head of ready in turn: the last first keeps their order.
+    const released: Promise<void> = this.engine
+      .release(this.topic, messages.reverse())
+      .then(
+        () => undefined,
+        (error: unknown) => this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) }),
+      )
+      .finally(() => this.settling.delete(released));
+    this.settling.add(released);
   }
 
   /** Extends every running lease in one call; a refused one is reported as lost. */
   private async beat(): Promise<void> {
+    this.releaseStale();
     const live = [...this.inFlight.values()].filter((e) => !e.settling && !e.released && !e.lost);
     if (this.beating || live.length === 0) return;
     this.beating = true;
@@ -277,7 +335,9 @@ export class QueuePoller<T> implements QueueConsumer {
     const deadline = Date.now() + drainMs;
     this.stopper.abort();
     await this.until(Promise.all([this.loopDone, ...this.fetches]), drainMs, false);
-    const running = Promise.all([...this.inFlight.values()].map((e) => e.done));
+    // Prefetched messages never started: back to ready at once.
+    if (this.buffer.length > 0) this.handBack(this.buffer.splice(0));
+    const running = this.inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.emptied = resolve));
     await this.until(running, Math.max(0, deadline - Date.now()), false);
     clearInterval(this.heartbeat);
     const left = [...this.inFlight.values()];
@@ -294,7 +354,7 @@ export class QueuePoller<T> implements QueueConsumer {
         this.deps.emit({ type: 'error', topic: this.topic, error: asError(error) });
       }
     }
-    await Promise.all(this.settling);
+    await Promise.all([this.acks.drain(), ...this.settling]);
     this.deps.blocking.disconnect();
     this.deps.onClosed();
   }
@@ -344,7 +404,7 @@ class PartitionTurns {
   private readonly dueAt: number[];
   private last = -1;
 
-  constructor(count: number) {
+  constructor(readonly count: number) {
     this.empty = new Array<boolean>(count).fill(false);
     this.dueAt = new Array<number>(count).fill(-1);
   }
@@ -374,4 +434,48 @@ class PartitionTurns {
 
 function abort(entry: InFlight<unknown>, reason: Error): void {
   (entry.controller ??= new AbortController()).abort(reason);
+}
+
+/** Fails `work` with a HandlerTimeoutError (and aborts the handler's signal) after `timeoutMs`. */
+function withTimeout(entry: InFlight<unknown>, work: Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new HandlerTimeoutError(timeoutMs);
+      abort(entry, error);
+      reject(error);
+    }, timeoutMs);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/** A handler's second argument: one object per message, its accessors on the prototype. */
+class HandlerContext<T> implements MessageContext {
+  readonly id: string;
+  readonly topic: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly headers: Record<string, string>;
+  readonly enqueuedAt: number;
+  readonly #entry: InFlight<T>;
+  readonly #extend: (entry: InFlight<T>, ms: number) => Promise<boolean>;
+
+  constructor(entry: InFlight<T>, extend: (entry: InFlight<T>, ms: number) => Promise<boolean>) {
+    const { message } = entry;
+    this.id = message.id;
+    this.topic = message.topic;
+    this.attempt = message.attempt;
+    this.maxAttempts = message.maxAttempts;
+    this.headers = message.headers;
+    this.enqueuedAt = message.enqueuedAt;
+    this.#entry = entry;
+    this.#extend = extend;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#entry.controller ??= new AbortController()).signal;
+  }
+
+  extendLease(ms: number): Promise<boolean> {
+    return this.#extend(this.#entry, ms);
+  }
 }

@@ -19,9 +19,9 @@ export interface QueueKeys {
   leased: string;
   /** HASH id -> stored body. */
   messages: string;
-  /** HASH id -> deliveries so far. */
+  /** HASH id -> deliveries whose lease ended without an ack; a live lease's own is in its token. */
   attempts: string;
-  /** HASH id -> token of the current lease. */
+  /** HASH id -> token of the current lease, `<sequence>.<attempt>`. */
   tokens: string;
   /** ZSET id -> time of death (ms). */
   dead: string;

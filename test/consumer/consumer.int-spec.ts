@@ -167,6 +167,35 @@ describe('consume: the poller', () => {
     );
   });
 
+  it('prefetches for fast handlers in order, and hands the prefetched back when a handler stalls', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const seen: number[] = [];
+    const stalled = gate();
+    const reserves = jest.spyOn(queue, 'reserveBatch');
+    const consumer = queue.consume<number>(topic, async (n) => {
+      seen.push(n);
+      if (n === 120) await stalled.promise;
+    }, { concurrency: 1, leaseMs: 600 });
+    const ids = (await queue.pushMany(topic, [...Array(200)].map((_, i) => ({ payload: i })))).map((r) => r.id);
+    await eventually(() => seen.length === 121);
+    // FIFO at concurrency 1, and far fewer reserves than messages: the next ones were local.
+    expect(seen).toEqual([...Array(121)].map((_, i) => i));
+    expect(reserves.mock.calls.length).toBeLessThan(30);
+    // Within two heartbeats (200 ms each) the prefetched ones are back in ready, in order; the
+    // stalled one stays leased.
+    await eventually(async () => (await queue.stats(topic)).leased === 1);
+    expect(await queue.stats(topic)).toEqual({ ready: 79, delayed: 0, leased: 1, dead: 0 });
+    expect(await fx.redis.lrange(`{ackq:${topic}}:ready`, 0, -1)).toEqual(ids.slice(121));
+    // No reserve-and-hand-back churn while the handler stays stalled.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await queue.stats(topic)).toMatchObject({ ready: 79, leased: 1 });
+    stalled.open();
+    await queue.waitUntilIdle(topic);
+    expect(seen).toEqual([...Array(200)].map((_, i) => i));
+    await consumer.close();
+  });
+
   it('keeps going after handler errors of every kind', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

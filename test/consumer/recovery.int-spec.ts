@@ -20,6 +20,9 @@ describe('consumers recover from faults', () => {
       expect(interrupted.length).toBeGreaterThan(0);
       const survivor = await processes.start();
       await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
+      // Redis is idle as soon as the last ack ran; the survivor reports it a moment later.
+      const allAcked = () => ids.every((id) => processes.of('acked').some((e) => e.id === id));
+      await eventually(allAcked, 5_000).catch(() => undefined);
       const acked = processes.of('acked').map((e) => e.id);
       expect(new Set(acked)).toEqual(new Set(ids));
       for (const id of interrupted) {

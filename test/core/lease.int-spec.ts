@@ -51,6 +51,33 @@ describe('reserve, ack, extendLease', () => {
     expect(second.token).not.toBe(first.token);
   });
 
+  it('counts expiries and nacks as attempts, not releases, through every path, and leaves no trace', async () => {
+    const queue = await fx.service({ maxAttempts: 4 });
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [first] = await queue.reserve(topic, { leaseMs: 100 });
+    expect(first.attempt).toBe(1);
+    const second = await eventually(async () => (await queue.reserve(topic, { leaseMs: 10_000 }))[0]);
+    expect(second.attempt).toBe(2);
+    expect(await queue.nack(second, { delayMs: 0 })).toBe('retry');
+    const [third] = await queue.reserve(topic, { leaseMs: 10_000 });
+    expect(third.attempt).toBe(3);
+    expect(await queue.release(topic, [third])).toEqual([true]);
+    const [again] = await queue.reserve(topic, { leaseMs: 10_000 });
+    expect(again.attempt).toBe(3);
+    expect(await queue.nack(again, { delayMs: 0 })).toBe('retry');
+    const [last] = await queue.reserve(topic, { leaseMs: 10_000 });
+    expect(last.attempt).toBe(4);
+    expect(await queue.nack(last, { error: new Error('no more') })).toBe('dead');
+    expect((await queue.deadLetters(topic))[0]).toMatchObject({ reason: 'failed', attempt: 4 });
+    expect(await queue.requeueDead(topic)).toBe(1);
+    const [fresh] = await queue.reserve(topic, { leaseMs: 10_000 });
+    expect(fresh.attempt).toBe(1);
+    expect(await queue.ack(fresh)).toBe(true);
+    const left = await snapshotTopic(fx.redis, topic);
+    expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
+  });
+
   it('refuses a stale token on ack, nack and extend, and changes nothing', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

@@ -47,21 +47,27 @@ describe('partitioned topics', () => {
     expect(await other.stats(topic)).toEqual({ ready: 200, delayed: 0, leased: 0, dead: 0 });
   });
 
-  it('gives every partition a turn: a consumer of concurrency 1 takes one from each before a second from any', async () => {
+  it('gives every partition its turn: a deep partition cannot starve the others', async () => {
     const topic = uniqueTopic();
     const queue = await partitioned(topic);
     const ids = idsByPartition(PARTITIONS, 5);
     // Partition 0 filled first and fullest would starve the others in a FIFO over one list.
     for (const list of ids) await queue.pushMany(topic, list.map((id) => ({ id, payload: id })));
     const order: number[] = [];
+    // Turns are per reserve: with batchSize 1 every message is a turn of its own.
     const consumer = queue.consume(topic, (_payload, { id }) => void order.push(partitionOf(id, PARTITIONS)), {
       concurrency: 1,
+      batchSize: 1,
     });
     await queue.waitUntilIdle(topic);
     await consumer.close();
     expect(order).toHaveLength(20);
-    for (let round = 0; round < 5; round++) {
-      expect(new Set(order.slice(round * PARTITIONS, (round + 1) * PARTITIONS)).size).toBe(PARTITIONS);
+    // At every point the partitions were served within one turn of each other (two: the replies
+    // of two overlapping reserves to different masters may arrive in either order).
+    const served = new Array(PARTITIONS).fill(0);
+    for (const partition of order) {
+      served[partition]++;
+      expect(Math.max(...served) - Math.min(...served)).toBeLessThanOrEqual(2);
     }
   });
 

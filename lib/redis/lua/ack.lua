@@ -3,7 +3,7 @@
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
 -- KEYS[2] messages  HASH  id -> stored body
--- KEYS[3] attempts  HASH  id -> deliveries so far
+-- KEYS[3] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[4] tokens    HASH  id -> token of the current lease
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
@@ -12,18 +12,4 @@
 local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash')
 
--- A few commands per batch, not per message.
-local held, results = held_leases(K_TOKENS, 1)
-for i = 1, #ARGV, 2 do
-  local k = (i + 1) / 2
-  if results[k] == 0 and redis.call('HEXISTS', K_TOKENS, ARGV[i]) == 0 and redis.call('HEXISTS', K_MESSAGES, ARGV[i]) == 0 then
-    results[k] = 2
-  end
-end
-if #held > 0 then
-  redis.call('ZREM', K_LEASED, unpack(held))
-  redis.call('HDEL', K_MESSAGES, unpack(held))
-  redis.call('HDEL', K_ATTEMPTS, unpack(held))
-  redis.call('HDEL', K_TOKENS, unpack(held))
-end
-return results
+return ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, 1)

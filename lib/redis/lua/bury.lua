@@ -2,7 +2,7 @@
 -- the given token is still its lease (a body Redis could read but the client cannot).
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
--- KEYS[2] attempts  HASH  id -> deliveries so far
+-- KEYS[2] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[3] tokens    HASH  id -> token of the current lease
 -- KEYS[4] dead      ZSET  id -> time of death (ms)
 -- KEYS[5] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
@@ -18,12 +18,15 @@ local K_LEASED, K_ATTEMPTS, K_TOKENS, K_DEAD, K_DEAD_INFO, K_MESSAGES = KEYS[1],
 check_types(K_LEASED, 'zset', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash')
 
 local now = now_ms()
-local held, results = held_leases(K_TOKENS, 5)
-for _, id in ipairs(held) do
-  local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
-  redis.call('ZREM', K_LEASED, id)
-  redis.call('HDEL', K_TOKENS, id)
-  redis.call('HDEL', K_ATTEMPTS, id)
-  bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local _, results = held_leases(K_TOKENS, 5)
+for k, flag in ipairs(results) do
+  if flag == 1 then
+    -- Pair k is ARGV[3 + 2k], ARGV[4 + 2k]; the token says which delivery this was.
+    local id, attempt = ARGV[3 + 2 * k], token_attempt(ARGV[4 + 2 * k]) or 0
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_TOKENS, id)
+    redis.call('HDEL', K_ATTEMPTS, id)
+    bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
+  end
 end
 return results

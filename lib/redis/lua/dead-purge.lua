@@ -3,7 +3,7 @@
 -- KEYS[1] dead      ZSET  id -> time of death (ms)
 -- KEYS[2] deadInfo  HASH  id -> JSON reason
 -- KEYS[3] messages  HASH  id -> stored body
--- KEYS[4] attempts  HASH  id -> deliveries so far
+-- KEYS[4] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
 -- ARGV[2..] ids (optional)
 -- Returns { ids taken, dead letters deleted }

@@ -5,7 +5,7 @@
 -- KEYS[1] dead      ZSET  id -> time of death (ms)
 -- KEYS[2] deadInfo  HASH  id -> JSON reason
 -- KEYS[3] messages  HASH  id -> stored body
--- KEYS[4] attempts  HASH  id -> deliveries so far
+-- KEYS[4] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[5] ready     LIST  ids waiting, head first
 -- KEYS[6] wake      LIST  wake-up token for blocked consumers
 -- ARGV[1] limit  how many of the oldest to take when no ids follow

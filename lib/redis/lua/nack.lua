@@ -5,7 +5,7 @@
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
 -- KEYS[2] delayed   ZSET  id -> due time (ms)
 -- KEYS[3] ready     LIST  ids waiting, head first
--- KEYS[4] attempts  HASH  id -> deliveries so far
+-- KEYS[4] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[5] tokens    HASH  id -> token of the current lease
 -- KEYS[6] dead      ZSET  id -> time of death (ms)
 -- KEYS[7] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
@@ -33,13 +33,15 @@ redis.call('ZREM', K_LEASED, id)
 redis.call('HDEL', K_TOKENS, id)
 
 local now = now_ms()
-local attempt = tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
+local attempt = token_attempt(token) or 0
 if attempt >= max_attempts then
   redis.call('HDEL', K_ATTEMPTS, id)
   bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
   return 2
 end
 
+-- The lease's attempt now counts for the next delivery.
+redis.call('HSET', K_ATTEMPTS, id, attempt)
 if delay_ms > 0 then
   local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   local due = now + delay_ms

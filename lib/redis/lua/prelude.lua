@@ -20,6 +20,12 @@ local function check_types(...)
   end
 end
 
+-- The delivery number a lease token carries (tokens are <sequence>.<attempt>); nil for
+-- none or a token of another form.
+local function token_attempt(token)
+  return token and tonumber(string.match(token, '%.(%d+)$')) or nil
+end
+
 -- Leaves one wake-up token for a blocked consumer; never more than one.
 local function wake(wake_key)
   if redis.call('LLEN', wake_key) == 0 then
@@ -73,4 +79,25 @@ local function held_leases(tokens_key, first)
     end
   end
   return held, flags
+end
+
+-- Acks the id/token pairs of ARGV from index `first`: removes each message whose lease is
+-- still the given one, with a few commands per batch, not per message. Returns one flag per
+-- pair: 1 acked, 0 stale token, 2 already gone (no body, no lease: acked before, by this
+-- token if its lease was still live, e.g. a resent call).
+local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, first)
+  local held, results = held_leases(K_TOKENS, first)
+  for i = first, #ARGV, 2 do
+    local k = (i - first) / 2 + 1
+    if results[k] == 0 and redis.call('HEXISTS', K_TOKENS, ARGV[i]) == 0 and redis.call('HEXISTS', K_MESSAGES, ARGV[i]) == 0 then
+      results[k] = 2
+    end
+  end
+  if #held > 0 then
+    redis.call('ZREM', K_LEASED, unpack(held))
+    redis.call('HDEL', K_MESSAGES, unpack(held))
+    redis.call('HDEL', K_ATTEMPTS, unpack(held))
+    redis.call('HDEL', K_TOKENS, unpack(held))
+  end
+  return results
 end

@@ -3,7 +3,7 @@
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
 -- KEYS[2] ready     LIST  ids waiting, head first
--- KEYS[3] attempts  HASH  id -> deliveries so far
+-- KEYS[3] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- KEYS[4] tokens    HASH  id -> token of the current lease
 -- KEYS[5] wake      LIST  wake-up token for blocked consumers
 -- ARGV    pairs: id, token
@@ -14,9 +14,7 @@ check_types(K_LEASED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash', K_TOKENS, 'ha
 
 local held, results = held_leases(K_TOKENS, 1)
 if #held > 0 then
-  for _, id in ipairs(held) do
-    redis.call('HINCRBY', K_ATTEMPTS, id, -1)
-  end
+  -- The interrupted attempt was only in the token: attempts keeps the count before it.
   redis.call('ZREM', K_LEASED, unpack(held))
   redis.call('HDEL', K_TOKENS, unpack(held))
   redis.call('LPUSH', K_READY, unpack(held))

@@ -1,5 +1,7 @@
--- reserve: moves due delayed messages and expired leases to ready, then leases up to
--- `count` ready messages: each gets attempt + 1, a new token and a deadline.
+-- reserve: acks the leases given after ARGV[6] (exactly as ack does: a consumer acks what
+-- finished and reserves more in one call), moves due delayed messages and expired leases
+-- to ready, then leases up to `count` ready messages: each gets attempt + 1, a new token
+-- and a deadline.
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
@@ -7,8 +9,8 @@
 -- KEYS[2]  delayed    ZSET  id -> due time (ms)
 -- KEYS[3]  leased     ZSET  id -> lease deadline (ms)
 -- KEYS[4]  messages   HASH  id -> stored body
--- KEYS[5]  attempts   HASH  id -> deliveries so far
--- KEYS[6]  tokens     HASH  id -> token of the current lease
+-- KEYS[5]  attempts   HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- KEYS[6]  tokens     HASH  id -> token of the current lease: <sequence>.<attempt>
 -- KEYS[7]  dead       ZSET  id -> time of death (ms)
 -- KEYS[8]  deadInfo   HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[9]  sequence   STRING counter that makes tokens unique
@@ -19,7 +21,10 @@
 -- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
--- Returns  { now, nextDueInMs (-1: none), deadline, id, body, attempt, token, ... }
+-- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
+-- Returns  { now, nextDueInMs (-1: none), deadline, n, n ack flags (as ack returns them),
+--          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
+--          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -29,6 +34,7 @@ local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
 
+local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, 7)
 local now = now_ms()
 
 -- Due delayed messages join the tail in due order. They are the lowest scores,
@@ -39,55 +45,77 @@ if #due > 0 then
   redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
 end
 
--- Expired leases go back to the head; dropping the token makes a late ack fail.
+-- Expired leases go back to the head; dropping the token makes a late ack fail. Their
+-- attempt moves from the token to the attempts hash.
 local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
 if #expired > 0 then
+  local tokens = redis.call('HMGET', K_TOKENS, unpack(expired))
+  local attempt_args = {}
+  for i, id in ipairs(expired) do
+    local attempt = token_attempt(tokens[i])
+    if attempt then
+      attempt_args[#attempt_args + 1] = id
+      attempt_args[#attempt_args + 1] = attempt
+    end
+  end
+  if #attempt_args > 0 then
+    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
+  end
   push_ids('HDEL', K_TOKENS, expired)
   push_ids('LPUSH', K_READY, expired)
   redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline }
+local out = { now, -1, deadline, #acked }
+for i = 1, #acked do
+  out[#out + 1] = acked[i]
+end
 local ids = redis.call('LPOP', K_READY, count)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
   local attempts = redis.call('HMGET', K_ATTEMPTS, unpack(ids))
   local token_base = redis.call('INCRBY', K_SEQUENCE, #ids) - #ids
-  local attempt_args, lease_args, token_args = {}, {}, {}
+  local lease_args, token_args = {}, {}
+  -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
+  -- of a message's work: integers are formatted once here, and with %d.
+  local deadline_text = string.format('%d', deadline)
   for i, id in ipairs(ids) do
     local body = bodies[i]
-    local ok, message = false, nil
-    if body then
-      ok, message = pcall(cjson.decode, body)
+    local ok, max_attempts = false, nil
+    if body and string.sub(body, 1, 5) == '{"t":' then
+      -- Written by push: a JSON object whose "m", when set, is its last member. The client
+      -- parses it anyway and buries it as malformed if someone else damaged the rest.
+      ok, max_attempts = true, tonumber(string.match(string.sub(body, -20), ',"m":(%d+)}$'))
+    elseif body then
+      local decoded
+      ok, decoded = pcall(cjson.decode, body)
+      ok = ok and type(decoded) == 'table'
+      max_attempts = ok and tonumber(decoded.m) or nil
     end
     local attempt = (tonumber(attempts[i]) or 0) + 1
-    if not ok or type(message) ~= 'table' then
+    if not ok then
       redis.call('HDEL', K_ATTEMPTS, id)
       bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'malformed',
         body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now,
         dead_max_count, dead_max_age)
-    elseif attempt > (tonumber(message.m) or default_max) then
+    elseif attempt > (max_attempts or default_max) then
       redis.call('HDEL', K_ATTEMPTS, id)
       bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now,
         dead_max_count, dead_max_age)
     else
-      local token = tostring(token_base + i)
-      attempt_args[#attempt_args + 1] = id
-      attempt_args[#attempt_args + 1] = attempt
-      lease_args[#lease_args + 1] = deadline
+      -- The attempt travels in the token: no write to the attempts hash per delivery.
+      local token = string.format('%d.%d', token_base + i, attempt)
+      lease_args[#lease_args + 1] = deadline_text
       lease_args[#lease_args + 1] = id
       token_args[#token_args + 1] = id
       token_args[#token_args + 1] = token
       out[#out + 1] = id
-      out[#out + 1] = body
-      out[#out + 1] = attempt
-      out[#out + 1] = token
+      out[#out + 1] = token .. ' ' .. body
     end
   end
   if #lease_args > 0 then
-    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
     redis.call('ZADD', K_LEASED, unpack(lease_args))
     redis.call('HSET', K_TOKENS, unpack(token_args))
   end
