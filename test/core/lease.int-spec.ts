@@ -78,6 +78,19 @@ describe('reserve, ack, extendLease', () => {
     expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
   });
 
+  it('nacks a lease made by an older version (a token without the attempt) with the attempt it counted', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x');
+    const [message] = await queue.reserve(topic, { leaseMs: 10_000 });
+    // What an older version left: a plain sequence token, the attempt counted in the attempts hash.
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, message.id, '12345');
+    await fx.redis.hset(`{ackq:${topic}}:attempts`, message.id, '1');
+    expect(await queue.nack({ ...message, token: '12345' }, { delayMs: 0 })).toBe('retry');
+    const [again] = await queue.reserve(topic, { leaseMs: 10_000 });
+    expect(again.attempt).toBe(2);
+  });
+
   it('refuses a stale token on ack, nack and extend, and changes nothing', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

@@ -22,7 +22,9 @@ local _, results = held_leases(K_TOKENS, 5)
 for k, flag in ipairs(results) do
   if flag == 1 then
     -- Pair k is ARGV[3 + 2k], ARGV[4 + 2k]; the token says which delivery this was.
-    local id, attempt = ARGV[3 + 2 * k], token_attempt(ARGV[4 + 2 * k]) or 0
+    local id = ARGV[3 + 2 * k]
+    -- A token without the attempt is a lease made by an older version, which counted it in attempts.
+    local attempt = token_attempt(ARGV[4 + 2 * k]) or tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
     redis.call('ZREM', K_LEASED, id)
     redis.call('HDEL', K_TOKENS, id)
     redis.call('HDEL', K_ATTEMPTS, id)

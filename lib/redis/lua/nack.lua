@@ -33,7 +33,8 @@ redis.call('ZREM', K_LEASED, id)
 redis.call('HDEL', K_TOKENS, id)
 
 local now = now_ms()
-local attempt = token_attempt(token) or 0
+-- A token without the attempt is a lease made by an older version, which counted it in attempts.
+local attempt = token_attempt(token) or tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
 if attempt >= max_attempts then
   redis.call('HDEL', K_ATTEMPTS, id)
   bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]))

@@ -21,7 +21,7 @@ local function check_types(...)
 end
 
 -- The delivery number a lease token carries (tokens are <sequence>.<attempt>); nil for
--- none or a token of another form.
+-- none or a token of another form (a lease made before tokens carried it).
 local function token_attempt(token)
   return token and tonumber(string.match(token, '%.(%d+)$')) or nil
 end
