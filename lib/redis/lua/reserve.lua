@@ -31,6 +31,26 @@ local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
+
+-- An idle consumer's periodic look: no acks, nothing ready, due or expired. Four reads answer
+-- it, without the ten type checks: it writes nothing. A foreign key among the three it reads
+-- makes a read fail, and the full path below names that key; the others fail the first call
+-- that has work (push checks them too).
+if #ARGV == 6 then
+  local now = now_ms()
+  local ready = redis.pcall('LLEN', K_READY)
+  local first_delayed = redis.pcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+  local first_lease = redis.pcall('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')
+  if ready == 0 and not first_delayed.err and not first_lease.err then
+    local next_delayed = tonumber(first_delayed[2]) or math.huge
+    local next_lease = tonumber(first_lease[2]) or math.huge
+    if next_delayed > now and next_lease > now then
+      local next_due = math.min(next_delayed, next_lease)
+      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0 }
+    end
+  end
+end
+
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
 
