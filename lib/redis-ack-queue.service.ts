@@ -2,12 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { QueuePoller } from './consumer/queue-poller';
-import {
-  IdleTimeoutError,
-  InvalidOptionError,
-  PartitionCountMismatchError,
-  QueueClosedError,
-} from './errors';
+import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from './errors';
 import { asError, errorText } from './errors/error-text';
 import { mapRedisError } from './errors/map-redis-error';
 import type {
@@ -39,10 +34,11 @@ import {
 } from './queue/validation';
 import { DEFAULTS, LIMITS } from './redis-ack-queue.constants';
 import { MESSAGES } from './redis-ack-queue.messages';
-import { partitionOf, partitionTags } from './redis/partitions';
-import { partitionCountKey, queueKeys, tagKeys, type QueueKeys } from './redis/queue-keys';
+import { partitionOf } from './redis/partitions';
+import type { QueueKeys } from './redis/queue-keys';
 import { defineQueueScripts, runQueueScript, type QueueScriptName } from './redis/queue-scripts';
 import { ReplicatedPushes } from './redis/replicated-pushes';
+import { byPartition, TopicLayouts, type TopicLayout } from './redis/topic-layouts';
 import { preflight } from './redis/preflight';
 import {
   describeTarget,
@@ -65,21 +61,6 @@ type Lease = Pick<ReservedMessage, 'id' | 'token'> & { attempt?: number; leaseDe
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
-/** Where a topic lives: one key set per partition, plus its home slot. */
-interface TopicLayout {
-  name: string;
-  /** Keys of each partition; a single entry for an unpartitioned topic. */
-  partitions: QueueKeys[];
-  /** The plain-tag keys: consumers of a partitioned topic wait on its wake list. */
-  home: QueueKeys;
-  /** The partition count in Redis agrees with this process' (checked once). */
-  verified: boolean;
-  /** Where the next `reserve` starts, so partitions take turns. */
-  cursor: number;
-  /** When a full reserve last woke other consumers to help. */
-  helpWokenAt: number;
-}
-
 /**
  * The queue engine: push, reserve, ack, nack, inspect. Every state change is one Lua
  * script, timed by the Redis server's clock. Usable with `new` outside Nest; the module
@@ -93,7 +74,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private readonly settings: ServiceSettings;
   private readonly client: RedisClient;
   private readonly ownsClient: boolean;
-  private readonly layouts = new Map<string, TopicLayout>();
+  private readonly layouts: TopicLayouts;
   private readonly replicated: ReplicatedPushes | undefined;
   private readonly events = new Subject<RedisAckQueueEvent>();
   private readonly consumers = new Set<QueuePoller<unknown>>();
@@ -110,6 +91,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.ownsClient = owned;
     if (owned) this.reportConnectionErrors(client);
     defineQueueScripts(client);
+    this.layouts = new TopicLayouts(client, this.settings.prefix, this.settings.partitions);
     const { replicatedPushes } = this.settings;
     if (replicatedPushes) this.replicated = new ReplicatedPushes(client, replicatedPushes.replicas, replicatedPushes.timeoutMs);
     this.events$ = this.events.asObservable();
@@ -157,7 +139,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.assertOpen('push');
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     const count = layout.partitions.length;
     const ids: string[] = [];
     // Per partition: the items' positions in `ids` and their script arguments.
@@ -171,7 +153,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       group.args.push(...encoded);
       ids.push(encoded[0]);
     }
-    if (!layout.verified) await this.verifyLayout(layout, 'push');
+    if (!layout.verified) await this.layouts.verify(layout, 'push');
     const stored: number[] = [];
     let woke = false;
     await Promise.all(
@@ -218,8 +200,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertInteger('count', count, 1, LIMITS.maxReserveCount);
     assertInteger('leaseMs', leaseMs, 10, 2 ** 31 - 1);
     assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-    const layout = this.layout(topic);
-    await this.verifyLayout(layout, 'reserve');
+    const layout = this.layouts.get(topic);
+    await this.layouts.verify(layout, 'reserve');
     // Partitions take turns; the first that has messages answers.
     let nextDueInMs = -1;
     for (let tried = 0; tried < layout.partitions.length; tried++) {
@@ -239,12 +221,12 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async checkTopic(topic: string): Promise<void> {
     this.assertOpen('check a topic');
     assertTopic(topic);
-    await this.verifyLayout(this.layout(topic), 'check a topic');
+    await this.layouts.verify(this.layouts.get(topic), 'check a topic');
   }
 
   /** How many partitions `topic` has here (1 unless the topics option says more). */
   partitionCount(topic: string): number {
-    return this.layout(topic).partitions.length;
+    return this.layouts.get(topic).partitions.length;
   }
 
   /**
@@ -260,8 +242,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     acks: Lease[] = [],
   ): Promise<ReservedBatch<T>> {
     const { count, leaseMs, maxAttempts } = options;
-    const layout = this.layout(topic);
-    if (!layout.verified) await this.verifyLayout(layout, 'reserve');
+    const layout = this.layouts.get(topic);
+    if (!layout.verified) await this.layouts.verify(layout, 'reserve');
     const keys = layout.partitions[partition];
     if (acks.length > LIMITS.idsPerCall) throw new InvalidOptionError('acks', acks.length, `at most ${LIMITS.idsPerCall} leases`);
     const args: (string | number)[] = [
@@ -337,7 +319,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertDuration('delayMs', delayMs);
     const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
     assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     const keys = layout.partitions[partitionOf(message.id, layout.partitions.length)];
     const code = await this.run<number>('nack', topic, keys, [
       message.id,
@@ -376,7 +358,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async release(topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): Promise<boolean[]> {
     this.assertLeases('release', topic, messages);
     const flags = await this.settleLeases('release', topic, messages);
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     if (layout.partitions.length > 1 && flags.includes(true)) await this.wakeHome(layout);
     return flags;
   }
@@ -388,10 +370,10 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    * @internal
    */
   async settleLeases(name: 'ack' | 'extend' | 'release', topic: string, messages: Lease[], leaseMs = 0): Promise<boolean[]> {
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     const calls: Promise<void>[] = [];
     const flags: boolean[] = new Array(messages.length);
-    for (const [partition, positions] of this.byPartition(layout, messages)) {
+    for (const [partition, positions] of byPartition(layout, messages)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);
         const leases = batch.map((i) => messages[i]);
@@ -437,7 +419,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   /** How many messages are in each state. */
   async stats(topic: string): Promise<QueueStats> {
     assertTopic(topic);
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     const replies = await Promise.all(layout.partitions.map((keys) => this.run<number[]>('stats', topic, keys, [])));
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3) };
@@ -449,7 +431,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const { offset = 0, limit = 100 } = options;
     assertInteger('offset', offset, 0);
     assertInteger('limit', limit, 1, 10_000);
-    const { partitions } = this.layout(topic);
+    const { partitions } = this.layouts.get(topic);
     // Of several partitions, each one's oldest offset + limit, merged by time of death.
     const [first, count] = partitions.length === 1 ? [offset, limit] : [0, offset + limit];
     const replies = await Promise.all(
@@ -502,7 +484,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const blocking = openBlockingConnection(this.client, `ackq:${topic}`);
     const poller = new QueuePoller<T>(this, topic, handler, settings, {
       blocking,
-      wakeKey: this.layout(topic).home.wake,
+      wakeKey: this.layouts.get(topic).home.wake,
       emit: (event) => this.emit(event),
       onClosed: () => this.consumers.delete(poller as QueuePoller<unknown>),
     });
@@ -575,11 +557,11 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       if (!Array.isArray(ids)) throw new InvalidOptionError('ids', ids, 'an array of message ids');
       ids.forEach((id) => assertMessageId(id));
     }
-    const layout = this.layout(topic);
+    const layout = this.layouts.get(topic);
     const sweeps =
       ids === undefined
         ? layout.partitions.map((keys) => this.sweepPartition(name, topic, keys))
-        : [...this.byPartition(layout, ids.map((id) => ({ id })))].map(([partition, positions]) =>
+        : [...byPartition(layout, ids.map((id) => ({ id })))].map(([partition, positions]) =>
             this.sweepPartition(name, topic, layout.partitions[partition], positions.map((i) => ids[i])),
           );
     const counts = await Promise.all(sweeps);
@@ -613,55 +595,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     }
   }
 
-  private layout(topic: string): TopicLayout {
-    let layout = this.layouts.get(topic);
-    if (!layout) {
-      const { prefix, partitions } = this.settings;
-      const tags = partitionTags(prefix, topic, partitions.get(topic) ?? 1);
-      layout = { name: topic, partitions: tags.map(tagKeys), home: queueKeys(prefix, topic), verified: false, cursor: -1, helpWokenAt: 0 };
-      this.layouts.set(topic, layout);
-    }
-    return layout;
-  }
-
-  /**
-   * Once per topic and process: a partitioned topic records its count in its home slot (the
-   * first writer wins); any process whose count differs fails instead of pushing to or
-   * reading from partitions the others never see.
-   */
-  private async verifyLayout(layout: TopicLayout, operation: string): Promise<void> {
-    if (layout.verified) return;
-    const key = partitionCountKey(this.settings.prefix, layout.name);
-    const count = layout.partitions.length;
-    let stored: string | null;
-    try {
-      stored = count === 1 ? await this.client.get(key) : await this.client.set(key, count, 'NX', 'GET');
-    } catch (error) {
-      throw mapRedisError(error, operation, layout.name);
-    }
-    if (stored !== null && Number(stored) !== count) {
-      throw new PartitionCountMismatchError(layout.name, count, Number(stored));
-    }
-    layout.verified = true;
-  }
-
   /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */
   private async wakeHome(layout: TopicLayout): Promise<void> {
     await this.run('wake', layout.name, layout.home, []);
-  }
-
-  /** Positions of `items` grouped by partition (by their ids). */
-  private byPartition(layout: TopicLayout, items: { id: string }[]): Map<number, number[]> {
-    const count = layout.partitions.length;
-    if (count === 1) return new Map([[0, items.map((_, i) => i)]]);
-    const groups = new Map<number, number[]>();
-    items.forEach(({ id }, i) => {
-      const partition = partitionOf(id, count);
-      const positions = groups.get(partition);
-      if (positions) positions.push(i);
-      else groups.set(partition, [i]);
-    });
-    return groups;
   }
 
   private assertLeases(operation: string, topic: string, messages: Pick<ReservedMessage, 'id' | 'token'>[]): void {

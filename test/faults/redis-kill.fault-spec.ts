@@ -11,7 +11,7 @@ describe('fault: redis-server killed with SIGKILL (appendonly yes, appendfsync a
     const topic = uniqueTopic('redis-kill');
     const ledger = new FaultLedger();
     const producer = await fx.service();
-    const { consumers, services } = await followedConsumers(fx, topic, ledger, {
+    const { consumers } = await followedConsumers(fx, topic, ledger, {
       options: { leaseMs: 1000 },
       handle: () => hold(20),
     });
