@@ -44,11 +44,15 @@ async function main(): Promise<number> {
   try {
     const redisVersion = redis.version();
     log(`redis-server ${redisVersion} on port ${redis.port}; ${args.quick ? 'quick' : 'full'} run`);
+    const rounded = args.workloads.filter((workload) => workload in ROUNDS);
+    const roundedFigures = await interleavedRounds(redis, args.systems, rounded, args.quick);
     for (const key of args.systems) {
       const ctx: WorkloadContext = { redis, factory: SYSTEMS[key], quick: args.quick, details: [] };
-      const figures: Figure[] = [];
+      const figures: Figure[] = [...roundedFigures.figures.get(key)!];
+      ctx.details.push(...roundedFigures.details.get(key)!);
       const name = systemName(key);
       for (const workload of args.workloads) {
+        if (workload in ROUNDS) continue;
         const t0 = Date.now();
         try {
           figures.push(...(await WORKLOADS[workload](ctx)));
@@ -74,6 +78,50 @@ async function main(): Promise<number> {
   return failures === 0 ? 0 : 1;
 }
 
+/**
+ * The headline workloads run in interleaved rounds, after one untimed warm-up of each system:
+ * round r starts with the r-th system, and each figure is the median over the rounds. On a
+ * shared 2-core machine single runs of a row differ by 15-40 %; this takes the ratios out of
+ * one noisy moment and out of whichever system happened to run first in a cold process.
+ */
+const ROUNDS: Record<string, number> = { throughput: 5 };
+
+async function interleavedRounds(redis: BenchRedis, systems: string[], workloads: string[], quick: boolean) {
+  const figures = new Map(systems.map((key) => [key, [] as Figure[]]));
+  const details = new Map(systems.map((key) => [key, [] as string[]]));
+  for (const workload of workloads) {
+    const rounds = quick ? 1 : ROUNDS[workload];
+    const runs = new Map(systems.map((key) => [key, [] as Figure[][]]));
+    if (!quick) {
+      for (const key of systems) await WORKLOADS[workload]({ redis, factory: SYSTEMS[key], quick: true, details: [] });
+      log(`${workload}: warm-up done`);
+    }
+    for (let round = 0; round < rounds; round++) {
+      const order = systems.map((_, i) => systems[(i + round) % systems.length]);
+      for (const key of order) {
+        const ctx: WorkloadContext = { redis, factory: SYSTEMS[key], quick, details: [] };
+        const t0 = Date.now();
+        runs.get(key)!.push(await WORKLOADS[workload](ctx));
+        // The details (command tables) of the last round stand for all.
+        if (round === rounds - 1) details.get(key)!.push(...ctx.details);
+        log(`${systemName(key)}: ${workload} round ${round + 1}/${rounds} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }
+    }
+    for (const key of systems) figures.get(key)!.push(...medianFigures(runs.get(key)!));
+  }
+  return { figures, details };
+}
+
+/** Each figure's median over the rounds (rounds list the same figures in the same order). */
+function medianFigures(rounds: Figure[][]): Figure[] {
+  if (rounds.length === 1) return rounds[0];
+  return rounds[0].map((figure, i) => {
+    const values = rounds.map((round) => round[i].value).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+    const value = values.length === 0 ? undefined : values[Math.floor(values.length / 2)];
+    return { ...figure, value, label: `${figure.label}, median of ${rounds.length}` };
+  });
+}
+
 function systemName(key: string): string {
   const version = (pkg: string) => JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')).version as string;
   if (key === 'bullmq') return `BullMQ ${version('bullmq')}`;
@@ -89,6 +137,8 @@ ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' :
 - Machine: ${cpu}, ${cpus().length} cores (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion} (private redis-server, \`--save '' --appendonly no\`)
 - Command: \`npm run bench${quick ? ' -- --quick' : ''}\`; ${libVersion()}
 - Every system runs in this one Node process, against the same redis-server, one after another (FLUSHALL between workloads).
+  Throughput runs first: one untimed warm-up of each system, then ${quick ? '1 round' : `${ROUNDS.throughput} rounds`} with the systems
+  interleaved (round r starts with the r-th system); its figures are the medians over the rounds.
 - This project runs as users run it: a Nest application context from \`RedisAckQueueModule.forRoot({ connection })\` with a
   provider method under \`@QueueHandler(topic, { concurrency })\`; pushes go through the injected \`RedisAckQueueService\`
   (a second, producer-only context with \`consumers: false\`). Library defaults otherwise.
