@@ -21,7 +21,7 @@ import type {
   ReserveOptions,
   ReservedMessage,
 } from './interfaces';
-import { decodeReserved, encodeBody, tryDecodeBody } from './queue/message-codec';
+import { decodeDeadLetters, decodeReserved, encodeBody } from './queue/message-codec';
 import { resolveConsumerSettings, resolveServiceSettings, type ServiceSettings } from './queue/settings';
 import {
   assertDuration,
@@ -438,29 +438,9 @@ export class RedisAckQueueService implements OnApplicationShutdown {
       partitions.map((keys) => this.run<(string | null)[]>('deadList', topic, keys, [first, count])),
     );
     const letters: DeadLetter<T>[] = [];
-    for (const reply of replies) letters.push(...this.decodeDeadLetters<T>(topic, reply));
+    for (const reply of replies) letters.push(...decodeDeadLetters<T>(topic, reply));
     if (partitions.length === 1) return letters;
     return letters.sort((a, b) => a.deadAt - b.deadAt).slice(offset, offset + limit);
-  }
-
-  private decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
-    const letters: DeadLetter<T>[] = [];
-    for (let i = 0; i < reply.length; i += 3) {
-      const info = tryDecodeBody(reply[i + 1]) as { r?: string; e?: string; a?: number; t?: number };
-      const body = tryDecodeBody(reply[i + 2]);
-      letters.push({
-        id: String(reply[i]),
-        topic,
-        reason: info.r ?? 'unknown',
-        error: info.e ?? null,
-        attempt: info.a ?? 0,
-        deadAt: info.t ?? 0,
-        payload: body.p as T | undefined,
-        headers: body.h ?? {},
-        enqueuedAt: body.t,
-      });
-    }
-    return letters;
   }
 
   /** Sends dead letters (the given ids, or all) back to ready with attempts reset; returns how many. */

@@ -1,5 +1,5 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
-import type { PushOptions, ReservedMessage } from '../interfaces';
+import type { DeadLetter, PushOptions, ReservedMessage } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
 /**
@@ -86,4 +86,25 @@ export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   } catch {
     return {};
   }
+}
+
+/** The dead-list script's reply (id, info, body per letter) as dead letters; unreadable parts default. */
+export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
+  const letters: DeadLetter<T>[] = [];
+  for (let i = 0; i < reply.length; i += 3) {
+    const info = tryDecodeBody(reply[i + 1]) as { r?: string; e?: string; a?: number; t?: number };
+    const body = tryDecodeBody(reply[i + 2]);
+    letters.push({
+      id: String(reply[i]),
+      topic,
+      reason: info.r ?? 'unknown',
+      error: info.e ?? null,
+      attempt: info.a ?? 0,
+      deadAt: info.t ?? 0,
+      payload: body.p as T | undefined,
+      headers: body.h ?? {},
+      enqueuedAt: body.t,
+    });
+  }
+  return letters;
 }
