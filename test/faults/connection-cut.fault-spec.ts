@@ -1,4 +1,4 @@
-import { FaultLedger, NOTHING_LEFT, faultSeed, hold, leftovers, printSummary, produce, seededRandom, storedIds } from '../support/fault-ledger';
+import { FaultLedger, faultSeed, finishScenario, hold, leftovers, NOTHING_LEFT, produce, seededRandom } from '../support/fault-ledger';
 import { followedConsumers } from '../support/fault-consumers';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
@@ -62,14 +62,10 @@ describe('fault: connections cut by the server', () => {
 
     // After each kill, some handler started again within 2 s.
     const resumeMs = kills.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
-    const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
-    printSummary('client-kill', tally, { resumeMs, killed, ...ledger.counters() });
-    expect({ seed, violations: tally.violations }).toEqual({ seed, violations: [] });
+    const tally = await finishScenario(fx.redis, topic, ledger, 'client-kill', { shown: { seed }, details: { resumeMs, killed } });
     expect(Math.max(...resumeMs)).toBeLessThan(2000);
     expect(tally.pushed).toBe(total);
     expect(tally.handled).toBe(total);
-    expect(tally.lost).toBe(0);
-    expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
   }, 90_000);
 
   it('the server timeout (CONFIG SET timeout 1) closes idle connections: an idle consumer still takes a push within 2 s', async () => {
@@ -103,14 +99,10 @@ describe('fault: connections cut by the server', () => {
         await producer.waitUntilIdle(topic, { timeoutMs: 15_000 });
       }
       const resumeMs = pushedAt.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
-      const tally = ledger.tally({ leftInRedis: await storedIds(fx.redis, topic) });
-      printSummary('idle-timeout', tally, { resumeMs, pushMs, closedIdle, ...ledger.counters() });
-      expect(tally.violations).toEqual([]);
+      const tally = await finishScenario(fx.redis, topic, ledger, 'idle-timeout', { details: { resumeMs, pushMs, closedIdle } });
       expect(Math.max(...resumeMs)).toBeLessThan(2000);
       expect(closedIdle).toBeGreaterThanOrEqual(4 * 3);
       expect(tally.handled).toBe(400);
-      expect(tally.lost).toBe(0);
-      expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
     } finally {
       await fx.redis.config('SET', 'timeout', '0');
       await Promise.all(consumers.map((c) => c.close()));

@@ -317,3 +317,24 @@ export const NOTHING_LEFT = { ready: 0, delayed: 0, leased: 0, messages: 0, atte
 export async function storedIds(redis: TestClient, topic: string, prefix = 'ackq'): Promise<string[]> {
   return redis.hkeys(`{${prefix}:${topic}}:messages`);
 }
+
+/**
+ * The end every scenario shares: tallies the ledger against what Redis still stores, prints the
+ * summary, and checks the promises all of them keep (no violation, nothing lost, nothing left
+ * in Redis). `shown` (a seed, outages) is printed and shown with any violation; `details` only
+ * printed. Returns the tally for the scenario's own checks.
+ */
+export async function finishScenario(
+  redis: TestClient,
+  topic: string,
+  ledger: FaultLedger,
+  name: string,
+  { shown = {}, details = {} }: { shown?: Record<string, unknown>; details?: Record<string, unknown> } = {},
+): Promise<LedgerTally> {
+  const tally = ledger.tally({ leftInRedis: await storedIds(redis, topic) });
+  printSummary(name, tally, { ...shown, ...details, ...ledger.counters() });
+  expect({ ...shown, violations: tally.violations }).toEqual({ ...shown, violations: [] });
+  expect(tally.lost).toBe(0);
+  expect(await leftovers(redis, topic)).toEqual(NOTHING_LEFT);
+  return tally;
+}
