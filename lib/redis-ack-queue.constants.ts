@@ -34,3 +34,21 @@ export const LIMITS = {
   topicLength: 200,
   idLength: 256,
 } as const;
+
+/** The longest timer Node can set, and so the longest lease or timeout (ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Inclusive ranges of the numeric options, checked in one place (queue/validation.ts). */
+export const BOUNDS = {
+  leaseMs: [10, MAX_TIMER_MS],
+  maxAttempts: [1, 1_000_000],
+  concurrency: [1, 10_000],
+  batchSize: [1, LIMITS.maxReserveCount],
+  timeoutMs: [1, MAX_TIMER_MS],
+  count: [1, LIMITS.maxReserveCount],
+  maxPayloadBytes: [1, 512 * 1024 * 1024],
+  partitions: [1, 256],
+  replicas: [1, 100],
+  replicationTimeoutMs: [1, MAX_TIMER_MS],
+  deadLetterPage: [1, 10_000],
+} as const satisfies Record<string, readonly [number, number]>;

@@ -20,6 +20,9 @@ export const MESSAGES = {
     `another program uses this key; choose another prefix or topic, or remove the key`,
   redisCommand: (operation: string, topic: string | undefined, reply: string) =>
     `Redis refused ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: ${reply}`,
+  redisUnavailable: (operation: string, topic: string | undefined, reason: string) =>
+    `Cannot ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: Redis is unavailable (${reason}); ` +
+    'retry once Redis answers (a push retried with the same id is deduplicated)',
   connectFailed: (target: string, reason: string) =>
     `Cannot connect to Redis at ${target}: ${reason}`,
   connectTimeout: (target: string, ms: number) =>

@@ -74,3 +74,21 @@ export class PartitionCountMismatchError extends RedisAckQueueError {
     super(MESSAGES.partitionMismatch(topic, configured, stored));
   }
 }
+
+/**
+ * No connection to Redis could carry a call (Redis down, the connection closed, or an
+ * outage longer than the retries): the call may or may not have reached Redis. Consumers pause and
+ * resume by themselves; a producer may retry the call (a push with the same id is
+ * deduplicated).
+ */
+export class RedisUnavailableError extends RedisAckQueueError {
+  readonly code = 'REDIS_UNAVAILABLE';
+  constructor(
+    readonly operation: string,
+    readonly topic: string | undefined,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(MESSAGES.redisUnavailable(operation, topic, reason), options);
+  }
+}

@@ -2,10 +2,7 @@ import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
 import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
 import { assertBackoff, resolveBackoff } from './backoff';
 import { InvalidOptionError } from '../errors';
-import { assertDuration, assertInteger, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
-
-/** Most partitions a topic may have: enough to spread over a large cluster's masters. */
-const MAX_PARTITIONS = 256;
+import { assertBounded, assertDuration, assertOptionalBounded, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
 
 /** Consumer settings with every default filled in. */
 export interface ConsumerSettings {
@@ -15,12 +12,13 @@ export interface ConsumerSettings {
   concurrency: number;
   batchSize: number;
   timeoutMs: number | undefined;
+  /** How long a consumer's close waits for running handlers, unless told otherwise. */
+  drainMs: number;
 }
 
 export interface ServiceSettings extends ConsumerSettings {
   prefix: string;
   maxPayloadBytes: number;
-  drainMs: number;
   connectTimeoutMs: number;
   deadMaxCount: number;
   deadMaxAgeMs: number;
@@ -32,11 +30,11 @@ export interface ServiceSettings extends ConsumerSettings {
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
 export function assertHandlerOptions(options: QueueHandlerDefaults): void {
-  assertOptionalInteger('leaseMs', options.leaseMs, 10, 2 ** 31 - 1);
-  assertOptionalInteger('maxAttempts', options.maxAttempts, 1, 1_000_000);
-  assertOptionalInteger('concurrency', options.concurrency, 1, 10_000);
-  assertOptionalInteger('batchSize', options.batchSize, 1, 1_000);
-  assertOptionalInteger('timeoutMs', options.timeoutMs, 1, 2 ** 31 - 1);
+  assertOptionalBounded('leaseMs', options.leaseMs);
+  assertOptionalBounded('maxAttempts', options.maxAttempts);
+  assertOptionalBounded('concurrency', options.concurrency);
+  assertOptionalBounded('batchSize', options.batchSize);
+  assertOptionalBounded('timeoutMs', options.timeoutMs);
   if (options.backoff !== undefined) assertBackoff(options.backoff);
 }
 
@@ -44,7 +42,7 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);
   assertHandlerOptions(options);
-  assertOptionalInteger('maxPayloadBytes', options.maxPayloadBytes, 1, 512 * 1024 * 1024);
+  assertOptionalBounded('maxPayloadBytes', options.maxPayloadBytes);
   if (options.drainMs !== undefined) assertDuration('drainMs', options.drainMs);
   assertOptionalInteger('connectTimeoutMs', options.connectTimeoutMs, 1);
   const dead = options.deadLetters ?? {};
@@ -52,9 +50,9 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
   assertOptionalInteger('deadLetters.maxAgeMs', dead.maxAgeMs, 0);
   return {
     ...resolveConsumerSettings(options, undefined),
+    drainMs: options.drainMs ?? DEFAULTS.drainMs,
     prefix,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
-    drainMs: options.drainMs ?? DEFAULTS.drainMs,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
     deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
     deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
@@ -72,7 +70,7 @@ function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, 
   }
   for (const [topic, layout] of Object.entries(topics)) {
     assertTopic(topic);
-    assertOptionalInteger(`topics.${topic}.partitions`, layout?.partitions, 1, MAX_PARTITIONS);
+    assertOptionalBounded('partitions', layout?.partitions, `topics.${topic}.partitions`);
     if ((layout?.partitions ?? 1) > 1) partitions.set(topic, layout.partitions!);
   }
   return partitions;
@@ -83,8 +81,8 @@ function resolveReplicatedPushes(option: RedisAckQueueOptions['replicatedPushes'
   if (typeof option !== 'object' || option === null) {
     throw new InvalidOptionError('replicatedPushes', option, 'an object { replicas, timeoutMs? }');
   }
-  assertInteger('replicatedPushes.replicas', option.replicas, 1, 100);
-  assertOptionalInteger('replicatedPushes.timeoutMs', option.timeoutMs, 1, 2 ** 31 - 1);
+  assertBounded('replicas', option.replicas, 'replicatedPushes.replicas');
+  assertOptionalBounded('replicationTimeoutMs', option.timeoutMs, 'replicatedPushes.timeoutMs');
   return { replicas: option.replicas, timeoutMs: option.timeoutMs ?? 1_000 };
 }
 
@@ -101,5 +99,6 @@ export function resolveConsumerSettings(
     concurrency: options.concurrency ?? fallback?.concurrency ?? DEFAULTS.concurrency,
     batchSize: options.batchSize ?? fallback?.batchSize ?? DEFAULTS.batchSize,
     timeoutMs: options.timeoutMs ?? fallback?.timeoutMs,
+    drainMs: fallback?.drainMs ?? DEFAULTS.drainMs,
   };
 }

@@ -1,4 +1,4 @@
-import { LIMITS } from '../redis-ack-queue.constants';
+import { BOUNDS, LIMITS } from '../redis-ack-queue.constants';
 import { InvalidMessageIdError, InvalidOptionError, InvalidTopicError } from '../errors';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
@@ -17,6 +17,22 @@ export function assertPrefix(prefix: unknown): asserts prefix is string {
   }
 }
 
+/** Options objects may be left out or given as `null`: both mean "no options". */
+export function optionsOf<T extends object>(options: T | null | undefined): T | Partial<T> {
+  return options ?? {};
+}
+
+/** A message as reserve() returned it: an object with its topic, id and lease token. */
+export function assertReserved(message: unknown): asserts message is { topic: string; id: string; token: string } {
+  if (typeof message !== 'object' || message === null) {
+    throw new InvalidOptionError('message', message, 'a message returned by reserve() or given to a handler');
+  }
+  const { topic, id, token } = message as Record<string, unknown>;
+  assertTopic(topic);
+  assertMessageId(id);
+  if (typeof token !== 'string' || token === '') throw new InvalidOptionError('token', token, 'the token of a reserved message');
+}
+
 export function assertMessageId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength) {
     throw new InvalidMessageIdError(id);
@@ -29,6 +45,17 @@ export function assertInteger(option: string, value: unknown, min: number, max =
     const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
     throw new InvalidOptionError(option, value, `a whole number ${range}`);
   }
+}
+
+/** A whole number within the option's range in BOUNDS; `label` names it in the error (default: the bound's name). */
+export function assertBounded(bound: keyof typeof BOUNDS, value: unknown, label: string = bound): void {
+  const [min, max] = BOUNDS[bound];
+  assertInteger(label, value, min, max);
+}
+
+/** assertBounded, where `undefined` (an option left out) passes. */
+export function assertOptionalBounded(bound: keyof typeof BOUNDS, value: unknown, label: string = bound): void {
+  if (value !== undefined) assertBounded(bound, value, label);
 }
 
 export function assertOptionalInteger(option: string, value: unknown, min: number, max?: number): void {

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
-import { queueKeys, RedisAckQueueService } from '../../lib';
+import { RedisAckQueueService } from '../../lib';
+import { queueKeys } from '../../lib/engine/queue-keys';
 import { eventually, singleServerOnly, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**

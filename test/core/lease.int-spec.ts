@@ -34,10 +34,23 @@ describe('reserve, ack, extendLease', () => {
     const left = await snapshotTopic(fx.redis, topic);
     // Only the token counter stays (and an unconsumed wake-up token).
     expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
-    // Acking again with the same, still-live lease is idempotent (as when ioredis resends an
-    // ack whose reply a dropped connection lost); it changes nothing.
-    expect(await queue.ack(message)).toBe(true);
+    // Acking again changes nothing and says so: there is nothing left to ack. (An ack whose
+    // reply a dropped connection lost, resent by ioredis, still counts: see connection-cut.)
+    expect(await queue.ack(message)).toBe(false);
     expect(await snapshotTopic(fx.redis, topic)).toEqual(left);
+  });
+
+  it('says false for an ack of a message that does not exist, or of a real one under another topic', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const other = uniqueTopic('other');
+    await queue.push(topic, 'x');
+    const [message] = await queue.reserve(topic);
+    const before = await snapshotTopic(fx.redis, topic);
+    expect(await queue.ack({ ...message, id: 'never-pushed' })).toBe(false);
+    expect(await queue.ack({ ...message, topic: other })).toBe(false);
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    expect(await queue.ack(message)).toBe(true);
   });
 
   it('redelivers after the lease expires, with the attempt counted and a new token', async () => {
@@ -62,7 +75,7 @@ describe('reserve, ack, extendLease', () => {
     expect(await queue.nack(second, { delayMs: 0 })).toBe('retry');
     const [third] = await queue.reserve(topic, { leaseMs: 10_000 });
     expect(third.attempt).toBe(3);
-    expect(await queue.release(topic, [third])).toEqual([true]);
+    expect(await queue.release(third)).toBe(true);
     const [again] = await queue.reserve(topic, { leaseMs: 10_000 });
     expect(again.attempt).toBe(3);
     expect(await queue.nack(again, { delayMs: 0 })).toBe('retry');

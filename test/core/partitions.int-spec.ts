@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PartitionCountMismatchError, QueueHandler, RedisAckQueueModule, type RedisAckQueueService } from '../../lib';
-import { partitionOf, partitionTags } from '../../lib/redis/partitions';
+import { partitionOf, partitionTags } from '../../lib/engine/partitions';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** Ids that land in each partition: `perPartition` of them for each of `count`. */

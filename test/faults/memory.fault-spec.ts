@@ -59,7 +59,7 @@ async function cycle(queue: RedisAckQueueService, topic: string, n: number, ledg
     while (left > 0) {
       const messages = await queue.reserve(topic, { count: left, leaseMs: 60_000 });
       messages.forEach((m) => ledger?.start('api', m.id, m.attempt));
-      const acked = await queue.ackMany(topic, messages);
+      const acked = await Promise.all(messages.map((m) => queue.ack(m)));
       messages.forEach((m, i) => acked[i] && ledger?.acked('api', m.id, m.attempt));
       left -= messages.length;
     }

@@ -95,7 +95,7 @@ describe('fault: maxmemory reached with noeviction', () => {
       const outcomes = await Promise.all([
         queue.extendLease(leased[0], 60_000).then(String, (e: Error) => e.message),
         queue.ack(leased[1]).then(String, (e: Error) => e.message),
-        queue.release(topic, [leased[2]]).then(String, (e: Error) => e.message),
+        queue.release(leased[2]).then(String, (e: Error) => e.message),
         queue.nack(leased[3], { delayMs: 0 }).then(String, (e: Error) => e.message),
         queue.purgeDead(topic).then(String, (e: Error) => e.message),
       ]);

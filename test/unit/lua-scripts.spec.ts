@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { QUEUE_SCRIPTS, scriptSource } from '../../lib/redis/queue-scripts';
+import { QUEUE_SCRIPTS, scriptSource } from '../../lib/engine/queue-scripts';
 
-const LUA_DIR = join(__dirname, '../../lib/redis/lua');
+const LUA_DIR = join(__dirname, '../../lib/engine/lua');
 
 describe('Lua scripts', () => {
   it.each(Object.entries(QUEUE_SCRIPTS))('%s: the header names the keys it is registered with, in order', (_name, spec) => {

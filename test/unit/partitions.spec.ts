@@ -1,4 +1,4 @@
-import { keySlot, partitionOf, partitionTags } from '../../lib/redis/partitions';
+import { keySlot, partitionOf, partitionTags } from '../../lib/engine/partitions';
 
 describe('partitions', () => {
   it('computes the slot Redis Cluster computes (CLUSTER KEYSLOT reference values)', () => {

@@ -3,14 +3,27 @@ import type { DeadLetter, PushOptions, ReservedMessage } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
 /**
+ * Every encode and decode of what the scripts store and answer lives here: stored bodies,
+ * lease tokens, reserve replies and dead-letter records. The Lua side of each format is
+ * named next to it.
+ */
+
+/**
  * The stored body is one compact JSON object: `p` payload, `h` headers, `m` maxAttempts,
- * and `t` enqueuedAt, which the push script adds from the server clock.
+ * and `t` enqueuedAt, which push.lua puts first from the server clock (reserve.lua reads
+ * `m` from the end of the text without decoding it).
  */
 interface StoredBody {
   p: unknown;
   h?: Record<string, string>;
   m?: number;
   t: number;
+}
+
+/** A lease as the scripts know it: the message id and its token. */
+export interface Lease {
+  id: string;
+  token: string;
 }
 
 /** Serializes a payload, refusing anything JSON would silently change or drop. */
@@ -20,8 +33,9 @@ export function encodeBody(topic: string, payload: unknown, options: PushOptions
   try {
     json = JSON.stringify(payload, strictJson);
   } catch (error) {
+    // Only the reason's first line: the cause stays out, since it may quote the payload.
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, reason), { cause: error });
+    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, reason));
   }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new PayloadTooLargeError(topic, bytes, maxBytes);
@@ -53,7 +67,12 @@ function describeKey(key: string): string {
   return key === '' ? 'the value' : `field "${key}"`;
 }
 
-/** Turns one reserve result back into a message; the script already checked the JSON. */
+/** The delivery a token belongs to: tokens are `<sequence>.<attempt>` (made by reserve.lua). */
+export function tokenAttempt(token: string): number {
+  return Number(token.slice(token.indexOf('.') + 1));
+}
+
+/** Turns one leased body back into a message; throws when JSON.parse refuses it. */
 export function decodeReserved<T>(
   topic: string,
   id: string,
@@ -77,6 +96,45 @@ export function decodeReserved<T>(
   };
 }
 
+/** A reserve.lua reply, decoded. */
+export interface ReserveReply<T> {
+  /** The Redis server's clock when the script ran (ms). */
+  serverNow: number;
+  /** Ms until something becomes ready without a push; -1 when nothing is scheduled. */
+  nextDueInMs: number;
+  /** One ack.lua flag per lease acked in the same call (1 acked, 0 stale, 2 already gone). */
+  ackFlags: number[];
+  messages: ReservedMessage<T>[];
+  /** Leased bodies that Redis' cjson took but JSON.parse refuses (NaN, hex numbers...). */
+  unreadable: (Lease & { attempt: number })[];
+}
+
+/**
+ * reserve.lua answers `{ now, nextDueInMs, deadline, n, n ack flags, then per message its
+ * id and '<token> <body>' }`.
+ */
+export function decodeReserveReply<T>(topic: string, reply: (string | number)[], defaultMaxAttempts: number): ReserveReply<T> {
+  const deadline = Number(reply[2]);
+  const ackCount = Number(reply[3]);
+  const ackFlags = new Array<number>(ackCount);
+  for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[4 + i]);
+  const messages: ReservedMessage<T>[] = [];
+  const unreadable: ReserveReply<T>['unreadable'] = [];
+  for (let i = 4 + ackCount; i < reply.length; i += 2) {
+    const id = String(reply[i]);
+    const leased = String(reply[i + 1]);
+    const space = leased.indexOf(' ');
+    const token = leased.slice(0, space);
+    const attempt = tokenAttempt(token);
+    try {
+      messages.push(decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, defaultMaxAttempts));
+    } catch {
+      unreadable.push({ id, token, attempt });
+    }
+  }
+  return { serverNow: Number(reply[0]), nextDueInMs: Number(reply[1]), ackFlags, messages, unreadable };
+}
+
 /** Reads a stored body that may be damaged (dead letters); never throws. */
 export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   if (raw === null) return {};
@@ -88,7 +146,10 @@ export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   }
 }
 
-/** The dead-list script's reply (id, info, body per letter) as dead letters; unreadable parts default. */
+/**
+ * dead-list.lua answers id, info, body per letter; the info record is the JSON that the
+ * scripts' `bury` writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
+ */
 export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
   const letters: DeadLetter<T>[] = [];
   for (let i = 0; i < reply.length; i += 3) {

@@ -7,15 +7,15 @@ import {
 } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import type { QueueHandlerMetadata } from '../decorators/queue-handler.decorator';
+import type { QueueHandlerMetadata } from './queue-handler.decorator';
 import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
 import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
 import { resolveConsumerSettings } from '../queue/settings';
 import { assertTopic } from '../queue/validation';
-import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+import { DEFAULTS, QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
-import { REDIS_ACK_QUEUE_OPTIONS } from '../redis-ack-queue.module-definition';
-import { RedisAckQueueService } from '../redis-ack-queue.service';
+import { REDIS_ACK_QUEUE_OPTIONS } from './redis-ack-queue.module-definition';
+import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 
 interface FoundHandler extends QueueHandlerMetadata {
   where: string;
@@ -54,7 +54,7 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     }
     for (const found of handlers) {
       this.consumers.push(this.queue.consume(found.topic, found.handler, found.options));
-      const concurrency = found.options.concurrency ?? this.queue.options.concurrency;
+      const concurrency = found.options.concurrency ?? this.options.concurrency ?? DEFAULTS.concurrency;
       this.logger.log(MESSAGES.consumersStarted(found.topic, found.where, concurrency));
     }
   }

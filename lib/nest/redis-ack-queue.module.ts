@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { QueueHandlerExplorer } from './consumer/queue-handler.explorer';
-import type { RedisAckQueueModuleOptions } from './interfaces';
+import { QueueHandlerExplorer } from './queue-handler.explorer';
+import type { RedisAckQueueModuleOptions } from '../interfaces';
 import { REDIS_ACK_QUEUE_OPTIONS, RedisAckQueueConfigurableModule } from './redis-ack-queue.module-definition';
-import { RedisAckQueueService } from './redis-ack-queue.service';
+import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 
 /**
  * `RedisAckQueueModule.forRoot(options)` or `.forRootAsync({ imports, inject, useFactory })`

@@ -2,7 +2,7 @@ import { PartitionCountMismatchError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
 import { partitionOf, partitionTags } from './partitions';
 import { partitionCountKey, queueKeys, tagKeys, type QueueKeys } from './queue-keys';
-import type { RedisClient } from './redis-connection';
+import type { RedisClient } from './connection';
 
 /** Where a topic lives: one key set per partition, plus its home slot. */
 export interface TopicLayout {

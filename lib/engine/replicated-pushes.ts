@@ -2,7 +2,7 @@ import { ReplicationTimeoutError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { QueueKeys } from './queue-keys';
 import { addQueueScript } from './queue-scripts';
-import type { RedisClient } from './redis-connection';
+import type { RedisClient } from './connection';
 
 interface PendingPush {
   chunks: (string | number)[][];

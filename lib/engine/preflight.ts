@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { RedisConnectionError, UnsafeRedisConfigError } from '../errors';
 import { MESSAGES } from '../redis-ack-queue.messages';
-import { describeTarget, type RedisClient } from './redis-connection';
+import { describeTarget, type RedisClient } from './connection';
 
 /**
  * Checks what the queue's promises rest on: Redis 7+, no evicting memory policy (refused

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { RedisAckQueueModuleOptions } from './interfaces';
+import type { RedisAckQueueModuleOptions } from '../interfaces';
 
 export const {
   ConfigurableModuleClass: RedisAckQueueConfigurableModule,

@@ -1,4 +1,4 @@
-import { decodeReserved, encodeBody } from '../../lib/queue/message-codec';
+import { decodeReserved, encodeBody } from '../../lib/engine/wire-format';
 
 describe('message codec', () => {
   it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {

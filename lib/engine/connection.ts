@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { InvalidOptionError, RedisConnectionError } from '../errors';
+import { redactedCause } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
@@ -109,13 +110,13 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
       // A Cluster reports "Failed to refresh slots cache."; the reason is the last seed's own error.
       const error = (failure as { lastNodeError?: Error | null }).lastNodeError ?? failure;
       lastError = error;
-      if (FATAL_REPLY.test(error.message)) finish(new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), { cause: error }));
+      if (FATAL_REPLY.test(error.message)) finish(new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), { cause: redactedCause(error) }));
     };
     const timer = setTimeout(() => {
       const message = lastError
         ? MESSAGES.connectFailed(target, `${lastError.message} (for ${timeoutMs} ms)`)
         : MESSAGES.connectTimeout(target, timeoutMs);
-      finish(new RedisConnectionError(target, message, { cause: lastError }));
+      finish(new RedisConnectionError(target, message, { cause: redactedCause(lastError) }));
     }, timeoutMs);
     client.on('ready', onReady);
     client.on('error', onError);

@@ -1,0 +1,47 @@
+import { openBlockingConnection, type RedisClient } from '../engine/connection';
+import type { QueueEngine } from '../engine/queue-engine';
+import type { QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
+import type { QueueEvents } from '../queue/queue-events';
+import { resolveConsumerSettings, type ConsumerSettings } from '../queue/settings';
+import { QueuePoller } from './queue-poller';
+import { BlockingWakeSignal } from './wake-signal';
+
+/**
+ * The one set of running consumers of a service: `consume()` starts them here, and the
+ * service's close (or the Nest app's shutdown) drains them all from here.
+ */
+export class ConsumerRegistry {
+  private readonly consumers = new Set<QueueConsumer>();
+
+  constructor(
+    private readonly engine: QueueEngine,
+    private readonly client: RedisClient,
+    private readonly events: QueueEvents,
+    private readonly defaults: ConsumerSettings,
+  ) {}
+
+  /** Starts a consumer of `topic`; options are checked (a bad one throws before anything starts). */
+  consume<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
+    const settings = resolveConsumerSettings(options, this.defaults);
+    const wakeKey = this.engine.layouts.get(topic).home.wake;
+    const wake = new BlockingWakeSignal(openBlockingConnection(this.client, `ackq:${topic}`), wakeKey);
+    const poller: QueuePoller<T> = new QueuePoller<T>(topic, handler, settings, {
+      engine: this.engine,
+      wake,
+      events: this.events,
+      onClosed: () => this.consumers.delete(poller),
+    });
+    this.consumers.add(poller);
+    poller.start();
+    return poller;
+  }
+
+  get size(): number {
+    return this.consumers.size;
+  }
+
+  /** Drains every running consumer (each releases what did not finish within drainMs). */
+  async closeAll(drainMs?: number): Promise<void> {
+    await Promise.all([...this.consumers].map((consumer) => consumer.close(drainMs)));
+  }
+}

@@ -1,0 +1,36 @@
+import { Logger } from '@nestjs/common';
+import { RedisAckQueueError } from '../errors';
+import { mapRedisError } from '../errors/map-redis-error';
+import type { QueueEvents } from '../queue/queue-events';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { settleWithin } from './settle-within';
+
+/**
+ * How a consumer rides out failures of Redis: the first failure of an outage is logged and
+ * emitted (typed), every one backs off (200 ms doubling to 5 s), and the first success
+ * after it logs the resume. One line per outage, not one per retry.
+ */
+export class FailurePause {
+  private readonly logger = new Logger('RedisAckQueue');
+  private failures = 0;
+
+  constructor(
+    private readonly topic: string,
+    private readonly events: QueueEvents,
+  ) {}
+
+  async after(failure: unknown, stop: AbortSignal): Promise<void> {
+    const error = failure instanceof RedisAckQueueError ? failure : mapRedisError(failure, 'consume', this.topic);
+    if (this.failures++ === 0) {
+      this.logger.warn(MESSAGES.consumerError(this.topic, error.message));
+      this.events.emit({ type: 'error', topic: this.topic, error });
+    }
+    await settleWithin(undefined, Math.min(100 * 2 ** this.failures, 5_000), stop);
+  }
+
+  recovered(): void {
+    if (this.failures === 0) return;
+    this.failures = 0;
+    this.logger.log(MESSAGES.consumerResumed(this.topic));
+  }
+}

@@ -1,0 +1,60 @@
+import { HandlerTimeoutError } from '../errors';
+import type { MessageContext, ReservedMessage } from '../interfaces';
+import { assertBounded } from '../queue/validation';
+
+/** What a context needs of the running message it belongs to. */
+export interface ContextTarget {
+  message: ReservedMessage<unknown>;
+  /** Made on first use: most handlers never look at their signal. */
+  controller: AbortController | undefined;
+}
+
+/** A handler's second argument: one object per message, its accessors on the prototype. */
+export class HandlerContext implements MessageContext {
+  readonly id: string;
+  readonly topic: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly headers: Record<string, string>;
+  readonly enqueuedAt: number;
+  readonly #target: ContextTarget;
+  readonly #extend: (target: ContextTarget, ms: number) => Promise<boolean>;
+
+  constructor(target: ContextTarget, extend: (target: ContextTarget, ms: number) => Promise<boolean>) {
+    const { message } = target;
+    this.id = message.id;
+    this.topic = message.topic;
+    this.attempt = message.attempt;
+    this.maxAttempts = message.maxAttempts;
+    this.headers = message.headers;
+    this.enqueuedAt = message.enqueuedAt;
+    this.#target = target;
+    this.#extend = extend;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#target.controller ??= new AbortController()).signal;
+  }
+
+  async extendLease(ms: number): Promise<boolean> {
+    assertBounded('leaseMs', ms);
+    return this.#extend(this.#target, ms);
+  }
+}
+
+/** Aborts the handler's signal (making its controller if the handler never asked for it). */
+export function abortHandler(target: ContextTarget, reason: Error): void {
+  (target.controller ??= new AbortController()).abort(reason);
+}
+
+/** Fails `work` with a HandlerTimeoutError (and aborts the handler's signal) after `timeoutMs`. */
+export function withTimeout(target: ContextTarget, work: Promise<unknown>, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new HandlerTimeoutError(timeoutMs);
+      abortHandler(target, error);
+      reject(error);
+    }, timeoutMs);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}

@@ -1,0 +1,190 @@
+import { Logger } from '@nestjs/common';
+import type { ConsumerEngine } from '../engine/consumer-engine';
+import { LeaseLostError } from '../errors';
+import { asError } from '../errors/error-text';
+import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
+import type { QueueEvents } from '../queue/queue-events';
+import type { ConsumerSettings } from '../queue/settings';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { AckBatcher } from './ack-batcher';
+import { abortHandler, HandlerContext, withTimeout, type ContextTarget } from './handler-context';
+import { settleWithin } from './settle-within';
+
+/** A message whose handler runs now. */
+export interface InFlight<T> extends ContextTarget {
+  message: ReservedMessage<T>;
+  /** Ack or nack under way: a heartbeat miss is then no lost lease. */
+  settling: boolean;
+  /** Handed back at shutdown: the handler's late outcome no longer counts. */
+  released: boolean;
+  lost: boolean;
+  /** performance.now() when the handler started. */
+  started: number;
+}
+
+/** What the poller hears from the keeper. */
+export interface KeeperHooks {
+  /** A handler settled after running `ms`: its slot is free. */
+  finished(ms: number): void;
+  /** Each heartbeat tick, before the running leases are extended. */
+  beat(): void;
+}
+
+/**
+ * Runs handlers and keeps their leases: heartbeats extend every running lease by a third
+ * of its length, a refused extension reports the lease lost and aborts the handler's
+ * signal, a timeout fails the delivery. It acks (batched) when a handler resolves, nacks
+ * with backoff when it fails, and at shutdown hands unfinished messages back at once.
+ */
+export class LeaseKeeper<T> {
+  private readonly logger = new Logger('RedisAckQueue');
+  /** Handlers running now, by lease token. */
+  private readonly inFlight = new Map<string, InFlight<T>>();
+  /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
+  private readonly settling = new Set<Promise<unknown>>();
+  readonly acks = new AckBatcher<InFlight<T>>(
+    (entries) => this.engine.settle('ack', this.topic, entries.map((e) => e.message)),
+    (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
+    (entry, error) => this.settleFailed(entry, error),
+  );
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating = false;
+  /** Resolves the shutdown's wait once no handler runs. */
+  private emptied: (() => void) | undefined;
+
+  constructor(
+    private readonly engine: ConsumerEngine,
+    readonly topic: string,
+    private readonly handler: QueueHandlerFn<T>,
+    private readonly settings: ConsumerSettings,
+    private readonly events: QueueEvents,
+    private readonly hooks: KeeperHooks,
+  ) {}
+
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    this.heartbeat = setInterval(() => void this.beat(), Math.max(5, Math.floor(this.settings.leaseMs / 3)));
+  }
+
+  /** Starts the handler; no promise or closure per message beyond the handler's own. */
+  run(message: ReservedMessage<T>): void {
+    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
+    this.inFlight.set(message.token, entry);
+    let work: Promise<unknown>;
+    try {
+      work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extend)));
+    } catch (error) {
+      // A synchronous throw counts as a rejection.
+      work = Promise.reject(error);
+    }
+    const { timeoutMs } = this.settings;
+    if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
+    work.then(
+      () => this.finished(entry, undefined),
+      (error: unknown) => this.finished(entry, { error }),
+    );
+  }
+
+  /** Frees the handler's slot as soon as it settles, then acks or nacks. */
+  private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
+    this.inFlight.delete(entry.message.token);
+    this.hooks.finished(Math.max(performance.now() - entry.started, 0.001));
+    if (this.inFlight.size === 0) this.emptied?.();
+    if (entry.released) return;
+    entry.settling = true;
+    if (!failure) return this.acks.ack(entry);
+    this.track(this.nack(entry, failure.error).catch((error: unknown) => this.settleFailed(entry, error)));
+  }
+
+  private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
+    const { message } = entry;
+    const delayMs = this.settings.backoff(message.attempt, error);
+    const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts: message.maxAttempts, error });
+    if (result === 'lost') return this.leaseLost(entry);
+    const type = result === 'retry' ? 'retried' : 'dead';
+    this.events.emit({ type, topic: this.topic, id: message.id, attempt: message.attempt, error: asError(error) });
+  }
+
+  private acked(entry: InFlight<T>): void {
+    if (this.events.observed) this.events.emit({ type: 'acked', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt });
+  }
+
+  /** An ack or nack failed: the lease runs out and the message is delivered again, nothing is lost. */
+  private settleFailed(entry: InFlight<T>, error: unknown): void {
+    const { id, attempt } = entry.message;
+    this.events.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) });
+  }
+
+  /** What a handler's `context.extendLease` does. */
+  private readonly extend = async (target: ContextTarget, ms: number): Promise<boolean> => {
+    const [extended] = await this.engine.settle('extend', this.topic, [target.message], ms);
+    if (!extended) this.leaseLost(target as InFlight<T>);
+    return extended;
+  };
+
+  /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
+  handBack(messages: ReservedMessage<T>[]): void {
+    const released = this.engine.settle('release', this.topic, messages.reverse());
+    this.track(released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })));
+  }
+
+  /** Shutdown waits for `work` (a call that settles leases) before it ends. */
+  track(work: Promise<unknown>): void {
+    const tracked = work.finally(() => this.settling.delete(tracked));
+    this.settling.add(tracked);
+  }
+
+  /** Extends every running lease in one call; a refused one is reported as lost. */
+  private async beat(): Promise<void> {
+    this.hooks.beat();
+    const live = [...this.inFlight.values()].filter((e) => !e.settling && !e.released && !e.lost);
+    if (this.beating || live.length === 0) return;
+    this.beating = true;
+    try {
+      const flags = await this.engine.settle('extend', this.topic, live.map((e) => e.message), this.settings.leaseMs);
+      flags.forEach((extended, i) => !extended && !live[i].settling && !live[i].released && this.leaseLost(live[i]));
+    } catch (error) {
+      this.events.emit({ type: 'error', topic: this.topic, error: asError(error) });
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private leaseLost(entry: InFlight<T>): void {
+    if (entry.lost) return;
+    entry.lost = true;
+    const error = new LeaseLostError(this.topic, entry.message.id);
+    abortHandler(entry, error);
+    this.logger.warn(error.message);
+    this.events.emit({ type: 'lease-lost', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt, error });
+  }
+
+  /**
+   * Lets running handlers finish until `deadline` (epoch ms), then releases the rest at
+   * once without counting the attempt, and waits for every ack, nack and release.
+   */
+  async close(deadline: number): Promise<void> {
+    const running = this.inFlight.size === 0 ? undefined : new Promise<void>((resolve) => (this.emptied = resolve));
+    await settleWithin(running, Math.max(0, deadline - Date.now()));
+    clearInterval(this.heartbeat);
+    const left = [...this.inFlight.values()];
+    if (left.length > 0) {
+      for (const entry of left) {
+        entry.released = true;
+        abortHandler(entry, new Error('The consumer is shutting down'));
+      }
+      try {
+        await this.engine.settle('release', this.topic, left.map((e) => e.message));
+        this.logger.warn(MESSAGES.drainLeftovers(this.topic, left.length));
+      } catch (error) {
+        // Their leases expire and they are delivered again: late, but not lost.
+        this.events.emit({ type: 'error', topic: this.topic, error: asError(error) });
+      }
+    }
+    await Promise.all([this.acks.drain(), ...this.settling]);
+  }
+}
+

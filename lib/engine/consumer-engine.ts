@@ -1,0 +1,41 @@
+import type { NackResult, ReservedMessage } from '../interfaces';
+import type { Lease } from './wire-format';
+
+/** A lease to settle; `leaseDeadline` (server clock) tells a resent ack from a stale one. */
+export interface HeldLease extends Lease {
+  leaseDeadline?: number;
+}
+
+export interface ReserveRequest {
+  /** Messages to lease at most. */
+  count: number;
+  leaseMs: number;
+  /** For messages that carry no maxAttempts of their own. */
+  maxAttempts: number;
+}
+
+export interface ReserveResult<T> {
+  messages: ReservedMessage<T>[];
+  /** Ms until something becomes ready without a push; -1 when nothing is scheduled. */
+  nextDueInMs: number;
+  /** One flag per lease acked in the same call: true acked, false not (stale or gone). */
+  acked: boolean[];
+  /** Leased messages whose bodies could not be read: they went to the dead letters as `malformed`. */
+  buried: { id: string; attempt: number }[];
+}
+
+export type SettleAction = 'ack' | 'extend' | 'release';
+
+/**
+ * What a consumer needs of the engine: the poller and the lease keeper depend on this, never
+ * on the service, so a shutdown can always hand messages back and a test can pass a fake.
+ */
+export interface ConsumerEngine {
+  partitionCount(topic: string): number;
+  /** Acks `acks` (leases of this partition), then leases up to `request.count` messages of it. */
+  reserve<T>(topic: string, partition: number, request: ReserveRequest, acks: HeldLease[]): Promise<ReserveResult<T>>;
+  /** Acks, extends (to now + leaseMs) or releases leases; one flag per lease, true where it was still held. */
+  settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs?: number): Promise<boolean[]>;
+  /** Ends a failed delivery: retry after delayMs while attempts remain, else dead with the error. */
+  nack(topic: string, lease: HeldLease, failure: { delayMs: number; maxAttempts: number; error: unknown }): Promise<NackResult>;
+}

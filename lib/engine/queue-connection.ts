@@ -1,0 +1,55 @@
+import { Logger } from '@nestjs/common';
+import { mapRedisError } from '../errors/map-redis-error';
+import type { RedisAckQueueConnection } from '../interfaces';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { describeTarget, openConnection, waitUntilReady, type RedisClient } from './connection';
+import { preflight } from './preflight';
+
+/**
+ * A service's command connection: opened from the connection option (or the user's own
+ * client, which stays theirs and is never closed here), checked at startup, reported once
+ * per outage, closed last.
+ */
+export class QueueConnection {
+  readonly client: RedisClient;
+  private readonly owned: boolean;
+  private readonly logger = new Logger('RedisAckQueue');
+  private closed = false;
+
+  constructor(connection: RedisAckQueueConnection) {
+    const { client, owned } = openConnection(connection);
+    this.client = client;
+    this.owned = owned;
+    if (owned) this.reportOutages();
+  }
+
+  /** Waits until Redis answers (7.0 or newer, a safe memory policy); fails within timeoutMs otherwise. */
+  async open(timeoutMs: number, allowEviction: boolean): Promise<void> {
+    try {
+      await waitUntilReady(this.client, timeoutMs);
+      await preflight(this.client, allowEviction, this.logger);
+    } catch (error) {
+      if (this.owned) this.client.disconnect();
+      throw mapRedisError(error, 'connect');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.owned && this.client.status !== 'end') await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  /** One warning per outage instead of ioredis' "unhandled error event" on every retry. */
+  private reportOutages(): void {
+    let down = false;
+    this.client.on('error', (error: Error) => {
+      if (down || this.closed) return;
+      down = true;
+      this.logger.warn(MESSAGES.connectionLost(describeTarget(this.client), error.message));
+    });
+    this.client.on('ready', () => {
+      if (down && !this.closed) this.logger.log(MESSAGES.connectionRestored(describeTarget(this.client)));
+      down = false;
+    });
+  }
+}

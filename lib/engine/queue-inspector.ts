@@ -1,0 +1,74 @@
+import type { DeadLetter, QueueStats } from '../interfaces';
+import { LIMITS } from '../redis-ack-queue.constants';
+import type { QueueKeys } from './queue-keys';
+import type { ScriptRunner } from './script-runner';
+import { byPartition, type TopicLayouts } from './topic-layouts';
+import { decodeDeadLetters } from './wire-format';
+
+export type DeadSweep = 'deadRequeue' | 'deadPurge';
+
+/**
+ * The engine's reads and dead-letter sweeps, over every partition of a topic: counts by
+ * state, pages of dead letters merged by time of death, requeue and purge in bounded slices.
+ */
+export class QueueInspector {
+  constructor(
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+  ) {}
+
+  async stats(topic: string): Promise<QueueStats> {
+    const layout = this.layouts.get(topic);
+    const replies = await Promise.all(layout.partitions.map((keys) => this.scripts.run<number[]>('stats', topic, keys, [])));
+    const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3) };
+  }
+
+  /** A page of dead letters, oldest first. */
+  async deadLetters<T>(topic: string, offset: number, limit: number): Promise<DeadLetter<T>[]> {
+    const { partitions } = this.layouts.get(topic);
+    // Of several partitions, each one's oldest offset + limit, merged by time of death.
+    const [first, count] = partitions.length === 1 ? [offset, limit] : [0, offset + limit];
+    const replies = await Promise.all(
+      partitions.map((keys) => this.scripts.run<(string | null)[]>('deadList', topic, keys, [first, count])),
+    );
+    const letters = replies.flatMap((reply) => decodeDeadLetters<T>(topic, reply));
+    if (partitions.length === 1) return letters;
+    return letters.sort((a, b) => a.deadAt - b.deadAt).slice(offset, offset + limit);
+  }
+
+  /** Requeues or purges the given dead letters, or all of them; returns how many. */
+  async sweepDead(sweep: DeadSweep, topic: string, ids?: string[]): Promise<number> {
+    const layout = this.layouts.get(topic);
+    const sweeps =
+      ids === undefined
+        ? layout.partitions.map((keys) => this.sweepAll(sweep, topic, keys))
+        : [...byPartition(layout, ids.map((id) => ({ id })))].map(([partition, positions]) =>
+            this.sweepIds(sweep, topic, layout.partitions[partition], positions.map((i) => ids[i])),
+          );
+    const total = (await Promise.all(sweeps)).reduce((sum, n) => sum + n, 0);
+    if (sweep === 'deadRequeue' && total > 0 && layout.partitions.length > 1) {
+      await this.scripts.run('wake', topic, layout.home, []);
+    }
+    return total;
+  }
+
+  private async sweepIds(sweep: DeadSweep, topic: string, keys: QueueKeys, ids: string[]): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
+      const [, done] = await this.scripts.run<number[]>(sweep, topic, keys, [0, ...ids.slice(i, i + LIMITS.idsPerCall)]);
+      total += done;
+    }
+    return total;
+  }
+
+  /** All of them, a bounded slice per call so Redis never stalls on a huge dead set. */
+  private async sweepAll(sweep: DeadSweep, topic: string, keys: QueueKeys): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [taken, done] = await this.scripts.run<number[]>(sweep, topic, keys, [LIMITS.idsPerCall]);
+      total += done;
+      if (taken < LIMITS.idsPerCall) return total;
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { Cluster } from 'ioredis';
+import { mapRedisError } from '../errors/map-redis-error';
+import type { RedisClient } from './connection';
+import type { QueueKeys } from './queue-keys';
+import { defineQueueScripts, runQueueScript, type QueueScriptName } from './queue-scripts';
+
+/**
+ * Runs the queue's scripts on one client, turning failures into typed errors. It also
+ * counts the client's dropped connections: ioredis resends a command whose reply was lost
+ * to one, so an answer that arrives after a drop may be the second run of that command.
+ */
+export class ScriptRunner {
+  private drops = 0;
+
+  constructor(readonly client: RedisClient) {
+    defineQueueScripts(client);
+    const dropped = () => void this.drops++;
+    if (client instanceof Cluster) client.on('+node', (node: RedisClient) => node.on('close', dropped));
+    else client.on('close', dropped);
+  }
+
+  /** A mark to compare with `droppedSince`: how many connections had dropped by now. */
+  get mark(): number {
+    return this.drops;
+  }
+
+  /** Whether a connection dropped after `mark` was taken. */
+  droppedSince(mark: number): boolean {
+    return this.drops !== mark;
+  }
+
+  async run<T>(name: QueueScriptName, topic: string, keys: QueueKeys, args: (string | number)[]): Promise<T> {
+    try {
+      return await runQueueScript<T>(this.client, name, keys, args);
+    } catch (error) {
+      throw mapRedisError(error, name, topic);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import type { EncodedPush } from '../engine/queue-engine';
+import { encodeBody } from '../engine/wire-format';
+import { InvalidOptionError } from '../errors';
+import type { PushManyItem } from '../interfaces';
+import { assertDuration, assertHeaders, assertMessageId, assertOptionalBounded, toEpochMs } from './validation';
+
+/** Message ids unique without coordination: a random per-process prefix and a counter. */
+export class MessageIds {
+  private readonly prefix = randomBytes(9).toString('base64url');
+  private counter = 0;
+
+  next(): string {
+    return this.prefix + (this.counter++).toString(36);
+  }
+}
+
+/** Checks one push item and encodes it for push.lua; throws a typed error on the first bad field. */
+export function encodePushItem(topic: string, item: PushManyItem, maxPayloadBytes: number, ids: MessageIds): EncodedPush {
+  if (typeof item !== 'object' || item === null) {
+    throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
+  }
+  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers } = item;
+  assertMessageId(id);
+  assertDuration('delayMs', delayMs);
+  assertOptionalBounded('maxAttempts', maxAttempts);
+  if (headers !== undefined) assertHeaders(headers);
+  const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
+  return [id, encodeBody(topic, item.payload, item, maxPayloadBytes), Math.ceil(delayMs), at];
+}

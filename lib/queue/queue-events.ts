@@ -1,0 +1,37 @@
+import { Observable, Subject } from 'rxjs';
+import type { RedisAckQueueEvent } from '../interfaces';
+
+/**
+ * The event stream of one service, shared by its facade and its consumers. Events are
+ * made only while someone listens: a consumer checks `observed` before building one on
+ * its hot path.
+ */
+export class QueueEvents {
+  private readonly subject = new Subject<RedisAckQueueEvent>();
+  readonly stream$: Observable<RedisAckQueueEvent> = this.subject.asObservable();
+
+  get observed(): boolean {
+    return this.subject.observed;
+  }
+
+  emit(event: RedisAckQueueEvent): void {
+    if (this.subject.observed) this.subject.next(event);
+  }
+
+  complete(): void {
+    this.subject.complete();
+  }
+
+  /** Resolves on the next event of `topic`, or after `ms`. */
+  nextOf(topic: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const subscription = this.subject.subscribe((event) => event.topic === topic && done());
+      function done() {
+        clearTimeout(timer);
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  }
+}
