@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
@@ -29,8 +30,24 @@ export class QueueConnection {
       await waitUntilReady(this.client, timeoutMs);
       await preflight(this.client, allowEviction, this.logger);
     } catch (error) {
-      if (this.owned) this.client.disconnect();
+      if (this.owned) this.giveUp();
       throw mapRedisError(error, 'connect');
+    }
+  }
+
+  /**
+   * Stops reconnecting after a failed start, so the process can exit and later calls fail
+   * at once. ioredis leaves a client disconnected between two reconnect attempts in
+   * 'reconnecting' for good, its queued commands pending forever: there the pending attempt
+   * runs instead, with retries off, and fails them.
+   */
+  private giveUp(): void {
+    const { client } = this;
+    if (client instanceof Redis && client.status === 'reconnecting') {
+      client.options.retryStrategy = () => null;
+      client.once('ready', () => client.disconnect());
+    } else {
+      client.disconnect();
     }
   }
 

@@ -13,8 +13,8 @@ import type {
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
-import { resolveServiceSettings, type ServiceSettings } from './settings';
-import { assertBounded, assertDuration, assertInteger, assertMessageId, assertReserved, assertTopic, optionsOf } from './validation';
+import { resolveReserveRequest, resolveServiceSettings, type ServiceSettings } from './settings';
+import { assertBounded, assertDuration, assertIdList, assertInteger, assertReserved, assertTopic, optionsOf } from './validation';
 
 /**
  * The queue's public API: push, reserve, ack, nack, inspect, consume. It checks arguments
@@ -72,11 +72,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async reserve<T = unknown>(topic: string, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
     assertTopic(topic);
-    const { count = 1, leaseMs = this.settings.leaseMs, maxAttempts = this.settings.maxAttempts } = optionsOf(options);
-    assertBounded('count', count);
-    assertBounded('leaseMs', leaseMs);
-    assertBounded('maxAttempts', maxAttempts);
-    const { messages, buried } = await this.engine.reserveAny<T>(topic, { count, leaseMs, maxAttempts });
+    const { messages, buried } = await this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
     for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt });
     for (const { id, attempt } of messages) this.events.emit({ type: 'reserved', topic, id, attempt });
     return messages;
@@ -158,10 +154,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private async sweepDead(sweep: DeadSweep, operation: string, topic: string, ids: string[] | undefined | null): Promise<number> {
     this.assertOpen(operation);
     assertTopic(topic);
-    if (ids !== undefined && ids !== null) {
-      if (!Array.isArray(ids)) throw new InvalidOptionError('ids', ids, 'an array of message ids');
-      ids.forEach((id) => assertMessageId(id));
-    }
+    if (ids !== undefined && ids !== null) assertIdList(ids);
     return this.inspector.sweepDead(sweep, topic, ids ?? undefined);
   }
 

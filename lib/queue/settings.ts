@@ -1,5 +1,6 @@
 import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
-import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
+import type { ReserveRequest } from '../engine/consumer-engine';
+import type { QueueHandlerDefaults, RedisAckQueueOptions, ReserveOptions } from '../interfaces';
 import { assertBackoff, resolveBackoff } from './backoff';
 import { InvalidOptionError } from '../errors';
 import { assertBounded, assertDuration, assertOptionalBounded, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
@@ -101,4 +102,13 @@ export function resolveConsumerSettings(
     timeoutMs: options.timeoutMs ?? fallback?.timeoutMs,
     drainMs: fallback?.drainMs ?? DEFAULTS.drainMs,
   };
+}
+
+/** reserve()'s options over the service's defaults, checked. */
+export function resolveReserveRequest(options: ReserveOptions | null | undefined, defaults: ConsumerSettings): ReserveRequest {
+  const { count = 1, leaseMs = defaults.leaseMs, maxAttempts = defaults.maxAttempts } = options ?? {};
+  assertBounded('count', count);
+  assertBounded('leaseMs', leaseMs);
+  assertBounded('maxAttempts', maxAttempts);
+  return { count, leaseMs, maxAttempts };
 }

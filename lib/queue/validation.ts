@@ -33,6 +33,12 @@ export function assertReserved(message: unknown): asserts message is { topic: st
   if (typeof token !== 'string' || token === '') throw new InvalidOptionError('token', token, 'the token of a reserved message');
 }
 
+/** An array of message ids (for dead-letter sweeps). */
+export function assertIdList(ids: unknown): asserts ids is string[] {
+  if (!Array.isArray(ids)) throw new InvalidOptionError('ids', ids, 'an array of message ids');
+  ids.forEach((id) => assertMessageId(id));
+}
+
 export function assertMessageId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength) {
     throw new InvalidMessageIdError(id);

@@ -1,6 +1,21 @@
-import { RedisAckQueueService, RedisCommandError, RedisConnectionError } from '../../lib';
+import { inspect } from 'node:util';
+import { RedisAckQueueService, RedisCommandError, RedisConnectionError, RedisUnavailableError } from '../../lib';
 import { RedisServer } from '../support/redis-server';
 import { onCluster, singleServerOnly, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** A payload no error, log or event may carry. */
+const SECRET_PAYLOAD = { card: 'PAYLOAD-MARKER-4111' };
+
+/** Neither the error nor anything in its cause chain, as util.inspect prints it, holds any of `secrets`. */
+function expectNothingOf(error: unknown, ...secrets: string[]) {
+  const printed = inspect(error, { depth: Infinity, showHidden: true });
+  for (const secret of secrets) expect(printed).not.toContain(secret);
+  const chain: unknown[] = [];
+  for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e);
+  expect(chain.length).toBeGreaterThan(0);
+  // The command's name stays where ioredis kept it; its arguments do not.
+  for (const e of chain) expect((e as { command?: { args?: unknown } }).command?.args).toBeUndefined();
+}
 
 describe('Redis errors surface as typed errors naming the operation', () => {
   const fx = useRedis({ password: 's3cret-pw' });
@@ -15,8 +30,9 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     await setConfig('maxmemory-policy', 'noeviction');
     await setConfig('maxmemory', '1');
     try {
-      const failure = queue.push(topic, 'refused');
+      const failure = queue.push(topic, SECRET_PAYLOAD);
       await expect(failure).rejects.toBeInstanceOf(RedisCommandError);
+      expectNothingOf(await failure.catch((e: unknown) => e), 'PAYLOAD-MARKER');
       await expect(failure).rejects.toMatchObject({ redisCode: 'OOM', operation: 'push', topic });
       await expect(failure).rejects.toThrow(`Redis refused push on topic "${topic}": OOM`);
       expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
@@ -31,8 +47,9 @@ describe('Redis errors surface as typed errors naming the operation', () => {
   it('NOPERM: a user without access to the keys gets an error naming the operation', async () => {
     await Promise.all(fx.nodes().map((node) => node.acl('SETUSER', 'narrow', 'on', '>narrow-pw', '~other:*', '+@all')));
     const queue = await fx.service({ connection: fx.connectionWith({ username: 'narrow', password: 'narrow-pw' }) });
-    const failure = queue.push(uniqueTopic(), 1);
+    const failure = queue.push(uniqueTopic(), SECRET_PAYLOAD);
     await expect(failure).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
+    expectNothingOf(await failure.catch((e: unknown) => e), 'PAYLOAD-MARKER', 'narrow-pw');
     await expect(failure).rejects.toThrow(/Redis refused push on topic ".*": NOPERM/);
   });
 
@@ -44,7 +61,9 @@ describe('Redis errors surface as typed errors naming the operation', () => {
       await replica.client().config('SET', 'masterauth', 's3cret-pw');
       const queue = new RedisAckQueueService({ connection: replica.url });
       await queue.connect();
-      await expect(queue.push(uniqueTopic(), 1)).rejects.toMatchObject({ redisCode: 'READONLY', operation: 'push' });
+      const failure = queue.push(uniqueTopic(), SECRET_PAYLOAD);
+      await expect(failure).rejects.toMatchObject({ redisCode: 'READONLY', operation: 'push' });
+      expectNothingOf(await failure.catch((e: unknown) => e), 'PAYLOAD-MARKER');
       await queue.close(0);
     } finally {
       await replica.stop();
@@ -58,6 +77,7 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     await expect(failure).rejects.toBeInstanceOf(RedisConnectionError);
     await expect(failure).rejects.toThrow(/WRONGPASS|NOAUTH|invalid password/);
     await expect(failure).rejects.not.toThrow(/wrong-pw/);
+    expectNothingOf(await failure.catch((e: unknown) => e), 'wrong-pw');
     expect(Date.now() - started).toBeLessThan(3_000);
     await queue.close(0);
   });
@@ -71,6 +91,13 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     const target = onCluster ? `cluster(127.0.0.1:${port})` : `redis://127.0.0.1:${port}/0`;
     await expect(queue.connect()).rejects.toThrow(`Cannot connect to Redis at ${target}`);
     expect(Date.now() - started).toBeLessThan(3_000);
+    // Every later call fails typed, naming what it tried, instead of ioredis' "Connection is closed."
+    const pushed = queue.push(uniqueTopic(), SECRET_PAYLOAD);
+    await expect(pushed).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(pushed).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE', operation: 'push' });
+    expectNothingOf(await pushed.catch((e: unknown) => e), 'PAYLOAD-MARKER');
+    await expect(queue.stats(uniqueTopic())).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(queue.reserve(uniqueTopic())).rejects.toBeInstanceOf(RedisUnavailableError);
     await queue.close(0);
   });
 });
