@@ -1,6 +1,7 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** A promise with its resolve function, to hold a handler open until the test says so. */
@@ -49,7 +50,10 @@ describe('consume: the poller', () => {
     }
     expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
     expect(context.signal.aborted).toBe(false);
+    // close(0) gives the handler no time: its message goes back to ready, and that is logged.
+    expectLogs(/Released 1 unfinished message\(s\)/);
     await consumer.close(0);
+    expect(loggedLines(/^Released 1 unfinished/)).toHaveLength(1);
   });
 
   it('fails a handler at timeoutMs: aborts its signal and redelivers after the backoff', async () => {
@@ -117,8 +121,13 @@ describe('consume: the poller', () => {
     const context = await started.promise;
     // Another consumer took over (as after a stall past the deadline): its token replaces ours.
     await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    expectLogs(/Lost the lease of message/);
     expect(await lost).toMatchObject({ id, type: 'lease-lost' });
     expect(context.signal.reason).toBeInstanceOf(LeaseLostError);
+    // And it is logged, once, naming the message and its topic.
+    const reported = loggedLines(/Lost the lease/);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ level: 'warn', message: expect.stringContaining(`${id} on topic "${topic}"`) });
     finish.open();
     await eventually(() => consumer.running === 0);
     expect(await fx.redis.hget(`{ackq:${topic}}:tokens`, id)).toBe('someone-else');
@@ -155,11 +164,16 @@ describe('consume: the poller', () => {
     }, { concurrency: 3 });
     await queue.pushMany(topic, ['quick', 'stuck-1', 'stuck-2'].map((payload) => ({ payload })));
     await eventually(() => started.length === 3);
+    expectLogs(/Released 2 unfinished message\(s\)/);
     const closing = consumer.close(300);
     await queue.push(topic, 'pushed while draining');
     quick.open();
     await closing;
     expect(await queue.stats(topic)).toEqual({ ready: 3, delayed: 0, leased: 0, dead: 0 });
+    // The release is reported: how many, and of which topic.
+    const released = loggedLines(/Released/);
+    expect(released).toHaveLength(1);
+    expect(released[0]).toMatchObject({ level: 'warn', message: expect.stringMatching(`^Released 2 unfinished message\\(s\\) of "${topic}"`) });
     const survivor = await fx.service();
     const next = await survivor.reserve<string>(topic, { count: 3 });
     expect(next.map((m) => [m.payload, m.attempt])).toEqual(

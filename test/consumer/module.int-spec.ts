@@ -10,6 +10,7 @@ import {
   RedisAckQueueService,
   RedisConnectionError,
 } from '../../lib';
+import { expectLogs, testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const TOPIC_A = uniqueTopic('module.a');
@@ -68,7 +69,8 @@ describe('RedisAckQueueModule', () => {
   const apps: INestApplicationContext[] = [];
 
   async function boot(module: object): Promise<INestApplicationContext> {
-    const app = await NestFactory.createApplicationContext(module as never, { logger: false, abortOnError: false });
+    // The app logs through the test capture: kept, replayed if the test fails.
+    const app = await NestFactory.createApplicationContext(module as never, { logger: testLogger(), abortOnError: false });
     apps.push(app);
     return app;
   }
@@ -163,6 +165,8 @@ describe('RedisAckQueueModule', () => {
 
   it('fails startup within seconds on a wrong password or an unreachable server', async () => {
     const wrong = fx.connectionWith({ password: 'wrong-pw' });
+    // Nest reports the failed startup (ExceptionHandler), the service the refused connections.
+    expectLogs(/Cannot connect to Redis at/, /Lost the connection to Redis at/);
     const started = Date.now();
     const failure = boot(rootModule([], { connection: wrong }));
     await expect(failure).rejects.toBeInstanceOf(RedisConnectionError);
