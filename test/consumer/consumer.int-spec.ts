@@ -3,6 +3,7 @@ import { filter, take, toArray } from 'rxjs/operators';
 import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { quietFor, untilConsumerBlocked } from '../support/waits';
 
 /** A promise with its resolve function, to hold a handler open until the test says so. */
 function gate<T = void>() {
@@ -43,9 +44,10 @@ describe('consume: the poller', () => {
     await queue.push(topic, 'x');
     const context = await started.promise;
     const other = await fx.service();
-    // 1.8 s: three leases long, with a heartbeat every 200 ms.
+    // A negative check, so it takes time: for 1.8 s (three leases, a heartbeat every 200 ms)
+    // another consumer asking every 150 ms never gets the message.
     for (let i = 0; i < 12; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await quietFor(150, 'the lease of a running handler expiring');
       expect(await other.reserve(topic)).toEqual([]);
     }
     expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
@@ -232,7 +234,8 @@ describe('consume: the poller', () => {
     const topic = uniqueTopic();
     const handledAt = new Map<string, number>();
     const consumer = queue.consume<string>(topic, (p) => void handledAt.set(p, Date.now()));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // let it settle into its blocking wait
+    // Idle: found nothing and blocked in its wait, which the push must end.
+    await untilConsumerBlocked(fx.nodes(), topic);
     let pushedAt = Date.now();
     await queue.push(topic, 'now');
     await eventually(() => handledAt.has('now'));
@@ -250,9 +253,10 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const consumer = queue.consume(topic, () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await untilConsumerBlocked(fx.nodes(), topic);
     const before = await commandCounts(fx.redis);
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    // The measurement: what an idle consumer sends over 6 s (more than one 5 s blocking wait).
+    await quietFor(6_000, 'an idle consumer sending more than about a command a second');
     const after = await commandCounts(fx.redis);
     // What the consumer sends: script calls and blocking waits (commands inside a script are part of it).
     const sent = ['evalsha', 'eval', 'blpop'].reduce((sum, name) => sum + (after[name] ?? 0) - (before[name] ?? 0), 0);

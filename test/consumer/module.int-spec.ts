@@ -12,6 +12,7 @@ import {
 } from '../../lib';
 import { expectLogs, testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { quietFor } from '../support/waits';
 
 const TOPIC_A = uniqueTopic('module.a');
 const TOPIC_B = uniqueTopic('module.b');
@@ -122,7 +123,9 @@ describe('RedisAckQueueModule', () => {
     const queue = app.get(RedisAckQueueService);
     const before = handled[topic]?.length ?? 0;
     await queue.push(topic, 'stays');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A negative check, so it takes time: a consumer would have taken the message within
+    // milliseconds (an idle one is woken by the push).
+    await quietFor(300, 'a handler running in a producer-only app');
     expect(await queue.stats(topic)).toMatchObject({ ready: 1 });
     expect(handled[topic]?.length ?? 0).toBe(before);
     await queue.purgeDead(topic);

@@ -1,7 +1,9 @@
+import { Redis } from 'ioredis';
 import { RedisAckQueueService } from '../../lib';
 import { captureLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TlsRedisServer } from '../support/tls-redis';
+import { untilConsumerBlocked } from '../support/waits';
 
 /** The ACL line the README documents for a queue user limited to its prefix. */
 const ACL_RULES = ['on', '>queue-user-pw', 'resetkeys', '~{shop:*', 'resetchannels', '-@all', '+@read', '+@write', '+@scripting', '+@connection', '+@blocking', '-@dangerous', '+info', '+time'];
@@ -33,13 +35,15 @@ describe('security', () => {
 
   it('works over TLS (rediss://), blocking consumer connections included', async () => {
     const server = await TlsRedisServer.start();
+    const admin = new Redis({ host: '127.0.0.1', port: server.port, tls: { ca: server.ca } });
     try {
       const queue = new RedisAckQueueService({ connection: { host: '127.0.0.1', port: server.port, tls: { ca: server.ca } } });
       await queue.connect();
       const topic = uniqueTopic();
       const seen: unknown[] = [];
       const consumer = queue.consume(topic, (payload) => void seen.push(payload));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the consumer is in its blocking wait
+      // The blocking connection (a duplicate of the TLS one) is in its wait: the push must wake it.
+      await untilConsumerBlocked([admin], topic);
       await queue.push(topic, 'over tls');
       await eventually(() => seen.length === 1, 3_000);
       await queue.push(topic, 'delayed over tls', { delayMs: 200 });
@@ -47,6 +51,7 @@ describe('security', () => {
       await consumer.close();
       await queue.close();
     } finally {
+      admin.disconnect();
       await server.stop();
     }
   });
