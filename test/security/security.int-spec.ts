@@ -1,6 +1,7 @@
+import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
-import { RedisAckQueueService } from '../../lib';
-import { captureLogs } from '../support/capture-logs';
+import { RedisAckQueueService, RedisConnectionError } from '../../lib';
+import { captureLogs, expectLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TlsRedisServer } from '../support/tls-redis';
 import { untilConsumerBlocked } from '../support/waits';
@@ -25,6 +26,8 @@ describe('security', () => {
     expect(seen.sort()).toEqual(['fails', 'later', 'works']);
     expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
     expect(await queue.requeueDead(topic)).toBe(1);
+    // Requeued, handled (and failed) again, dead again: dead === 1 alone held before the requeue too.
+    await eventually(() => seen.filter((payload) => payload === 'fails').length === 2);
     await eventually(async () => (await queue.stats(topic)).dead === 1);
     expect(await queue.purgeDead(topic)).toBe(1);
     await consumer.close();
@@ -54,6 +57,18 @@ describe('security', () => {
       admin.disconnect();
       await server.stop();
     }
+  });
+
+  // Known bug (lib): the startup error's `cause` is ioredis' ReplyError, whose `command.args`
+  // hold the AUTH password; Nest's ExceptionHandler logs the error with util.inspect, cause
+  // included, so an app that fails to start logs its password. Passes while the bug is there.
+  it.failing('keeps a wrong password out of the whole startup error, cause chain included (as Nest logs it)', async () => {
+    const wrong = new RedisAckQueueService({ connection: `redis://:URL-SECRET-pw@127.0.0.1:${fx.server.port}` });
+    expectLogs(/Lost the connection to Redis at/);
+    const error: unknown = await wrong.connect().then(() => undefined, (e: unknown) => e);
+    await wrong.close(0);
+    expect(error).toBeInstanceOf(RedisConnectionError);
+    expect(inspect(error, { depth: 10 })).not.toMatch(/URL-SECRET/);
   });
 
   it('never logs or throws a password, a URL credential or payload content', async () => {
@@ -86,6 +101,8 @@ describe('security', () => {
       await consumer.close();
       const everything = [...logs.lines, ...errors, ...consoleLines].join('\n');
       expect(errors.length).toBeGreaterThanOrEqual(3);
+      // The log was really captured, outage included: the checks below read something.
+      expect(logs.lines.some((line) => /^warn Lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+\/0 /.test(line))).toBe(true);
       expect(everything).not.toMatch(/SECRET/);
       expect(everything).not.toMatch(/admin-secret-pw/);
     } finally {
