@@ -25,8 +25,8 @@ async function connections(servers: Redis[]): Promise<Record<string, string>[]> 
  * connection named after the topic with the `b` flag in CLIENT LIST): the consumer is idle.
  */
 export async function untilConsumerBlocked(servers: Redis[], topic: string, timeoutMs = 10_000): Promise<void> {
-  await eventually(
-    async () => (await connections(servers)).some((c) => c.name?.endsWith(`:${topic}`) && c.flags?.includes('b')),
-    timeoutMs,
-  );
+  const blocked = async () => (await connections(servers)).some((c) => c.name?.endsWith(`:${topic}`) && c.flags?.includes('b'));
+  await eventually(blocked, timeoutMs).catch(() => {
+    throw new Error(`no consumer of "${topic}" was blocked in its wait within ${timeoutMs} ms (CLIENT LIST: no connection named *:${topic} with flag b)`);
+  });
 }
