@@ -5,7 +5,10 @@
  */
 const shared = {
   rootDir: __dirname,
-  testEnvironment: 'node',
+  // Node's environment, telling the afterEach hooks whether the test failed (for its log replay).
+  testEnvironment: '<rootDir>/test/support/failure-aware-environment.js',
+  // The library's log captured in every file: expected warnings quiet, a failed test's log replayed.
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-setup.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: { '^nestjs-redis-ack-queue$': '<rootDir>/lib' },

@@ -1,7 +1,9 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { quietFor, untilConsumerBlocked } from '../support/waits';
 
 /** A promise with its resolve function, to hold a handler open until the test says so. */
 function gate<T = void>() {
@@ -42,14 +44,18 @@ describe('consume: the poller', () => {
     await queue.push(topic, 'x');
     const context = await started.promise;
     const other = await fx.service();
-    // 1.8 s: three leases long, with a heartbeat every 200 ms.
+    // A negative check, so it takes time: for 1.8 s (three leases, a heartbeat every 200 ms)
+    // another consumer asking every 150 ms never gets the message.
     for (let i = 0; i < 12; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await quietFor(150, 'the lease of a running handler expiring');
       expect(await other.reserve(topic)).toEqual([]);
     }
     expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
     expect(context.signal.aborted).toBe(false);
+    // close(0) gives the handler no time: its message goes back to ready, and that is logged.
+    expectLogs(/Released 1 unfinished message\(s\)/);
     await consumer.close(0);
+    expect(loggedLines(/^Released 1 unfinished/)).toHaveLength(1);
   });
 
   it('fails a handler at timeoutMs: aborts its signal and redelivers after the backoff', async () => {
@@ -117,8 +123,13 @@ describe('consume: the poller', () => {
     const context = await started.promise;
     // Another consumer took over (as after a stall past the deadline): its token replaces ours.
     await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    expectLogs(/Lost the lease of message/);
     expect(await lost).toMatchObject({ id, type: 'lease-lost' });
     expect(context.signal.reason).toBeInstanceOf(LeaseLostError);
+    // And it is logged, once, naming the message and its topic.
+    const reported = loggedLines(/Lost the lease/);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ level: 'warn', message: expect.stringContaining(`${id} on topic "${topic}"`) });
     finish.open();
     await eventually(() => consumer.running === 0);
     expect(await fx.redis.hget(`{ackq:${topic}}:tokens`, id)).toBe('someone-else');
@@ -155,11 +166,16 @@ describe('consume: the poller', () => {
     }, { concurrency: 3 });
     await queue.pushMany(topic, ['quick', 'stuck-1', 'stuck-2'].map((payload) => ({ payload })));
     await eventually(() => started.length === 3);
+    expectLogs(/Released 2 unfinished message\(s\)/);
     const closing = consumer.close(300);
     await queue.push(topic, 'pushed while draining');
     quick.open();
     await closing;
     expect(await queue.stats(topic)).toEqual({ ready: 3, delayed: 0, leased: 0, dead: 0 });
+    // The release is reported: how many, and of which topic.
+    const released = loggedLines(/Released/);
+    expect(released).toHaveLength(1);
+    expect(released[0]).toMatchObject({ level: 'warn', message: expect.stringMatching(`^Released 2 unfinished message\\(s\\) of "${topic}"`) });
     const survivor = await fx.service();
     const next = await survivor.reserve<string>(topic, { count: 3 });
     expect(next.map((m) => [m.payload, m.attempt])).toEqual(
@@ -221,7 +237,8 @@ describe('consume: the poller', () => {
     const topic = uniqueTopic();
     const handledAt = new Map<string, number>();
     const consumer = queue.consume<string>(topic, (p) => void handledAt.set(p, Date.now()));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // let it settle into its blocking wait
+    // Idle: found nothing and blocked in its wait, which the push must end.
+    await untilConsumerBlocked(fx.nodes(), topic);
     let pushedAt = Date.now();
     await queue.push(topic, 'now');
     await eventually(() => handledAt.has('now'));
@@ -239,9 +256,10 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const consumer = queue.consume(topic, () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await untilConsumerBlocked(fx.nodes(), topic);
     const before = await commandCounts(fx.redis);
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    // The measurement: what an idle consumer sends over 6 s (more than one 5 s blocking wait).
+    await quietFor(6_000, 'an idle consumer sending more than about a command a second');
     const after = await commandCounts(fx.redis);
     // What the consumer sends: script calls and blocking waits (commands inside a script are part of it).
     const sent = ['evalsha', 'eval', 'blpop'].reduce((sum, name) => sum + (after[name] ?? 0) - (before[name] ?? 0), 0);

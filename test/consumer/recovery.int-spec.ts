@@ -1,3 +1,4 @@
+import { expectLogs } from '../support/capture-logs';
 import { ConsumerProcesses } from '../support/consumer-processes';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -65,6 +66,8 @@ describe('consumers recover from faults', () => {
   });
 
   it('resumes after a Redis restart (on a cluster: of the topic\'s master), without restarting the app', async () => {
+    // The outage is reported while it lasts: the consumer pauses, connections are lost.
+    expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/);
     await resumesAcross(
       (topic) => fx.restartServing(`{ackq:${topic}}`),
       // Pushes fail while the server is down; the app retries, as a producer would.

@@ -2,6 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PartitionCountMismatchError, QueueHandler, RedisAckQueueModule, type RedisAckQueueService } from '../../lib';
 import { partitionOf, partitionTags } from '../../lib/engine/partitions';
+import { expectLogs, testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** Ids that land in each partition: `perPartition` of them for each of `count`. */
@@ -165,7 +166,8 @@ describe('partitioned topics in the Nest module', () => {
     }
     @Module({ imports: [RedisAckQueueModule.forRoot({ connection: fx.connection })], providers: [Handlers] })
     class AppModule {}
-    const starting = NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
+    expectLogs(/PartitionCountMismatchError/);
+    const starting = NestFactory.createApplicationContext(AppModule, { logger: testLogger(), abortOnError: false });
     await expect(starting).rejects.toBeInstanceOf(PartitionCountMismatchError);
     expect(await producer.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
   });

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { RedisAckQueueService, RedisCommandError, RedisConnectionError, RedisUnavailableError } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
 import { RedisServer } from '../support/redis-server';
 import { onCluster, singleServerOnly, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -72,6 +73,8 @@ describe('Redis errors surface as typed errors naming the operation', () => {
 
   it('a wrong password fails connect at once, without the password in the message', async () => {
     const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: 'wrong-pw' }) });
+    // The refused handshake is also logged, as a lost connection.
+    expectLogs(/Lost the connection to Redis at .*(WRONGPASS|NOAUTH|invalid password|refresh slots cache)/);
     const started = Date.now();
     const failure = queue.connect();
     await expect(failure).rejects.toBeInstanceOf(RedisConnectionError);
@@ -87,6 +90,7 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     const port = dead.port;
     await dead.stop();
     const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: '', port }), connectTimeoutMs: 500 });
+    expectLogs(/Lost the connection to Redis at .*(ECONNREFUSED|refresh slots)/);
     const started = Date.now();
     const target = onCluster ? `cluster(127.0.0.1:${port})` : `redis://127.0.0.1:${port}/0`;
     await expect(queue.connect()).rejects.toThrow(`Cannot connect to Redis at ${target}`);

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { type RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import { AppModule } from '../../sample-app/app.module';
 import { TOPICS } from '../../sample-app/orders/topics';
+import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
 import { eventually, useRedis } from '../support/queue-fixture';
 
 describe('sample app (HTTP, real Redis)', () => {
@@ -11,7 +12,8 @@ describe('sample app (HTTP, real Redis)', () => {
 
   async function startApp(env: Record<string, string> = {}): Promise<{ app: INestApplication; url: string }> {
     Object.assign(process.env, { REDIS_URL: fx.server.url, PAYMENT_TIMEOUT_MS: '60000', INVOICE_FAILURE_RATE: '0', MAIL_LATENCY_MS: '20', DRAIN_MS: '5000', ...env });
-    const app = await NestFactory.create(AppModule, { logger: false });
+    // The app logs through the test capture: kept, replayed if the test fails.
+    const app = await NestFactory.create(AppModule, { logger: testLogger() });
     app.enableShutdownHooks();
     await app.listen(0, '127.0.0.1');
     apps.push(app);
@@ -76,7 +78,12 @@ describe('sample app (HTTP, real Redis)', () => {
     for (let i = 0; i < 8; i++) ids.push((await read(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
     const queue = first.app.get(RedisAckQueueService);
     await eventually(async () => (await queue.stats(TOPICS.created)).leased === 5); // concurrency 5
+    expectLogs(/Released \d+ unfinished message\(s\)/);
     await first.app.close();
+    // The five running handlers did not finish within DRAIN_MS: released at once, and reported.
+    const released = loggedLines(/^Released/).filter((line) => line.message.includes(`"${TOPICS.created}"`));
+    expect(released).toHaveLength(1);
+    expect(released[0]).toMatchObject({ level: 'warn', message: expect.stringMatching(/^Released 5 unfinished message\(s\) .*back to ready/) });
     apps.splice(apps.indexOf(first.app), 1);
 
     const second = await startApp({ MAIL_LATENCY_MS: '10' });

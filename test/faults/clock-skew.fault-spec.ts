@@ -3,7 +3,7 @@ import { skewedClockEnv } from '../support/fake-clock';
 import { FaultLedger, faultSeed, finishScenario, produce, seededRandom } from '../support/fault-ledger';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
-describe('fault: consumers whose clocks are off by five minutes (libfaketime)', () => {
+describe('fault: consumers whose clocks are off by five minutes (a preloaded skewed Date)', () => {
   const fx = useRedis();
 
   it('lease, delay and redeliver by the Redis clock, exactly as a consumer with a true clock', async () => {
@@ -13,8 +13,10 @@ describe('fault: consumers whose clocks are off by five minutes (libfaketime)', 
     const ledger = new FaultLedger();
     const leaseMs = 1000;
     const processes = ConsumerProcesses.forTopic(fx.server.url, topic, { leaseMs, handlerMs: 10 });
-    const behind = skewedClockEnv('-300s');
-    const ahead = skewedClockEnv('+300s');
+    // Date.now(), new Date() and Date() 300 s off in the consumer processes, monotonic clocks
+    // true (test/support/skew-clock.js): every wall-clock reading of the library is skewed.
+    const behind = skewedClockEnv(-300_000);
+    const ahead = skewedClockEnv(300_000);
     try {
       const queue = await fx.service();
       let slow = await processes.start(behind);

@@ -1,4 +1,5 @@
 import { RedisAckQueueService, type RedisAckQueueOptions } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
 import { followedConsumers } from '../support/fault-consumers';
 import { FaultLedger, NOTHING_LEFT, leftovers, printSummary, produce, storedIds } from '../support/fault-ledger';
 import { eventually, uniqueTopic } from '../support/queue-fixture';
@@ -6,6 +7,9 @@ import { RedisCluster } from '../support/redis-cluster';
 import type { RedisServer } from '../support/redis-server';
 
 describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promoted)', () => {
+  // What the failover causes, and the ledger explains: consumers pausing until the replica is
+  // promoted, lost connections, leases on the killed master that ran out meanwhile.
+  expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/, /^Lost the lease of message/);
   let cluster: RedisCluster;
   const services: RedisAckQueueService[] = [];
   const fx = {

@@ -1,6 +1,7 @@
 import type { QueueConsumer, RedisAckQueueService } from '../../lib';
 import { ConsumerProcesses } from '../support/consumer-processes';
 import { FaultLedger, faultSeed, finishScenario, hold, produce, seededRandom } from '../support/fault-ledger';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('fault: graceful shutdown during a burst', () => {
@@ -103,8 +104,11 @@ describe('fault: graceful shutdown during a burst', () => {
       // All 20 slots of the slow consumer are running 5 s handlers.
       await busy;
       const closedAt = Date.now();
+      expectLogs(/Released \d+ unfinished message\(s\)/);
       await slow.consumer.close();
       const closeMs = Date.now() - closedAt;
+      // The hand-back is reported: all 20, of this topic.
+      expect(loggedLines(/^Released/).map((line) => line.message)).toEqual([expect.stringMatching(`^Released 20 unfinished message\\(s\\) of "${topic}"`)]);
       fast = await make('fast', 5);
       await producer.waitUntilIdle(topic, { timeoutMs: 10_000 });
       const idleMs = Date.now() - closedAt;

@@ -1,9 +1,13 @@
+import { expectLogs } from '../support/capture-logs';
 import { FaultLedger, faultSeed, finishScenario, hold, produce, seededRandom } from '../support/fault-ledger';
 import { followedConsumers } from '../support/fault-consumers';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('fault: redis-server killed with SIGKILL (appendonly yes, appendfsync always)', () => {
   const fx = useRedis({ appendonly: true });
+  // What the outages cause, and the ledger explains: lost connections, leases that ran out
+  // meanwhile, consumers pausing until Redis is back.
+  expectLogs(/^Lost the connection to Redis/, /^Lost the lease of message/, /^Consumer of ".*" paused/);
 
   it('loses no resolved push and no ack; producers and consumers recover without a restart', async () => {
     const seed = faultSeed();

@@ -1,7 +1,10 @@
-import { RedisAckQueueService } from '../../lib';
-import { captureLogs } from '../support/capture-logs';
+import { inspect } from 'node:util';
+import { Redis } from 'ioredis';
+import { RedisAckQueueService, RedisConnectionError } from '../../lib';
+import { captureLogs, expectLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TlsRedisServer } from '../support/tls-redis';
+import { untilConsumerBlocked } from '../support/waits';
 
 /** The ACL line the README documents for a queue user limited to its prefix. */
 const ACL_RULES = ['on', '>queue-user-pw', 'resetkeys', '~{shop:*', 'resetchannels', '-@all', '+@read', '+@write', '+@scripting', '+@connection', '+@blocking', '-@dangerous', '+info', '+time'];
@@ -23,6 +26,8 @@ describe('security', () => {
     expect(seen.sort()).toEqual(['fails', 'later', 'works']);
     expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
     expect(await queue.requeueDead(topic)).toBe(1);
+    // Requeued, handled (and failed) again, dead again: dead === 1 alone held before the requeue too.
+    await eventually(() => seen.filter((payload) => payload === 'fails').length === 2);
     await eventually(async () => (await queue.stats(topic)).dead === 1);
     expect(await queue.purgeDead(topic)).toBe(1);
     await consumer.close();
@@ -33,13 +38,15 @@ describe('security', () => {
 
   it('works over TLS (rediss://), blocking consumer connections included', async () => {
     const server = await TlsRedisServer.start();
+    const admin = new Redis({ host: '127.0.0.1', port: server.port, tls: { ca: server.ca } });
     try {
       const queue = new RedisAckQueueService({ connection: { host: '127.0.0.1', port: server.port, tls: { ca: server.ca } } });
       await queue.connect();
       const topic = uniqueTopic();
       const seen: unknown[] = [];
       const consumer = queue.consume(topic, (payload) => void seen.push(payload));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the consumer is in its blocking wait
+      // The blocking connection (a duplicate of the TLS one) is in its wait: the push must wake it.
+      await untilConsumerBlocked([admin], topic);
       await queue.push(topic, 'over tls');
       await eventually(() => seen.length === 1, 3_000);
       await queue.push(topic, 'delayed over tls', { delayMs: 200 });
@@ -47,8 +54,20 @@ describe('security', () => {
       await consumer.close();
       await queue.close();
     } finally {
+      admin.disconnect();
       await server.stop();
     }
+  });
+
+  // ioredis' ReplyError keeps the AUTH command's arguments (the password); Nest's
+  // ExceptionHandler logs a startup error with util.inspect, cause included.
+  it('keeps a wrong password out of the whole startup error, cause chain included (as Nest logs it)', async () => {
+    const wrong = new RedisAckQueueService({ connection: `redis://:URL-SECRET-pw@127.0.0.1:${fx.server.port}` });
+    expectLogs(/Lost the connection to Redis at/);
+    const error: unknown = await wrong.connect().then(() => undefined, (e: unknown) => e);
+    await wrong.close(0);
+    expect(error).toBeInstanceOf(RedisConnectionError);
+    expect(inspect(error, { depth: 10 })).not.toMatch(/URL-SECRET/);
   });
 
   it('never logs or throws a password, a URL credential or payload content', async () => {
@@ -81,6 +100,8 @@ describe('security', () => {
       await consumer.close();
       const everything = [...logs.lines, ...errors, ...consoleLines].join('\n');
       expect(errors.length).toBeGreaterThanOrEqual(3);
+      // The log was really captured, outage included: the checks below read something.
+      expect(logs.lines.some((line) => /^warn Lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+\/0 /.test(line))).toBe(true);
       expect(everything).not.toMatch(/SECRET/);
       expect(everything).not.toMatch(/admin-secret-pw/);
     } finally {

@@ -1,0 +1,32 @@
+import type { Redis } from 'ioredis';
+import { eventually } from './queue-fixture';
+
+/**
+ * Lets `ms` pass on purpose, for a negative check: something must NOT happen meanwhile (no
+ * redelivery, no consumer, no churn). Only for that: a state or an event that can be awaited
+ * is awaited instead. `what` names what must not happen, for the reader.
+ */
+export async function quietFor(ms: number, what: string): Promise<void> {
+  void what;
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** CLIENT LIST of these servers, one field map per connection. */
+async function connections(servers: Redis[]): Promise<Record<string, string>[]> {
+  const lists = await Promise.all(servers.map((server) => server.client('LIST')));
+  return lists
+    .flatMap((list) => String(list).split('\n'))
+    .filter(Boolean)
+    .map((line) => Object.fromEntries(line.split(' ').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)])));
+}
+
+/**
+ * Resolves once a consumer of `topic` is blocked in its wait on one of `servers` (a
+ * connection named after the topic with the `b` flag in CLIENT LIST): the consumer is idle.
+ */
+export async function untilConsumerBlocked(servers: Redis[], topic: string, timeoutMs = 10_000): Promise<void> {
+  const blocked = async () => (await connections(servers)).some((c) => c.name?.endsWith(`:${topic}`) && c.flags?.includes('b'));
+  await eventually(blocked, timeoutMs).catch(() => {
+    throw new Error(`no consumer of "${topic}" was blocked in its wait within ${timeoutMs} ms (CLIENT LIST: no connection named *:${topic} with flag b)`);
+  });
+}
