@@ -45,6 +45,13 @@ const cases: Case[] = [
   ['a dead-letter page of size 0', (q, t) => q.deadLetters(t, { limit: 0 }), InvalidOptionError, /Invalid limit 0/],
   ['requeue with a bad id', (q, t) => q.requeueDead(t, [5 as never]), InvalidMessageIdError, /Invalid message id 5/],
   ['a zero extension', (q, t) => q.extendLease({ id: 'a', token: '1', topic: t } as never, 0), InvalidOptionError, /Invalid leaseMs 0/],
+  ['an ack of null', (q) => q.ack(null as never), InvalidOptionError, /Invalid message null: expected a message returned by reserve/],
+  ['a nack of null', (q) => q.nack(null as never), InvalidOptionError, /Invalid message null/],
+  ['a nack of undefined', (q) => q.nack(undefined as never), InvalidOptionError, /Invalid message undefined/],
+  ['an extension of null', (q) => q.extendLease(null as never, 1_000), InvalidOptionError, /Invalid message null/],
+  ['a release of null', (q) => q.release(null as never), InvalidOptionError, /Invalid message null/],
+  ['an ack of a string', (q) => q.ack('m1' as never), InvalidOptionError, /Invalid message "m1"/],
+  ['a handler that is not a function', async (q, t) => q.consume(t, null as never), InvalidOptionError, /Invalid handler null/],
 ];
 
 describe('bad input gets a typed error and changes nothing', () => {
@@ -69,6 +76,16 @@ describe('bad input gets a typed error and changes nothing', () => {
     await expect(failure).rejects.toBeInstanceOf(type);
     await expect(failure).rejects.toThrow(text);
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('treats null options as absent', async () => {
+    const other = uniqueTopic();
+    await queue.push(other, 'a', null);
+    const [message] = await queue.reserve(other, null);
+    expect(message).toMatchObject({ payload: 'a', attempt: 1 });
+    expect(await queue.nack(message, null)).toBe('retry');
+    expect(await queue.deadLetters(other, null)).toEqual([]);
+    expect(await queue.requeueDead(other, null as never)).toBe(0);
   });
 
   type Op = 'push' | 'reserve' | 'ack';
