@@ -41,11 +41,12 @@ export class ReplicatedPushes {
   private async flush(keys: QueueKeys): Promise<void> {
     const { topic, pushes } = this.pending.get(keys)!;
     this.pending.delete(keys);
-    const pipeline = this.client.pipeline();
-    for (const { chunks } of pushes) for (const chunk of chunks) addQueueScript(pipeline, 'push', keys, chunk);
-    pipeline.wait(this.replicas, this.timeoutMs);
     let replies: [Error | null, unknown][];
+    // Building the pipeline can throw too: inside the try, so every push of the batch settles.
     try {
+      const pipeline = this.client.pipeline();
+      for (const { chunks } of pushes) for (const chunk of chunks) addQueueScript(pipeline, 'push', keys, chunk);
+      pipeline.wait(this.replicas, this.timeoutMs);
       replies = (await pipeline.exec()) ?? [];
     } catch (error) {
       for (const push of pushes) push.reject(mapRedisError(error, 'push', topic));
