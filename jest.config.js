@@ -1,18 +1,36 @@
 /**
  * Five projects: unit (no Redis), integration (private redis-server), cluster (the core and
  * consumer integration suites again, each file on a private 3-master Redis Cluster), e2e (the
- * sample app), faults (private Redis and consumer processes under kills, outages and stalls).
+ * sample app), faults (private Redis and consumer processes under kills, outages and stalls),
+ * and package (the packed tarball installed in new Nest 12 and Nest 11 apps; see test/README.md).
+ *
+ * Nest 12 is ES modules only: test/support/nest-esm.transform.js compiles it to CommonJS for Jest.
+ * With ACKQ_NEST=11 (`npm run test:nest11`), @nestjs/* resolve to test/nest11/node_modules instead.
  */
+const { join } = require('node:path');
+
+const nest11 = process.env.ACKQ_NEST === '11';
+const nestMajor = nest11 ? 11 : Number(require('./package.json').devDependencies['@nestjs/core'].match(/\d+/)[0]);
+
 const shared = {
   rootDir: __dirname,
   // Node's environment, telling the afterEach hooks whether the test failed (for its log replay).
   testEnvironment: '<rootDir>/test/support/failure-aware-environment.js',
   // The library's log captured in every file: expected warnings quiet, a failed test's log replayed.
   setupFilesAfterEnv: ['<rootDir>/test/support/jest-setup.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+    '/node_modules/@nestjs/.+\\.js$': '<rootDir>/test/support/nest-esm.transform.js',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
-  moduleNameMapper: { '^nestjs-redis-ack-queue$': '<rootDir>/lib' },
+  moduleNameMapper: {
+    '^nestjs-redis-ack-queue$': '<rootDir>/lib',
+    ...(nest11 && { '^@nestjs/(common|core|platform-express|testing)(/.*)?$': '<rootDir>/test/nest11/node_modules/@nestjs/$1$2' }),
+  },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // Read by test/consumer/nest-version.int-spec.ts: the run proves the Nest major it says.
+  globals: { ACKQ_NEST_MAJOR: nestMajor, ACKQ_NEST_DIR: nest11 ? join(__dirname, 'test/nest11/node_modules') : join(__dirname, 'node_modules') },
 };
 
 module.exports = {
@@ -25,9 +43,10 @@ module.exports = {
       displayName: 'cluster',
       testMatch: ['<rootDir>/test/{core,consumer}/**/*.int-spec.ts'],
       // Read by test/support/queue-fixture.ts: useRedis() starts a cluster instead of one server.
-      globals: { ACKQ_TOPOLOGY: 'cluster' },
+      globals: { ...shared.globals, ACKQ_TOPOLOGY: 'cluster' },
     },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     { ...shared, displayName: 'faults', testMatch: ['<rootDir>/test/**/*.fault-spec.ts'] },
+    { ...shared, displayName: 'package', testMatch: ['<rootDir>/test/**/*.package-spec.ts'], testTimeout: 300_000 },
   ],
 };

@@ -1,8 +1,23 @@
 import { connect, createServer } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 
-/** A port nothing listens on right now, for a private server. */
-export function freePort(): Promise<number> {
+/** Ports this process handed out: the system may offer a port again once its probe closed. */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on right now, for a private server, and never one handed out before in
+ * this process: servers started together (a cluster's data and bus ports) each get their own.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
