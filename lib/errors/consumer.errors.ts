@@ -1,29 +1,58 @@
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
-/** A @QueueHandler that cannot run: a second handler for a topic, a bad topic or option. */
+/**
+ * A `@QueueHandler` that cannot run: a second handler for a topic, a bad topic or option.
+ * Thrown when the app bootstraps, which then fails.
+ */
 export class InvalidQueueHandlerError extends RedisAckQueueError {
+  /** Always `INVALID_HANDLER`. */
   readonly code = 'INVALID_HANDLER';
+  /**
+   * @param where - The handler, as `Class.method`.
+   * @param message - The error text.
+   * @param options - `cause`: the error that made the handler invalid, when there is one.
+   */
   constructor(readonly where: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
 
+  /**
+   * The error for a second handler of `topic`.
+   *
+   * @param topic - The topic both handle.
+   * @param first - The handler found first, as `Class.method`.
+   * @param second - The handler found second, as `Class.method` (the error's `where`).
+   */
   static duplicate(topic: string, first: string, second: string): InvalidQueueHandlerError {
     return new InvalidQueueHandlerError(second, MESSAGES.duplicateHandler(topic, first, second));
   }
 }
 
-/** The handler ran past its `timeoutMs`: the delivery counts as failed. */
+/**
+ * The handler ran past its `timeoutMs`: the delivery counts as failed. It is the reason of
+ * the handler's aborted `context.signal` and the error the delivery is nacked with.
+ */
 export class HandlerTimeoutError extends RedisAckQueueError {
+  /** Always `HANDLER_TIMEOUT`. */
   readonly code = 'HANDLER_TIMEOUT';
+  /** @param timeoutMs - The handler's `timeoutMs`. */
   constructor(readonly timeoutMs: number) {
     super(MESSAGES.handlerTimeout(timeoutMs));
   }
 }
 
-/** The lease of a running message expired (the message may already run elsewhere). */
+/**
+ * The lease of a running message expired (the message may already run elsewhere). It is
+ * the reason of the handler's aborted `context.signal` and the error of the `lease-lost` event.
+ */
 export class LeaseLostError extends RedisAckQueueError {
+  /** Always `LEASE_LOST`. */
   readonly code = 'LEASE_LOST';
+  /**
+   * @param topic - The message's topic.
+   * @param id - The message's id.
+   */
   constructor(readonly topic: string, readonly id: string) {
     super(MESSAGES.leaseLost(topic, id));
   }
@@ -31,7 +60,12 @@ export class LeaseLostError extends RedisAckQueueError {
 
 /** `waitUntilIdle` ran out of time while the topic still had work. */
 export class IdleTimeoutError extends RedisAckQueueError {
+  /** Always `IDLE_TIMEOUT`. */
   readonly code = 'IDLE_TIMEOUT';
+  /**
+   * @param topic - The topic waited on.
+   * @param timeoutMs - The `timeoutMs` that ran out.
+   */
   constructor(readonly topic: string, readonly timeoutMs: number) {
     super(MESSAGES.idleTimeout(topic, timeoutMs));
   }

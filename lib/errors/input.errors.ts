@@ -1,9 +1,17 @@
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
-/** A topic (or prefix) name outside 1-200 characters of `A-Z a-z 0-9 . _ - :`. */
+/**
+ * A topic name outside 1-200 characters of `A-Z a-z 0-9 . _ - :`, or a `prefix` outside
+ * 1-100 of them.
+ */
 export class InvalidTopicError extends RedisAckQueueError {
+  /** Always `INVALID_TOPIC`. */
   readonly code = 'INVALID_TOPIC';
+  /**
+   * @param topic - The rejected topic (or prefix), as given.
+   * @param message - The error text; by default one that names the allowed characters.
+   */
   constructor(readonly topic: unknown, message = MESSAGES.invalidTopic(topic)) {
     super(message);
   }
@@ -11,15 +19,26 @@ export class InvalidTopicError extends RedisAckQueueError {
 
 /** A message id that is not a non-empty string of at most 256 characters. */
 export class InvalidMessageIdError extends RedisAckQueueError {
+  /** Always `INVALID_MESSAGE_ID`. */
   readonly code = 'INVALID_MESSAGE_ID';
+  /** @param id - The rejected id, as given. */
   constructor(readonly id: unknown) {
     super(MESSAGES.invalidId(id));
   }
 }
 
-/** A payload that is undefined or cannot be stored as JSON without changing it. */
+/**
+ * A payload that is `undefined`, or that holds a function, symbol, non-finite number, Map,
+ * Set, BigInt or cycle (which JSON would drop, alter or refuse).
+ */
 export class InvalidPayloadError extends RedisAckQueueError {
+  /** Always `INVALID_PAYLOAD`. */
   readonly code = 'INVALID_PAYLOAD';
+  /**
+   * @param topic - The topic of the push.
+   * @param message - The error text: what is wrong with the payload.
+   * @param options - `cause`, when there is one.
+   */
   constructor(readonly topic: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
@@ -27,15 +46,31 @@ export class InvalidPayloadError extends RedisAckQueueError {
 
 /** A payload whose JSON is larger than `maxPayloadBytes`. */
 export class PayloadTooLargeError extends RedisAckQueueError {
+  /** Always `PAYLOAD_TOO_LARGE`. */
   readonly code = 'PAYLOAD_TOO_LARGE';
+  /**
+   * @param topic - The topic of the push.
+   * @param bytes - Size of the payload's JSON, in UTF-8 bytes.
+   * @param limit - The `maxPayloadBytes` in force.
+   */
   constructor(readonly topic: string, readonly bytes: number, readonly limit: number) {
     super(MESSAGES.payloadTooLarge(topic, bytes, limit));
   }
 }
 
-/** An option with a value that makes no sense (negative delay, zero lease, ...). */
+/**
+ * An option with a value that makes no sense (negative delay, zero lease, ...), or a bad
+ * argument (`items` that is not an array, a `handler` that is not a function, a `message`
+ * that `reserve()` did not return).
+ */
 export class InvalidOptionError extends RedisAckQueueError {
+  /** Always `INVALID_OPTION`. */
   readonly code = 'INVALID_OPTION';
+  /**
+   * @param option - Name of the option or argument, such as `leaseMs` or `deadLetters.maxCount`.
+   * @param value - The rejected value, as given.
+   * @param expected - What would be accepted (said in the message).
+   */
   constructor(readonly option: string, readonly value: unknown, expected: string) {
     super(MESSAGES.invalidOption(option, value, expected));
   }

@@ -2,18 +2,34 @@ import type { QueueHandlerDefaults } from './redis-ack-queue-options.interface';
 
 /** What a handler gets besides the payload. */
 export interface MessageContext {
+  /** The message's id. */
   id: string;
+  /** The topic it was pushed to. */
   topic: string;
+  /** This delivery's number: 1 on the first, counting every reserve (crashed deliveries too). */
   attempt: number;
+  /** Deliveries allowed: the message's own `maxAttempts`, else the consumer's. */
   maxAttempts: number;
+  /** String metadata given at push (`{}` when none). */
   headers: Record<string, string>;
+  /** When it was pushed (epoch ms, Redis server clock). */
   enqueuedAt: number;
-  /** Aborted when the handler times out, the lease is lost, or the app shuts down. */
+  /** Aborted when the handler times out, the lease is lost, or shutdown's `drainMs` runs out. */
   signal: AbortSignal;
-  /** Moves the lease deadline to now + ms; false when the lease was already lost. */
+  /**
+   * Moves the lease deadline to now + ms; false when the lease was already lost.
+   * @throws {InvalidOptionError} when `ms` is not a whole number from 10 to 2^31-1.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot
+   *   be reached, refuses the call, or holds a foreign value under a queue key.
+   */
   extendLease(ms: number): Promise<boolean>;
 }
 
+/**
+ * A message handler: the message is acked when it returns (or its promise resolves), and
+ * nacked with the error when it throws (or rejects): retried after the backoff while
+ * attempts remain, dead otherwise.
+ */
 export type QueueHandlerFn<T = unknown> = (payload: T, context: MessageContext) => unknown;
 
 /** Options of `@QueueHandler()` and `service.consume()`; unset ones come from the module. */
@@ -21,9 +37,13 @@ export type QueueHandlerOptions = QueueHandlerDefaults;
 
 /** A running consumer, as returned by `service.consume()`. */
 export interface QueueConsumer {
+  /** The topic it consumes. */
   readonly topic: string;
   /** Number of handlers running now. */
   readonly running: number;
-  /** Stops reserving, waits up to drainMs for running handlers, releases the rest. */
+  /**
+   * Stops reserving, waits up to drainMs for running handlers, releases the rest (back to
+   * ready at once, the attempt not counted). `drainMs` defaults to the service's `drainMs`.
+   */
   close(drainMs?: number): Promise<void>;
 }

@@ -1,10 +1,22 @@
+/**
+ * `pushed`: a message was stored (not a duplicate). `reserved`: leased, by `reserve()` or a
+ * consumer. `acked`: done and removed. `retried`: failed, to be delivered again after its
+ * backoff. `dead`: moved to the dead letters after its last failure, or as `malformed` (one
+ * whose last lease expired makes no event). `lease-lost`: a running handler's lease expired.
+ * `error`: a consumer's call to Redis failed (reserving pauses and retries; a message whose
+ * ack or nack failed is delivered again once its lease runs out).
+ */
 export type RedisAckQueueEventType = 'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error';
 
 /** One entry of `service.events$`. Never carries payloads. */
 export interface RedisAckQueueEvent {
+  /** What happened. */
   type: RedisAckQueueEventType;
+  /** The topic it happened on. */
   topic: string;
+  /** The message's id; absent on an error that concerns no single message. */
   id?: string;
+  /** The delivery's number; absent on `pushed` and where `id` is absent. */
   attempt?: number;
   /** For retried, dead, lease-lost and error events. */
   error?: Error;

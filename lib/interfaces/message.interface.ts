@@ -1,23 +1,38 @@
 /** Per-message options of `push`. */
 export interface PushOptions {
-  /** Your id for the message; a second push with an id that still exists is a duplicate. */
+  /**
+   * Your id for the message (1-256 characters); a second push with an id that still exists
+   * is a duplicate.
+   * @defaultValue a new id, unique without coordination
+   */
   id?: string;
-  /** Deliver no earlier than this many ms from now (server clock). */
+  /**
+   * Deliver no earlier than this many ms from now (server clock); with `availableAt` too,
+   * the later of the two wins.
+   * @defaultValue `0`
+   */
   delayMs?: number;
-  /** Deliver no earlier than this moment. */
+  /** Deliver no earlier than this moment (a Date or epoch ms). */
   availableAt?: Date | number;
-  /** Deliveries allowed for this message, overriding the consumer's setting. */
+  /** Deliveries allowed for this message (1-1,000,000), overriding the consumer's setting. */
   maxAttempts?: number;
-  /** String metadata carried with the message (trace ids, origin...). */
+  /**
+   * String metadata carried with the message (trace ids, origin...): a plain object of
+   * string values.
+   * @defaultValue `{}`
+   */
   headers?: Record<string, string>;
 }
 
 /** One item of `pushMany`. */
 export interface PushManyItem<T = unknown> extends PushOptions {
+  /** Any JSON value (`null` is fine, `undefined` is not), at most `maxPayloadBytes` as JSON. */
   payload: T;
 }
 
+/** What `push` and `pushMany` answer per message. */
 export interface PushResult {
+  /** The message's id: the one given, or the one made. */
   id: string;
   /** True when a message with this id already existed; nothing was changed then. */
   duplicate: boolean;
@@ -25,33 +40,55 @@ export interface PushResult {
 
 /** A message as a consumer receives it; all times are epoch ms on the Redis server's clock. */
 export interface QueueMessage<T = unknown> {
+  /** The message's id. */
   id: string;
+  /** The topic it was pushed to. */
   topic: string;
+  /** The payload, as JSON gave it back. */
   payload: T;
+  /** String metadata given at push (`{}` when none). */
   headers: Record<string, string>;
   /** 1 on the first delivery, counting every reserve (crashed deliveries too). */
   attempt: number;
+  /** Deliveries allowed: the message's own `maxAttempts`, else the reserve's or consumer's. */
   maxAttempts: number;
+  /** When it was pushed. */
   enqueuedAt: number;
 }
 
 /** A message under lease: `token` proves the lease to ack, nack and extendLease. */
 export interface ReservedMessage<T = unknown> extends QueueMessage<T> {
+  /** Proof of this lease; every delivery gets a new one. */
   token: string;
+  /** When the lease runs out unless extended (`extendLease` and heartbeats update it in place). */
   leaseDeadline: number;
 }
 
+/** Options of `reserve`. */
 export interface ReserveOptions {
-  /** Most messages to lease (1-1000). Default 1. */
+  /**
+   * Most messages to lease (1-1000).
+   * @defaultValue `1`
+   */
   count?: number;
-  /** Lease length (ms). Default: the service's leaseMs. */
+  /**
+   * Lease length (ms, 10 to 2^31-1).
+   * @defaultValue the service's `leaseMs` (30 s unless set)
+   */
   leaseMs?: number;
-  /** Attempts allowed for messages that carry no maxAttempts. Default: the service's. */
+  /**
+   * Attempts allowed for messages that carry no maxAttempts (1-1,000,000).
+   * @defaultValue the service's `maxAttempts` (5 unless set)
+   */
   maxAttempts?: number;
 }
 
+/** Options of `nack`. */
 export interface NackOptions {
-  /** Wait before the next attempt (ms); default: the backoff for this attempt. */
+  /**
+   * Wait before the next attempt (ms, finite, >= 0).
+   * @defaultValue the service's `backoff` for this attempt
+   */
   delayMs?: number;
   /** What went wrong; kept with the dead letter after the last attempt. */
   error?: unknown;
@@ -60,24 +97,36 @@ export interface NackOptions {
 /** `retry`: it will be delivered again; `dead`: no attempts left; `lost`: the lease was stale. */
 export type NackResult = 'retry' | 'dead' | 'lost';
 
+/** How many messages of a topic are in each state (all partitions summed). */
 export interface QueueStats {
+  /** Waiting to be reserved, counting delayed ones already due and leases already expired. */
   ready: number;
+  /** Waiting for their due time. */
   delayed: number;
+  /** Under a live lease. */
   leased: number;
+  /** Dead letters. */
   dead: number;
 }
 
+/** A message that ran out of attempts (or could not be read), kept for inspection. */
 export interface DeadLetter<T = unknown> {
+  /** The message's id. */
   id: string;
+  /** The topic it was pushed to. */
   topic: string;
   /** `failed` (the handler failed on the last attempt), `expired` (the last lease ran out), `malformed`. */
   reason: string;
   /** The error text of the last failure. */
   error: string | null;
+  /** The number of its last delivery (0 when unknown). */
   attempt: number;
+  /** When it died (epoch ms, Redis server clock; 0 when unknown). */
   deadAt: number;
   /** Undefined when the stored body was missing or unreadable. */
   payload: T | undefined;
+  /** String metadata given at push (`{}` when none or unreadable). */
   headers: Record<string, string>;
+  /** When it was pushed (epoch ms); undefined when the stored body was missing or unreadable. */
   enqueuedAt: number | undefined;
 }

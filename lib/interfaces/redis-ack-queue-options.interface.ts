@@ -3,7 +3,9 @@ import type { BackoffOption } from './backoff.interface';
 
 /** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
 export interface RedisAckQueueClusterConnection {
+  /** Seed nodes (at least one): the cluster's other nodes are found from them. */
   cluster: ClusterNode[];
+  /** ioredis' Cluster options; the queue sets `enableAutoPipelining` and `lazyConnect` itself. */
   options?: ClusterOptions;
 }
 
@@ -17,17 +19,37 @@ export type RedisAckQueueConnection = string | RedisOptions | RedisAckQueueClust
 
 /** Settings every consumer of a topic falls back to when its handler sets none. */
 export interface QueueHandlerDefaults {
-  /** How long a lease lasts before the message may be delivered again (ms). Default 30 s. */
+  /**
+   * How long a lease lasts before the message may be delivered again (ms, 10 to 2^31-1).
+   * While a consumer's handler runs, heartbeats extend it every third of it.
+   * @defaultValue `30_000` (30 s)
+   */
   leaseMs?: number;
-  /** Deliveries allowed before a failing message goes to dead letters. Default 5. */
+  /**
+   * Deliveries allowed before a failing message goes to dead letters (1-1,000,000).
+   * @defaultValue `5`
+   */
   maxAttempts?: number;
-  /** Wait before a failed message is tried again. Default: exponential from 1 s with jitter. */
+  /**
+   * Wait before a failed message is tried again.
+   * @defaultValue exponential from 1 s, jitter 0.5, capped at one hour
+   */
   backoff?: BackoffOption;
-  /** Handlers that may run at once per topic in this process. Default 1. */
+  /**
+   * Handlers that may run at once per topic in this process (1-10,000).
+   * @defaultValue `1`
+   */
   concurrency?: number;
-  /** Most messages one reserve call takes (bounded by free concurrency). Default 50. */
+  /**
+   * Most messages one reserve call takes (bounded by free concurrency; 1-1000).
+   * @defaultValue `50`
+   */
   batchSize?: number;
-  /** A handler still running after this long fails the delivery and is aborted (ms). Default: none. */
+  /**
+   * A handler still running after this long fails the delivery with HandlerTimeoutError and
+   * its `signal` aborts (ms, 1 to 2^31-1).
+   * @defaultValue none: no time limit
+   */
   timeoutMs?: number;
 }
 
@@ -37,45 +59,72 @@ export interface TopicOptions {
    * Spread the topic over this many hash slots (1-256), so a busy topic uses every master of
    * a Redis Cluster. Messages go to a partition by a hash of their id. Default 1. Changing it
    * for a topic that still holds messages is refused: drain the topic first.
+   * @defaultValue `1`
    */
   partitions?: number;
 }
 
 /** Options of `RedisAckQueueService` and of `RedisAckQueueModule.forRoot()`. */
 export interface RedisAckQueueOptions extends QueueHandlerDefaults {
-  /** Default `redis://127.0.0.1:6379`. */
+  /**
+   * Where Redis is (see {@link RedisAckQueueConnection}).
+   * @defaultValue `'redis://127.0.0.1:6379'`
+   */
   connection?: RedisAckQueueConnection;
-  /** Namespace of every key: keys are `{<prefix>:<topic>}:<part>`. Default `ackq`. */
+  /**
+   * Namespace of every key: keys are `{<prefix>:<topic>}:<part>`. 1-100 characters of
+   * `A-Z a-z 0-9 . _ - :`.
+   * @defaultValue `'ackq'`
+   */
   prefix?: string;
-  /** Largest payload accepted, as JSON bytes. Default 1 MiB. */
+  /**
+   * Largest payload accepted, as JSON bytes (1 to 512 MiB).
+   * @defaultValue `1_048_576` (1 MiB)
+   */
   maxPayloadBytes?: number;
-  /** How long shutdown waits for running handlers before releasing them (ms). Default 10 s. */
+  /**
+   * How long shutdown waits for running handlers before releasing them (ms).
+   * @defaultValue `10_000` (10 s)
+   */
   drainMs?: number;
-  /** How long startup waits for Redis before failing (ms). Default 5 s. */
+  /**
+   * How long startup waits for Redis before failing (ms); bad credentials fail at once.
+   * @defaultValue `5_000` (5 s)
+   */
   connectTimeoutMs?: number;
   /**
    * Bound on each topic's dead letters, so Redis memory cannot grow without limit: the
-   * oldest beyond `maxCount`, or older than `maxAgeMs`, are deleted. Default 10,000 and 14 days.
+   * oldest beyond `maxCount`, or older than `maxAgeMs`, are deleted.
+   * @defaultValue `{ maxCount: 10_000, maxAgeMs: 1_209_600_000 }` (14 days)
+   * @prop __type.maxCount Most dead letters kept per topic (a whole number >= 0). Default 10,000.
+   * @prop __type.maxAgeMs Oldest dead letter kept (ms, a whole number >= 0). Default 14 days.
    */
   deadLetters?: { maxCount?: number; maxAgeMs?: number };
   /**
    * Start even when Redis may evict keys (`maxmemory-policy` allkeys-*), which can lose
    * messages silently. Default false: startup fails with an explanation.
+   * @defaultValue `false`
    */
   allowEviction?: boolean;
-  /** Per-topic layout, by topic name: `{ orders: { partitions: 6 } }`. */
+  /** Per-topic layout, by topic name: `{ orders: { partitions: 6 } }`. Default: 1 partition each. */
   topics?: Record<string, TopicOptions>;
   /**
    * A push resolves only once `replicas` replicas have it (Redis `WAIT`), so a failover to a
    * replica cannot lose it; when they do not confirm within `timeoutMs` (default 1 s) the push
    * rejects with ReplicationTimeoutError (the message may still be stored: push it again with
    * the same id, which is deduplicated). Default: off (Redis replicates asynchronously).
+   * @defaultValue `undefined` (off)
+   * @prop __type.replicas Replicas that must confirm each push (1-100).
+   * @prop __type.timeoutMs How long to wait for them (ms, 1 to 2^31-1). Default 1 s.
    */
   replicatedPushes?: { replicas: number; timeoutMs?: number };
 }
 
 /** Module options: the service options plus what only a Nest app has. */
 export interface RedisAckQueueModuleOptions extends RedisAckQueueOptions {
-  /** `false` runs no @QueueHandler in this process (a producer-only app). Default true. */
+  /**
+   * `false` runs no `@QueueHandler` in this process (a producer-only app).
+   * @defaultValue `true`
+   */
   consumers?: boolean;
 }
