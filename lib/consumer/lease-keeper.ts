@@ -167,7 +167,7 @@ export class LeaseKeeper<T> {
    * once without counting the attempt, and waits for every ack, nack and release.
    */
   async close(deadline: number): Promise<void> {
-    const running = this.inFlight.size === 0 ? undefined : new Promise<void>((resolve) => (this.emptied = resolve));
+    const running = this.inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.emptied = resolve));
     await settleWithin(running, Math.max(0, deadline - Date.now()));
     clearInterval(this.heartbeat);
     const left = [...this.inFlight.values()];
