@@ -10,7 +10,7 @@ export type EngineMethod = 'reserve' | 'nack' | SettleAction;
 /** One call the consumer made, in arrival order. */
 export interface EngineCall {
   method: EngineMethod;
-  /** performance.now() when the call arrived. */
+  /** Date.now() when the call arrived. */
   at: number;
   /** Ids of the leases passed in (the acks riding along, for a reserve). */
   leases: string[];
@@ -195,7 +195,7 @@ export class FakeEngine implements ConsumerEngine {
 
   /** Logs the call, fails it if asked, waits at its gate. */
   private async arrive(method: EngineMethod, leases: HeldLease[], extra: Partial<EngineCall>): Promise<EngineCall> {
-    const call: EngineCall = { method, at: performance.now(), leases: leases.map((l) => l.id), reserved: [], ...extra };
+    const call: EngineCall = { method, at: Date.now(), leases: leases.map((l) => l.id), reserved: [], ...extra };
     this.calls.push(call);
     this.notify();
     const failure = this.failures.findIndex((f) => f.method === method);

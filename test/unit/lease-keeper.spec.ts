@@ -3,7 +3,7 @@ import { HandlerTimeoutError, LeaseLostError, type MessageContext, type QueueHan
 import { QueueEvents } from '../../lib/queue/queue-events';
 import { resolveConsumerSettings } from '../../lib/queue/settings';
 import { expectLogs } from '../support/capture-logs';
-import { deferred } from '../support/deferred';
+import { deferred, turns } from '../support/async-helpers';
 import { FakeEngine } from '../support/fake-engine';
 
 let engine: FakeEngine;
@@ -43,10 +43,6 @@ async function lease(...ids: string[]): Promise<ReservedMessage<string>[]> {
 }
 
 const never = () => new Promise<void>(() => undefined);
-/** Real event-loop turns (setImmediate is left real), for something that must NOT happen. */
-const turns = async (n = 10) => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
-};
 
 describe('LeaseKeeper on fake timers', () => {
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate', 'clearImmediate'] }));
