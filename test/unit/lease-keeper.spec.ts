@@ -1,0 +1,152 @@
+import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
+import { HandlerTimeoutError, LeaseLostError, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueEvent, type ReservedMessage } from '../../lib';
+import { QueueEvents } from '../../lib/queue/queue-events';
+import { resolveConsumerSettings } from '../../lib/queue/settings';
+import { expectLogs } from '../support/capture-logs';
+import { deferred, turns } from '../support/async-helpers';
+import { FakeEngine } from '../support/fake-engine';
+
+let engine: FakeEngine;
+let events: RedisAckQueueEvent[];
+let beats: number;
+let finished: number[];
+const keepers: LeaseKeeper<string>[] = [];
+// Each test's keeper is closed after it, handing back what still runs.
+expectLogs(/Released \d+ unfinished message/);
+
+beforeEach(() => {
+  engine = new FakeEngine();
+  events = [];
+  beats = 0;
+  finished = [];
+});
+
+afterEach(async () => {
+  jest.useRealTimers();
+  await Promise.all(keepers.splice(0).map((keeper) => keeper.close(0)));
+});
+
+function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): LeaseKeeper<string> {
+  const queueEvents = new QueueEvents();
+  queueEvents.stream$.subscribe((event) => events.push(event));
+  const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++ };
+  const keeper = new LeaseKeeper(engine, 'jobs', handler, resolveConsumerSettings(options, undefined), queueEvents, hooks);
+  keepers.push(keeper);
+  keeper.start();
+  return keeper;
+}
+
+/** Leases `ids` from the fake engine, as a reserve would. */
+async function lease(...ids: string[]): Promise<ReservedMessage<string>[]> {
+  engine.push(ids, { maxAttempts: 3 });
+  return (await engine.reserve<string>('jobs', 0, { count: ids.length, leaseMs: 60, maxAttempts: 3 }, [])).messages;
+}
+
+const never = () => new Promise<void>(() => undefined);
+
+describe('LeaseKeeper on fake timers', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate', 'clearImmediate'] }));
+
+  it('extends every running lease by leaseMs, in one call, every leaseMs / 3', async () => {
+    const keeper = startKeeper(never, { leaseMs: 60 });
+    const [a, b] = await lease('m1', 'm2');
+    keeper.run(a);
+    keeper.run(b);
+    await jest.advanceTimersByTimeAsync(19);
+    expect(engine.callsOf('extend')).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(engine.callsOf('extend').map((call) => [call.leases, call.leaseMs])).toEqual([[['m1', 'm2'], 60]]);
+    expect(a.leaseDeadline).toBe(Date.now() + 60);
+    await jest.advanceTimersByTimeAsync(40);
+    expect(engine.callsOf('extend')).toHaveLength(3);
+    expect(beats).toBe(3);
+  });
+
+  it('stops extending a lease once its handler finished (and acked)', async () => {
+    const done = deferred();
+    const keeper = startKeeper((payload) => (payload === 'm1' ? done.promise : never()), { leaseMs: 60 });
+    const [a, b] = await lease('m1', 'm2');
+    keeper.run(a);
+    keeper.run(b);
+    done.resolve();
+    await engine.until(() => engine.acked.length === 1, 'm1 acked');
+    await jest.advanceTimersByTimeAsync(20);
+    expect(engine.callsOf('extend').map((call) => call.leases)).toEqual([['m2']]);
+    expect(keeper.running).toBe(1);
+    expect(finished).toHaveLength(1);
+  });
+
+  it('fails a handler that outlives timeoutMs: HandlerTimeoutError aborts its signal, the delivery is nacked', async () => {
+    let context: MessageContext | undefined;
+    const handler = (_: string, c: MessageContext) => ((context = c), never());
+    const keeper = startKeeper(handler, { leaseMs: 30_000, timeoutMs: 50, backoff: { type: 'fixed', delayMs: 7 } });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    await jest.advanceTimersByTimeAsync(49);
+    expect(context!.signal.aborted).toBe(false);
+    expect(engine.nacks).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    const reason: unknown = context!.signal.reason;
+    expect(reason).toBeInstanceOf(HandlerTimeoutError);
+    await engine.until(() => engine.nacks.length === 1, 'the nack');
+    expect(engine.nacks).toEqual([{ id: 'm1', attempt: 1, delayMs: 7, maxAttempts: 3, error: reason, result: 'retry' }]);
+    expect(keeper.running).toBe(0);
+    await turns();
+    expect(events).toContainEqual({ type: 'retried', topic: 'jobs', id: 'm1', attempt: 1, error: reason });
+  });
+
+  it('closes at once when no handler runs: no wait for the deadline', async () => {
+    const keeper = startKeeper(() => undefined);
+    const [m] = await lease('m1');
+    keeper.run(m);
+    await engine.until(() => engine.acked.length === 1, 'm1 acked');
+    let closed = false;
+    const closing = keeper.close(Date.now() + 60_000).then(() => (closed = true));
+    await turns();
+    expect(closed).toBe(true);
+    await closing;
+    expect(engine.released).toEqual([]);
+  });
+});
+
+describe('LeaseKeeper and context.extendLease', () => {
+  it('extends through the engine; once the lease is gone it says false, reports lease-lost and aborts the signal', async () => {
+    expectLogs(/Lost the lease of message m1/);
+    const started = deferred<MessageContext>();
+    const keeper = startKeeper((_, context) => (started.resolve(context), never()), { leaseMs: 30_000 });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    const context = await started.promise;
+    await expect(context.extendLease(5_000)).resolves.toBe(true);
+    expect(engine.callsOf('extend').map((call) => [call.leases, call.leaseMs])).toEqual([[['m1'], 5_000]]);
+    expect(m.leaseDeadline).toBeGreaterThan(Date.now() + 4_000);
+
+    engine.loseLease('m1');
+    await expect(context.extendLease(5_000)).resolves.toBe(false);
+    expect(context.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(events.filter((event) => event.type === 'lease-lost')).toEqual([
+      { type: 'lease-lost', topic: 'jobs', id: 'm1', attempt: 1, error: context.signal.reason as unknown },
+    ]);
+  });
+
+  it('extends while the keeper closes; close waits for the handler and its ack, releasing nothing', async () => {
+    const started = deferred();
+    const proceed = deferred();
+    let extended: boolean | undefined;
+    const keeper = startKeeper(async (_, context) => {
+      started.resolve();
+      await proceed.promise;
+      extended = await context.extendLease(1_000);
+    });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    await started.promise;
+    const closing = keeper.close(Date.now() + 5_000);
+    proceed.resolve();
+    await closing;
+    expect(extended).toBe(true);
+    expect(engine.calls.map((call) => call.method)).toEqual(['reserve', 'extend', 'ack']);
+    expect(engine.acked).toEqual(['m1']);
+    expect(engine.released).toEqual([]);
+  });
+});
