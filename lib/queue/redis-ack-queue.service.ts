@@ -4,7 +4,7 @@ import { ConsumerRegistry } from '../consumer/consumer-registry';
 import { QueueConnection } from '../engine/queue-connection';
 import { QueueEngine } from '../engine/queue-engine';
 import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
-import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from '../errors';
+import { InvalidOptionError, QueueClosedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type {
   DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
@@ -168,15 +168,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
 
   /** Resolves when `topic` has nothing ready, delayed or leased (for tests); IdleTimeoutError after `timeoutMs`. */
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {
-    const { timeoutMs = 30_000 } = optionsOf(options);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const { ready, delayed, leased } = await this.stats(topic);
-      if (ready + delayed + leased === 0) return;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new IdleTimeoutError(topic, timeoutMs);
-      await this.events.nextOf(topic, Math.min(left, 50));
-    }
+    await this.events.untilIdle(topic, optionsOf(options).timeoutMs ?? 30_000, () => this.stats(topic));
   }
 
   /** Drains this service's consumers (unfinished messages go back to ready at once), then closes its connections. */
