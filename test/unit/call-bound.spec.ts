@@ -1,38 +1,15 @@
 import { RedisUnavailableError } from '../../lib';
 import { withinBound } from '../../lib/engine/call-bound';
 
-const after = <T>(ms: number, settle: () => T): Promise<Awaited<T>> =>
-  new Promise((resolve, reject) =>
-    setTimeout(() => {
-      try {
-        resolve(settle() as Awaited<T>);
-      } catch (error) {
-        reject(error as Error);
-      }
-    }, ms),
-  );
+const after = <T>(ms: number, value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
+const failAfter = (ms: number, error: Error): Promise<never> =>
+  new Promise((_, reject) => setTimeout(() => reject(error), ms));
 
 describe('withinBound: the wait of one public call for Redis', () => {
   it('answers what the work answers, when it answers in time', async () => {
-    await expect(
-      withinBound(
-        after(5, () => 42),
-        1_000,
-        'push',
-        'orders',
-      ),
-    ).resolves.toBe(42);
+    await expect(withinBound(after(5, 42), 1_000, 'push', 'orders')).resolves.toBe(42);
     const failure = new Error('refused');
-    await expect(
-      withinBound(
-        after(5, () => {
-          throw failure;
-        }),
-        1_000,
-        'push',
-        'orders',
-      ),
-    ).rejects.toBe(failure);
+    await expect(withinBound(failAfter(5, failure), 1_000, 'push', 'orders')).rejects.toBe(failure);
   });
 
   it('rejects with RedisUnavailableError naming the operation once the bound passes, saying the call may still run', async () => {
@@ -54,16 +31,10 @@ describe('withinBound: the wait of one public call for Redis', () => {
     const record = (reason: unknown) => void unhandled.push(reason);
     process.on('unhandledRejection', record);
     try {
-      await expect(
-        withinBound(
-          after(30, () => {
-            throw new Error('late');
-          }),
-          5,
-          'push',
-        ),
-      ).rejects.toBeInstanceOf(RedisUnavailableError);
-      await after(60, () => undefined);
+      await expect(withinBound(failAfter(30, new Error('late')), 5, 'push')).rejects.toBeInstanceOf(
+        RedisUnavailableError,
+      );
+      await after(60, undefined);
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', record);
@@ -71,12 +42,6 @@ describe('withinBound: the wait of one public call for Redis', () => {
   });
 
   it('takes a bound beyond the longest Node timer as that timer, not as an immediate timeout', async () => {
-    await expect(
-      withinBound(
-        after(20, () => 'done'),
-        2 ** 40,
-        'push',
-      ),
-    ).resolves.toBe('done');
+    await expect(withinBound(after(20, 'done'), 2 ** 40, 'push')).resolves.toBe('done');
   });
 });
