@@ -14,6 +14,8 @@ export const DEFAULTS = {
   batchSize: 50,
   drainMs: 10_000,
   connectTimeoutMs: 5_000,
+  /** Longest wait of a public call (push, stats, ping...) for Redis' answer. */
+  commandTimeoutMs: 5_000,
   /** Longest blocking wait; bounds how long a dead connection can go unnoticed. */
   idleWaitMs: 5_000,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000 },
@@ -45,6 +47,7 @@ export const BOUNDS = {
   concurrency: [1, 10_000],
   batchSize: [1, LIMITS.maxReserveCount],
   timeoutMs: [1, MAX_TIMER_MS],
+  commandTimeoutMs: [1, MAX_TIMER_MS],
   count: [1, LIMITS.maxReserveCount],
   maxPayloadBytes: [1, 512 * 1024 * 1024],
   partitions: [1, 256],

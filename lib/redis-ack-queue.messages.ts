@@ -23,6 +23,8 @@ export const MESSAGES = {
   redisUnavailable: (operation: string, topic: string | undefined, reason: string) =>
     `Cannot ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: Redis is unavailable (${reason}); ` +
     'retry once Redis answers (a push retried with the same id is deduplicated)',
+  noAnswer: (ms: number) =>
+    `no answer within ${ms} ms, the commandTimeoutMs; the call was not withdrawn and may still take effect when Redis returns`,
   connectFailed: (target: string, reason: string) =>
     `Cannot connect to Redis at ${target}: ${reason}`,
   connectTimeout: (target: string, ms: number) =>

@@ -49,6 +49,8 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
     // after this; a live wait ends by its own timeout plus the grace.
     blockingTimeout: DEFAULTS.idleWaitMs * 2,
     blockingTimeoutGrace: 2_000,
+    // A user's client may carry a commandTimeout shorter than a wait: never on this connection.
+    commandTimeout: undefined,
     connectionName: name,
   };
   const blocking =

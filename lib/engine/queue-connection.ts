@@ -1,15 +1,16 @@
 import { Logger } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { describeTarget, openConnection, waitUntilReady, type RedisClient } from './connection';
+import { withinBound } from './call-bound';
 import { preflight } from './preflight';
 
 /**
  * A service's command connection: opened from the connection option (or the user's own
  * client, which stays theirs and is never closed here), checked at startup, reported once
- * per outage, closed last.
+ * per outage, closed last. It bounds how long each of the service's calls waits for Redis.
  */
 export class QueueConnection {
   readonly client: RedisClient;
@@ -17,7 +18,11 @@ export class QueueConnection {
   private readonly logger = new Logger('RedisAckQueue');
   private closed = false;
 
-  constructor(connection: RedisAckQueueConnection) {
+  constructor(
+    connection: RedisAckQueueConnection,
+    /** Longest wait of one call of the service for Redis' answer. */
+    private readonly commandTimeoutMs: number,
+  ) {
     const { client, owned } = openConnection(connection);
     this.client = client;
     this.owned = owned;
@@ -33,6 +38,36 @@ export class QueueConnection {
       if (this.owned) this.giveUp();
       throw mapRedisError(error, 'connect');
     }
+  }
+
+  /**
+   * `work`, the Redis work of one call of the service, rejected with RedisUnavailableError
+   * naming `operation` after commandTimeoutMs (+ `extraMs`). Consumers' own calls are not
+   * bounded: they wait through outages and resume.
+   */
+  within<T>(operation: string, topic: string | undefined, work: Promise<T>, extraMs = 0): Promise<T> {
+    return withinBound(work, this.commandTimeoutMs + extraMs, operation, topic);
+  }
+
+  /**
+   * Milliseconds from sending PING until Redis answered; of a Cluster, every master is pinged
+   * at once and the slowest answer counts (before the first slots refresh: whichever node
+   * the client picks). Rejects with RedisUnavailableError after commandTimeoutMs.
+   */
+  ping(): Promise<number> {
+    return this.within('ping', undefined, this.roundTrip());
+  }
+
+  private async roundTrip(): Promise<number> {
+    const { client } = this;
+    const started = performance.now();
+    try {
+      const masters = client instanceof Cluster ? client.nodes('master') : [];
+      await Promise.all(masters.length > 0 ? masters.map((node) => node.ping()) : [client.ping()]);
+    } catch (error) {
+      throw mapRedisError(error, 'ping');
+    }
+    return Math.round((performance.now() - started) * 1000) / 1000;
   }
 
   /**

@@ -125,10 +125,11 @@ export class PartitionCountMismatchError extends RedisAckQueueError {
 }
 
 /**
- * No connection to Redis could carry a call (Redis down, the connection closed, or an
- * outage longer than the retries): the call may or may not have reached Redis. Consumers pause and
- * resume by themselves; a producer may retry the call (a push with the same id is
- * deduplicated).
+ * No connection to Redis could carry a call (Redis down, the connection closed, an outage
+ * longer than the retries), or Redis did not answer within `commandTimeoutMs`: the call may
+ * or may not have reached Redis, and one that timed out may still take effect when Redis
+ * returns. `operation` names the call. Consumers pause and resume by themselves; a producer
+ * may retry the call (a push with the same id is deduplicated).
  */
 export class RedisUnavailableError extends RedisAckQueueError {
   /** Always `REDIS_UNAVAILABLE`. */

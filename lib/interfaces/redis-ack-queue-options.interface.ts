@@ -93,6 +93,14 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    */
   connectTimeoutMs?: number;
   /**
+   * Longest wait of every call of the service (push, reserve, ack, stats, ping...) for Redis:
+   * when Redis does not answer within it (down, unreachable, frozen), the call rejects with
+   * RedisUnavailableError naming the operation. The command may still run when Redis returns
+   * (retry a push with the same id: deduplicated). Consumers are not bound by it: they pause
+   * and resume by themselves. A replicated push gets `replicatedPushes.timeoutMs` on top. Default 5 s.
+   */
+  commandTimeoutMs?: number;
+  /**
    * Bound on each topic's dead letters, so Redis memory cannot grow without limit: the
    * oldest beyond `maxCount`, or older than `maxAgeMs`, are deleted.
    * @defaultValue `{ maxCount: 10_000, maxAgeMs: 1_209_600_000 }` (14 days)

@@ -1,5 +1,6 @@
 import { Observable, Subject } from 'rxjs';
-import type { RedisAckQueueEvent } from '../interfaces';
+import { IdleTimeoutError } from '../errors';
+import type { QueueStats, RedisAckQueueEvent } from '../interfaces';
 
 /**
  * The event stream of one service, shared by its facade and its consumers. Events are
@@ -20,6 +21,21 @@ export class QueueEvents {
 
   complete(): void {
     this.subject.complete();
+  }
+
+  /**
+   * Resolves when `stats` count nothing ready, delayed or leased; looks again on each event of
+   * `topic` (at least every 50 ms). IdleTimeoutError after `timeoutMs`.
+   */
+  async untilIdle(topic: string, timeoutMs: number, stats: () => Promise<QueueStats>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { ready, delayed, leased } = await stats();
+      if (ready + delayed + leased === 0) return;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new IdleTimeoutError(topic, timeoutMs);
+      await this.nextOf(topic, Math.min(left, 50));
+    }
   }
 
   /** Resolves on the next event of `topic`, or after `ms`. */

@@ -4,7 +4,7 @@ import { ConsumerRegistry } from '../consumer/consumer-registry';
 import { QueueConnection } from '../engine/queue-connection';
 import { QueueEngine } from '../engine/queue-engine';
 import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
-import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from '../errors';
+import { InvalidOptionError, QueueClosedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type {
   DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
@@ -47,7 +47,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    */
   constructor(options: RedisAckQueueOptions = {}) {
     this.settings = resolveServiceSettings(optionsOf(options));
-    this.connection = new QueueConnection(options?.connection ?? DEFAULTS.connection);
+    this.connection = new QueueConnection(options?.connection ?? DEFAULTS.connection, this.settings.commandTimeoutMs);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
     this.consumers = new ConsumerRegistry(this.engine, this.connection.client, this.events, this.settings);
@@ -116,7 +116,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
     const encoded = items.map((item) => encodePushItem(topic, item, this.settings.maxPayloadBytes, this.ids));
-    const stored = await this.engine.push(topic, encoded);
+    const stored = await this.connection.within('push', topic, this.engine.push(topic, encoded), this.settings.replicatedPushes?.timeoutMs);
     return encoded.map(([id], i) => {
       if (stored[i]) this.events.emit({ type: 'pushed', topic, id });
       return { id, duplicate: !stored[i] };
@@ -137,7 +137,8 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async reserve<T = unknown>(topic: string, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
     assertTopic(topic);
-    const { messages, buried } = await this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
+    const reserved = this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
+    const { messages, buried } = await this.connection.within('reserve', topic, reserved);
     for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt });
     for (const { id, attempt } of messages) this.events.emit({ type: 'reserved', topic, id, attempt });
     return messages;
@@ -153,7 +154,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async checkTopic(topic: string): Promise<void> {
     this.assertOpen('check a topic');
     assertTopic(topic);
-    await this.engine.layouts.verify(this.engine.layouts.get(topic), 'check a topic');
+    await this.connection.within('check a topic', topic, this.engine.layouts.verify(this.engine.layouts.get(topic), 'check a topic'));
   }
 
   /**
@@ -167,7 +168,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async ack(message: ReservedMessage): Promise<boolean> {
     this.assertOpen('ack');
     assertReserved(message);
-    const [acked] = await this.engine.settle('ack', message.topic, [message]);
+    const [acked] = await this.connection.within('ack', message.topic, this.engine.settle('ack', message.topic, [message]));
     if (acked) this.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
     return acked;
   }
@@ -190,7 +191,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     assertDuration('delayMs', delayMs);
     const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
     assertBounded('maxAttempts', maxAttempts);
-    const result = await this.engine.nack(message.topic, message, { delayMs, maxAttempts, error });
+    const result = await this.connection.within('nack', message.topic, this.engine.nack(message.topic, message, { delayMs, maxAttempts, error }));
     if (result === 'lost') return result;
     const event = { topic: message.topic, id: message.id, attempt: message.attempt, error: error === undefined ? undefined : asError(error) };
     this.events.emit({ type: result === 'retry' ? 'retried' : 'dead', ...event });
@@ -210,7 +211,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.assertOpen('extend a lease');
     assertReserved(message);
     assertBounded('leaseMs', leaseMs);
-    const [extended] = await this.engine.settle('extend', message.topic, [message], leaseMs);
+    const [extended] = await this.connection.within('extend a lease', message.topic, this.engine.settle('extend', message.topic, [message], leaseMs));
     return extended;
   }
 
@@ -225,7 +226,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async release(message: ReservedMessage): Promise<boolean> {
     this.assertOpen('release');
     assertReserved(message);
-    const [released] = await this.engine.settle('release', message.topic, [message]);
+    const [released] = await this.connection.within('release', message.topic, this.engine.settle('release', message.topic, [message]));
     return released;
   }
 
@@ -237,7 +238,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    */
   async stats(topic: string): Promise<QueueStats> {
     assertTopic(topic);
-    return this.inspector.stats(topic);
+    return this.connection.within('read stats', topic, this.inspector.stats(topic));
   }
 
   /**
@@ -254,7 +255,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     const { offset = 0, limit = 100 } = optionsOf(options);
     assertInteger('offset', offset, 0);
     assertBounded('deadLetterPage', limit, 'limit');
-    return this.inspector.deadLetters<T>(topic, offset, limit);
+    return this.connection.within('read dead letters', topic, this.inspector.deadLetters<T>(topic, offset, limit));
   }
 
   /**
@@ -287,7 +288,13 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.assertOpen(operation);
     assertTopic(topic);
     if (ids !== undefined && ids !== null) assertIdList(ids);
-    return this.inspector.sweepDead(sweep, topic, ids ?? undefined);
+    return this.connection.within(operation, topic, this.inspector.sweepDead(sweep, topic, ids ?? undefined));
+  }
+
+  /** Round trip to Redis in ms (of a Cluster: to its slowest master); RedisUnavailableError after commandTimeoutMs. */
+  async ping(): Promise<number> {
+    this.assertOpen('ping');
+    return this.connection.ping();
   }
 
   /**
@@ -313,15 +320,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {
-    const { timeoutMs = 30_000 } = optionsOf(options);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const { ready, delayed, leased } = await this.stats(topic);
-      if (ready + delayed + leased === 0) return;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new IdleTimeoutError(topic, timeoutMs);
-      await this.events.nextOf(topic, Math.min(left, 50));
-    }
+    await this.events.untilIdle(topic, optionsOf(options).timeoutMs ?? 30_000, () => this.stats(topic));
   }
 
   /**

@@ -21,6 +21,7 @@ export interface ServiceSettings extends ConsumerSettings {
   prefix: string;
   maxPayloadBytes: number;
   connectTimeoutMs: number;
+  commandTimeoutMs: number;
   deadMaxCount: number;
   deadMaxAgeMs: number;
   allowEviction: boolean;
@@ -46,6 +47,7 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
   assertOptionalBounded('maxPayloadBytes', options.maxPayloadBytes);
   if (options.drainMs !== undefined) assertDuration('drainMs', options.drainMs);
   assertOptionalInteger('connectTimeoutMs', options.connectTimeoutMs, 1);
+  assertOptionalBounded('commandTimeoutMs', options.commandTimeoutMs);
   const dead = options.deadLetters ?? {};
   assertOptionalInteger('deadLetters.maxCount', dead.maxCount, 0);
   assertOptionalInteger('deadLetters.maxAgeMs', dead.maxAgeMs, 0);
@@ -55,6 +57,7 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     prefix,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULTS.commandTimeoutMs,
     deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
     deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
     allowEviction: options.allowEviction ?? false,

@@ -19,6 +19,9 @@ describe('names and options', () => {
     [{ maxPayloadBytes: -1 }, /Invalid maxPayloadBytes -1/],
     [{ drainMs: -1 }, /Invalid drainMs -1/],
     [{ backoff: { type: 'fixed' } }, /Invalid backoff/],
+    [{ commandTimeoutMs: 0 }, /Invalid commandTimeoutMs 0: expected a whole number from 1 to 2147483647/],
+    [{ commandTimeoutMs: 2.5 }, /Invalid commandTimeoutMs 2.5/],
+    [{ commandTimeoutMs: '5000' }, /Invalid commandTimeoutMs "5000"/],
   ])('refuses service options %p before connecting', (options, text) => {
     expect(() => new RedisAckQueueService({ ...options, connection: 'redis://127.0.0.1:1' } as never)).toThrow(text);
   });
