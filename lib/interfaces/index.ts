@@ -3,3 +3,5 @@ export * from './consumer.interface';
 export * from './events.interface';
 export * from './message.interface';
 export * from './redis-ack-queue-options.interface';
+export * from './queue-consumer-api.interface';
+export * from './queue-producer-api.interface';
