@@ -77,7 +77,9 @@ export class LeaseKeeper<T> {
     try {
       work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extend)));
     } catch (error) {
-      // A synchronous throw counts as a rejection.
+      // A synchronous throw counts as a rejection, with the thrown value as it is: a custom
+      // backoff sees what the handler threw.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- see above
       work = Promise.reject(error);
     }
     const { timeoutMs } = this.settings;

@@ -3,6 +3,7 @@ import type { QueueConsumer, QueueHandlerFn, ReservedMessage } from '../interfac
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
+import { asError } from '../errors/error-text';
 import { FailurePause } from './failure-pause';
 import { LeaseKeeper, type InFlight } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
@@ -82,7 +83,7 @@ export class QueuePoller<T> implements QueueConsumer {
     while (!this.stopping) {
       try {
         if (this.fetchError !== undefined) {
-          const error = this.fetchError;
+          const error = asError(this.fetchError);
           this.fetchError = undefined;
           throw error;
         }

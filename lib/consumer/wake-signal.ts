@@ -1,4 +1,5 @@
 import type { RedisClient } from '../engine/connection';
+import { asError } from '../errors/error-text';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { settleWithin } from './settle-within';
 
@@ -46,7 +47,7 @@ export class BlockingWakeSignal implements WakeSignal {
     const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs * 2;
     await settleWithin(this.pending, timerMs, stop);
     if (this.failure !== undefined) {
-      const error = this.failure;
+      const error = asError(this.failure);
       this.failure = undefined;
       throw error;
     }

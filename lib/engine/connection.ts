@@ -1,4 +1,4 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { InvalidOptionError, RedisConnectionError } from '../errors';
 import { redactedCause } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
@@ -33,7 +33,7 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
     }
     return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
   }
-  return { client: new Redis({ retryStrategy, ...(connection as RedisOptions), ...own }), owned: true };
+  return { client: new Redis({ retryStrategy, ...(connection), ...own }), owned: true };
 }
 
 /**
@@ -56,7 +56,7 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
   const blocking =
     client instanceof Cluster
       ? client.duplicate(undefined, { enableAutoPipelining: false, redisOptions: options })
-      : (client as Redis).duplicate(options);
+      : (client).duplicate(options);
   // Its failures surface through the poller's waits (which pause and retry), not as events.
   blocking.on('error', () => undefined);
   return blocking;
@@ -69,7 +69,7 @@ export function describeTarget(client: RedisClient): string {
     // Before the first slots refresh, or after a failed one, it knows only its seeds.
     return `cluster(${(nodes.length > 0 ? nodes : seedAddresses(client)).join(',') || 'no nodes yet'})`;
   }
-  const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = (client as Redis).options;
+  const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = (client).options;
   if (sentinels?.length) {
     return `sentinel(${name ?? 'mymaster'}@${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')})`;
   }

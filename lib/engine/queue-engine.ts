@@ -58,7 +58,7 @@ export class QueueEngine implements ConsumerEngine {
   async push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
     const layout = this.layouts.get(topic);
     if (!layout.verified) await this.layouts.verify(layout, 'push');
-    const stored: boolean[] = new Array(items.length);
+    const stored = new Array<boolean>(items.length);
     let woke = false;
     const groups = byPartition(layout, items.map(([id]) => ({ id })));
     await Promise.all(
@@ -137,7 +137,7 @@ export class QueueEngine implements ConsumerEngine {
   async settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs = 0): Promise<boolean[]> {
     const layout = this.layouts.get(topic);
     const calls: Promise<void>[] = [];
-    const flags: boolean[] = new Array(leases.length);
+    const flags = new Array<boolean>(leases.length);
     for (const [partition, positions] of byPartition(layout, leases)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);

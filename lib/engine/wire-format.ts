@@ -140,7 +140,7 @@ export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   if (raw === null) return {};
   try {
     const body = JSON.parse(raw) as unknown;
-    return typeof body === 'object' && body !== null ? (body as StoredBody) : {};
+    return typeof body === 'object' && body !== null ? body : {};
   } catch {
     return {};
   }

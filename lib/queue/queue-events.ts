@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import { IdleTimeoutError } from '../errors';
 import type { QueueStats, RedisAckQueueEvent } from '../interfaces';
 
