@@ -167,8 +167,11 @@ export class LeaseKeeper<T> {
    * once without counting the attempt, and waits for every ack, nack and release.
    */
   async close(deadline: number): Promise<void> {
-    const running = this.inFlight.size === 0 ? undefined : new Promise<void>((resolve) => (this.emptied = resolve));
-    await settleWithin(running, Math.max(0, deadline - Date.now()));
+    // With nothing running there is nothing to wait for (settleWithin would wait out the drain time).
+    if (this.inFlight.size > 0) {
+      const emptied = new Promise<void>((resolve) => (this.emptied = resolve));
+      await settleWithin(emptied, Math.max(0, deadline - Date.now()));
+    }
     clearInterval(this.heartbeat);
     const left = [...this.inFlight.values()];
     if (left.length > 0) {

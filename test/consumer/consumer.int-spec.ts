@@ -33,6 +33,17 @@ describe('consume: the poller', () => {
     await consumer.close();
   });
 
+  it('closes at once when no handler runs, without waiting out drainMs', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const consumer = queue.consume(topic, () => undefined, { leaseMs: 600 });
+    await queue.push(topic, 'x');
+    await queue.waitUntilIdle(topic);
+    const started = Date.now();
+    await consumer.close(10_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('keeps a never-resolving handler leased by heartbeat, well past leaseMs', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
