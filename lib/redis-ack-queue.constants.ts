@@ -17,6 +17,7 @@ export const DEFAULTS = {
   /** Longest blocking wait; bounds how long a dead connection can go unnoticed. */
   idleWaitMs: 5_000,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000 },
+  logLevel: 'warn',
   /** Dead letters kept per topic: the oldest beyond the count, or older than the age, are deleted. */
   deadLetters: { maxCount: 10_000, maxAgeMs: 14 * 24 * 3_600_000 },
 } as const;

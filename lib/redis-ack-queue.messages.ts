@@ -50,6 +50,13 @@ export const MESSAGES = {
     `Consuming "${topic}" with ${where} (concurrency ${concurrency})`,
   consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,
   consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
+  retrying: (topic: string, id: string, attempt: number, maxAttempts: number, delayMs: number, reason: string) =>
+    `Message ${id} of "${topic}" failed on attempt ${attempt} of ${maxAttempts}: ${reason}; retrying in ${Math.ceil(delayMs)} ms`,
+  deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
+    `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
+  malformedBody: 'the stored body is not valid JSON',
+  draining: (topic: string, running: number, ms: number) =>
+    `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,
   drainLeftovers: (topic: string, count: number) =>
     `Released ${count} unfinished message(s) of "${topic}" back to ready at shutdown`,
   replicationTimeout: (topic: string, count: number, confirmed: number, wanted: number) =>

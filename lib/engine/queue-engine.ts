@@ -2,6 +2,7 @@ import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
 import type { NackResult } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
 import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from './consumer-engine';
 import { partitionOf } from './partitions';
 import type { QueueKeys } from './queue-keys';
@@ -124,7 +125,7 @@ export class QueueEngine implements ConsumerEngine {
 
   /** Sends bodies Redis could read but JSON.parse cannot to the dead letters as `malformed`. */
   private async bury(topic: string, keys: QueueKeys, leases: (Lease & { attempt: number })[]) {
-    const args: (string | number)[] = ['malformed', 'the stored body is not valid JSON', this.config.deadMaxCount, this.config.deadMaxAgeMs];
+    const args: (string | number)[] = ['malformed', MESSAGES.malformedBody, this.config.deadMaxCount, this.config.deadMaxAgeMs];
     for (const { id, token } of leases) args.push(id, token);
     const flags = await this.scripts.run<number[]>('bury', topic, keys, args);
     return leases.filter((_, i) => flags[i] === 1).map(({ id, attempt }) => ({ id, attempt }));

@@ -10,3 +10,10 @@ export function errorText(error: unknown): string {
   const stack = (error.stack ?? '').split('\n').slice(1, 6).join('\n');
   return `${error.name}: ${error.message}${stack ? `\n${stack}` : ''}`.slice(0, 2000);
 }
+
+/** The error's name and the first line of its message, bounded: what a log line says of a failure. */
+export function errorSummary(error: unknown): string {
+  const failure = asError(error);
+  const line = failure.message.split('\n')[0];
+  return `${failure.name}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`;
+}

@@ -2,7 +2,6 @@ import {
   type BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
@@ -12,6 +11,7 @@ import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
 import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
 import { resolveConsumerSettings } from '../queue/settings';
 import { assertTopic } from '../queue/validation';
+import { QueueLogger } from '../observability/queue-logger';
 import { DEFAULTS, QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { REDIS_ACK_QUEUE_OPTIONS } from './redis-ack-queue.module-definition';
@@ -28,7 +28,7 @@ interface FoundHandler extends QueueHandlerMetadata {
  */
 @Injectable()
 export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('RedisAckQueue');
+  private readonly logger = new QueueLogger(this.options.logLevel ?? DEFAULTS.logLevel);
   private readonly consumers: QueueConsumer[] = [];
 
   constructor(

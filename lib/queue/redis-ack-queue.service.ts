@@ -10,7 +10,7 @@ import type {
   DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
   QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
 } from '../interfaces';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { QueueLogger } from '../observability/queue-logger';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
 import { resolveReserveRequest, resolveServiceSettings, type ServiceSettings } from './settings';
@@ -23,25 +23,25 @@ import { assertBounded, assertDuration, assertIdList, assertInteger, assertReser
  * module provides the same class through dependency injection.
  */
 export class RedisAckQueueService implements OnApplicationShutdown {
+  private readonly events = new QueueEvents();
   /** Queue events (pushed, reserved, acked, retried, dead, lease-lost, error); never payloads. */
-  readonly events$: Observable<RedisAckQueueEvent>;
+  readonly events$: Observable<RedisAckQueueEvent> = this.events.stream$;
 
   private readonly settings: ServiceSettings;
   private readonly connection: QueueConnection;
   private readonly engine: QueueEngine;
   private readonly inspector: QueueInspector;
   private readonly consumers: ConsumerRegistry;
-  private readonly events = new QueueEvents();
   private readonly ids = new MessageIds();
   private closing: Promise<void> | undefined;
 
   constructor(options: RedisAckQueueOptions = {}) {
     this.settings = resolveServiceSettings(optionsOf(options));
-    this.connection = new QueueConnection(options?.connection ?? DEFAULTS.connection);
+    const logger = new QueueLogger(this.settings.logLevel);
+    this.connection = new QueueConnection(options?.connection, logger);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
-    this.consumers = new ConsumerRegistry(this.engine, this.connection.client, this.events, this.settings);
-    this.events$ = this.events.stream$;
+    this.consumers = new ConsumerRegistry(this.engine, this.connection.client, { events: this.events, logger }, this.settings);
   }
 
   /** Waits until Redis answers (7.0 or newer); fails within connectTimeoutMs otherwise. */

@@ -70,6 +70,7 @@ describe('consume: the poller', () => {
   });
 
   it('fails a handler at timeoutMs: aborts its signal and redelivers after the backoff', async () => {
+    expectLogs(/failed on attempt 1 of 5: HandlerTimeoutError/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const contexts: MessageContext[] = [];
@@ -85,6 +86,7 @@ describe('consume: the poller', () => {
   });
 
   it('retries with backoff, then dead-letters with the error after maxAttempts', async () => {
+    expectLogs(/failed on attempt [12] of 3/, /went to the dead letters as failed on attempt 3/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const attempts: number[] = [];
@@ -227,6 +229,7 @@ describe('consume: the poller', () => {
   });
 
   it('keeps going after handler errors of every kind', async () => {
+    expectLogs(/went to the dead letters as failed on attempt 1/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const seen: number[] = [];
