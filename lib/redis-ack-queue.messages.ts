@@ -55,6 +55,7 @@ export const MESSAGES = {
   deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
+  messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
   draining: (topic: string, running: number, ms: number) =>
     `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,
   drainLeftovers: (topic: string, count: number) =>

@@ -36,3 +36,16 @@ export class IdleTimeoutError extends RedisAckQueueError {
     super(MESSAGES.idleTimeout(topic, timeoutMs));
   }
 }
+
+/**
+ * Thrown from a handler (or by the enhancer pipeline, when a guard denies a message or a pipe
+ * refuses its payload): the message cannot be handled, and retrying cannot change that. Its
+ * delivery ends at once in the dead letters with reason `rejected` and this error's message,
+ * whatever attempts are left. `reason` says why, without the payload.
+ */
+export class MessageRejectedError extends RedisAckQueueError {
+  readonly code = 'MESSAGE_REJECTED';
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(MESSAGES.messageRejected(reason), options);
+  }
+}

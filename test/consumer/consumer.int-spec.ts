@@ -1,6 +1,6 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
-import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { HandlerTimeoutError, LeaseLostError, MessageRejectedError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor, untilConsumerBlocked } from '../support/waits';
@@ -103,6 +103,48 @@ describe('consume: the poller', () => {
     const [letter] = await queue.deadLetters(topic);
     expect(letter).toMatchObject({ reason: 'failed', attempt: 3 });
     expect(letter.error).toMatch(/^Error: async failure 3/);
+    await consumer.close();
+  });
+
+  it('dead-letters a MessageRejectedError at once as rejected, attempts left or not, and reports it', async () => {
+    expectLogs(/went to the dead letters as rejected/);
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const attempts: number[] = [];
+    const dead = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead'))));
+    const consumer = queue.consume(topic, (_payload, context) => {
+      attempts.push(context.attempt);
+      throw new MessageRejectedError('unknown customer', { cause: new Error('lookup said no') });
+    }, { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 10 } });
+    const { id } = await queue.push(topic, { customer: 'nobody' });
+    await queue.waitUntilIdle(topic);
+    expect(attempts).toEqual([1]);
+    expect(await dead).toMatchObject({ type: 'dead', id, attempt: 1, error: expect.any(MessageRejectedError) });
+    const [letter] = await queue.deadLetters(topic);
+    expect(letter).toMatchObject({ id, reason: 'rejected', attempt: 1, payload: { customer: 'nobody' } });
+    expect(letter.error).toMatch(/^MessageRejectedError: Message rejected, dead-lettered without a retry: unknown customer\n/);
+    expect(loggedLines(/as rejected/).map((l) => [l.level, l.message])).toEqual([
+      ['error', `Message ${id} of "${topic}" went to the dead letters as rejected on attempt 1: unknown customer`],
+    ]);
+    await consumer.close();
+  });
+
+  it('does not dead-letter a rejection whose lease was lost meanwhile: fenced like a nack', async () => {
+    expectLogs(/Lost the lease of message/);
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const proceed = gate();
+    const consumer = queue.consume(topic, async () => {
+      await proceed.promise;
+      throw new MessageRejectedError('too late');
+    });
+    const lost = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && e.type === 'lease-lost')));
+    const { id } = await queue.push(topic, 'x');
+    await eventually(() => consumer.running === 1);
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    proceed.open();
+    expect(await lost).toMatchObject({ id });
+    expect(await queue.stats(topic)).toMatchObject({ leased: 1, dead: 0 });
     await consumer.close();
   });
 
