@@ -1,3 +1,4 @@
+import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerEngine } from '../engine/consumer-engine';
 import { LeaseLostError } from '../errors';
 import { asError } from '../errors/error-text';
@@ -80,7 +81,9 @@ export class LeaseKeeper<T> {
     this.inFlight.set(message.token, entry);
     let work: Promise<unknown>;
     try {
-      work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extend)));
+      const result = this.handler(message.payload, new HandlerContext(entry, this.extend));
+      // An Observable succeeds when it completes (with or without values) and fails when it errors.
+      work = isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : Promise.resolve(result);
     } catch (error) {
       // A synchronous throw counts as a rejection.
       work = Promise.reject(error);
