@@ -1,6 +1,11 @@
 /** Injection token and metadata keys, namespaced so they never collide with an app's own. */
 export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
 
+/** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
+export const REDIS_ACK_QUEUE_CONTEXT_TYPE = 'redis-ack-queue';
+/** For `context.getType<RedisAckQueueContextType | ContextType>()` in an enhancer shared with HTTP or RPC. */
+export type RedisAckQueueContextType = typeof REDIS_ACK_QUEUE_CONTEXT_TYPE;
+
 /** Default key prefix: every key of a topic lives under the hash tag `{ackq:<topic>}`. */
 export const DEFAULT_PREFIX = 'ackq';
 

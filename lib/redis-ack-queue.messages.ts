@@ -56,6 +56,8 @@ export const MESSAGES = {
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
   messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
+  guardDenied: (detail: string) => `a guard denied it (${detail})`,
+  pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,
   draining: (topic: string, running: number, ms: number) =>
     `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,
   drainLeftovers: (topic: string, count: number) =>
