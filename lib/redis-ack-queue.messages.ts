@@ -41,6 +41,11 @@ export const MESSAGES = {
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
+  invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
+  unknownEventType: (type: unknown, types: readonly string[]) => `unknown event type ${describe(type)}: use one of ${types.join(', ')}`,
+  unknownQueue: (name: string) => `no queue named "${name}" is registered; leave out { queue } to listen to the module's queue`,
+  listenerFailed: (where: string, type: string, topic: string, reason: string) =>
+    `The @OnQueueEvent('${type}') listener ${where} threw on an event of "${topic}": ${reason}`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,

@@ -13,6 +13,14 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   }
 }
 
+/** An @OnQueueEvent listener that cannot be registered: an unknown event type, a bad topic or queue name. */
+export class InvalidQueueListenerError extends RedisAckQueueError {
+  readonly code = 'INVALID_LISTENER';
+  constructor(readonly where: string, reason: string, options?: { cause?: unknown }) {
+    super(MESSAGES.invalidListener(where, reason), options);
+  }
+}
+
 /** The handler ran past its `timeoutMs`: the delivery counts as failed. */
 export class HandlerTimeoutError extends RedisAckQueueError {
   readonly code = 'HANDLER_TIMEOUT';
