@@ -7,8 +7,8 @@ export interface OnQueueEventOptions {
   /** Only events of this topic. Default: every topic. */
   topic?: string;
   /**
-   * The queue whose events to hear, by the name it was registered under. Default: the
-   * module's queue (the `RedisAckQueueService` provider).
+   * The queue whose events to hear, by name. Default: the module's queue (the
+   * `RedisAckQueueService` provider), the only one for now: a name fails startup.
    */
   queue?: string;
 }
