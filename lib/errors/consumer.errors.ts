@@ -13,7 +13,7 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   }
 }
 
-/** An @OnQueueEvent listener that cannot be registered: an unknown event type, a bad topic or queue name. */
+/** An `@OnQueueEvent` listener that cannot be registered: an unknown event type, a bad topic or queue name. */
 export class InvalidQueueListenerError extends RedisAckQueueError {
   readonly code = 'INVALID_LISTENER';
   constructor(readonly where: string, reason: string, options?: { cause?: unknown }) {
@@ -53,7 +53,11 @@ export class IdleTimeoutError extends RedisAckQueueError {
  */
 export class MessageRejectedError extends RedisAckQueueError {
   readonly code = 'MESSAGE_REJECTED';
-  constructor(readonly reason: string, options?: { cause?: unknown }) {
+  constructor(
+    /** Why the message cannot be handled, without its payload. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
     super(MESSAGES.messageRejected(reason), options);
   }
 }

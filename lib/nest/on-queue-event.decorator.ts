@@ -15,6 +15,7 @@ export interface OnQueueEventOptions {
 
 /** What `@OnQueueEvent` records on a method. */
 export interface OnQueueEventMetadata extends OnQueueEventOptions {
+  /** The type of event heard. */
   type: RedisAckQueueEventType;
 }
 
