@@ -1,5 +1,16 @@
+import type { RedisAckQueueEventType } from './interfaces';
+
 /** Injection token and metadata keys, namespaced so they never collide with an app's own. */
 export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
+export const QUEUE_EVENT_METADATA = 'nestjs-redis-ack-queue:event-listener';
+
+/** Every type of event `events$` carries. */
+export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = ['pushed', 'reserved', 'acked', 'retried', 'dead', 'lease-lost', 'error'];
+
+/** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
+export const REDIS_ACK_QUEUE_CONTEXT_TYPE = 'redis-ack-queue';
+/** For `context.getType<RedisAckQueueContextType | ContextType>()` in an enhancer shared with HTTP or RPC. */
+export type RedisAckQueueContextType = typeof REDIS_ACK_QUEUE_CONTEXT_TYPE;
 
 /** Default key prefix: every key of a topic lives under the hash tag `{ackq:<topic>}`. */
 export const DEFAULT_PREFIX = 'ackq';
@@ -19,6 +30,7 @@ export const DEFAULTS = {
   /** Longest blocking wait; bounds how long a dead connection can go unnoticed. */
   idleWaitMs: 5_000,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000 },
+  logLevel: 'warn',
   /** Dead letters kept per topic: the oldest beyond the count, or older than the age, are deleted. */
   deadLetters: { maxCount: 10_000, maxAgeMs: 14 * 24 * 3_600_000 },
 } as const;

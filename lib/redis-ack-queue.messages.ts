@@ -43,6 +43,11 @@ export const MESSAGES = {
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
+  invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
+  unknownEventType: (type: unknown, types: readonly string[]) => `unknown event type ${describe(type)}: use one of ${types.join(', ')}`,
+  unknownQueue: (name: string) => `no queue named "${name}" is registered; leave out { queue } to listen to the module's queue`,
+  listenerFailed: (where: string, type: string, topic: string, reason: string) =>
+    `The @OnQueueEvent('${type}') listener ${where} threw on an event of "${topic}": ${reason}`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,
@@ -52,6 +57,16 @@ export const MESSAGES = {
     `Consuming "${topic}" with ${where} (concurrency ${concurrency})`,
   consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,
   consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
+  retrying: (topic: string, id: string, attempt: number, maxAttempts: number, delayMs: number, reason: string) =>
+    `Message ${id} of "${topic}" failed on attempt ${attempt} of ${maxAttempts}: ${reason}; retrying in ${Math.ceil(delayMs)} ms`,
+  deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
+    `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
+  malformedBody: 'the stored body is not valid JSON',
+  messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
+  guardDenied: (detail: string) => `a guard denied it (${detail})`,
+  pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,
+  draining: (topic: string, running: number, ms: number) =>
+    `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,
   drainLeftovers: (topic: string, count: number) =>
     `Released ${count} unfinished message(s) of "${topic}" back to ready at shutdown`,
   replicationTimeout: (topic: string, count: number, confirmed: number, wanted: number) =>

@@ -1,8 +1,8 @@
 import { openBlockingConnection, type RedisClient } from '../engine/connection';
 import type { QueueEngine } from '../engine/queue-engine';
 import type { QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
-import type { QueueEvents } from '../queue/queue-events';
 import { resolveConsumerSettings, type ConsumerSettings } from '../queue/settings';
+import type { ConsumerReporting } from './failed-deliveries';
 import { QueuePoller } from './queue-poller';
 import { BlockingWakeSignal } from './wake-signal';
 
@@ -16,7 +16,7 @@ export class ConsumerRegistry {
   constructor(
     private readonly engine: QueueEngine,
     private readonly client: RedisClient,
-    private readonly events: QueueEvents,
+    private readonly report: ConsumerReporting,
     private readonly defaults: ConsumerSettings,
   ) {}
 
@@ -28,7 +28,7 @@ export class ConsumerRegistry {
     const poller: QueuePoller<T> = new QueuePoller<T>(topic, handler, settings, {
       engine: this.engine,
       wake,
-      events: this.events,
+      ...this.report,
       onClosed: () => this.consumers.delete(poller),
     });
     this.consumers.add(poller);

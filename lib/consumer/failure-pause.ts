@@ -1,8 +1,7 @@
-import { Logger } from '@nestjs/common';
 import { RedisAckQueueError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
-import type { QueueEvents } from '../queue/queue-events';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import type { ConsumerReporting } from './failed-deliveries';
 import { settleWithin } from './settle-within';
 
 /**
@@ -11,19 +10,18 @@ import { settleWithin } from './settle-within';
  * after it logs the resume. One line per outage, not one per retry.
  */
 export class FailurePause {
-  private readonly logger = new Logger('RedisAckQueue');
   private failures = 0;
 
   constructor(
     private readonly topic: string,
-    private readonly events: QueueEvents,
+    private readonly report: ConsumerReporting,
   ) {}
 
   async after(failure: unknown, stop: AbortSignal): Promise<void> {
     const error = failure instanceof RedisAckQueueError ? failure : mapRedisError(failure, 'consume', this.topic);
     if (this.failures++ === 0) {
-      this.logger.warn(MESSAGES.consumerError(this.topic, error.message));
-      this.events.emit({ type: 'error', topic: this.topic, error });
+      this.report.logger.warn(MESSAGES.consumerError(this.topic, error.message));
+      this.report.events.emit({ type: 'error', topic: this.topic, error });
     }
     await settleWithin(undefined, Math.min(100 * 2 ** this.failures, 5_000), stop);
   }
@@ -31,6 +29,6 @@ export class FailurePause {
   recovered(): void {
     if (this.failures === 0) return;
     this.failures = 0;
-    this.logger.log(MESSAGES.consumerResumed(this.topic));
+    this.report.logger.log(MESSAGES.consumerResumed(this.topic));
   }
 }

@@ -1,12 +1,12 @@
-import { Logger } from '@nestjs/common';
+import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerEngine } from '../engine/consumer-engine';
 import { LeaseLostError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
-import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
+import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { abortHandler, HandlerContext, withTimeout, type ContextTarget } from './handler-context';
 import { settleWithin } from './settle-within';
 
@@ -37,7 +37,6 @@ export interface KeeperHooks {
  * with backoff when it fails, and at shutdown hands unfinished messages back at once.
  */
 export class LeaseKeeper<T> {
-  private readonly logger = new Logger('RedisAckQueue');
   /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
   /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
@@ -51,15 +50,22 @@ export class LeaseKeeper<T> {
   private beating = false;
   /** Resolves the shutdown's wait once no handler runs. */
   private emptied: (() => void) | undefined;
+  private readonly failures: FailedDeliveries;
+  private readonly events: ConsumerReporting['events'];
+  private readonly logger: ConsumerReporting['logger'];
 
   constructor(
     private readonly engine: ConsumerEngine,
     readonly topic: string,
     private readonly handler: QueueHandlerFn<T>,
     private readonly settings: ConsumerSettings,
-    private readonly events: QueueEvents,
+    report: ConsumerReporting,
     private readonly hooks: KeeperHooks,
-  ) {}
+  ) {
+    this.events = report.events;
+    this.logger = report.logger;
+    this.failures = new FailedDeliveries(engine, topic, settings, report);
+  }
 
   get running(): number {
     return this.inFlight.size;
@@ -75,7 +81,9 @@ export class LeaseKeeper<T> {
     this.inFlight.set(message.token, entry);
     let work: Promise<unknown>;
     try {
-      work = Promise.resolve(this.handler(message.payload, new HandlerContext(entry, this.extend)));
+      const result = this.handler(message.payload, new HandlerContext(entry, this.extend));
+      // An Observable succeeds when it completes (with or without values) and fails when it errors.
+      work = isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : Promise.resolve(result);
     } catch (error) {
       // A synchronous throw counts as a rejection, with the thrown value as it is: a custom
       // backoff sees what the handler threw.
@@ -98,16 +106,8 @@ export class LeaseKeeper<T> {
     if (entry.released) return;
     entry.settling = true;
     if (!failure) return this.acks.ack(entry);
-    this.track(this.nack(entry, failure.error).catch((error: unknown) => this.settleFailed(entry, error)));
-  }
-
-  private async nack(entry: InFlight<T>, error: unknown): Promise<void> {
-    const { message } = entry;
-    const delayMs = this.settings.backoff(message.attempt, error);
-    const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts: message.maxAttempts, error });
-    if (result === 'lost') return this.leaseLost(entry);
-    const type = result === 'retry' ? 'retried' : 'dead';
-    this.events.emit({ type, topic: this.topic, id: message.id, attempt: message.attempt, error: asError(error) });
+    const settled = this.failures.settle(entry.message, failure.error);
+    this.track(settled.then((held) => held || this.leaseLost(entry), (error: unknown) => this.settleFailed(entry, error)));
   }
 
   private acked(entry: InFlight<T>): void {
@@ -169,8 +169,12 @@ export class LeaseKeeper<T> {
    * once without counting the attempt, and waits for every ack, nack and release.
    */
   async close(deadline: number): Promise<void> {
-    const running = this.inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.emptied = resolve));
-    await settleWithin(running, Math.max(0, deadline - Date.now()));
+    // With nothing running there is nothing to wait for (settleWithin would wait out the drain time).
+    if (this.inFlight.size > 0) {
+      this.logger.log(MESSAGES.draining(this.topic, this.inFlight.size, Math.max(0, deadline - Date.now())));
+      const emptied = new Promise<void>((resolve) => (this.emptied = resolve));
+      await settleWithin(emptied, Math.max(0, deadline - Date.now()));
+    }
     clearInterval(this.heartbeat);
     const left = [...this.inFlight.values()];
     if (left.length > 0) {

@@ -1,9 +1,10 @@
 import type { ConsumerEngine, ReserveResult } from '../engine/consumer-engine';
 import type { QueueConsumer, QueueHandlerFn, ReservedMessage } from '../interfaces';
-import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
 import { LeaseKeeper, type InFlight } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
@@ -11,11 +12,10 @@ import { PrefetchBuffer } from './prefetch-buffer';
 import { settleWithin } from './settle-within';
 import type { WakeSignal } from './wake-signal';
 
-export interface PollerDeps {
+export interface PollerDeps extends ConsumerReporting {
   engine: ConsumerEngine;
   /** How the poller waits when nothing is ready; closed with the poller. */
   wake: WakeSignal;
-  events: QueueEvents;
   onClosed(): void;
 }
 
@@ -52,8 +52,8 @@ export class QueuePoller<T> implements QueueConsumer {
   ) {
     this.partitions = new PartitionTurns(deps.engine.partitionCount(topic));
     this.buffer = new PrefetchBuffer(settings.concurrency, settings.batchSize);
-    this.failures = new FailurePause(topic, deps.events);
-    this.keeper = new LeaseKeeper(deps.engine, topic, handler, settings, deps.events, {
+    this.failures = new FailurePause(topic, deps);
+    this.keeper = new LeaseKeeper(deps.engine, topic, handler, settings, deps, {
       finished: (ms) => this.slotFreed(ms),
       beat: () => this.handBack(this.buffer.takeStale()),
     });
@@ -159,12 +159,15 @@ export class QueuePoller<T> implements QueueConsumer {
     }
   }
 
-  /** Events of a reserve, built only while someone listens. */
+  /** Events of a reserve (built only while someone listens); unreadable bodies are logged too. */
   private report({ messages, buried }: ReserveResult<T>): void {
-    const { events } = this.deps;
+    const { events, logger } = this.deps;
+    for (const { id, attempt } of buried) {
+      logger.error(MESSAGES.deadLettered(this.topic, id, attempt, 'malformed', MESSAGES.malformedBody));
+      events.emit({ type: 'dead', topic: this.topic, id, attempt });
+    }
     if (!events.observed) return;
     for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic: this.topic, id, attempt });
-    for (const { id, attempt } of buried) events.emit({ type: 'dead', topic: this.topic, id, attempt });
   }
 
   /** A handler finished: start the next prefetched message, wake the loop. */

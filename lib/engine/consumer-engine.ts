@@ -1,4 +1,4 @@
-import type { NackResult, ReservedMessage } from '../interfaces';
+import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
 import type { Lease } from './wire-format';
 
 /** A lease to settle; `leaseDeadline` (server clock) tells a resent ack from a stale one. */
@@ -38,4 +38,6 @@ export interface ConsumerEngine {
   settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs?: number): Promise<boolean[]>;
   /** Ends a failed delivery: retry after delayMs while attempts remain, else dead with the error. */
   nack(topic: string, lease: HeldLease, failure: { delayMs: number; maxAttempts: number; error: unknown }): Promise<NackResult>;
+  /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
+  bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
 }

@@ -1,4 +1,4 @@
-import type { Logger } from '@nestjs/common';
+import type { QueueLogger } from '../observability/queue-logger';
 import { RedisConnectionError, UnsafeRedisConfigError } from '../errors';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { describeTarget, type RedisClient } from './connection';
@@ -8,7 +8,7 @@ import { describeTarget, type RedisClient } from './connection';
  * unless allowEviction), and persistence (one warning when the AOF is off). Uses INFO
  * only, which a least-privilege ACL user may run, not CONFIG.
  */
-export async function preflight(client: RedisClient, allowEviction: boolean, logger: Logger): Promise<void> {
+export async function preflight(client: RedisClient, allowEviction: boolean, logger: QueueLogger): Promise<void> {
   const info = await client.info();
   const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
   const target = describeTarget(client);

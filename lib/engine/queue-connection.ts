@@ -1,7 +1,8 @@
-import { Logger } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
+import type { QueueLogger } from '../observability/queue-logger';
+import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { describeTarget, openConnection, waitUntilReady, type RedisClient } from './connection';
 import { withinBound } from './call-bound';
@@ -15,15 +16,15 @@ import { preflight } from './preflight';
 export class QueueConnection {
   readonly client: RedisClient;
   private readonly owned: boolean;
-  private readonly logger = new Logger('RedisAckQueue');
   private closed = false;
 
   constructor(
-    connection: RedisAckQueueConnection,
+    connection: RedisAckQueueConnection | undefined,
     /** Longest wait of one call of the service for Redis' answer. */
     private readonly commandTimeoutMs: number,
+    private readonly logger: QueueLogger,
   ) {
-    const { client, owned } = openConnection(connection);
+    const { client, owned } = openConnection(connection ?? DEFAULTS.connection);
     this.client = client;
     this.owned = owned;
     if (owned) this.reportOutages();

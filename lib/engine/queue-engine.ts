@@ -1,15 +1,15 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
-import type { NackResult } from '../interfaces';
+import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
 import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from './consumer-engine';
 import { partitionOf } from './partitions';
-import type { QueueKeys } from './queue-keys';
 import type { RedisClient } from './connection';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScriptRunner } from './script-runner';
 import { byPartition, TopicLayouts, type TopicLayout } from './topic-layouts';
-import { decodeReserveReply, type Lease } from './wire-format';
+import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
 
 /** What the engine needs to know of the settings. */
 export interface EngineConfig {
@@ -20,9 +20,6 @@ export interface EngineConfig {
   deadMaxCount: number;
   deadMaxAgeMs: number;
 }
-
-/** One message for push.lua: its id, encoded body, delay (ms) and earliest due time (epoch ms, 0 for none). */
-export type EncodedPush = [id: string, body: string, delayMs: number, availableAt: number];
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
@@ -98,7 +95,8 @@ export class QueueEngine implements ConsumerEngine {
     const reply = decodeReserveReply<T>(topic, await this.scripts.run<(string | number)[]>('reserve', topic, keys, args), maxAttempts);
     this.serverOffsetMs = reply.serverNow - Date.now();
     const acked = this.ackFlags(acks, reply.ackFlags, mark);
-    const buried = reply.unreadable.length > 0 ? await this.bury(topic, keys, reply.unreadable) : [];
+    const flags = reply.unreadable.length > 0 ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody) : [];
+    const buried = reply.unreadable.filter((_, i) => flags[i]).map(({ id, attempt }) => ({ id, attempt }));
     // A full batch may leave more behind: let the other consumers, waiting in the home slot,
     // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
     if (layout.partitions.length > 1 && reply.messages.length === count && Date.now() - layout.helpWokenAt > 50) {
@@ -122,12 +120,17 @@ export class QueueEngine implements ConsumerEngine {
     return { messages: [], nextDueInMs: -1, buried };
   }
 
-  /** Sends bodies Redis could read but JSON.parse cannot to the dead letters as `malformed`. */
-  private async bury(topic: string, keys: QueueKeys, leases: (Lease & { attempt: number })[]) {
-    const args: (string | number)[] = ['malformed', 'the stored body is not valid JSON', this.config.deadMaxCount, this.config.deadMaxAgeMs];
-    for (const { id, token } of leases) args.push(id, token);
-    const flags = await this.scripts.run<number[]>('bury', topic, keys, args);
-    return leases.filter((_, i) => flags[i] === 1).map(({ id, attempt }) => ({ id, attempt }));
+  /** Sends leased messages straight to the dead letters with `reason`, each while its lease holds; one flag per lease. */
+  async bury(topic: string, leases: Lease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]> {
+    const layout = this.layouts.get(topic);
+    const flags: boolean[] = [];
+    const head = [reason, errorText(error), this.config.deadMaxCount, this.config.deadMaxAgeMs];
+    for (const [partition, positions] of byPartition(layout, leases)) {
+      const pairs = positions.flatMap((i) => [leases[i].id, leases[i].token]);
+      const reply = await this.scripts.run<number[]>('bury', topic, layout.partitions[partition], [...head, ...pairs]);
+      positions.forEach((position, k) => (flags[position] = reply[k] === 1));
+    }
+    return flags;
   }
 
   /**

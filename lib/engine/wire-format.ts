@@ -1,5 +1,5 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
-import type { DeadLetter, PushOptions, ReservedMessage } from '../interfaces';
+import type { DeadLetter, DeadLetterReason, PushOptions, ReservedMessage } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
 /**
@@ -7,6 +7,9 @@ import { MESSAGES } from '../redis-ack-queue.messages';
  * lease tokens, reserve replies and dead-letter records. The Lua side of each format is
  * named next to it.
  */
+
+/** One message for push.lua: its id, encoded body, delay (ms) and earliest due time (epoch ms, 0 for none). */
+export type EncodedPush = [id: string, body: string, delayMs: number, availableAt: number];
 
 /**
  * The stored body is one compact JSON object: `p` payload, `h` headers, `m` maxAttempts,
@@ -153,7 +156,7 @@ export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
 export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
   const letters: DeadLetter<T>[] = [];
   for (let i = 0; i < reply.length; i += 3) {
-    const info = tryDecodeBody(reply[i + 1]) as { r?: string; e?: string; a?: number; t?: number };
+    const info = tryDecodeBody(reply[i + 1]) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
     const body = tryDecodeBody(reply[i + 2]);
     letters.push({
       id: String(reply[i]),

@@ -29,6 +29,14 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   }
 }
 
+/** An `@OnQueueEvent` listener that cannot be registered: an unknown event type, a bad topic or queue name. */
+export class InvalidQueueListenerError extends RedisAckQueueError {
+  readonly code = 'INVALID_LISTENER';
+  constructor(readonly where: string, reason: string, options?: { cause?: unknown }) {
+    super(MESSAGES.invalidListener(where, reason), options);
+  }
+}
+
 /**
  * The handler ran past its `timeoutMs`: the delivery counts as failed. It is the reason of
  * the handler's aborted `context.signal` and the error the delivery is nacked with.
@@ -68,5 +76,22 @@ export class IdleTimeoutError extends RedisAckQueueError {
    */
   constructor(readonly topic: string, readonly timeoutMs: number) {
     super(MESSAGES.idleTimeout(topic, timeoutMs));
+  }
+}
+
+/**
+ * Thrown from a handler (or by the enhancer pipeline, when a guard denies a message or a pipe
+ * refuses its payload): the message cannot be handled, and retrying cannot change that. Its
+ * delivery ends at once in the dead letters with reason `rejected` and this error's message,
+ * whatever attempts are left. `reason` says why, without the payload.
+ */
+export class MessageRejectedError extends RedisAckQueueError {
+  readonly code = 'MESSAGE_REJECTED';
+  constructor(
+    /** Why the message cannot be handled, without its payload. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(MESSAGES.messageRejected(reason), options);
   }
 }

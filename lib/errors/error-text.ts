@@ -19,3 +19,10 @@ function describeThrown(value: unknown): string {
   if (typeof value === 'object' && value !== null) return Object.prototype.toString.call(value);
   return String(value);
 }
+
+/** The error's name and the first line of its message, bounded: what a log line says of a failure. */
+export function errorSummary(error: unknown): string {
+  const failure = asError(error);
+  const line = failure.message.split('\n')[0];
+  return `${failure.name}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`;
+}

@@ -109,14 +109,22 @@ export interface QueueStats {
   dead: number;
 }
 
+/**
+ * Why a message went to the dead letters: `failed` (the handler failed on its last attempt),
+ * `expired` (its last lease ran out), `malformed` (its stored body could not be read), or
+ * `rejected` (refused without a retry: a guard or pipe refused it, or the handler threw
+ * MessageRejectedError).
+ */
+export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected';
+
 /** A message that ran out of attempts (or could not be read), kept for inspection. */
 export interface DeadLetter<T = unknown> {
   /** The message's id. */
   id: string;
   /** The topic it was pushed to. */
   topic: string;
-  /** `failed` (the handler failed on the last attempt), `expired` (the last lease ran out), `malformed`. */
-  reason: string;
+  /** Why it died; `unknown` only for a record written by something other than this library. */
+  reason: DeadLetterReason | 'unknown';
   /** The error text of the last failure. */
   error: string | null;
   /** The number of its last delivery (0 when unknown). */

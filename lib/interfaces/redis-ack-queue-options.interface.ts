@@ -64,6 +64,14 @@ export interface TopicOptions {
   partitions?: number;
 }
 
+/**
+ * How much the queue logs through Nest's Logger (context `RedisAckQueue`), from least to most:
+ * `silent` nothing; `error` dead letters; `warn` also retries, lost leases, lost connections,
+ * messages released at shutdown and unsafe Redis settings; `log` also consumers starting,
+ * shutdown drains and connections restored. No line ever holds a payload.
+ */
+export type RedisAckQueueLogLevel = 'silent' | 'error' | 'warn' | 'log';
+
 /** Options of `RedisAckQueueService` and of `RedisAckQueueModule.forRoot()`. */
 export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   /**
@@ -126,6 +134,12 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @prop __type.timeoutMs How long to wait for them (ms, 1 to 2^31-1). Default 1 s.
    */
   replicatedPushes?: { replicas: number; timeoutMs?: number };
+  /**
+   * The least severe level the queue logs: `'silent'`, `'error'`, `'warn'` or `'log'`.
+   * Default `'warn'`: dead letters, retries and trouble, no routine lines. The app's own
+   * logger settings (e.g. `NestFactory.create(..., { logger })`) filter on top of this.
+   */
+  logLevel?: RedisAckQueueLogLevel;
 }
 
 /** Module options: the service options plus what only a Nest app has. */

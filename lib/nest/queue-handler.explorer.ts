@@ -2,18 +2,19 @@ import {
   type BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import type { QueueHandlerMetadata } from './queue-handler.decorator';
 import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
-import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
+import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
 import { resolveConsumerSettings } from '../queue/settings';
 import { assertTopic } from '../queue/validation';
+import { QueueLogger } from '../observability/queue-logger';
 import { DEFAULTS, QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import { bindQueueHandler } from './queue-handler.binder';
 import { REDIS_ACK_QUEUE_OPTIONS } from './redis-ack-queue.module-definition';
 import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 
@@ -28,7 +29,7 @@ interface FoundHandler extends QueueHandlerMetadata {
  */
 @Injectable()
 export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('RedisAckQueue');
+  private readonly logger = new QueueLogger(this.options.logLevel ?? DEFAULTS.logLevel);
   private readonly consumers: QueueConsumer[] = [];
 
   constructor(
@@ -94,17 +95,8 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  /** Static providers are called directly; request-scoped ones get a fresh instance per message. */
+  /** Called directly when no enhancer applies, else through its guards, interceptors, pipes and filters (queue-handler.binder.ts). */
   private bind(wrapper: InstanceWrapper, method: string): QueueHandlerFn {
-    if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
-      const instance = wrapper.instance as Record<string, (p: unknown, c: MessageContext) => unknown>;
-      return (payload, context) => instance[method](payload, context);
-    }
-    return async (payload, context) => {
-      const contextId = ContextIdFactory.create();
-      this.moduleRef.registerRequestByContextId({ queueMessage: context }, contextId);
-      const instance = await this.moduleRef.resolve(wrapper.metatype as new () => unknown, contextId, { strict: false });
-      return (instance as Record<string, (p: unknown, c: MessageContext) => unknown>)[method](payload, context);
-    };
+    return bindQueueHandler(this.moduleRef, wrapper, method);
   }
 }

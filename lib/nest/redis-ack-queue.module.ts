@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { QueueEventExplorer } from './queue-event.explorer';
 import { QueueHandlerExplorer } from './queue-handler.explorer';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 import { REDIS_ACK_QUEUE_OPTIONS, RedisAckQueueConfigurableModule } from './redis-ack-queue.module-definition';
@@ -53,6 +54,7 @@ import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
       inject: [REDIS_ACK_QUEUE_OPTIONS],
     },
     QueueHandlerExplorer,
+    QueueEventExplorer,
   ],
   exports: [RedisAckQueueService],
 })

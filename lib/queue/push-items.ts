@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EncodedPush } from '../engine/queue-engine';
-import { encodeBody } from '../engine/wire-format';
+import { encodeBody, type EncodedPush } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import { assertDuration, assertHeaders, assertMessageId, assertOptionalBounded, toEpochMs } from './validation';

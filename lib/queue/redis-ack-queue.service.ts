@@ -11,7 +11,7 @@ import type {
   QueueHandlerOptions, QueueStats, RedisAckQueueConsumerApi, RedisAckQueueEvent, RedisAckQueueOptions, RedisAckQueueProducerApi,
   ReserveOptions, ReservedMessage,
 } from '../interfaces';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { QueueLogger } from '../observability/queue-logger';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
 import { resolveReserveRequest, resolveServiceSettings, type ServiceSettings } from './settings';
@@ -27,15 +27,14 @@ import { assertBounded, assertDuration, assertIdList, assertInteger, assertReser
  * raises is a {@link RedisAckQueueError} with a stable `code`.
  */
 export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQueueConsumerApi, OnApplicationShutdown {
-  /** Queue events (pushed, reserved, acked, retried, dead, lease-lost, error); never payloads. Completes when the service closes. */
-  readonly events$: Observable<RedisAckQueueEvent>;
+  private readonly events = new QueueEvents();
+  readonly events$: Observable<RedisAckQueueEvent> = this.events.stream$;
 
   private readonly settings: ServiceSettings;
   private readonly connection: QueueConnection;
   private readonly engine: QueueEngine;
   private readonly inspector: QueueInspector;
   private readonly consumers: ConsumerRegistry;
-  private readonly events = new QueueEvents();
   private readonly ids = new MessageIds();
   private closing: Promise<void> | undefined;
 
@@ -48,11 +47,11 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
    */
   constructor(options: RedisAckQueueOptions = {}) {
     this.settings = resolveServiceSettings(optionsOf(options));
-    this.connection = new QueueConnection(options?.connection ?? DEFAULTS.connection, this.settings.commandTimeoutMs);
+    const logger = new QueueLogger(this.settings.logLevel);
+    this.connection = new QueueConnection(options?.connection, this.settings.commandTimeoutMs, logger);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
-    this.consumers = new ConsumerRegistry(this.engine, this.connection.client, this.events, this.settings);
-    this.events$ = this.events.stream$;
+    this.consumers = new ConsumerRegistry(this.engine, this.connection.client, { events: this.events, logger }, this.settings);
   }
 
   connect(): Promise<void> {

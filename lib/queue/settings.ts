@@ -1,6 +1,7 @@
 import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
 import type { ReserveRequest } from '../engine/consumer-engine';
-import type { QueueHandlerDefaults, RedisAckQueueOptions, ReserveOptions } from '../interfaces';
+import type { QueueHandlerDefaults, RedisAckQueueLogLevel, RedisAckQueueOptions, ReserveOptions } from '../interfaces';
+import { LOG_LEVEL_RANKS } from '../observability/queue-logger';
 import { assertBackoff, resolveBackoff } from './backoff';
 import { InvalidOptionError } from '../errors';
 import { assertBounded, assertDuration, assertOptionalBounded, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
@@ -28,6 +29,7 @@ export interface ServiceSettings extends ConsumerSettings {
   /** Partition count of every topic that has more than one. */
   partitions: ReadonlyMap<string, number>;
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
+  logLevel: RedisAckQueueLogLevel;
 }
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
@@ -63,7 +65,16 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     allowEviction: options.allowEviction ?? false,
     partitions: resolvePartitions(options.topics),
     replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
+    logLevel: resolveLogLevel(options.logLevel),
   };
+}
+
+function resolveLogLevel(level: unknown): RedisAckQueueLogLevel {
+  if (level === undefined) return DEFAULTS.logLevel;
+  if (typeof level !== 'string' || !Object.hasOwn(LOG_LEVEL_RANKS, level)) {
+    throw new InvalidOptionError('logLevel', level, `one of ${Object.keys(LOG_LEVEL_RANKS).map((l) => `'${l}'`).join(', ')}`);
+  }
+  return level as RedisAckQueueLogLevel;
 }
 
 function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, number> {

@@ -1,6 +1,6 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
-import { HandlerTimeoutError, LeaseLostError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { HandlerTimeoutError, LeaseLostError, MessageRejectedError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor, untilConsumerBlocked } from '../support/waits';
@@ -33,6 +33,17 @@ describe('consume: the poller', () => {
     await consumer.close();
   });
 
+  it('closes at once when no handler runs, without waiting out drainMs', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const consumer = queue.consume(topic, () => undefined, { leaseMs: 600 });
+    await queue.push(topic, 'x');
+    await queue.waitUntilIdle(topic);
+    const started = Date.now();
+    await consumer.close(10_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('keeps a never-resolving handler leased by heartbeat, well past leaseMs', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -59,6 +70,7 @@ describe('consume: the poller', () => {
   });
 
   it('fails a handler at timeoutMs: aborts its signal and redelivers after the backoff', async () => {
+    expectLogs(/failed on attempt 1 of 5: HandlerTimeoutError/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const contexts: MessageContext[] = [];
@@ -74,6 +86,7 @@ describe('consume: the poller', () => {
   });
 
   it('retries with backoff, then dead-letters with the error after maxAttempts', async () => {
+    expectLogs(/failed on attempt [12] of 3/, /went to the dead letters as failed on attempt 3/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const attempts: number[] = [];
@@ -90,6 +103,50 @@ describe('consume: the poller', () => {
     const [letter] = await queue.deadLetters(topic);
     expect(letter).toMatchObject({ reason: 'failed', attempt: 3 });
     expect(letter.error).toMatch(/^Error: async failure 3/);
+    await consumer.close();
+  });
+
+  it('dead-letters a MessageRejectedError at once as rejected, attempts left or not, and reports it', async () => {
+    expectLogs(/went to the dead letters as rejected/);
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const attempts: number[] = [];
+    const dead = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead'))));
+    const consumer = queue.consume(topic, (_payload, context) => {
+      attempts.push(context.attempt);
+      throw new MessageRejectedError('unknown customer', { cause: new Error('lookup said no') });
+    }, { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 10 } });
+    const { id } = await queue.push(topic, { customer: 'nobody' });
+    await queue.waitUntilIdle(topic);
+    expect(attempts).toEqual([1]);
+    const event = await dead;
+    expect(event).toMatchObject({ type: 'dead', id, attempt: 1 });
+    expect(event.error).toBeInstanceOf(MessageRejectedError);
+    const [letter] = await queue.deadLetters(topic);
+    expect(letter).toMatchObject({ id, reason: 'rejected', attempt: 1, payload: { customer: 'nobody' } });
+    expect(letter.error).toMatch(/^MessageRejectedError: Message rejected, dead-lettered without a retry: unknown customer\n/);
+    expect(loggedLines(/as rejected/).map((l) => [l.level, l.message])).toEqual([
+      ['error', `Message ${id} of "${topic}" went to the dead letters as rejected on attempt 1: unknown customer`],
+    ]);
+    await consumer.close();
+  });
+
+  it('does not dead-letter a rejection whose lease was lost meanwhile: fenced like a nack', async () => {
+    expectLogs(/Lost the lease of message/);
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const proceed = gate();
+    const consumer = queue.consume(topic, async () => {
+      await proceed.promise;
+      throw new MessageRejectedError('too late');
+    });
+    const lost = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && e.type === 'lease-lost')));
+    const { id } = await queue.push(topic, 'x');
+    await eventually(() => consumer.running === 1);
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    proceed.open();
+    expect(await lost).toMatchObject({ id });
+    expect(await queue.stats(topic)).toMatchObject({ leased: 1, dead: 0 });
     await consumer.close();
   });
 
@@ -216,6 +273,7 @@ describe('consume: the poller', () => {
   });
 
   it('keeps going after handler errors of every kind', async () => {
+    expectLogs(/went to the dead letters as failed on attempt 1/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     const seen: number[] = [];

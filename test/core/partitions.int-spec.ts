@@ -94,6 +94,7 @@ describe('partitioned topics', () => {
   });
 
   it('delivers delayed messages and retries from every partition on time', async () => {
+    expectLogs(/failed on attempt 1 of 5: Error: once/);
     const topic = uniqueTopic();
     const queue = await partitioned(topic, { backoff: { type: 'fixed', delayMs: 200 } });
     const attempts = new Map<string, number>();

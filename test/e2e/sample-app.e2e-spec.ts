@@ -61,6 +61,8 @@ describe('sample app (HTTP, real Redis)', () => {
   });
 
   it('retries a failing invoice three times, then shows it in the dead letters', async () => {
+    // The consumer logs both retries (warn) and the dead letter (error).
+    expectLogs(/ of "invoice\.render" failed on attempt [12] of 3/, / of "invoice\.render" went to the dead letters as failed on attempt 3/);
     const { url } = await startApp({ INVOICE_FAILURE_RATE: '1' });
     const order = await read(post(`${url}/orders`, { item: 'chair', amount: 50 }));
     const dead = await eventually(async () => {
@@ -68,6 +70,7 @@ describe('sample app (HTTP, real Redis)', () => {
       return queues.find((q: { topic: string }) => q.topic === TOPICS.invoice).deadLetters.find((d: { id: string }) => d.id === order.id);
     });
     expect(dead).toMatchObject({ reason: 'failed', attempt: 3, error: 'Error: Invoice renderer unavailable (attempt 3 of 3)' });
+    expect(loggedLines(/invoice\.render/).map((line) => line.level)).toEqual(['warn', 'warn', 'error']);
   });
 
   it('shutdown hands unfinished work to a second instance at once: nothing lost, nothing acked twice', async () => {

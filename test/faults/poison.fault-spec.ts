@@ -1,5 +1,6 @@
 import type { DeadLetter, QueueConsumer, RedisAckQueueService } from '../../lib';
 import { FaultLedger, NOTHING_LEFT, faultSeed, leftovers, printSummary, seededRandom } from '../support/fault-ledger';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { followedConsumers } from '../support/fault-consumers';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -48,6 +49,8 @@ describe('fault: poison messages among good ones', () => {
   const fx = useRedis();
 
   it('unparsable bodies and always-throwing handlers end in the dead letters once each; the good ones all flow', async () => {
+    // Each throwing message: two retries (warn) and its dead letter (error).
+    expectLogs(/failed on attempt [12] of 3: Error: poison/, /went to the dead letters as failed on attempt 3: Error: poison/);
     const seed = faultSeed();
     const random = seededRandom(seed);
     const topic = uniqueTopic('poison');
@@ -91,6 +94,8 @@ describe('fault: poison messages among good ones', () => {
       expect(ledger.starts(id).map((s) => s.attempt)).toEqual([1]);
       expect(ledger.ackCount(id)).toBe(1);
     }
+    expect(loggedLines(/went to the dead letters as failed/)).toHaveLength(30);
+    expect(loggedLines(/failed on attempt [12] of 3/)).toHaveLength(60);
     expect(tally.handled).toBe(1030);
     expect(tally.duplicates).toBe(0);
     expect(tally.lost).toBe(0);
@@ -102,6 +107,7 @@ describe('fault: poison messages among good ones', () => {
   // Redis' cjson accepts bodies (NaN, hex numbers) that JSON.parse refuses: such a message
   // goes to dead letters as `malformed` on its own, and the rest of its batch is served.
   it('bodies that Redis cjson accepts but JSON.parse refuses are dead-lettered as malformed, not fatal to their batch', async () => {
+    expectLogs(/went to the dead letters as malformed on attempt 1: the stored body is not valid JSON/);
     const topic = uniqueTopic('poison-cjson');
     const ledger = new FaultLedger();
     const queue = await fx.service();
@@ -116,6 +122,7 @@ describe('fault: poison messages among good ones', () => {
     }
     const letters = await allDeadLetters(queue, topic);
     expect(letters.map((l) => [l.id, l.reason]).sort()).toEqual(damaged.map((id) => [id, 'malformed']).sort());
+    expect(loggedLines(/as malformed/)).toHaveLength(damaged.length);
     const tally = ledger.tally({ leftInRedis: [], expectedDead: damaged });
     expect(tally.violations).toEqual([]);
     expect(tally.duplicates).toBe(0);

@@ -13,6 +13,7 @@ describe('security', () => {
   const fx = useRedis({ password: 'admin-secret-pw' });
 
   it('runs with an ACL user limited to ~{<prefix>:* and the documented command categories', async () => {
+    expectLogs(/went to the dead letters as failed/);
     await fx.redis.acl('SETUSER', 'queue-user', ...ACL_RULES);
     const queue = await fx.service({ connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`, prefix: 'shop', maxAttempts: 1 });
     const topic = uniqueTopic();

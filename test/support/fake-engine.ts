@@ -1,11 +1,11 @@
 import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from '../../lib/engine/consumer-engine';
-import type { NackResult, ReservedMessage } from '../../lib/interfaces';
+import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/interfaces';
 
 /** Kept before any test installs Jest's fake timers: `until` times out in real time. */
 const realSetTimeout = globalThis.setTimeout;
 const realClearTimeout = globalThis.clearTimeout;
 
-export type EngineMethod = 'reserve' | 'nack' | SettleAction;
+export type EngineMethod = 'reserve' | 'nack' | 'bury' | SettleAction;
 
 /** One call the consumer made, in arrival order. */
 export interface EngineCall {
@@ -163,6 +163,18 @@ export class FakeEngine implements ConsumerEngine {
       return true;
     });
     if (action === 'release' && flags.includes(true)) this.onReady?.();
+    return this.answer(flags);
+  }
+
+  /** As bury.lua: each lease still held goes to the dead letters at once, with no attempt left to count. */
+  async bury(_topic: string, leases: HeldLease[], _reason: DeadLetterReason, _error: unknown): Promise<boolean[]> {
+    await this.arrive('bury', leases, {});
+    const flags = leases.map((lease) => {
+      if (!this.held(lease)) return false;
+      this.leases.delete(lease.token);
+      this.dead.push(lease.id);
+      return true;
+    });
     return this.answer(flags);
   }
 

@@ -26,7 +26,7 @@ export interface SnippetDiagnostic {
  * each name a snippet mentions (and does not declare itself) is imported from the first of
  * these that exports it.
  */
-const MODULES = ['nestjs-redis-ack-queue', '@nestjs/common', '@nestjs/core', 'ioredis'];
+const MODULES = ['nestjs-redis-ack-queue', '@nestjs/common', '@nestjs/core', 'ioredis', 'class-validator'];
 
 /**
  * What the snippets take from the reader's own app, declared once for all of them: an
@@ -40,6 +40,12 @@ declare class Mailer {
   readonly sent: string[];
 }
 declare const mailer: Mailer;
+declare class Pager {
+  notify(text: string): void;
+}
+declare class TenantGuard {
+  canActivate(context: import('@nestjs/common').ExecutionContext): boolean;
+}
 declare const app: import('@nestjs/common').INestApplication;
 declare function request(server: unknown): { post(path: string): { send(body: object): Promise<unknown> } };
 declare function renderPdf(invoiceId: string, options: { signal: AbortSignal }): Promise<Uint8Array>;

@@ -1,3 +1,4 @@
+import { QueueLogger } from '../../lib/observability/queue-logger';
 import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
 import { HandlerTimeoutError, LeaseLostError, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueEvent, type ReservedMessage } from '../../lib';
 import { QueueEvents } from '../../lib/queue/queue-events';
@@ -30,7 +31,7 @@ function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptio
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++ };
-  const keeper = new LeaseKeeper(engine, 'jobs', handler, resolveConsumerSettings(options, undefined), queueEvents, hooks);
+  const keeper = new LeaseKeeper(engine, 'jobs', handler, resolveConsumerSettings(options, undefined), { events: queueEvents, logger: new QueueLogger('warn') }, hooks);
   keepers.push(keeper);
   keeper.start();
   return keeper;

@@ -1,3 +1,4 @@
+import { QueueLogger } from '../../lib/observability/queue-logger';
 import { QueuePoller } from '../../lib/consumer/queue-poller';
 import { LeaseLostError, RedisUnavailableError, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueEvent } from '../../lib';
 import { QueueEvents } from '../../lib/queue/queue-events';
@@ -38,7 +39,7 @@ function start(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const settings = resolveConsumerSettings(options, undefined);
-  const poller = new QueuePoller('jobs', handler, settings, { engine, wake, events: queueEvents, onClosed: () => closed++ });
+  const poller = new QueuePoller('jobs', handler, settings, { engine, wake, events: queueEvents, logger: new QueueLogger('log'), onClosed: () => closed++ });
   pollers.push(poller);
   poller.start();
   return poller;

@@ -1,0 +1,53 @@
+import type { ConsumerEngine } from '../engine/consumer-engine';
+import { MessageRejectedError } from '../errors';
+import { asError, errorSummary } from '../errors/error-text';
+import type { DeadLetterReason, ReservedMessage } from '../interfaces';
+import type { QueueLogger } from '../observability/queue-logger';
+import type { QueueEvents } from '../queue/queue-events';
+import type { ConsumerSettings } from '../queue/settings';
+import { MESSAGES } from '../redis-ack-queue.messages';
+
+/** Where a consumer reports what happens: the service's event stream and log. */
+export interface ConsumerReporting {
+  events: QueueEvents;
+  logger: QueueLogger;
+}
+
+/**
+ * Ends failed deliveries of one topic: a retry after the backoff while attempts remain, else
+ * the dead letters; a MessageRejectedError goes to the dead letters at once (`rejected`).
+ * Each one is emitted and logged (topic, id, attempt and the error's first line, never the
+ * payload).
+ */
+export class FailedDeliveries {
+  constructor(
+    private readonly engine: ConsumerEngine,
+    private readonly topic: string,
+    private readonly settings: ConsumerSettings,
+    private readonly report: ConsumerReporting,
+  ) {}
+
+  /** Settles one failed delivery; false when its lease was lost meanwhile (nothing changed). */
+  async settle(message: ReservedMessage<unknown>, error: unknown): Promise<boolean> {
+    const { id, attempt, maxAttempts } = message;
+    if (error instanceof MessageRejectedError) {
+      const [buried] = await this.engine.bury(this.topic, [message], 'rejected', error);
+      if (buried) this.dead(message, 'rejected', error, error.reason);
+      return buried;
+    }
+    const delayMs = this.settings.backoff(attempt, error);
+    const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts, error });
+    if (result === 'lost') return false;
+    if (result === 'dead') this.dead(message, 'failed', error);
+    else {
+      this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
+      this.report.events.emit({ type: 'retried', topic: this.topic, id, attempt, error: asError(error) });
+    }
+    return true;
+  }
+
+  private dead({ id, attempt }: ReservedMessage<unknown>, reason: DeadLetterReason, error: unknown, summary = errorSummary(error)): void {
+    this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
+    this.report.events.emit({ type: 'dead', topic: this.topic, id, attempt, error: asError(error) });
+  }
+}

@@ -1,0 +1,85 @@
+import { ForbiddenException, HttpException, type Type } from '@nestjs/common';
+import { FORBIDDEN_MESSAGE } from '@nestjs/core/guards/index.js';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { MessageRejectedError } from '../errors';
+import { asError } from '../errors/error-text';
+import type { MessageContext, QueueHandlerFn } from '../interfaces';
+import { REDIS_ACK_QUEUE_CONTEXT_TYPE } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import type { EnhancerSet, HandlerEnhancers } from './handler-enhancers';
+
+type Handler = (...args: unknown[]) => unknown;
+
+/** The provider method a pipeline runs. */
+export interface PipelineTarget {
+  instance: object;
+  /** The method as the class declares it: its enhancer metadata hangs on it. */
+  method: Handler;
+  /** The payload parameter's declared type, which a ValidationPipe validates against. */
+  metatype: Type | undefined;
+}
+
+/**
+ * Runs a handler through its enhancers in Nest's order: guards, interceptors around pipes
+ * and the method. The pipes see the payload (`metadata.type` 'body'); the MessageContext
+ * reaches the method as it is. A guard that denies (or throws) and a pipe that throws end
+ * in a MessageRejectedError, so the message is dead-lettered at once as `rejected`; any
+ * other error fails the delivery as usual. Exception filters see every error, and whatever
+ * they do the delivery still fails with the original error: a filter cannot ack a message.
+ */
+export function createHandlerPipeline(target: PipelineTarget, set: EnhancerSet, enhancers: HandlerEnhancers): QueueHandlerFn {
+  const { instance, method, metatype } = target;
+  return async (payload: unknown, context: MessageContext) => {
+    const args = [payload, context];
+    let refusedBy: 'guard' | 'pipe' | undefined;
+    try {
+      if (set.guards.length > 0) {
+        refusedBy = 'guard';
+        const allowed = await enhancers.guardsConsumer.tryActivate(set.guards, args, instance, method, REDIS_ACK_QUEUE_CONTEXT_TYPE);
+        if (!allowed) throw new ForbiddenException(FORBIDDEN_MESSAGE);
+        refusedBy = undefined;
+      }
+      const handle = async () => {
+        let value = payload;
+        if (set.pipes.length > 0) {
+          refusedBy = 'pipe';
+          value = await enhancers.pipesConsumer.applyPipes(payload, { type: 'body', metatype, data: undefined }, set.pipes);
+          refusedBy = undefined;
+        }
+        return method.call(instance, value, context);
+      };
+      const result = await enhancers.interceptorsConsumer.intercept(set.interceptors, args, instance, method, handle, REDIS_ACK_QUEUE_CONTEXT_TYPE);
+      return await settled(result);
+    } catch (error) {
+      await runFilters(set, error, args, target);
+      throw refusedBy ? new MessageRejectedError(describeRefusal(refusedBy, error), { cause: error }) : error;
+    }
+  };
+}
+
+/** A handler's outcome as a promise: an Observable succeeds when it completes (with or without values). */
+export function settled(result: unknown): unknown {
+  return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+}
+
+async function runFilters(set: EnhancerSet, error: unknown, args: unknown[], { instance, method }: PipelineTarget): Promise<void> {
+  const host = new ExecutionContextHost(args, instance.constructor as Type, method);
+  host.setType(REDIS_ACK_QUEUE_CONTEXT_TYPE);
+  try {
+    await set.filters.invokeCustomFilters(error, host);
+  } catch {
+    // A filter that rethrows (or throws another error) changes nothing: the original error stands.
+  }
+}
+
+/** Why a guard or pipe refused, without the payload: the error's message and, from a ValidationPipe, its findings. */
+function describeRefusal(stage: 'guard' | 'pipe', error: unknown): string {
+  const summary = asError(error).message.split('\n')[0];
+  const response: unknown = error instanceof HttpException ? error.getResponse() : undefined;
+  const findings = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : undefined;
+  const strings = Array.isArray(findings) ? findings.filter((item): item is string => typeof item === 'string') : [];
+  const detail = strings.length > 0 ? `${summary}: ${strings.join('; ')}` : summary;
+  const bounded = detail.length > 500 ? `${detail.slice(0, 500)}...` : detail;
+  return stage === 'guard' ? MESSAGES.guardDenied(bounded) : MESSAGES.pipeRefused(bounded);
+}

@@ -1,0 +1,44 @@
+import type { Type } from '@nestjs/common';
+import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
+import { ApplicationConfig, ContextIdFactory, ModulesContainer, type ModuleRef } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { MessageContext, QueueHandlerFn } from '../interfaces';
+import { HandlerEnhancers } from './handler-enhancers';
+import { createHandlerPipeline, settled, type PipelineTarget } from './handler-pipeline';
+
+type Method = (payload: unknown, context: MessageContext) => unknown;
+
+/**
+ * The function a consumer calls for one @QueueHandler method. Without any guard, interceptor,
+ * pipe or filter (on the method, its class, or app-wide) it is the method itself, called
+ * directly: nothing is added per message. With some, the method runs through them
+ * (handler-pipeline.ts). A static provider is bound once; a request-scoped (or transient,
+ * or depending on one) provider is resolved per message, its enhancers with it.
+ */
+export function bindQueueHandler(moduleRef: ModuleRef, wrapper: InstanceWrapper, methodName: string): QueueHandlerFn {
+  const metatype = wrapper.metatype as Type;
+  const method = (metatype.prototype as Record<string, Method>)[methodName] as (...args: unknown[]) => unknown;
+  const enhancers = new HandlerEnhancers(moduleRef.get(ModulesContainer, { strict: false }), moduleRef.get(ApplicationConfig, { strict: false }));
+  const enhanced = enhancers.any(metatype, method);
+  const moduleKey = wrapper.host?.token ?? '';
+  const target = (instance: object): PipelineTarget => ({ instance, method, metatype: paramType(instance, methodName) });
+  if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
+    const instance = wrapper.instance as Record<string, Method>;
+    if (!enhanced) return (payload, context) => instance[methodName](payload, context);
+    return createHandlerPipeline(target(instance), enhancers.resolve(instance, method, moduleKey), enhancers);
+  }
+  return async (payload, context) => {
+    const contextId = ContextIdFactory.create();
+    moduleRef.registerRequestByContextId({ queueMessage: context }, contextId);
+    const instance = await moduleRef.resolve<unknown, Record<string, Method>>(metatype, contextId, { strict: false });
+    if (!enhanced) return settled(instance[methodName](payload, context));
+    const set = enhancers.resolve(instance, method, moduleKey, contextId, wrapper.id);
+    return createHandlerPipeline(target(instance), set, enhancers)(payload, context);
+  };
+}
+
+/** The declared type of the payload parameter (emitted by TypeScript with emitDecoratorMetadata). */
+function paramType(instance: object, methodName: string): Type | undefined {
+  const types = Reflect.getMetadata(PARAMTYPES_METADATA, instance, methodName) as Type[] | undefined;
+  return types?.[0];
+}

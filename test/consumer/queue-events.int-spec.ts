@@ -1,0 +1,148 @@
+import { Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import {
+  InvalidQueueListenerError,
+  OnQueueEvent,
+  QueueHandler,
+  RedisAckQueueModule,
+  RedisAckQueueService,
+  type RedisAckQueueEvent,
+  type RedisAckQueueEventType,
+} from '../../lib';
+import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+const WATCHED = uniqueTopic('events.watched');
+const OTHER = uniqueTopic('events.other');
+const heard: Record<string, RedisAckQueueEvent[]> = {};
+const hear = (name: string, event: RedisAckQueueEvent) => (heard[name] ??= []).push(event);
+
+@Injectable()
+class Handlers {
+  @QueueHandler(WATCHED, { maxAttempts: 1 })
+  watched(payload: { fail?: boolean }) {
+    if (payload.fail) throw new Error('watched failed');
+  }
+
+  @QueueHandler(OTHER, { maxAttempts: 1 })
+  other(payload: { fail?: boolean }) {
+    if (payload.fail) throw new Error('other failed');
+  }
+}
+
+@Injectable()
+class Listeners {
+  @OnQueueEvent('dead')
+  onAnyDead(event: RedisAckQueueEvent) {
+    hear('dead', event);
+  }
+
+  @OnQueueEvent('acked', { topic: WATCHED })
+  onWatchedAcked(event: RedisAckQueueEvent) {
+    hear('watched acked', event);
+  }
+
+  @OnQueueEvent('pushed', { topic: WATCHED })
+  throwing(event: RedisAckQueueEvent) {
+    hear('throwing', event);
+    throw new Error('this listener always throws');
+  }
+
+  @OnQueueEvent('pushed', { topic: OTHER })
+  async rejecting(event: RedisAckQueueEvent) {
+    hear('rejecting', event);
+    await Promise.resolve();
+    throw new Error('this listener always rejects');
+  }
+}
+
+let scopedSerial = 0;
+@Injectable({ scope: Scope.REQUEST })
+class ScopedListener {
+  readonly serial = ++scopedSerial;
+
+  @OnQueueEvent('acked', { topic: OTHER })
+  onOtherAcked(event: RedisAckQueueEvent) {
+    hear('scoped', event);
+    void this.serial;
+  }
+}
+
+describe('@OnQueueEvent: provider methods called with the events of events$', () => {
+  const fx = useRedis();
+  const apps: INestApplicationContext[] = [];
+
+  async function boot(providers: object[]) {
+    @Module({
+      imports: [RedisAckQueueModule.forRoot({ connection: fx.connection, backoff: { type: 'fixed', delayMs: 10 } })],
+      providers: providers as never[],
+    })
+    class Root {}
+    const app = await NestFactory.createApplicationContext(Root, { logger: testLogger(), abortOnError: false });
+    apps.push(app);
+    return app;
+  }
+
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  it('calls listeners by event type, filtered by topic when asked, request-scoped ones per event', async () => {
+    expectLogs(/went to the dead letters/, /listener Listeners\.(throwing|rejecting) threw/);
+    const app = await boot([Handlers, Listeners, ScopedListener]);
+    const queue = app.get(RedisAckQueueService);
+    const ok = await queue.push(WATCHED, { fail: false });
+    const bad = await queue.push(WATCHED, { fail: true });
+    const otherOk = await queue.push(OTHER, { fail: false });
+    const otherBad = await queue.push(OTHER, { fail: true });
+    await eventually(() => heard.dead?.length === 2 && heard['watched acked']?.length === 1 && heard.scoped?.length === 1);
+    await queue.waitUntilIdle(WATCHED);
+    await queue.waitUntilIdle(OTHER);
+    // Every topic's dead letters; only WATCHED's acks.
+    expect(heard.dead.map((e) => [e.topic, e.id, e.error?.message]).sort()).toEqual(
+      [[WATCHED, bad.id, 'watched failed'], [OTHER, otherBad.id, 'other failed']].sort(),
+    );
+    expect(heard['watched acked'].map((e) => [e.type, e.topic, e.id])).toEqual([['acked', WATCHED, ok.id]]);
+    expect(heard.scoped.map((e) => [e.type, e.id])).toEqual([['acked', otherOk.id]]);
+  });
+
+  it('logs a listener that throws or rejects, and the stream goes on for it and the others', async () => {
+    // The app of the previous test still runs; its throwing listeners have thrown on two pushes each.
+    expect(heard.throwing).toHaveLength(2);
+    expect(heard.rejecting).toHaveLength(2);
+    expectLogs(/listener Listeners\.(throwing|rejecting) threw/);
+    const queue = apps[0].get(RedisAckQueueService);
+    await queue.push(WATCHED, { fail: false });
+    await queue.push(OTHER, { fail: false });
+    await eventually(() => heard.throwing.length === 3 && heard.rejecting.length === 3 && heard['watched acked'].length === 2);
+    await eventually(() => loggedLines(/threw/).length === 2);
+    expect(loggedLines(/threw/).map((l) => [l.level, l.message]).sort()).toEqual(
+      [
+        ['error', `The @OnQueueEvent('pushed') listener Listeners.rejecting threw on an event of "${OTHER}": Error: this listener always rejects`],
+        ['error', `The @OnQueueEvent('pushed') listener Listeners.throwing threw on an event of "${WATCHED}": Error: this listener always throws`],
+      ].sort(),
+    );
+  });
+
+  it('fails startup on an unknown event type, a bad topic or an unknown queue, naming the method', async () => {
+    @Injectable()
+    class BadType {
+      @OnQueueEvent('finished' as RedisAckQueueEventType)
+      on() {}
+    }
+    await expect(boot([BadType])).rejects.toThrow(InvalidQueueListenerError);
+    await expect(boot([BadType])).rejects.toThrow(/Invalid @OnQueueEvent on BadType\.on: unknown event type "finished": use one of pushed, reserved/);
+    @Injectable()
+    class BadTopic {
+      @OnQueueEvent('dead', { topic: 'not valid' })
+      on() {}
+    }
+    await expect(boot([BadTopic])).rejects.toThrow(/Invalid @OnQueueEvent on BadTopic\.on: Invalid topic "not valid"/);
+    @Injectable()
+    class BadQueue {
+      @OnQueueEvent('dead', { queue: 'billing' })
+      on() {}
+    }
+    await expect(boot([BadQueue])).rejects.toThrow(/Invalid @OnQueueEvent on BadQueue\.on: no queue named "billing"/);
+  });
+});
