@@ -108,7 +108,7 @@ async function main(): Promise<number> {
             );
           } catch (error) {
             failures++;
-            log(`round ${round}: ${scenario.name} FAILED: ${(error as Error).stack ?? error}`);
+            log(`round ${round}: ${scenario.name} FAILED: ${(error as Error).stack ?? String(error)}`);
           }
         }
       } finally {

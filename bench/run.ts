@@ -59,7 +59,7 @@ async function main(): Promise<number> {
           log(`${name}: ${workload} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         } catch (error) {
           failures++;
-          log(`${name}: ${workload} FAILED: ${(error as Error).stack ?? error}`);
+          log(`${name}: ${workload} FAILED: ${(error as Error).stack ?? String(error)}`);
         }
       }
       await redis.admin.flushall();
@@ -123,7 +123,7 @@ function medianFigures(rounds: Figure[][]): Figure[] {
 }
 
 function systemName(key: string): string {
-  const version = (pkg: string) => JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')).version as string;
+  const version = (pkg: string) => (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
   if (key === 'bullmq') return `BullMQ ${version('bullmq')}`;
   if (key === 'bee') return `bee-queue ${version('bee-queue')}`;
   return 'this project';

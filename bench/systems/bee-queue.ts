@@ -28,7 +28,10 @@ export const createBeeQueue: SystemFactory = async (url, name) => {
       const worker = new BeeQueue<BenchMessage>(name, { ...settings, activateDelayedJobs: true });
       worker.on('error', (error) => console.error('bee-queue worker error:', error.message));
       await worker.ready();
-      worker.process(concurrency, async (job) => handler(job.data));
+      worker.process(concurrency, (job) => {
+        handler(job.data);
+        return Promise.resolve();
+      });
       const stalledCheck = worker.checkStalledJobs(5_000).catch(() => 0);
       return {
         async stop() {

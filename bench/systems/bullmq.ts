@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import type { QueueSystem, SystemFactory } from '../adapter';
+import type { BenchMessage, QueueSystem, SystemFactory } from '../adapter';
 
 /** BullMQ with its defaults, except that finished jobs are deleted. */
 export const createBullmq: SystemFactory = async (url, name) => {
@@ -18,7 +18,14 @@ export const createBullmq: SystemFactory = async (url, name) => {
       await queue.addBulk(messages.map((data, i) => ({ name: 'job', data, opts: { delay: dueAt ? Math.max(0, dueAt[i] - now) : 0 } })));
     },
     async startConsumer(concurrency, handler) {
-      const worker = new Worker(name, async (job) => handler(job.data), { connection, concurrency });
+      const worker = new Worker<BenchMessage>(
+        name,
+        (job) => {
+          handler(job.data);
+          return Promise.resolve();
+        },
+        { connection, concurrency },
+      );
       worker.on('error', (error) => console.error('BullMQ worker error:', error.message));
       await worker.waitUntilReady();
       return { stop: () => worker.close() };

@@ -25,8 +25,9 @@ function consumerModule(options: OursOptions, topic: string, concurrency: number
   @Injectable()
   class BenchConsumer {
     @QueueHandler(topic, { concurrency })
-    async handle(payload: BenchMessage): Promise<void> {
+    handle(payload: BenchMessage): Promise<void> {
       handler(payload);
+      return Promise.resolve();
     }
   }
   @Module({ imports: [RedisAckQueueModule.forRoot({ ...options })], providers: [BenchConsumer] })

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import { RedisAckQueueService } from '../../lib';
-import { queueKeys } from '../../lib/engine/queue-keys';
+import { type QueueKeys, queueKeys } from '../../lib/engine/queue-keys';
 import { eventually, singleServerOnly, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
@@ -28,7 +28,8 @@ singleServerOnly('builds a one-node cluster of its own server').describe('keys a
   });
 
   it('puts every key of a topic in one hash slot, named by its prefix', async () => {
-    const keys = Object.values(queueKeys('shop', 'orders.eu'));
+    const byName: Record<keyof QueueKeys, string> = queueKeys('shop', 'orders.eu');
+    const keys = Object.values(byName);
     expect(keys.every((key) => key.startsWith('{shop:orders.eu}:'))).toBe(true);
     const slots = await Promise.all(keys.map((key) => fx.redis.call('CLUSTER', 'KEYSLOT', key)));
     expect(new Set(slots).size).toBe(1);

@@ -104,7 +104,7 @@ describe('nack, retries and dead letters', () => {
   it('pages through dead letters oldest first', async () => {
     const queue = await fx.service({ maxAttempts: 1 });
     const topic = uniqueTopic();
-    await queue.pushMany(topic, [...Array(5)].map((_, i) => ({ id: `d${i}`, payload: i })));
+    await queue.pushMany(topic, Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })));
     for (const message of await queue.reserve(topic, { count: 5 })) await queue.nack(message);
     const page = await queue.deadLetters(topic, { offset: 1, limit: 2 });
     expect(page.map((d) => d.id)).toEqual(['d1', 'd2']);

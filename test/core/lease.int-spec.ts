@@ -147,9 +147,9 @@ describe('reserve, ack, extendLease', () => {
   it('gives one message to exactly one of many racing consumers', async () => {
     const queues = [await fx.service(), await fx.service(), await fx.service()];
     const topic = uniqueTopic();
-    await queues[0].pushMany(topic, [...Array(300)].map((_, i) => ({ payload: i })));
+    await queues[0].pushMany(topic, Array.from({ length: 300 }, (_, i) => ({ payload: i })));
     const batches = await Promise.all(
-      [...Array(30)].map((_, i) => queues[i % 3].reserve<number>(topic, { count: 20 })),
+      Array.from({ length: 30 }, (_, i) => queues[i % 3].reserve<number>(topic, { count: 20 })),
     );
     const ids = batches.flat().map((m) => m.id);
     expect(ids).toHaveLength(300);
@@ -159,7 +159,7 @@ describe('reserve, ack, extendLease', () => {
   it('moves expired leases and due delayed messages in bounded steps', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    await queue.pushMany(topic, [...Array(1_500)].map((_, i) => ({ payload: i })));
+    await queue.pushMany(topic, Array.from({ length: 1_500 }, (_, i) => ({ payload: i })));
     await Promise.all([queue.reserve(topic, { count: 1_000, leaseMs: 500 }), queue.reserve(topic, { count: 500, leaseMs: 500 })]);
     await eventually(async () => (await queue.stats(topic)).leased === 0);
     // One call moves at most 1000 expired leases back; the next call moves the rest.

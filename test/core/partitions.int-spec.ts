@@ -7,7 +7,7 @@ import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** Ids that land in each partition: `perPartition` of them for each of `count`. */
 function idsByPartition(count: number, perPartition: number): string[][] {
-  const ids: string[][] = [...Array(count)].map(() => []);
+  const ids: string[][] = Array.from({ length: count }, () => []);
   for (let i = 0; ids.some((list) => list.length < perPartition); i++) {
     const list = ids[partitionOf(`m-${i}`, count)];
     if (list.length < perPartition) list.push(`m-${i}`);
@@ -37,7 +37,7 @@ describe('partitioned topics', () => {
   it('spreads pushes over every partition by id, and deduplicates an id across pushes', async () => {
     const topic = uniqueTopic();
     const queue = await partitioned(topic);
-    const results = await queue.pushMany(topic, [...Array(200)].map((_, i) => ({ payload: i, id: `order-${i}` })));
+    const results = await queue.pushMany(topic, Array.from({ length: 200 }, (_, i) => ({ payload: i, id: `order-${i}` })));
     expect(results.every((r) => !r.duplicate)).toBe(true);
     const counts = await readyByPartition(topic);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(200);
@@ -65,7 +65,7 @@ describe('partitioned topics', () => {
     expect(order).toHaveLength(20);
     // At every point the partitions were served within one turn of each other (two: the replies
     // of two overlapping reserves to different masters may arrive in either order).
-    const served = new Array(PARTITIONS).fill(0);
+    const served = new Array<number>(PARTITIONS).fill(0);
     for (const partition of order) {
       served[partition]++;
       expect(Math.max(...served) - Math.min(...served)).toBeLessThanOrEqual(2);

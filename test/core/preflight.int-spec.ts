@@ -53,7 +53,7 @@ describe('dead letters are bounded', () => {
   it('keeps at most maxCount, deleting the oldest with their bodies', async () => {
     const queue = await fx.service({ maxAttempts: 1, deadLetters: { maxCount: 3 } });
     const topic = uniqueTopic();
-    await queue.pushMany(topic, [...Array(5)].map((_, i) => ({ id: `d${i}`, payload: i })));
+    await queue.pushMany(topic, Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })));
     for (const message of await queue.reserve(topic, { count: 5 })) await queue.nack(message, { error: new Error('x') });
     expect((await queue.deadLetters(topic)).map((d) => d.id)).toEqual(['d2', 'd3', 'd4']);
     expect(await fx.redis.hkeys(`{ackq:${topic}}:messages`)).toEqual(expect.arrayContaining(['d2', 'd3', 'd4']));

@@ -16,7 +16,7 @@ describe('push', () => {
   it('gives each message its own id across services', async () => {
     const [a, b] = [await fx.service(), await fx.service()];
     const topic = uniqueTopic();
-    const results = await Promise.all([...Array(50)].map((_, i) => (i % 2 ? a : b).push(topic, i)));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).push(topic, i)));
     expect(new Set(results.map((r) => r.id)).size).toBe(50);
     expect((await a.stats(topic)).ready).toBe(50);
   });
@@ -48,7 +48,7 @@ describe('push', () => {
     const queues = [await fx.service(), await fx.service(), await fx.service()];
     const topic = uniqueTopic();
     const results = await Promise.all(
-      [...Array(100)].map((_, i) => queues[i % 3].push(topic, { copy: i }, { id: 'same' })),
+      Array.from({ length: 100 }, (_, i) => queues[i % 3].push(topic, { copy: i }, { id: 'same' })),
     );
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect(results.filter((r) => r.duplicate)).toHaveLength(99);
@@ -60,7 +60,7 @@ describe('push', () => {
     const topic = uniqueTopic();
     await queue.push(topic, 'existing', { id: 'b-3' });
     const before = await commandCounts(fx.redis);
-    const items = [...Array(200)].map((_, i) => ({ id: `b-${i}`, payload: { n: i } }));
+    const items = Array.from({ length: 200 }, (_, i) => ({ id: `b-${i}`, payload: { n: i } }));
     const results = await queue.pushMany(topic, items);
     const after = await commandCounts(fx.redis);
     expect(after.evalsha - (before.evalsha ?? 0)).toBe(1);
@@ -72,7 +72,7 @@ describe('push', () => {
   it('splits a very large batch into bounded script calls sent together', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    const results = await queue.pushMany(topic, [...Array(2_000)].map((_, i) => ({ payload: i })));
+    const results = await queue.pushMany(topic, Array.from({ length: 2_000 }, (_, i) => ({ payload: i })));
     expect(results.every((r) => !r.duplicate)).toBe(true);
     expect((await queue.stats(topic)).ready).toBe(2_000);
   });

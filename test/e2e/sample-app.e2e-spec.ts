@@ -2,6 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import { AppModule } from '../../sample-app/app.module';
+import type { OrdersController } from '../../sample-app/orders/orders.controller';
+import type { Order } from '../../sample-app/orders/orders.store';
 import { TOPICS } from '../../sample-app/orders/topics';
 import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
 import { eventually, useRedis } from '../support/queue-fixture';
@@ -20,11 +22,12 @@ describe('sample app (HTTP, real Redis)', () => {
     return { app, url: await app.getUrl() };
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  type Json = any;
+  /** GET /queues: what the controller returns, as JSON. */
+  type QueuesView = Awaited<ReturnType<OrdersController['queues']>>;
   const post = (url: string, body?: unknown) =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
-  const read = async (response: Response | Promise<Response>): Promise<Json> => (await response).json();
+  /** The response's JSON body, taken to be a T (the app's own types say what each route answers). */
+  const read = async <T>(response: Response | Promise<Response>): Promise<T> => (await (await response).json()) as T;
 
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -35,11 +38,11 @@ describe('sample app (HTTP, real Redis)', () => {
     const { app, url } = await startApp();
     const response = await post(`${url}/orders`, { item: 'book', amount: 12 });
     expect(response.status).toBe(202);
-    const order: Json = await response.json();
+    const order = await read<Order>(response);
     const queue = app.get(RedisAckQueueService);
     await queue.waitUntilIdle(TOPICS.created);
     await queue.waitUntilIdle(TOPICS.invoice);
-    const stored = await read(fetch(`${url}/orders/${order.id}`));
+    const stored = await read<Order>(fetch(`${url}/orders/${order.id}`));
     expect(stored).toMatchObject({ status: 'awaiting-payment', confirmationSent: true, invoice: `invoice-${order.id}.pdf` });
   });
 
@@ -52,22 +55,22 @@ describe('sample app (HTTP, real Redis)', () => {
 
   it('cancels an unpaid order at its payment timeout and leaves a paid one alone', async () => {
     const { app, url } = await startApp({ PAYMENT_TIMEOUT_MS: '400' });
-    const unpaid = await read(post(`${url}/orders`, { item: 'lamp', amount: 30 }));
-    const paid = await read(post(`${url}/orders`, { item: 'desk', amount: 200 }));
+    const unpaid = await read<Order>(post(`${url}/orders`, { item: 'lamp', amount: 30 }));
+    const paid = await read<Order>(post(`${url}/orders`, { item: 'desk', amount: 200 }));
     await post(`${url}/orders/${paid.id}/pay`);
     await app.get(RedisAckQueueService).waitUntilIdle(TOPICS.paymentTimeout);
-    expect((await read(fetch(`${url}/orders/${unpaid.id}`))).status).toBe('cancelled');
-    expect((await read(fetch(`${url}/orders/${paid.id}`))).status).toBe('paid');
+    expect((await read<Order>(fetch(`${url}/orders/${unpaid.id}`))).status).toBe('cancelled');
+    expect((await read<Order>(fetch(`${url}/orders/${paid.id}`))).status).toBe('paid');
   });
 
   it('retries a failing invoice three times, then shows it in the dead letters', async () => {
     // The consumer logs both retries (warn) and the dead letter (error).
     expectLogs(/ of "invoice\.render" failed on attempt [12] of 3/, / of "invoice\.render" went to the dead letters as failed on attempt 3/);
     const { url } = await startApp({ INVOICE_FAILURE_RATE: '1' });
-    const order = await read(post(`${url}/orders`, { item: 'chair', amount: 50 }));
+    const order = await read<Order>(post(`${url}/orders`, { item: 'chair', amount: 50 }));
     const dead = await eventually(async () => {
-      const queues = await read(fetch(`${url}/queues`));
-      return queues.find((q: { topic: string }) => q.topic === TOPICS.invoice).deadLetters.find((d: { id: string }) => d.id === order.id);
+      const queues = await read<QueuesView>(fetch(`${url}/queues`));
+      return queues.find((q) => q.topic === TOPICS.invoice)!.deadLetters.find((d) => d.id === order.id);
     });
     expect(dead).toMatchObject({ reason: 'failed', attempt: 3, error: 'Error: Invoice renderer unavailable (attempt 3 of 3)' });
     expect(loggedLines(/invoice\.render/).map((line) => line.level)).toEqual(['warn', 'warn', 'error']);
@@ -78,7 +81,7 @@ describe('sample app (HTTP, real Redis)', () => {
     const events: RedisAckQueueEvent[] = [];
     first.app.get(RedisAckQueueService).events$.subscribe((e) => events.push(e));
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push((await read(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
+    for (let i = 0; i < 8; i++) ids.push((await read<Order>(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
     const queue = first.app.get(RedisAckQueueService);
     await eventually(async () => (await queue.stats(TOPICS.created)).leased === 5); // concurrency 5
     expectLogs(/Released \d+ unfinished message\(s\)/);
@@ -86,7 +89,7 @@ describe('sample app (HTTP, real Redis)', () => {
     // The five running handlers did not finish within DRAIN_MS: released at once, and reported.
     const released = loggedLines(/^Released/).filter((line) => line.message.includes(`"${TOPICS.created}"`));
     expect(released).toHaveLength(1);
-    expect(released[0]).toMatchObject({ level: 'warn', message: expect.stringMatching(/^Released 5 unfinished message\(s\) .*back to ready/) });
+    expect(released[0]).toMatchObject<Record<string, unknown>>({ level: 'warn', message: expect.stringMatching(/^Released 5 unfinished message\(s\) .*back to ready/) });
     apps.splice(apps.indexOf(first.app), 1);
 
     const second = await startApp({ MAIL_LATENCY_MS: '10' });

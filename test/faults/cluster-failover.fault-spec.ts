@@ -134,7 +134,7 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     const resolved: string[] = [];
     const errors: unknown[] = [];
     for (let i = 0; i < 200; i += 20) {
-      const items = [...Array(20)].map((_, j) => ({ id: `unreplicated-${i + j}`, payload: i + j }));
+      const items = Array.from({ length: 20 }, (_, j) => ({ id: `unreplicated-${i + j}`, payload: i + j }));
       await queue.pushMany(topic, items).then(
         (results) => resolved.push(...results.filter((r) => !r.duplicate).map((r) => r.id)),
         (error: unknown) => errors.push(error),
@@ -147,7 +147,7 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     const { master, replica } = await masterWithReplica();
     const topic = await topicOn(master);
     const queue = await fx.service();
-    const before = (await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    const before = (await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
     await cutOff(master, replica);
     const { resolved } = await push200(queue, topic);
     expect(resolved).toHaveLength(200);
@@ -169,7 +169,7 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     const { master, replica } = await masterWithReplica();
     const topic = await topicOn(master);
     const queue = await fx.service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
-    const before = (await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    const before = (await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
     await cutOff(master, replica);
     const { resolved, errors } = await push200(queue, topic);
     expect(resolved).toEqual([]);

@@ -41,7 +41,7 @@ async function consume(queue: RedisAckQueueService, topic: string, n: number, le
   const consumer = queue.consume(topic, (_payload, context) => void ledger?.start('poller', context.id, context.attempt), { concurrency: 16 });
   const subscription = ledger?.follow(queue, 'poller', topic);
   try {
-    const results = await queue.pushMany(topic, [...Array(n)].map((_, i) => ({ payload: i })));
+    const results = await queue.pushMany(topic, Array.from({ length: n }, (_, i) => ({ payload: i })));
     ledger?.pushedIds(results.map((r) => r.id));
     await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
   } finally {
@@ -53,7 +53,7 @@ async function consume(queue: RedisAckQueueService, topic: string, n: number, le
 /** `n` push / reserve / ack cycles through the public API, in batches. */
 async function cycle(queue: RedisAckQueueService, topic: string, n: number, ledger?: FaultLedger): Promise<void> {
   for (let done = 0; done < n; done += BATCH) {
-    const results = await queue.pushMany(topic, [...Array(Math.min(BATCH, n - done))].map((_, i) => ({ payload: { i, pad: 'p'.repeat(64) } })));
+    const results = await queue.pushMany(topic, Array.from({ length: Math.min(BATCH, n - done) }, (_, i) => ({ payload: { i, pad: 'p'.repeat(64) } })));
     ledger?.pushedIds(results.map((r) => r.id));
     let left = results.length;
     while (left > 0) {

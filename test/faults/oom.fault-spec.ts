@@ -34,7 +34,7 @@ describe('fault: maxmemory reached with noeviction', () => {
 
     // Redis keeps refusing pushes while full.
     const refusedAgain = await Promise.all(
-      [...Array(20)].map((_, i) => producer.push(topic, body, { id: `refused-${i}` }).then(() => null, (e: unknown) => e)),
+      Array.from({ length: 20 }, (_, i) => producer.push(topic, body, { id: `refused-${i}` }).then(() => null, (e: unknown) => e)),
     );
     expect(refusedAgain.every((e) => e instanceof RedisCommandError && e.redisCode === 'OOM')).toBe(true);
     const consumerService = await fx.service({ leaseMs: 2000 });
@@ -78,7 +78,7 @@ describe('fault: maxmemory reached with noeviction', () => {
   it('acks, lease extensions, releases and purges (which free memory) still work at the limit', async () => {
     const topic = uniqueTopic('oom-settle');
     const queue = await fx.service();
-    await queue.pushMany(topic, [...Array(10)].map((_, i) => ({ id: `m${i}`, payload: 'x'.repeat(1000) })));
+    await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `m${i}`, payload: 'x'.repeat(1000) })));
     const leased = await queue.reserve(topic, { count: 10, leaseMs: 60_000 });
     await queue.nack(leased.pop()!, { delayMs: 0 });
     await queue.pushMany(topic, [{ id: 'doomed', payload: 1, maxAttempts: 1 }]);

@@ -56,7 +56,7 @@ describe('fault: poison messages among good ones', () => {
     const topic = uniqueTopic('poison');
     const ledger = new FaultLedger();
     const queue = await fx.service();
-    const kinds: Kind[] = [...Array(1000).fill('good'), ...Array(30).fill('throws'), ...Array(30).fill('damaged')];
+    const kinds: Kind[] = [...Array<Kind>(1000).fill('good'), ...Array<Kind>(30).fill('throws'), ...Array<Kind>(30).fill('damaged')];
     for (let i = kinds.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
       [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
@@ -111,7 +111,7 @@ describe('fault: poison messages among good ones', () => {
     const topic = uniqueTopic('poison-cjson');
     const ledger = new FaultLedger();
     const queue = await fx.service();
-    const kinds: Kind[] = [...Array(200)].map((_, i) => (i % 40 === 7 ? 'damaged' : 'good'));
+    const kinds: Kind[] = Array.from({ length: 200 }, (_, i) => (i % 40 === 7 ? 'damaged' : 'good'));
     const lenient = ['{"p":NaN}', '{"p":0x10}', '{"p":Infinity}', '{"p":-Infinity}', '{"p":[1,NaN]}'];
     const damaged = await pushMixed(queue, fx.redis, topic, ledger, kinds, (i) => lenient[i % lenient.length]);
     const consumers = await startConsumers(fx, topic, ledger, 500);

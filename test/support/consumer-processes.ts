@@ -55,7 +55,7 @@ export class ConsumerProcesses {
     this.children.add(child);
     child.once('exit', () => this.children.delete(child));
     const ready = new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
         if (!line.startsWith('{')) return;
         const event = JSON.parse(line) as ConsumerEvent;
         event.receivedAt = Date.now();

@@ -283,7 +283,7 @@ export async function produce(queue: RedisAckQueueService, topic: string, ledger
         results = await queue.pushMany(topic, items);
       } catch (error) {
         ledger.rejectedPushes++;
-        if (attempt >= maxRetries) throw new Error(`push of ${idPrefix}-${first}.. kept failing: ${String(error)}`);
+        if (attempt >= maxRetries) throw new Error(`push of ${idPrefix}-${first}.. kept failing: ${String(error)}`, { cause: error });
         await hold(retryMs);
         continue;
       }

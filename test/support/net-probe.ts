@@ -43,6 +43,6 @@ export function answersPing(port: number, tls?: { ca: Buffer }): Promise<boolean
     socket.setTimeout(1_000, () => done(false));
     socket.on('error', () => done(false));
     socket.on(tls ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
+    socket.on('data', (data: Buffer) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
   });
 }

@@ -47,7 +47,7 @@ export class RedisCluster {
   static async start(options: RedisClusterOptions = {}): Promise<RedisCluster> {
     const { nodeTimeoutMs = 2_000, password, appendonly = false, config = [] } = options;
     const settled = await Promise.allSettled(
-      [...Array(6)].map(async () =>
+      Array.from({ length: 6 }, async () =>
         RedisServer.start({
           appendonly,
           password,
@@ -77,7 +77,7 @@ export class RedisCluster {
     } catch (error) {
       const logs = cluster.logTails();
       await cluster.stop();
-      throw new Error(`Redis Cluster did not start: ${(error as Error).message}\n${logs}`);
+      throw new Error(`Redis Cluster did not start: ${(error as Error).message}\n${logs}`, { cause: error });
     }
     return cluster;
   }
@@ -147,7 +147,7 @@ export class RedisCluster {
    */
   async waitUntilHealthy(timeoutMs = 30_000, also: (owner: Map<string, string>) => boolean = () => true): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    let last = 'not checked yet';
+    let last: string;
     for (;;) {
       try {
         last = await this.health(also);

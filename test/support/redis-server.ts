@@ -138,7 +138,7 @@ export class RedisServer {
     // stderr: a bad config directive is reported there, before the log file opens.
     const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     this.process = child;
     await this.waitUntilUp(child, () => stderr);
   }

@@ -18,10 +18,10 @@ export class ReplyDroppingProxy {
   ) {}
 
   static async start(redisPort: number): Promise<ReplyDroppingProxy> {
-    let proxy: ReplyDroppingProxy | undefined;
-    const server = createServer((client) => proxy!.relay(client, redisPort));
+    // Clients connect only once the server listens, by when `proxy` is set.
+    const server = createServer((client) => proxy.relay(client, redisPort));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new ReplyDroppingProxy(server, (server.address() as { port: number }).port);
+    const proxy = new ReplyDroppingProxy(server, (server.address() as { port: number }).port);
     return proxy;
   }
 

@@ -68,7 +68,7 @@ describe('skew-clock preload (the clock-skew fault test runs consumers with it)'
 
   it('refuses to start without a usable offset, naming the variable', async () => {
     const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(SKEW_CLOCK_PRELOAD)}`, ACKQ_CLOCK_SKEW_MS: '5 minutes' };
-    await expect(run(process.execPath, ['-e', 'console.log("started")'], { env })).rejects.toMatchObject({
+    await expect(run(process.execPath, ['-e', 'console.log("started")'], { env })).rejects.toMatchObject<Record<string, unknown>>({
       code: 1,
       stdout: '',
       stderr: expect.stringContaining('skew-clock.js needs ACKQ_CLOCK_SKEW_MS'),
