@@ -8,3 +8,6 @@ export { RedisAckQueueService } from './queue/redis-ack-queue.service';
 export { QueueHandler, type QueueHandlerMetadata } from './nest/queue-handler.decorator';
 export * from './errors';
 export * from './interfaces';
+export { RedisAckQueueMetrics } from './observability/metrics/queue-metrics';
+export type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './observability/metrics/metrics-options.interface';
+export { RedisAckQueueMetricsModule, type RedisAckQueueMetricsModuleOptions } from './nest/metrics/redis-ack-queue-metrics.module';

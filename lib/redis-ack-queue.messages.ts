@@ -1,5 +1,8 @@
 /** Every error and log text of the library, in one place. */
 export const MESSAGES = {
+  missingPeer: (name: string, feature: string) =>
+    `${feature} needs the optional peer dependency "${name}": install it (npm install ${name}) or leave the feature off`,
+  gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) =>
     `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   invalidPrefix: (prefix: unknown) =>

@@ -8,7 +8,7 @@ import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from '../error
 import { asError } from '../errors/error-text';
 import type {
   DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
-  QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
+  QueueGauges, QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
 } from '../interfaces';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { encodePushItem, MessageIds } from './push-items';
@@ -238,6 +238,15 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async stats(topic: string): Promise<QueueStats> {
     assertTopic(topic);
     return this.inspector.stats(topic);
+  }
+
+  /**
+   * {@link QueueGauges}: the counts of `stats` and the age of the oldest ready message (for metrics and health).
+   * @throws As `stats`.
+   */
+  async gauges(topic: string): Promise<QueueGauges> {
+    assertTopic(topic);
+    return this.inspector.gauges(topic);
   }
 
   /**
