@@ -11,3 +11,5 @@ export * from './interfaces';
 export { RedisAckQueueMetrics } from './observability/metrics/queue-metrics';
 export type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './observability/metrics/metrics-options.interface';
 export { RedisAckQueueMetricsModule, type RedisAckQueueMetricsModuleOptions } from './nest/metrics/redis-ack-queue-metrics.module';
+export { RedisAckQueueHealthIndicator, type RedisAckQueueHealthResult } from './nest/health/redis-ack-queue.health-indicator';
+export type { RedisAckQueueHealthOptions, RedisAckQueueHealthDetails } from './nest/health/redis-ack-queue-health.options';

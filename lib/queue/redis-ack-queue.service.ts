@@ -4,10 +4,11 @@ import { ConsumerRegistry } from '../consumer/consumer-registry';
 import { QueueConnection } from '../engine/queue-connection';
 import { QueueEngine } from '../engine/queue-engine';
 import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
+import { pingWithin } from '../engine/ping';
 import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type {
-  DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
+  ConsumerLiveness, DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
   QueueGauges, QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
 } from '../interfaces';
 import { DEFAULTS } from '../redis-ack-queue.constants';
@@ -247,6 +248,16 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   async gauges(topic: string): Promise<QueueGauges> {
     assertTopic(topic);
     return this.inspector.gauges(topic);
+  }
+
+  /** One PING's round trip (ms), for health checks; rejects when Redis does not answer within `timeoutMs`. */
+  ping(timeoutMs = 1_000): Promise<number> {
+    return pingWithin(this.connection.client, timeoutMs);
+  }
+
+  /** {@link ConsumerLiveness} of each consumer running in this process, for health checks. */
+  consumerLiveness(): ConsumerLiveness[] {
+    return this.consumers.liveness();
   }
 
   /**
