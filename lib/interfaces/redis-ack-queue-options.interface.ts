@@ -118,6 +118,14 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @prop __type.timeoutMs How long to wait for them (ms, 1 to 2^31-1). Default 1 s.
    */
   replicatedPushes?: { replicas: number; timeoutMs?: number };
+  /**
+   * OpenTelemetry tracing (needs `@opentelemetry/api`, an optional peer): a push runs in a
+   * PRODUCER span whose context goes into each message's headers (`traceparent`), and every
+   * handler runs in a CONSUMER span continuing that trace. Spans go to the tracer provider you
+   * registered; with none registered they cost next to nothing.
+   * @defaultValue `false`
+   */
+  tracing?: boolean;
 }
 
 /** Module options: the service options plus what only a Nest app has. */

@@ -11,6 +11,8 @@ import type {
   ConsumerLiveness, DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
   QueueGauges, QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
 } from '../interfaces';
+import type { QueueTracing } from '../observability/tracing/queue-tracing';
+import { tracingFor } from '../observability/tracing/tracing-option';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
@@ -37,6 +39,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   private readonly consumers: ConsumerRegistry;
   private readonly events = new QueueEvents();
   private readonly ids = new MessageIds();
+  private readonly tracing: QueueTracing | undefined;
   private closing: Promise<void> | undefined;
 
   /**
@@ -53,6 +56,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
     this.consumers = new ConsumerRegistry(this.engine, this.connection.client, this.events, this.settings);
     this.events$ = this.events.stream$;
+    this.tracing = tracingFor(options?.tracing);
   }
 
   /**
@@ -112,7 +116,11 @@ export class RedisAckQueueService implements OnApplicationShutdown {
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
-  async pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+  pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+    return this.tracing ? this.tracing.push(topic, items, (traced) => this.store(topic, traced)) : this.store(topic, items);
+  }
+
+  private async store(topic: string, items: PushManyItem[]): Promise<PushResult[]> {
     this.assertOpen('push');
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
@@ -321,7 +329,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
     this.assertOpen('consume');
     assertTopic(topic);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
-    return this.consumers.consume(topic, handler, optionsOf(options));
+    return this.consumers.consume(topic, this.tracing ? this.tracing.wrap(topic, handler) : handler, optionsOf(options));
   }
 
   /**
