@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import { RedisAckQueueMetrics, RedisAckQueueMetricsModule, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** The value of one sample line of the text exposition, undefined when absent. */
@@ -77,6 +78,7 @@ describe('Prometheus metrics', () => {
     const topic = uniqueTopic();
     const { queue, registry } = await withMetrics({ topics: [topic], scrapeTimeoutMs: 200 });
     await queue.push(topic, 'a');
+    expectLogs(/Metrics: reading the gauges of topic .* failed \(no answer within 200 ms\)/);
     const pauser = fx.client();
     await pauser.call('CLIENT', 'PAUSE', '1500', 'ALL');
     const started = Date.now();

@@ -20,6 +20,13 @@ const GAUGE_AND_HISTOGRAM_NAMES = [
 const counterName = (type: string) => `redis_ack_queue_${type.replace('-', '_')}_total`;
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** One topic's counters and histograms, bound to its label. */
+interface TopicSeries {
+  counters: Map<string, { inc(): void }>;
+  duration: { observe(value: number): void };
+  wait: { observe(value: number): void };
+}
+
 /**
  * Prometheus metrics of one service, with prom-client (an optional peer, loaded here):
  * counters and histograms fed by `events$`, gauges read from Redis at scrape time with one
@@ -36,6 +43,7 @@ export class RedisAckQueueMetrics {
   private readonly lag: Gauge<'topic'>;
   private readonly topics: Set<string>;
   private readonly names: string[] = [];
+  private readonly series = new Map<string, TopicSeries>();
   private readonly subscription: Subscription;
   /** The gauge reads of the scrape under way, shared by both gauges' collect. */
   private reading: Promise<Map<string, QueueGauges>> | undefined;
@@ -104,12 +112,21 @@ export class RedisAckQueueMetrics {
 
   private count(event: RedisAckQueueEvent): void {
     const { topic, type, durationMs, waitMs } = event;
-    const counter = this.counters.get(type);
-    if (!counter) return;
-    counter.inc({ topic });
-    this.topics.add(topic);
-    if (durationMs !== undefined) this.duration.observe({ topic }, durationMs / 1000);
-    if (waitMs !== undefined) this.wait.observe({ topic }, waitMs / 1000);
+    if (!this.counters.has(type)) return;
+    // Label lookups hash every time: each topic's series are bound once.
+    let series = this.series.get(topic);
+    if (!series) {
+      this.topics.add(topic);
+      series = {
+        counters: new Map([...this.counters].map(([name, counter]) => [name, counter.labels(topic)])),
+        duration: this.duration.labels(topic),
+        wait: this.wait.labels(topic),
+      };
+      this.series.set(topic, series);
+    }
+    series.counters.get(type)!.inc();
+    if (durationMs !== undefined) series.duration.observe(durationMs / 1000);
+    if (waitMs !== undefined) series.wait.observe(waitMs / 1000);
   }
 
   /** Both gauges of one scrape share one read per topic. */
