@@ -74,6 +74,17 @@ describe('Prometheus metrics', () => {
     expect(sample(after, 'redis_ack_queue_oldest_ready_age_seconds', t)).toBe(0);
   });
 
+  it('sums the partitions of a partitioned topic and takes the oldest age of any', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service({ topics: { [topic]: { partitions: 3 } } });
+    await queue.pushMany(topic, Array.from({ length: 6 }, (_, n) => ({ payload: n })));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await queue.push(topic, 'young');
+    const gauges = await queue.gauges(topic);
+    expect(gauges).toMatchObject({ ready: 7, delayed: 0, leased: 0, dead: 0 });
+    expect(gauges.oldestReadyAgeMs).toBeGreaterThanOrEqual(145);
+  });
+
   it('answers a scrape within scrapeTimeoutMs when Redis does not answer, without the gauges', async () => {
     const topic = uniqueTopic();
     const { queue, registry } = await withMetrics({ topics: [topic], scrapeTimeoutMs: 200 });
