@@ -1,5 +1,15 @@
 /** Every error and log text of the library, in one place. */
 export const MESSAGES = {
+  missingPeer: (name: string, feature: string) =>
+    `${feature} needs the optional peer dependency "${name}": install it (npm install ${name}) or leave the feature off`,
+  healthRedisDown: (reason: string) => `Redis is unreachable: ${reason}`,
+  healthConsumerSilent: (topic: string, ms: number, bound: number) =>
+    `The consumer of topic "${topic}" has had no answer from Redis for ${ms} ms (over ${bound}): its connection is wedged or down`,
+  healthConsumerBlocked: (topic: string, ms: number, bound: number) =>
+    `The consumer of topic "${topic}" was stalled for ${ms} ms in the last minute (over ${bound}): a blocked event loop`,
+  healthLag: (topic: string, ms: number, bound: number) =>
+    `Topic "${topic}" lags: its oldest ready message is ${ms} ms old (over ${bound})`,
+  gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) =>
     `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   invalidPrefix: (prefix: unknown) =>

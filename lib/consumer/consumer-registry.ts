@@ -1,8 +1,9 @@
 import { openBlockingConnection, type RedisClient } from '../engine/connection';
 import type { QueueEngine } from '../engine/queue-engine';
-import type { QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
+import type { ConsumerLiveness, QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
 import { resolveConsumerSettings, type ConsumerSettings } from '../queue/settings';
 import type { ConsumerReporting } from './failed-deliveries';
+import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
 import { BlockingWakeSignal } from './wake-signal';
 
@@ -11,7 +12,8 @@ import { BlockingWakeSignal } from './wake-signal';
  * service's close (or the Nest app's shutdown) drains them all from here.
  */
 export class ConsumerRegistry {
-  private readonly consumers = new Set<QueueConsumer>();
+  /** Each running consumer, with what a health check sees of it. */
+  private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
 
   constructor(
     private readonly engine: QueueEngine,
@@ -25,13 +27,18 @@ export class ConsumerRegistry {
     const settings = resolveConsumerSettings(options, this.defaults);
     const wakeKey = this.engine.layouts.get(topic).home.wake;
     const wake = new BlockingWakeSignal(openBlockingConnection(this.client, `ackq:${topic}`), wakeKey);
+    const liveness = new PollerLiveness(topic);
+    wake.onAnswer = liveness.answered;
     const poller: QueuePoller<T> = new QueuePoller<T>(topic, handler, settings, {
-      engine: this.engine,
+      engine: liveness.watch(this.engine),
       wake,
       ...this.report,
-      onClosed: () => this.consumers.delete(poller),
+      onClosed: () => {
+        liveness.stop();
+        this.consumers.delete(poller);
+      },
     });
-    this.consumers.add(poller);
+    this.consumers.set(poller, liveness);
     poller.start();
     return poller;
   }
@@ -40,8 +47,13 @@ export class ConsumerRegistry {
     return this.consumers.size;
   }
 
+  /** What a health check sees of each running consumer. */
+  liveness(): ConsumerLiveness[] {
+    return [...this.consumers.values()].map((liveness) => liveness.snapshot());
+  }
+
   /** Drains every running consumer (each releases what did not finish within drainMs). */
   async closeAll(drainMs?: number): Promise<void> {
-    await Promise.all([...this.consumers].map((consumer) => consumer.close(drainMs)));
+    await Promise.all([...this.consumers.keys()].map((consumer) => consumer.close(drainMs)));
   }
 }

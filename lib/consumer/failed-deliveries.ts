@@ -6,6 +6,7 @@ import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import type { DeliveryTimings } from './delivery-timings';
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
@@ -28,26 +29,33 @@ export class FailedDeliveries {
   ) {}
 
   /** Settles one failed delivery; false when its lease was lost meanwhile (nothing changed). */
-  async settle(message: ReservedMessage<unknown>, error: unknown): Promise<boolean> {
+  async settle(message: ReservedMessage<unknown>, error: unknown, timings: DeliveryTimings = {}): Promise<boolean> {
     const { id, attempt, maxAttempts } = message;
     if (error instanceof MessageRejectedError) {
       const [buried] = await this.engine.bury(this.topic, [message], 'rejected', error);
-      if (buried) this.dead(message, 'rejected', error, error.reason);
+      if (buried) this.dead(message, 'rejected', error, timings, error.reason);
       return buried;
     }
     const delayMs = this.settings.backoff(attempt, error);
     const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts, error });
     if (result === 'lost') return false;
-    if (result === 'dead') this.dead(message, 'failed', error);
+    const { durationMs, waitMs } = timings;
+    if (result === 'dead') this.dead(message, 'failed', error, timings);
     else {
       this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
-      this.report.events.emit({ type: 'retried', topic: this.topic, id, attempt, error: asError(error) });
+      this.report.events.emit({ type: 'retried', topic: this.topic, id, attempt, error: asError(error), durationMs, waitMs });
     }
     return true;
   }
 
-  private dead({ id, attempt }: ReservedMessage<unknown>, reason: DeadLetterReason, error: unknown, summary = errorSummary(error)): void {
+  private dead(
+    { id, attempt }: ReservedMessage<unknown>,
+    reason: DeadLetterReason,
+    error: unknown,
+    { durationMs, waitMs }: DeliveryTimings,
+    summary = errorSummary(error),
+  ): void {
     this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
-    this.report.events.emit({ type: 'dead', topic: this.topic, id, attempt, error: asError(error) });
+    this.report.events.emit({ type: 'dead', topic: this.topic, id, attempt, error: asError(error), durationMs, waitMs });
   }
 }

@@ -7,11 +7,12 @@ import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
+import { firstWaitMs, type DeliveryTimings } from './delivery-timings';
 import { abortHandler, HandlerContext, withTimeout, type ContextTarget } from './handler-context';
 import { settleWithin } from './settle-within';
 
 /** A message whose handler runs now. */
-export interface InFlight<T> extends ContextTarget {
+export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   message: ReservedMessage<T>;
   /** Ack or nack under way: a heartbeat miss is then no lost lease. */
   settling: boolean;
@@ -79,6 +80,7 @@ export class LeaseKeeper<T> {
   run(message: ReservedMessage<T>): void {
     const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
     this.inFlight.set(message.token, entry);
+    if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
     let work: Promise<unknown>;
     try {
       const result = this.handler(message.payload, new HandlerContext(entry, this.extend));
@@ -101,17 +103,19 @@ export class LeaseKeeper<T> {
   /** Frees the handler's slot as soon as it settles, then acks or nacks. */
   private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
     this.inFlight.delete(entry.message.token);
-    this.hooks.finished(Math.max(performance.now() - entry.started, 0.001));
+    entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
+    this.hooks.finished(entry.durationMs);
     if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;
     entry.settling = true;
     if (!failure) return this.acks.ack(entry);
-    const settled = this.failures.settle(entry.message, failure.error);
+    const settled = this.failures.settle(entry.message, failure.error, entry);
     this.track(settled.then((held) => held || this.leaseLost(entry), (error: unknown) => this.settleFailed(entry, error)));
   }
 
   private acked(entry: InFlight<T>): void {
-    if (this.events.observed) this.events.emit({ type: 'acked', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt });
+    const { message, durationMs, waitMs } = entry;
+    if (this.events.observed) this.events.emit({ type: 'acked', topic: this.topic, id: message.id, attempt: message.attempt, durationMs, waitMs });
   }
 
   /** An ack or nack failed: the lease runs out and the message is delivered again, nothing is lost. */

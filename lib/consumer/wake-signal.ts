@@ -12,6 +12,8 @@ export interface WakeSignal {
    */
   wait(nextDueInMs: number, stop: AbortSignal): Promise<void>;
   close(): void;
+  /** Called when Redis answers the wait (not when a timer ends it): health sees a live connection. */
+  onAnswer?: () => void;
 }
 
 /**
@@ -22,6 +24,7 @@ export interface WakeSignal {
 export class BlockingWakeSignal implements WakeSignal {
   private pending: Promise<void> | undefined;
   private failure: unknown;
+  onAnswer?: () => void;
 
   constructor(
     private readonly blocking: RedisClient,
@@ -33,7 +36,7 @@ export class BlockingWakeSignal implements WakeSignal {
       const pop: Promise<void> = this.blocking
         .blpop(this.wakeKey, DEFAULTS.idleWaitMs / 1000)
         .then(
-          () => undefined,
+          () => this.onAnswer?.(),
           (error: unknown) => void (this.failure = error),
         )
         .finally(() => {

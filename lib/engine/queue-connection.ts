@@ -55,8 +55,8 @@ export class QueueConnection {
    * at once and the slowest answer counts (before the first slots refresh: whichever node
    * the client picks). Rejects with RedisUnavailableError after commandTimeoutMs.
    */
-  ping(): Promise<number> {
-    return this.within('ping', undefined, this.roundTrip());
+  ping(timeoutMs = this.commandTimeoutMs): Promise<number> {
+    return withinBound(this.roundTrip(), timeoutMs, 'ping', undefined);
   }
 
   private async roundTrip(): Promise<number> {

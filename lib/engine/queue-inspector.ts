@@ -1,4 +1,4 @@
-import type { DeadLetter, QueueStats } from '../interfaces';
+import type { DeadLetter, QueueGauges, QueueStats } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
@@ -19,9 +19,22 @@ export class QueueInspector {
 
   async stats(topic: string): Promise<QueueStats> {
     const layout = this.layouts.get(topic);
-    const replies = await Promise.all(layout.partitions.map((keys) => this.scripts.run<number[]>('stats', topic, keys, [])));
+    const replies = await Promise.all(
+      layout.partitions.map((keys) => this.scripts.run<number[]>('stats', topic, keys, [])),
+    );
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3) };
+  }
+
+  /** Counts and the oldest ready message's age, one read-only call per partition. */
+  async gauges(topic: string): Promise<QueueGauges> {
+    const layout = this.layouts.get(topic);
+    const replies = await Promise.all(
+      layout.partitions.map((keys) => this.scripts.run<number[]>('metrics', topic, keys, [])),
+    );
+    const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
+    const oldestReadyAgeMs = Math.max(-1, ...replies.map((reply) => reply[4]));
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), oldestReadyAgeMs };
   }
 
   /** A page of dead letters, oldest first. */
@@ -43,8 +56,18 @@ export class QueueInspector {
     const sweeps =
       ids === undefined
         ? layout.partitions.map((keys) => this.sweepAll(sweep, topic, keys))
-        : [...byPartition(layout, ids.map((id) => ({ id })))].map(([partition, positions]) =>
-            this.sweepIds(sweep, topic, layout.partitions[partition], positions.map((i) => ids[i])),
+        : [
+            ...byPartition(
+              layout,
+              ids.map((id) => ({ id })),
+            ),
+          ].map(([partition, positions]) =>
+            this.sweepIds(
+              sweep,
+              topic,
+              layout.partitions[partition],
+              positions.map((i) => ids[i]),
+            ),
           );
     const total = (await Promise.all(sweeps)).reduce((sum, n) => sum + n, 0);
     if (sweep === 'deadRequeue' && total > 0 && layout.partitions.length > 1) {
@@ -56,7 +79,10 @@ export class QueueInspector {
   private async sweepIds(sweep: DeadSweep, topic: string, keys: QueueKeys, ids: string[]): Promise<number> {
     let total = 0;
     for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
-      const [, done] = await this.scripts.run<number[]>(sweep, topic, keys, [0, ...ids.slice(i, i + LIMITS.idsPerCall)]);
+      const [, done] = await this.scripts.run<number[]>(sweep, topic, keys, [
+        0,
+        ...ids.slice(i, i + LIMITS.idsPerCall),
+      ]);
       total += done;
     }
     return total;

@@ -24,6 +24,7 @@ export const QUEUE_SCRIPTS = {
   bury: { file: 'bury.lua', keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages'] },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
   stats: { file: 'stats.lua', keys: ['ready', 'delayed', 'leased', 'dead'], readOnly: true },
+  metrics: { file: 'metrics.lua', keys: ['ready', 'delayed', 'leased', 'dead', 'messages'], readOnly: true },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
   deadRequeue: { file: 'dead-requeue.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake'] },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts'] },

@@ -47,3 +47,19 @@ export interface QueueConsumer {
    */
   close(drainMs?: number): Promise<void>;
 }
+
+/** What a health check sees of one running consumer (`service.consumerLiveness()`). */
+export interface ConsumerLiveness {
+  /** The topic it consumes. */
+  topic: string;
+  /**
+   * Ms since Redis last answered it: a reserve, ack, nack or lease extension, or its blocking
+   * wait (which answers an idle consumer at least every 5 s).
+   */
+  msSinceAnswer: number;
+  /**
+   * The longest time (ms) its process went without running timers within the last minute,
+   * beyond their period: a blocked event loop (a synchronous handler) shows here.
+   */
+  longestTickGapMs: number;
+}

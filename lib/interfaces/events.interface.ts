@@ -20,4 +20,18 @@ export interface RedisAckQueueEvent {
   attempt?: number;
   /** For retried, dead, lease-lost and error events. */
   error?: Error;
+  /**
+   * On `acked`, `retried` and `dead` from a consumer: how long the handler ran (ms, this
+   * process's monotonic clock, from its start until it resolved, threw or timed out).
+   */
+  durationMs?: number;
+  /**
+   * On `acked`, `retried` and `dead` of a first delivery (attempt 1): ms from the push
+   * (`enqueuedAt`) to the reserve that leased it, both on the Redis server's clock (the
+   * few ms a message may then spend in the consumer's prefetch are not counted).
+   * For a plain push that is the wait from due to start; a push with `delayMs` or
+   * `availableAt` includes its delay. Absent on later attempts: the reserve reply does not
+   * say when a retry became due.
+   */
+  waitMs?: number;
 }

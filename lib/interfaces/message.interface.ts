@@ -117,6 +117,17 @@ export interface QueueStats {
  */
 export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected';
 
+/** The counts of {@link QueueStats} and the topic's lag, read in one script call per partition. */
+export interface QueueGauges extends QueueStats {
+  /**
+   * Age (ms, server clock) of the oldest ready message, -1 when none is ready: from its
+   * enqueue time for one in the ready list (a retried or delayed message that was moved
+   * there counts from its push), from its due time or lease deadline for one that is due
+   * but not moved yet.
+   */
+  oldestReadyAgeMs: number;
+}
+
 /** A message that ran out of attempts (or could not be read), kept for inspection. */
 export interface DeadLetter<T = unknown> {
   /** The message's id. */

@@ -1,4 +1,5 @@
-import type { DeadLetter, PushManyItem, PushOptions, PushResult, QueueStats } from './message.interface';
+import type { ConsumerLiveness } from './consumer.interface';
+import type { DeadLetter, PushManyItem, PushOptions, PushResult, QueueGauges, QueueStats } from './message.interface';
 
 /**
  * The producing and inspecting half of `RedisAckQueueService`: push, read counts and dead
@@ -112,8 +113,24 @@ export interface RedisAckQueueProducerApi {
    */
   purgeDead(topic: string, ids?: string[]): Promise<number>;
 
-  /** Round trip to Redis in ms (of a Cluster: to its slowest master); RedisUnavailableError after commandTimeoutMs. */
-  ping(): Promise<number>;
+  /**
+   * Round trip to Redis in ms (of a Cluster: to its slowest master).
+   * @param timeoutMs - How long to wait for the answer. Default: `commandTimeoutMs`.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {RedisUnavailableError} when Redis does not answer within the bound.
+   */
+  ping(timeoutMs?: number): Promise<number>;
+
+  /**
+   * The counts of `stats` and the age of the oldest ready message, read in one script call per
+   * partition (for metrics and health checks).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `stats`.
+   */
+  gauges(topic: string): Promise<QueueGauges>;
+
+  /** What a health check sees of each consumer running in this process: last wait, last heartbeat, stalls. */
+  consumerLiveness(): ConsumerLiveness[];
 
   /**
    * Drains this service's consumers (unfinished messages go back to ready at once), then closes its connections.

@@ -7,11 +7,13 @@ import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
 import { InvalidOptionError, QueueClosedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type {
-  DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
-  QueueHandlerOptions, QueueStats, RedisAckQueueConsumerApi, RedisAckQueueEvent, RedisAckQueueOptions, RedisAckQueueProducerApi,
-  ReserveOptions, ReservedMessage,
+  ConsumerLiveness, DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueGauges,
+  QueueHandlerFn, QueueHandlerOptions, QueueStats, RedisAckQueueConsumerApi, RedisAckQueueEvent, RedisAckQueueOptions,
+  RedisAckQueueProducerApi, ReserveOptions, ReservedMessage,
 } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
+import type { QueueTracing } from '../observability/tracing/queue-tracing';
+import { tracingFor } from '../observability/tracing/tracing-option';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
 import { resolveReserveRequest, resolveServiceSettings, type ServiceSettings } from './settings';
@@ -36,6 +38,7 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
   private readonly inspector: QueueInspector;
   private readonly consumers: ConsumerRegistry;
   private readonly ids = new MessageIds();
+  private readonly tracing: QueueTracing | undefined;
   private closing: Promise<void> | undefined;
 
   /**
@@ -52,6 +55,7 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
     this.consumers = new ConsumerRegistry(this.engine, this.connection.client, { events: this.events, logger }, this.settings);
+    this.tracing = tracingFor(options?.tracing);
   }
 
   connect(): Promise<void> {
@@ -63,7 +67,11 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return result;
   }
 
-  async pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+  pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+    return this.tracing ? this.tracing.push(topic, items, (traced) => this.store(topic, traced)) : this.store(topic, items);
+  }
+
+  private async store(topic: string, items: PushManyItem[]): Promise<PushResult[]> {
     this.assertOpen('push');
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
@@ -133,6 +141,15 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.connection.within('read stats', topic, this.inspector.stats(topic));
   }
 
+  async gauges(topic: string): Promise<QueueGauges> {
+    assertTopic(topic);
+    return this.connection.within('read gauges', topic, this.inspector.gauges(topic));
+  }
+
+  consumerLiveness(): ConsumerLiveness[] {
+    return this.consumers.liveness();
+  }
+
   async deadLetters<T = unknown>(topic: string, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
     assertTopic(topic);
     const { offset = 0, limit = 100 } = optionsOf(options);
@@ -156,16 +173,16 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.connection.within(operation, topic, this.inspector.sweepDead(sweep, topic, ids ?? undefined));
   }
 
-  async ping(): Promise<number> {
+  async ping(timeoutMs?: number): Promise<number> {
     this.assertOpen('ping');
-    return this.connection.ping();
+    return this.connection.ping(timeoutMs);
   }
 
   consume<T = unknown>(topic: string, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
     this.assertOpen('consume');
     assertTopic(topic);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
-    return this.consumers.consume(topic, handler, optionsOf(options));
+    return this.consumers.consume(topic, this.tracing ? this.tracing.wrap(topic, handler) : handler, optionsOf(options));
   }
 
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {

@@ -38,7 +38,13 @@ module.exports = {
   },
   process(source, filename) {
     if (!isEsm(filename)) return { code: source };
-    const code = source.replace(/\bimport\.meta\.url\b/g, "require('node:url').pathToFileURL(__filename).href");
+    const code = source
+      // An ES module's own require (`createRequire(import.meta.url)`, as @nestjs/terminus makes
+      // one) is CommonJS' require once compiled: the declaration would clash with it.
+      .replace(/^const require = createRequire\(import\.meta\.url\);$/m, '')
+      .replace(/\bimport\.meta\.resolve\(/g, "((s) => require('node:url').pathToFileURL(require.resolve(s)).href)(")
+      .replace(/\bimport\.meta\.dirname\b/g, '__dirname')
+      .replace(/\bimport\.meta\.url\b/g, "require('node:url').pathToFileURL(__filename).href");
     return { code: ts.transpileModule(code, { fileName: filename, compilerOptions }).outputText };
   },
 };

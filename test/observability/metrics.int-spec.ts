@@ -1,0 +1,130 @@
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+import { RedisAckQueueMetrics, RedisAckQueueMetricsModule, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** The value of one sample line of the text exposition, undefined when absent. */
+function sample(text: string, name: string, labels: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
+describe('Prometheus metrics', () => {
+  const fx = useRedis();
+  let metrics: RedisAckQueueMetrics | undefined;
+  afterEach(() => metrics?.close());
+
+  async function withMetrics(options: { topics?: string[]; scrapeTimeoutMs?: number } = {}) {
+    const queue = await fx.service();
+    const registry = new Registry();
+    metrics = new RedisAckQueueMetrics(queue, { registry, ...options });
+    return { queue, registry };
+  }
+
+  it('counts outcomes per topic and observes handler duration and wait', async () => {
+    const { queue, registry } = await withMetrics();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'ok');
+    await queue.push(topic, 'fail', { maxAttempts: 2 });
+    await queue.push(topic, 'ok', { id: 'same' });
+    await queue.push(topic, 'ok', { id: 'same' }); // a duplicate is not counted
+    const consumer = queue.consume(
+      topic,
+      (payload) => {
+        if (payload === 'fail') throw new Error('no');
+      },
+      { backoff: { type: 'fixed', delayMs: 1 } },
+    );
+    await queue.waitUntilIdle(topic);
+    await consumer.close();
+    const text = await registry.metrics();
+    const t = `topic="${topic}"`;
+    expect(sample(text, 'redis_ack_queue_pushed_total', t)).toBe(3);
+    expect(sample(text, 'redis_ack_queue_acked_total', t)).toBe(2);
+    expect(sample(text, 'redis_ack_queue_retried_total', t)).toBe(1);
+    expect(sample(text, 'redis_ack_queue_dead_total', t)).toBe(1);
+    expect(sample(text, 'redis_ack_queue_handler_duration_seconds_count', t)).toBe(4);
+    expect(sample(text, 'redis_ack_queue_wait_seconds_count', t)).toBe(3);
+    expect(text).toContain('# TYPE redis_ack_queue_lease_lost_total counter');
+    expect(text).toContain('# TYPE redis_ack_queue_rejected_total counter');
+    expect(text).toContain('# TYPE redis_ack_queue_cancelled_total counter');
+    // Only topic labels: no id or payload in any sample.
+    expect(text).not.toMatch(/same|"ok"|"fail"/);
+  });
+
+  it('reads the gauges at scrape time: counts per state and the oldest ready age', async () => {
+    const topic = uniqueTopic();
+    const { queue, registry } = await withMetrics({ topics: [topic] });
+    await queue.push(topic, 'a');
+    await queue.push(topic, 'b');
+    await queue.push(topic, 'later', { delayMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const text = await registry.metrics();
+    const t = `topic="${topic}"`;
+    expect(sample(text, 'redis_ack_queue_messages', `${t},state="ready"`)).toBe(2);
+    expect(sample(text, 'redis_ack_queue_messages', `${t},state="delayed"`)).toBe(1);
+    expect(sample(text, 'redis_ack_queue_messages', `${t},state="leased"`)).toBe(0);
+    expect(sample(text, 'redis_ack_queue_oldest_ready_age_seconds', t)).toBeGreaterThanOrEqual(0.19);
+    expect(sample(text, 'redis_ack_queue_oldest_ready_age_seconds', t)).toBeLessThan(5);
+    await queue.reserve(topic, { count: 2 });
+    const after = await registry.metrics();
+    expect(sample(after, 'redis_ack_queue_messages', `${t},state="leased"`)).toBe(2);
+    expect(sample(after, 'redis_ack_queue_oldest_ready_age_seconds', t)).toBe(0);
+  });
+
+  it('sums the partitions of a partitioned topic and takes the oldest age of any', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service({ topics: { [topic]: { partitions: 3 } } });
+    await queue.pushMany(topic, Array.from({ length: 6 }, (_, n) => ({ payload: n })));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await queue.push(topic, 'young');
+    const gauges = await queue.gauges(topic);
+    expect(gauges).toMatchObject({ ready: 7, delayed: 0, leased: 0, dead: 0 });
+    expect(gauges.oldestReadyAgeMs).toBeGreaterThanOrEqual(145);
+  });
+
+  it('answers a scrape within scrapeTimeoutMs when Redis does not answer, without the gauges', async () => {
+    const topic = uniqueTopic();
+    const { queue, registry } = await withMetrics({ topics: [topic], scrapeTimeoutMs: 200 });
+    await queue.push(topic, 'a');
+    expectLogs(/Metrics: reading the gauges of topic .* failed \(no answer within 200 ms\)/);
+    const pauser = fx.client();
+    await pauser.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    const started = Date.now();
+    const text = await registry.metrics();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(sample(text, 'redis_ack_queue_messages', `topic="${topic}",state="ready"`)).toBeUndefined();
+    expect(sample(text, 'redis_ack_queue_pushed_total', `topic="${topic}"`)).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_400));
+    pauser.disconnect();
+  });
+
+  it('serves the metrics at a path of the Nest app with RedisAckQueueMetricsModule', async () => {
+    const topic = uniqueTopic();
+    const registry = new Registry();
+    @Module({
+      imports: [
+        RedisAckQueueModule.forRoot({ connection: fx.connection }),
+        RedisAckQueueMetricsModule.forRoot({ path: '/queue-metrics', registry, topics: [topic] }),
+      ],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const queue = app.get(RedisAckQueueService);
+      await queue.push(topic, 'x');
+      const response = await fetch(`${await app.getUrl()}/queue-metrics`);
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      const text = await response.text();
+      expect(sample(text, 'redis_ack_queue_pushed_total', `topic="${topic}"`)).toBe(1);
+      expect(sample(text, 'redis_ack_queue_messages', `topic="${topic}",state="ready"`)).toBe(1);
+    } finally {
+      await app.close();
+    }
+    expect(await registry.metrics()).not.toContain('redis_ack_queue_pushed_total');
+  });
+});

@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { firstValueFrom } from 'rxjs';
+import { filter, take, toArray } from 'rxjs/operators';
+import { InvalidOptionError, RedisAckQueueService } from '../../lib';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const contextManager = new AsyncLocalStorageContextManager();
+
+const spansNamed = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+describe('OpenTelemetry tracing', () => {
+  const fx = useRedis();
+
+  beforeAll(() => {
+    trace.setGlobalTracerProvider(provider);
+    context.setGlobalContextManager(contextManager.enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(async () => {
+    trace.disable();
+    context.disable();
+    propagation.disable();
+    await provider.shutdown();
+  });
+  beforeEach(() => exporter.reset());
+
+  async function settled(queue: RedisAckQueueService, topic: string, count: number) {
+    return firstValueFrom(
+      queue.events$.pipe(
+        filter((e) => e.topic === topic && ['acked', 'retried', 'dead'].includes(e.type)),
+        take(count),
+        toArray(),
+      ),
+    );
+  }
+
+  it('continues the trace of the push in the handler, with messaging attributes and no payload', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    let activeInHandler: string | undefined;
+    let headers: Record<string, string> = {};
+    const done = settled(queue, topic, 1);
+    const consumer = queue.consume(topic, (_payload, message) => {
+      activeInHandler = trace.getActiveSpan()?.spanContext().spanId;
+      headers = message.headers;
+    });
+    const [{ id }] = await trace.getTracer('app').startActiveSpan('request', async (span) => {
+      const result = await queue.pushMany(topic, [
+        { payload: { card: 'secret-payload' }, id: 'm-1', headers: { origin: 'test' } },
+      ]);
+      span.end();
+      return result;
+    });
+    await done;
+    await consumer.close();
+    const [request] = spansNamed('request');
+    const [send] = spansNamed(`send ${topic}`);
+    const [processSpan] = spansNamed(`process ${topic}`);
+    expect(send.kind).toBe(SpanKind.PRODUCER);
+    expect(parentOf(send)).toBe(request.spanContext().spanId);
+    expect(send.attributes).toEqual({
+      'messaging.system': 'redis-ack-queue',
+      'messaging.destination.name': topic,
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+      'messaging.message.id': id,
+    });
+    expect(processSpan.kind).toBe(SpanKind.CONSUMER);
+    expect(processSpan.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(parentOf(processSpan)).toBe(send.spanContext().spanId);
+    expect(processSpan.attributes).toEqual({
+      'messaging.system': 'redis-ack-queue',
+      'messaging.destination.name': topic,
+      'messaging.operation.type': 'process',
+      'messaging.operation.name': 'process',
+      'messaging.message.id': 'm-1',
+      'messaging.redis_ack_queue.attempt': 1,
+    });
+    expect(activeInHandler).toBe(processSpan.spanContext().spanId);
+    expect(headers).toEqual({
+      origin: 'test',
+      traceparent: `00-${send.spanContext().traceId}-${send.spanContext().spanId}-01`,
+    });
+    expect(JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.events]))).not.toContain(
+      'secret-payload',
+    );
+  });
+
+  it('records the error of a failed delivery, one span per attempt', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const done = settled(queue, topic, 2);
+    const consumer = queue.consume(
+      topic,
+      () => {
+        throw new TypeError('handler broke');
+      },
+      { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 1 } },
+    );
+    await queue.push(topic, 'x');
+    await done;
+    await consumer.close();
+    const spans = spansNamed(`process ${topic}`);
+    expect(spans.map((s) => s.attributes['messaging.redis_ack_queue.attempt'])).toEqual([1, 2]);
+    for (const span of spans) {
+      expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'handler broke' });
+      expect(span.attributes['error.type']).toBe('TypeError');
+      expect(span.events.map((e) => [e.name, e.attributes?.['exception.message']])).toEqual([
+        ['exception', 'handler broke'],
+      ]);
+    }
+  });
+
+  it('continues a trace started in another process (producer and consumer apart)', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const done = settled(queue, topic, 1);
+    const consumer = queue.consume(topic, () => undefined);
+    const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, '../support/traced-producer.js')], {
+      env: { ...process.env, REDIS_URL: fx.server.url, TOPIC: topic },
+    });
+    const producer = JSON.parse(stdout) as { traceId: string; spanId: string };
+    await done;
+    await consumer.close();
+    const [processSpan] = spansNamed(`process ${topic}`);
+    expect(processSpan.spanContext().traceId).toBe(producer.traceId);
+    expect(parentOf(processSpan)).toBe(producer.spanId);
+  });
+
+  it('adds nothing when tracing is off, and refuses a tracing option that is not a boolean', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await trace.getTracer('app').startActiveSpan('request', async (span) => {
+      await queue.push(topic, 'x');
+      span.end();
+    });
+    const [message] = await queue.reserve(topic);
+    expect(message.headers).toEqual({});
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['request']);
+    expect(() => new RedisAckQueueService({ tracing: 'yes' as never })).toThrow(InvalidOptionError);
+  });
+});
