@@ -41,13 +41,24 @@ export const MESSAGES = {
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
+  duplicateQueue: (name: string, isDefault: boolean) =>
+    isDefault
+      ? 'RedisAckQueueModule registers the default queue twice (forRoot/forRootAsync without a name, or with ' +
+        `name: '${name}'): keep one, or give the other a name (forRoot({ name: 'reports', ... })) and inject it ` +
+        "with @InjectQueue('reports')"
+      : `RedisAckQueueModule registers the queue "${name}" twice (forRoot/forRootAsync with name: '${name}'): ` +
+        'keep one, or give the other a name of its own and inject it with @InjectQueue(thatName)',
+  unknownQueue: (where: string, queue: string, registered: string[]) =>
+    `@QueueHandler on ${where} consumes from the queue "${queue}", which no RedisAckQueueModule.forRoot/forRootAsync ` +
+    `registers (registered: ${registered.length > 0 ? registered.map((name) => `"${name}"`).join(', ') : 'none'}): ` +
+    `register it with forRoot({ name: '${queue}', ... }) or fix the handler's queue option`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,
   idleTimeout: (topic: string, ms: number) =>
     `Topic "${topic}" still had work after ${ms} ms`,
-  consumersStarted: (topic: string, where: string, concurrency: number) =>
-    `Consuming "${topic}" with ${where} (concurrency ${concurrency})`,
+  consumersStarted: (topic: string, where: string, concurrency: number, queue?: string) =>
+    `Consuming "${topic}"${queue === undefined ? '' : ` of queue "${queue}"`} with ${where} (concurrency ${concurrency})`,
   consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,
   consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
   drainLeftovers: (topic: string, count: number) =>

@@ -1,12 +1,48 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { FactoryProvider, ModuleMetadata, Provider, Type } from '@nestjs/common';
+import { InvalidOptionError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 
-export const {
-  ConfigurableModuleClass: RedisAckQueueConfigurableModule,
-  MODULE_OPTIONS_TOKEN: REDIS_ACK_QUEUE_OPTIONS,
-  OPTIONS_TYPE: REDIS_ACK_QUEUE_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: REDIS_ACK_QUEUE_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<RedisAckQueueModuleOptions>({ moduleName: 'RedisAckQueue' })
-  .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+/** What a registration is: which queue, and whether every module sees it. */
+export interface RedisAckQueueRegistrationOptions {
+  /**
+   * A named queue: an independent service (its own connection, prefix, options), injected
+   * with `@InjectQueue(name)` and consumed with `@QueueHandler(topic, { queue: name })`.
+   * Default: the default queue, injected as `RedisAckQueueService`.
+   */
+  name?: string;
+  /** Default true: any module injects the service without importing anything. */
+  isGlobal?: boolean;
+}
+
+/** Options of `RedisAckQueueModule.forRoot()`. */
+export interface RedisAckQueueRootOptions extends RedisAckQueueModuleOptions, RedisAckQueueRegistrationOptions {}
+
+/** A class that builds the module options (`forRootAsync({ useClass })` or `{ useExisting }`). */
+export interface RedisAckQueueOptionsFactory {
+  create(): RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
+}
+
+/** Options of `RedisAckQueueModule.forRootAsync()`: one of useFactory, useClass or useExisting. */
+export interface RedisAckQueueAsyncOptions extends RedisAckQueueRegistrationOptions, Pick<ModuleMetadata, 'imports'> {
+  useFactory?: (...args: never[]) => RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
+  inject?: FactoryProvider['inject'];
+  useClass?: Type<RedisAckQueueOptionsFactory>;
+  useExisting?: Type<RedisAckQueueOptionsFactory>;
+  /** Providers that the factory's injections need, added to the registration's module. */
+  extraProviders?: Provider[];
+}
+
+/** The providers that yield an async registration's options under `token`. */
+export function asyncOptionsProviders(token: string, options: RedisAckQueueAsyncOptions): Provider[] {
+  const { useFactory, inject = [], useClass, useExisting, extraProviders = [] } = options;
+  if (useFactory) return [{ provide: token, useFactory, inject }, ...extraProviders];
+  const factory = useClass ?? useExisting;
+  if (!factory)
+    throw new InvalidOptionError('forRootAsync', options, 'options with useFactory, useClass or useExisting');
+  const provider = {
+    provide: token,
+    useFactory: (built: RedisAckQueueOptionsFactory) => built.create(),
+    inject: [factory],
+  };
+  return [provider, ...(useClass ? [useClass] : []), ...extraProviders];
+}

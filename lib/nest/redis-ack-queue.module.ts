@@ -1,30 +1,36 @@
-import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { QueueHandlerExplorer } from './queue-handler.explorer';
-import type { RedisAckQueueModuleOptions } from '../interfaces';
-import { REDIS_ACK_QUEUE_OPTIONS, RedisAckQueueConfigurableModule } from './redis-ack-queue.module-definition';
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { type DynamicModule, Module } from '@nestjs/common';
+import {
+  asyncOptionsProviders,
+  type RedisAckQueueAsyncOptions,
+  type RedisAckQueueRootOptions,
+} from './redis-ack-queue.module-definition';
+import { registrationModule } from './queue-registration';
+import { getQueueOptionsToken } from './queue-tokens';
 
 /**
  * `RedisAckQueueModule.forRoot(options)` or `.forRootAsync({ imports, inject, useFactory })`
- * provides `RedisAckQueueService` and runs every `@QueueHandler` of the app.
- * Startup fails within `connectTimeoutMs` when Redis cannot be reached.
+ * registers a queue: it provides its `RedisAckQueueService` (to every module unless
+ * `isGlobal: false`) and runs its `@QueueHandler`s. Register named queues with `name`; two
+ * registrations of one name fail startup. Startup fails within `connectTimeoutMs` when Redis
+ * cannot be reached.
  */
-@Module({
-  imports: [DiscoveryModule],
-  providers: [
-    {
-      provide: RedisAckQueueService,
-      useFactory: async (options: RedisAckQueueModuleOptions) => {
-        const { consumers: _consumers, ...serviceOptions } = options;
-        const service = new RedisAckQueueService(serviceOptions);
-        await service.connect();
-        return service;
-      },
-      inject: [REDIS_ACK_QUEUE_OPTIONS],
-    },
-    QueueHandlerExplorer,
-  ],
-  exports: [RedisAckQueueService],
-})
-export class RedisAckQueueModule extends RedisAckQueueConfigurableModule {}
+@Module({})
+export class RedisAckQueueModule {
+  static forRoot(options: RedisAckQueueRootOptions = {}): DynamicModule {
+    const { name, isGlobal, ...moduleOptions } = options;
+    return registrationModule(RedisAckQueueModule, name, isGlobal, [
+      { provide: getQueueOptionsToken(name), useValue: moduleOptions },
+    ]);
+  }
+
+  static forRootAsync(options: RedisAckQueueAsyncOptions): DynamicModule {
+    const { name, isGlobal, imports } = options;
+    return registrationModule(
+      RedisAckQueueModule,
+      name,
+      isGlobal,
+      asyncOptionsProviders(getQueueOptionsToken(name), options),
+      imports,
+    );
+  }
+}
