@@ -52,6 +52,9 @@ export const MESSAGES = {
     `@QueueHandler on ${where} consumes from the queue "${queue}", which no RedisAckQueueModule.forRoot/forRootAsync ` +
     `registers (registered: ${registered.length > 0 ? registered.map((name) => `"${name}"`).join(', ') : 'none'}): ` +
     `register it with forRoot({ name: '${queue}', ... }) or fix the handler's queue option`,
+  replacedWithoutMethod: (where: string, method: string) =>
+    `${where} is a @QueueHandler, but the provider that replaces its class (overrideProvider, useValue or useFactory) ` +
+    `has no method "${method}": give the replacement a ${method}(payload, context) method, or do not replace the class`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,

@@ -11,6 +11,11 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   static duplicate(topic: string, first: string, second: string): InvalidQueueHandlerError {
     return new InvalidQueueHandlerError(second, MESSAGES.duplicateHandler(topic, first, second));
   }
+
+  /** The provider that replaces the handler's class (a test's overrideProvider) lacks the method. */
+  static replacedWithoutMethod(where: string, method: string): InvalidQueueHandlerError {
+    return new InvalidQueueHandlerError(where, MESSAGES.replacedWithoutMethod(where, method));
+  }
 }
 
 /** The handler ran past its `timeoutMs`: the delivery counts as failed. */

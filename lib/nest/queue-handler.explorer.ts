@@ -12,7 +12,7 @@ import type { MessageContext, QueueConsumer, QueueHandlerFn, RedisAckQueueModule
 import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
-import { findHandlerSites, type HandlerSite } from './queue-handler.finder';
+import { assertCallable, findHandlerSites, type HandlerSite } from './queue-handler.finder';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
 
@@ -83,6 +83,7 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   }
 
   private async start(sites: HandlerSite[]): Promise<void> {
+    sites.forEach(assertCallable);
     // A topic laid out differently in Redis (another partition count) fails startup here.
     await Promise.all(sites.map((site) => this.queue.checkTopic(site.metadata.topic)));
     const queueName = this.registration.name === DEFAULT_QUEUE ? undefined : this.registration.name;

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type { MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
@@ -27,18 +28,49 @@ export function findHandlerSites(
 ): HandlerSite[] {
   const sites: HandlerSite[] = [];
   for (const wrapper of wrappers) {
-    const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
-    if (!wrapper.metatype || !prototype || wrapper.inject) continue;
-    for (const method of scanner.getAllMethodNames(prototype)) {
-      const target = (prototype as Record<string, () => unknown>)[method];
-      const metadata: QueueHandlerMetadata | undefined = reflector.get(QUEUE_HANDLER_METADATA, target);
-      if (!metadata) continue;
-      const where = `${wrapper.metatype.name}.${method}`;
-      check(metadata, where);
-      sites.push({ wrapper, method, metadata, queue: metadata.queue ?? DEFAULT_QUEUE, where });
+    // An alias (useExisting) is the provider it points to, which is found by itself.
+    if (wrapper.isAlias) continue;
+    const found = new Set<string>();
+    for (const type of classesOf(wrapper)) {
+      for (const method of scanner.getAllMethodNames(type.prototype)) {
+        const target = (type.prototype as Record<string, unknown>)[method];
+        const metadata = reflector.get<QueueHandlerMetadata | undefined>(
+          QUEUE_HANDLER_METADATA,
+          target as () => unknown,
+        );
+        if (!metadata || found.has(method)) continue;
+        found.add(method);
+        const where = `${type.name}.${method}`;
+        check(metadata, where);
+        sites.push({ wrapper, method, metadata, queue: metadata.queue ?? DEFAULT_QUEUE, where });
+      }
     }
   }
   return sites;
+}
+
+/**
+ * Where a provider's handlers are declared: the class that builds it, then the class it is
+ * registered under (its token). A provider replaced by a value, a factory or another class
+ * (a test's `overrideProvider(X).useValue(mock)`) keeps the handlers of X, consumed through
+ * the replacement's methods of the same names.
+ */
+function classesOf(wrapper: InstanceWrapper): Type[] {
+  const classes: Type[] = [];
+  if (!wrapper.inject && isClass(wrapper.metatype)) classes.push(wrapper.metatype);
+  if (isClass(wrapper.token) && wrapper.token !== wrapper.metatype) classes.push(wrapper.token);
+  return classes;
+}
+
+function isClass(value: unknown): value is Type {
+  return typeof value === 'function' && typeof (value as { prototype?: unknown }).prototype === 'object';
+}
+
+/** A provider built once (not per message) must have the handler's method: a replacement may lack it. */
+export function assertCallable({ wrapper, method, where }: HandlerSite): void {
+  if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) return;
+  const instance = wrapper.instance as Record<string, unknown> | null | undefined;
+  if (typeof instance?.[method] !== 'function') throw InvalidQueueHandlerError.replacedWithoutMethod(where, method);
 }
 
 function check(metadata: QueueHandlerMetadata, where: string): void {
