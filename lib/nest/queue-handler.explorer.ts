@@ -15,6 +15,7 @@ import { MESSAGES } from '../redis-ack-queue.messages';
 import { assertCallable, findHandlerSites, type HandlerSite } from './queue-handler.finder';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
+import { settledInstance } from './settled-instance';
 
 /**
  * Runs one queue's `@QueueHandler`s (each registration has its own explorer): finds them when
@@ -27,6 +28,9 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   private readonly consumers: QueueConsumer[] = [];
   /** This queue's handlers that run or are being started, by topic. */
   private readonly claimed = new Map<string, HandlerSite>();
+  /** Set once the bootstrap has claimed its handlers: later ones arrive with lazily loaded modules. */
+  private bootstrapped = false;
+  private closing = false;
   private readonly queue: RedisAckQueueService;
   private readonly options: RedisAckQueueModuleOptions;
 
@@ -44,7 +48,9 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationBootstrap(): Promise<void> {
     try {
-      await this.start(this.claimNew());
+      const sites = this.claimNew();
+      this.bootstrapped = true;
+      await this.start(sites);
     } catch (error) {
       // Startup fails: close every queue's connections now, or they would keep the process alive.
       await Promise.all(registrationsIn(this.modules).map(({ service }) => service.close(0)));
@@ -53,7 +59,30 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.consumers.map((consumer) => consumer.close()));
+  }
+
+  /** After bootstrap, claims the handlers of lazily loaded modules (see lazy-handlers.hook.ts); checks like the bootstrap. */
+  claimLateHandlers(): HandlerSite[] {
+    return this.bootstrapped && !this.closing ? this.claimNew() : [];
+  }
+
+  /** Starts late handlers once their instances exist; a failure releases the claims. */
+  async startLateHandlers(sites: HandlerSite[]): Promise<void> {
+    try {
+      const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, this.modules)));
+      // A provider that failed fails the load by itself: its handlers are let go.
+      this.release(sites.filter((_, i) => !built[i]));
+      await this.start(sites.filter((_, i) => built[i]));
+    } catch (error) {
+      this.release(sites);
+      throw error;
+    }
+  }
+
+  release(sites: HandlerSite[]): void {
+    for (const site of sites) if (this.claimed.get(site.metadata.topic) === site) this.claimed.delete(site.metadata.topic);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { InjectionToken } from '@nestjs/common';
 import type { ModulesContainer } from '@nestjs/core';
+import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
 import { DuplicateQueueRegistrationError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
@@ -12,12 +13,13 @@ export interface QueueRegistration {
   readonly service: RedisAckQueueService;
 }
 
-/** The instances every module of the app holds under `token` (module-private providers included). */
+/** The built instances every module of the app holds under `token` (module-private providers included). */
 export function instancesIn<T>(modules: ModulesContainer, token: InjectionToken): T[] {
   const instances: T[] = [];
   for (const module of modules.values()) {
-    const instance = module.providers.get(token)?.instance as T | undefined;
-    if (instance) instances.push(instance);
+    // A module still being built (loaded lazily) holds a bare prototype until its instance exists.
+    const host = module.providers.get(token)?.getInstanceByContextId(STATIC_CONTEXT);
+    if (host?.isResolved && host.instance) instances.push(host.instance as T);
   }
   return instances;
 }

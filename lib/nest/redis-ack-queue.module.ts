@@ -4,6 +4,7 @@ import {
   type RedisAckQueueAsyncOptions,
   type RedisAckQueueRootOptions,
 } from './redis-ack-queue.module-definition';
+import { lazyHandlersHook } from './lazy-handlers.hook';
 import { registrationModule } from './queue-registration';
 import { getQueueOptionsToken } from './queue-tokens';
 
@@ -32,5 +33,15 @@ export class RedisAckQueueModule {
       asyncOptionsProviders(getQueueOptionsToken(name), options),
       imports,
     );
+  }
+
+  /**
+   * Import in every lazily loaded module (`LazyModuleLoader.load()`) that has handlers: Nest
+   * runs no lifecycle hook there, so this import is what starts them when the module loads.
+   * `load()` resolves with them consuming, and rejects when one is invalid. Call it in each
+   * such module (every call is a module of its own); elsewhere it does nothing.
+   */
+  static forFeature(): DynamicModule {
+    return { module: RedisAckQueueModule, providers: [lazyHandlersHook] };
   }
 }
