@@ -32,8 +32,9 @@ export function findHandlerSites(
     if (wrapper.isAlias) continue;
     const found = new Set<string>();
     for (const type of classesOf(wrapper)) {
-      for (const method of scanner.getAllMethodNames(type.prototype)) {
-        const target = (type.prototype as Record<string, unknown>)[method];
+      const prototype = type.prototype as Record<string, unknown>;
+      for (const method of scanner.getAllMethodNames(prototype)) {
+        const target = prototype[method];
         const metadata = reflector.get<QueueHandlerMetadata | undefined>(
           QUEUE_HANDLER_METADATA,
           target as () => unknown,

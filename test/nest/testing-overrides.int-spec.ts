@@ -17,7 +17,7 @@ const realCalls: unknown[] = [];
 @Injectable()
 class OrderHandlers {
   @QueueHandler(topic)
-  async onOrder(payload: unknown) {
+  onOrder(payload: unknown) {
     realCalls.push(payload);
   }
 }
@@ -49,7 +49,7 @@ async function pushAndDrain(payload: unknown): Promise<void> {
 
 describe('a handler class replaced in a TestingModule', () => {
   it('consumes through the method of the same name of a useValue mock', async () => {
-    const onOrder = jest.fn(async (_payload: unknown, _context: MessageContext) => undefined);
+    const onOrder = jest.fn((_payload: unknown, _context: MessageContext) => Promise.resolve());
     testing = await Test.createTestingModule({ imports: [AppModule] })
       .setLogger(testLogger())
       .overrideProvider(OrderHandlers)
