@@ -3,3 +3,4 @@ export * from './consumer.interface';
 export * from './events.interface';
 export * from './message.interface';
 export * from './redis-ack-queue-options.interface';
+export * from './topic.interface';

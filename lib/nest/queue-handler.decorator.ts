@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { QueueHandlerOptions } from '../interfaces';
+import type { MessageContext, QueueHandlerOptions, Topic } from '../interfaces';
 import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
 
 /** Options of `@QueueHandler()`: the consumer options, and which queue to consume from. */
@@ -17,12 +17,31 @@ export interface QueueHandlerMetadata {
 }
 
 /**
+ * The decorator `@QueueHandler(topic)` returns: for a typed topic (`defineTopic<T>`), the
+ * method's first parameter must take a `T`, or the code does not compile.
+ */
+export type QueueHandlerDecorator<T> = <M extends (payload: T, context: MessageContext) => unknown>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+/**
  * Marks a provider method as the consumer of `topic`: `handle(payload, context)`. The
  * message is acked when the returned promise resolves and retried when it rejects.
  * Unset options come from the module's defaults. Checked at startup, where an error
- * can name the class and method.
+ * can name the class and method. A plain string topic leaves `T` at `never`: any first
+ * parameter is accepted, as no payload type is known.
  */
-export function QueueHandler(topic: string, options: QueueHandlerDecoratorOptions = {}): MethodDecorator {
+export function QueueHandler<T = never>(
+  topic: Topic<T>,
+  options: QueueHandlerDecoratorOptions = {},
+): QueueHandlerDecorator<T> {
   const { queue, ...handlerOptions } = options ?? {};
-  return SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, { topic, queue, options: handlerOptions });
+  const decorate = SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, {
+    topic,
+    queue,
+    options: handlerOptions,
+  });
+  return (target, key, descriptor) => decorate(target, key, descriptor);
 }

@@ -8,7 +8,7 @@ import { IdleTimeoutError, InvalidOptionError, QueueClosedError } from '../error
 import { asError } from '../errors/error-text';
 import type {
   DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueHandlerFn,
-  QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage,
+  QueueHandlerOptions, QueueStats, RedisAckQueueEvent, RedisAckQueueOptions, ReserveOptions, ReservedMessage, Topic,
 } from '../interfaces';
 import { DEFAULTS } from '../redis-ack-queue.constants';
 import { encodePushItem, MessageIds } from './push-items';
@@ -50,13 +50,13 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** Stores one message; resolves once Redis has it. */
-  async push<T>(topic: string, payload: T, options?: PushOptions | null): Promise<PushResult> {
+  async push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
     const [result] = await this.pushMany(topic, [{ ...optionsOf(options), payload }]);
     return result;
   }
 
   /** Stores many messages in one round trip; one bad item rejects the whole call before Redis is touched. */
-  async pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+  async pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<PushResult[]> {
     this.assertOpen('push');
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
@@ -69,7 +69,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** Leases up to `count` messages; an empty array when none is ready. Partitions take turns. */
-  async reserve<T = unknown>(topic: string, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
+  async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
     assertTopic(topic);
     const { messages, buried } = await this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
@@ -133,7 +133,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** A page of dead letters, oldest first. */
-  async deadLetters<T = unknown>(topic: string, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
+  async deadLetters<T = unknown>(topic: Topic<T>, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
     assertTopic(topic);
     const { offset = 0, limit = 100 } = optionsOf(options);
     assertInteger('offset', offset, 0);
@@ -159,7 +159,7 @@ export class RedisAckQueueService implements OnApplicationShutdown {
   }
 
   /** Runs `handler` for every message of `topic` until closed: leases, heartbeats, ack on resolve, nack with backoff on failure. */
-  consume<T = unknown>(topic: string, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
+  consume<T = unknown>(topic: Topic<T>, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
     this.assertOpen('consume');
     assertTopic(topic);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', handler, 'a function (payload, context)');

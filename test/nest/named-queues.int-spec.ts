@@ -1,6 +1,7 @@
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
+  defineTopic,
   DuplicateQueueRegistrationError,
   getQueueToken,
   InjectQueue,
@@ -86,7 +87,8 @@ describe('a registration is global by default', () => {
 });
 
 describe('named queues', () => {
-  const topic = uniqueTopic('shared.name');
+  // A typed topic: the same string at runtime, wherever a topic name goes.
+  const topic = defineTopic<string>(uniqueTopic('shared.name'));
   const seen: Record<string, unknown[]> = { default: [], billing: [], audit: [] };
 
   @Injectable()
@@ -98,17 +100,17 @@ describe('named queues', () => {
     ) {}
 
     @QueueHandler(topic)
-    onDefault(payload: unknown) {
+    onDefault(payload: string) {
       seen.default.push(payload);
     }
 
     @QueueHandler(topic, { queue: 'billing' })
-    onBilling(payload: unknown) {
+    onBilling(payload: string) {
       seen.billing.push(payload);
     }
 
     @QueueHandler(topic, { queue: 'audit', concurrency: 2 })
-    onAudit(payload: unknown) {
+    onAudit(payload: string) {
       seen.audit.push(payload);
     }
   }
