@@ -4,3 +4,4 @@ export * from './events.interface';
 export * from './message.interface';
 export * from './redis-ack-queue-options.interface';
 export * from './topic.interface';
+export * from './queue-request.interface';
