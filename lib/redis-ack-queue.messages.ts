@@ -55,16 +55,32 @@ export const MESSAGES = {
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
   invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
   unknownEventType: (type: unknown, types: readonly string[]) => `unknown event type ${describe(type)}: use one of ${types.join(', ')}`,
-  unknownQueue: (name: string) => `no queue named "${name}" is registered; leave out { queue } to listen to the module's queue`,
+  unknownListenerQueue: (name: string, registered: string[]) =>
+    `no queue named "${name}" is registered (registered: ${registered.map((n) => `"${n}"`).join(', ')}); ` +
+    'register it with forRoot({ name }) or leave out { queue } to listen to the default queue',
   listenerFailed: (where: string, type: string, topic: string, reason: string) =>
     `The @OnQueueEvent('${type}') listener ${where} threw on an event of "${topic}": ${reason}`,
+  duplicateQueue: (name: string, isDefault: boolean) =>
+    isDefault
+      ? 'RedisAckQueueModule registers the default queue twice (forRoot/forRootAsync without a name, or with ' +
+        `name: '${name}'): keep one, or give the other a name (forRoot({ name: 'reports', ... })) and inject it ` +
+        "with @InjectQueue('reports')"
+      : `RedisAckQueueModule registers the queue "${name}" twice (forRoot/forRootAsync with name: '${name}'): ` +
+        'keep one, or give the other a name of its own and inject it with @InjectQueue(thatName)',
+  unknownQueue: (where: string, queue: string, registered: string[]) =>
+    `@QueueHandler on ${where} consumes from the queue "${queue}", which no RedisAckQueueModule.forRoot/forRootAsync ` +
+    `registers (registered: ${registered.length > 0 ? registered.map((name) => `"${name}"`).join(', ') : 'none'}): ` +
+    `register it with forRoot({ name: '${queue}', ... }) or fix the handler's queue option`,
+  replacedWithoutMethod: (where: string, method: string) =>
+    `${where} is a @QueueHandler, but the provider that replaces its class (overrideProvider, useValue or useFactory) ` +
+    `has no method "${method}": give the replacement a ${method}(payload, context) method, or do not replace the class`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,
   idleTimeout: (topic: string, ms: number) =>
     `Topic "${topic}" still had work after ${ms} ms`,
-  consumersStarted: (topic: string, where: string, concurrency: number) =>
-    `Consuming "${topic}" with ${where} (concurrency ${concurrency})`,
+  consumersStarted: (topic: string, where: string, concurrency: number, queue?: string) =>
+    `Consuming "${topic}"${queue === undefined ? '' : ` of queue "${queue}"`} with ${where} (concurrency ${concurrency})`,
   consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,
   consumerResumed: (topic: string) => `Consumer of "${topic}" resumed`,
   retrying: (topic: string, id: string, attempt: number, maxAttempts: number, delayMs: number, reason: string) =>

@@ -27,6 +27,11 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   static duplicate(topic: string, first: string, second: string): InvalidQueueHandlerError {
     return new InvalidQueueHandlerError(second, MESSAGES.duplicateHandler(topic, first, second));
   }
+
+  /** The provider that replaces the handler's class (a test's overrideProvider) lacks the method. */
+  static replacedWithoutMethod(where: string, method: string): InvalidQueueHandlerError {
+    return new InvalidQueueHandlerError(where, MESSAGES.replacedWithoutMethod(where, method));
+  }
 }
 
 /** An `@OnQueueEvent` listener that cannot be registered: an unknown event type, a bad topic or queue name. */

@@ -2,3 +2,4 @@ export * from './redis-ack-queue.error';
 export * from './input.errors';
 export * from './redis.errors';
 export * from './consumer.errors';
+export * from './module.errors';

@@ -5,3 +5,5 @@ export * from './message.interface';
 export * from './redis-ack-queue-options.interface';
 export * from './queue-consumer-api.interface';
 export * from './queue-producer-api.interface';
+export * from './topic.interface';
+export * from './queue-request.interface';

@@ -1,17 +1,18 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit, type Type } from '@nestjs/common';
-import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import type { Subscription } from 'rxjs';
 import { InvalidQueueListenerError, RedisAckQueueError } from '../errors';
 import { errorSummary } from '../errors/error-text';
-import type { RedisAckQueueEvent, RedisAckQueueModuleOptions } from '../interfaces';
+import type { RedisAckQueueEvent } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 import { assertTopic } from '../queue/validation';
 import { DEFAULTS, QUEUE_EVENT_METADATA, QUEUE_EVENT_TYPES } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { OnQueueEventMetadata } from './on-queue-event.decorator';
-import { REDIS_ACK_QUEUE_OPTIONS } from './redis-ack-queue.module-definition';
+import { type QueueRegistration, registrationsIn } from './queue-registrations';
+import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
 
 interface Listener extends OnQueueEventMetadata {
   where: string;
@@ -27,7 +28,7 @@ type Method = (event: RedisAckQueueEvent) => unknown;
  */
 @Injectable()
 export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new QueueLogger(this.options.logLevel ?? DEFAULTS.logLevel);
+  private readonly logger = new QueueLogger(this.registration.options.logLevel ?? DEFAULTS.logLevel);
   private subscription: Subscription | undefined;
 
   constructor(
@@ -35,9 +36,13 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
     private readonly moduleRef: ModuleRef,
-    private readonly queue: RedisAckQueueService,
-    @Inject(REDIS_ACK_QUEUE_OPTIONS) private readonly options: RedisAckQueueModuleOptions,
+    private readonly modules: ModulesContainer,
+    @Inject(QUEUE_REGISTRATION) private readonly registration: QueueRegistration,
   ) {}
+
+  private get queue(): RedisAckQueueService {
+    return this.registration.service;
+  }
 
   async onModuleInit(): Promise<void> {
     let listeners: Listener[];
@@ -74,6 +79,7 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
 
   private explore(): Listener[] {
     const listeners: Listener[] = [];
+    const names = registrationsIn(this.modules).map(({ name }) => name);
     for (const wrapper of this.discovery.getProviders()) {
       const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
       if (!wrapper.metatype || !prototype || wrapper.inject) continue;
@@ -82,17 +88,18 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
         const metadata: OnQueueEventMetadata | undefined = this.reflector.get(QUEUE_EVENT_METADATA, target);
         if (!metadata) continue;
         const where = `${wrapper.metatype.name}.${method}`;
-        this.check(metadata, where);
+        this.check(metadata, where, names);
+        // Each registration's explorer serves the listeners of its own queue.
+        if ((metadata.queue ?? DEFAULT_QUEUE) !== this.registration.name) continue;
         listeners.push({ ...metadata, where, call: this.bind(wrapper, method) });
       }
     }
     return listeners;
   }
 
-  private check({ type, topic, queue }: OnQueueEventMetadata, where: string): void {
+  private check({ type, topic, queue }: OnQueueEventMetadata, where: string, names: string[]): void {
     if (!QUEUE_EVENT_TYPES.includes(type)) throw new InvalidQueueListenerError(where, MESSAGES.unknownEventType(type, QUEUE_EVENT_TYPES));
-    // Named queues: only the module's own queue can be listened to here.
-    if (queue !== undefined) throw new InvalidQueueListenerError(where, MESSAGES.unknownQueue(queue));
+    if (queue !== undefined && !names.includes(queue)) throw new InvalidQueueListenerError(where, MESSAGES.unknownListenerQueue(queue, names));
     try {
       if (topic !== undefined) assertTopic(topic);
     } catch (error) {

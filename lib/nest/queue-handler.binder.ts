@@ -16,12 +16,19 @@ type Method = (payload: unknown, context: MessageContext) => unknown;
  * or depending on one) provider is resolved per message, its enhancers with it.
  */
 export function bindQueueHandler(moduleRef: ModuleRef, wrapper: InstanceWrapper, methodName: string): QueueHandlerFn {
-  const metatype = wrapper.metatype as Type;
+  // The decorated class is the provider's token; a replacement (overrideProvider, useValue,
+  // useFactory, useClass) is what runs, through its method of the same name.
+  const metatype = (typeof wrapper.token === 'function' ? wrapper.token : wrapper.metatype) as Type;
   const method = (metatype.prototype as Record<string, Method>)[methodName] as (...args: unknown[]) => unknown;
+  const replaced = wrapper.metatype !== metatype;
   const enhancers = new HandlerEnhancers(moduleRef.get(ModulesContainer, { strict: false }), moduleRef.get(ApplicationConfig, { strict: false }));
   const enhanced = enhancers.any(metatype, method);
   const moduleKey = wrapper.host?.token ?? '';
-  const target = (instance: object): PipelineTarget => ({ instance, method, metatype: paramType(instance, methodName) });
+  const target = (instance: object): PipelineTarget => ({
+    instance,
+    method: replaced ? ((instance as Record<string, Method>)[methodName] as (...args: unknown[]) => unknown) : method,
+    metatype: paramType(instance, methodName),
+  });
   if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
     const instance = wrapper.instance as Record<string, Method>;
     if (!enhanced) return (payload, context) => instance[methodName](payload, context);

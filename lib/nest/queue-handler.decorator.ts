@@ -1,36 +1,53 @@
 import { SetMetadata } from '@nestjs/common';
-import type { QueueHandlerOptions } from '../interfaces';
+import type { MessageContext, QueueHandlerOptions, Topic } from '../interfaces';
 import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+
+/** Options of `@QueueHandler()`: the consumer options, and which queue to consume from. */
+export interface QueueHandlerDecoratorOptions extends QueueHandlerOptions {
+  /** The named queue (`forRoot({ name })`) to consume from. Default: the default queue. */
+  queue?: string;
+}
 
 /** What `@QueueHandler` records on a method. */
 export interface QueueHandlerMetadata {
   /** The topic the method consumes. */
   topic: string;
+  /** The queue's registration name; undefined for the default queue. */
+  queue?: string;
   /** The handler's own options, as given (`{}` when none). */
   options: QueueHandlerOptions;
 }
 
 /**
+ * The decorator `@QueueHandler(topic)` returns: for a typed topic (`defineTopic<T>`), the
+ * method's first parameter must take a `T`, or the code does not compile.
+ */
+export type QueueHandlerDecorator<T> = <M extends (payload: T, context: MessageContext) => unknown>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+/**
  * Marks a provider method as the consumer of `topic`: `handle(payload, context)`. The
  * message is acked when the returned promise resolves and retried when it rejects.
  * Unset options come from the module's defaults. Checked at startup, where an error
- * can name the class and method: a bad topic or option, or a second handler for the same
- * topic, fails the app's bootstrap with {@link InvalidQueueHandlerError}. One consumer per
- * handler runs in each process (unless the module has `consumers: false`).
+ * can name the class and method. A plain string topic leaves `T` at `never`: any first
+ * parameter is accepted, as no payload type is known.
  *
- * @param topic - The topic to consume: 1-200 characters of `A-Z a-z 0-9 . _ - :`.
- * @param options - Overrides of the module's consumer settings for this handler.
- * @example
- * ```ts
- * @Injectable()
- * export class OrderHandlers {
- *   @QueueHandler('order.created', { concurrency: 10, maxAttempts: 5, timeoutMs: 30_000 })
- *   async sendConfirmation(payload: { orderId: string }, context: MessageContext) {
- *     await this.mailer.send(payload.orderId, { signal: context.signal }); // acked when this resolves
- *   }
- * }
- * ```
+ * A bad topic or option, or a second handler for the same topic, fails the app's bootstrap
+ * with {@link InvalidQueueHandlerError}. One consumer per handler runs in each process (unless
+ * the module has `consumers: false`).
  */
-export function QueueHandler(topic: string, options: QueueHandlerOptions = {}): MethodDecorator {
-  return SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, { topic, options });
+export function QueueHandler<T = never>(
+  topic: Topic<T>,
+  options: QueueHandlerDecoratorOptions = {},
+): QueueHandlerDecorator<T> {
+  const { queue, ...handlerOptions } = options ?? {};
+  const decorate = SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, {
+    topic,
+    queue,
+    options: handlerOptions,
+  });
+  return (target, key, descriptor) => decorate(target, key, descriptor);
 }

@@ -4,94 +4,124 @@ import {
   Injectable,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import type { QueueHandlerMetadata } from './queue-handler.decorator';
-import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
+import { InvalidQueueHandlerError, UnknownQueueError } from '../errors';
 import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
-import { resolveConsumerSettings } from '../queue/settings';
-import { assertTopic } from '../queue/validation';
-import { QueueLogger } from '../observability/queue-logger';
-import { DEFAULTS, QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { DEFAULTS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import { assertCallable, findHandlerSites, type HandlerSite } from './queue-handler.finder';
+import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
+import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
+import { settledInstance } from './settled-instance';
+import { QueueLogger } from '../observability/queue-logger';
 import { bindQueueHandler } from './queue-handler.binder';
-import { REDIS_ACK_QUEUE_OPTIONS } from './redis-ack-queue.module-definition';
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
-
-interface FoundHandler extends QueueHandlerMetadata {
-  where: string;
-  handler: QueueHandlerFn;
-}
 
 /**
- * Finds every `@QueueHandler` of the app when it bootstraps and starts one consumer for
- * each; drains them before the app's connections close on shutdown.
+ * Runs one queue's `@QueueHandler`s (each registration has its own explorer): finds them when
+ * the app bootstraps, after checking every handler and registration of the app, starts one
+ * consumer each, and drains them before the app's connections close on shutdown.
  */
 @Injectable()
 export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new QueueLogger(this.options.logLevel ?? DEFAULTS.logLevel);
+  private readonly logger = new QueueLogger(this.registration.options.logLevel ?? DEFAULTS.logLevel);
   private readonly consumers: QueueConsumer[] = [];
+  /** This queue's handlers that run or are being started, by topic. */
+  private readonly claimed = new Map<string, HandlerSite>();
+  /** Set once the bootstrap has claimed its handlers: later ones arrive with lazily loaded modules. */
+  private bootstrapped = false;
+  private closing = false;
+  private readonly queue: RedisAckQueueService;
+  private readonly options: RedisAckQueueModuleOptions;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
     private readonly moduleRef: ModuleRef,
-    private readonly queue: RedisAckQueueService,
-    @Inject(REDIS_ACK_QUEUE_OPTIONS) private readonly options: RedisAckQueueModuleOptions,
-  ) {}
+    private readonly modules: ModulesContainer,
+    @Inject(QUEUE_REGISTRATION) private readonly registration: QueueRegistration,
+  ) {
+    this.queue = registration.service;
+    this.options = registration.options;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.options.consumers === false) return;
-    let handlers: FoundHandler[];
     try {
-      handlers = this.explore();
-      // A topic laid out differently in Redis (another partition count) fails startup here.
-      await Promise.all(handlers.map((found) => this.queue.checkTopic(found.topic)));
+      const sites = this.claimNew();
+      this.bootstrapped = true;
+      await this.start(sites);
     } catch (error) {
-      // Startup fails: close the connections now, or they would keep the process alive.
-      await this.queue.close(0);
+      // Startup fails: close every queue's connections now, or they would keep the process alive.
+      await Promise.all(registrationsIn(this.modules).map(({ service }) => service.close(0)));
       throw error;
-    }
-    for (const found of handlers) {
-      this.consumers.push(this.queue.consume(found.topic, found.handler, found.options));
-      const concurrency = found.options.concurrency ?? this.options.concurrency ?? DEFAULTS.concurrency;
-      this.logger.log(MESSAGES.consumersStarted(found.topic, found.where, concurrency));
     }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.consumers.map((consumer) => consumer.close()));
   }
 
-  /** Every handler of the app, checked: valid topic and options, one handler per topic. */
-  private explore(): FoundHandler[] {
-    const byTopic = new Map<string, FoundHandler>();
-    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
-    for (const wrapper of wrappers) {
-      const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
-      if (!wrapper.metatype || !prototype || wrapper.inject) continue;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const target = (prototype as Record<string, () => unknown>)[method];
-        const metadata: QueueHandlerMetadata | undefined = this.reflector.get(QUEUE_HANDLER_METADATA, target);
-        if (!metadata) continue;
-        const where = `${wrapper.metatype.name}.${method}`;
-        this.check(metadata, where);
-        const first = byTopic.get(metadata.topic);
-        if (first) throw InvalidQueueHandlerError.duplicate(metadata.topic, first.where, where);
-        byTopic.set(metadata.topic, { ...metadata, where, handler: this.bind(wrapper, method) });
-      }
-    }
-    return [...byTopic.values()];
+  /** After bootstrap, claims the handlers of lazily loaded modules (see lazy-handlers.hook.ts); checks like the bootstrap. */
+  claimLateHandlers(): HandlerSite[] {
+    return this.bootstrapped && !this.closing ? this.claimNew() : [];
   }
 
-  private check(metadata: QueueHandlerMetadata, where: string): void {
+  /** Starts late handlers once their instances exist; a failure releases the claims. */
+  async startLateHandlers(sites: HandlerSite[]): Promise<void> {
     try {
-      assertTopic(metadata.topic);
-      resolveConsumerSettings(metadata.options, undefined);
+      const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, this.modules)));
+      // A provider that failed fails the load by itself: its handlers are let go.
+      this.release(sites.filter((_, i) => !built[i]));
+      await this.start(sites.filter((_, i) => built[i]));
     } catch (error) {
-      if (!(error instanceof RedisAckQueueError)) throw error;
-      throw new InvalidQueueHandlerError(where, MESSAGES.invalidHandler(where, error.message), { cause: error });
+      this.release(sites);
+      throw error;
+    }
+  }
+
+  release(sites: HandlerSite[]): void {
+    for (const site of sites) if (this.claimed.get(site.metadata.topic) === site) this.claimed.delete(site.metadata.topic);
+  }
+
+  /**
+   * This queue's handlers that do not run yet, claimed so that no later scan starts them
+   * twice. Checks every handler and registration of the app first: one registration per
+   * name, a known queue for every handler, one handler per topic and queue.
+   */
+  private claimNew(): HandlerSite[] {
+    // A producer-only process (consumers: false) runs and checks no handler.
+    if (this.options.consumers === false) return [];
+    const registrations = registrationsIn(this.modules);
+    assertOneRegistrationPerName(registrations);
+    const names = registrations.map(({ name }) => name);
+    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+    const sites = findHandlerSites(wrappers, this.scanner, this.reflector);
+    for (const site of sites) if (!names.includes(site.queue)) throw new UnknownQueueError(site.where, site.queue, names);
+    const byTopic = new Map(this.claimed);
+    const fresh: HandlerSite[] = [];
+    for (const site of sites.filter(({ queue }) => queue === this.registration.name)) {
+      const first = byTopic.get(site.metadata.topic);
+      if (first?.wrapper === site.wrapper && first.method === site.method) continue;
+      if (first) throw InvalidQueueHandlerError.duplicate(site.metadata.topic, first.where, site.where);
+      byTopic.set(site.metadata.topic, site);
+      fresh.push(site);
+    }
+    for (const site of fresh) this.claimed.set(site.metadata.topic, site);
+    return fresh;
+  }
+
+  private async start(sites: HandlerSite[]): Promise<void> {
+    sites.forEach(assertCallable);
+    // A topic laid out differently in Redis (another partition count) fails startup here.
+    await Promise.all(sites.map((site) => this.queue.checkTopic(site.metadata.topic)));
+    const queueName = this.registration.name === DEFAULT_QUEUE ? undefined : this.registration.name;
+    for (const { wrapper, method, metadata, where } of sites) {
+      this.consumers.push(this.queue.consume(metadata.topic, this.bind(wrapper, method), metadata.options));
+      const concurrency = metadata.options.concurrency ?? this.options.concurrency ?? DEFAULTS.concurrency;
+      this.logger.log(MESSAGES.consumersStarted(metadata.topic, where, concurrency, queueName));
     }
   }
 

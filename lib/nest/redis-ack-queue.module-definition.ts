@@ -1,26 +1,48 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { FactoryProvider, ModuleMetadata, Provider, Type } from '@nestjs/common';
+import { InvalidOptionError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 
-export const {
-  ConfigurableModuleClass: RedisAckQueueConfigurableModule,
+/** What a registration is: which queue, and whether every module sees it. */
+export interface RedisAckQueueRegistrationOptions {
   /**
-   * Injection token of the module's options: the {@link RedisAckQueueModuleOptions} given to
-   * `forRoot` or made by `forRootAsync` (without `isGlobal`).
+   * A named queue: an independent service (its own connection, prefix, options), injected
+   * with `@InjectQueue(name)` and consumed with `@QueueHandler(topic, { queue: name })`.
+   * Default: the default queue, injected as `RedisAckQueueService`.
    */
-  MODULE_OPTIONS_TOKEN: REDIS_ACK_QUEUE_OPTIONS,
-  /**
-   * For its type only (`typeof REDIS_ACK_QUEUE_OPTIONS_TYPE`: what `forRoot` takes, the
-   * module options plus `isGlobal`, which registers the module globally; default false). At
-   * runtime a placeholder that throws when a property is read.
-   */
-  OPTIONS_TYPE: REDIS_ACK_QUEUE_OPTIONS_TYPE,
-  /**
-   * For its type only (`typeof REDIS_ACK_QUEUE_ASYNC_OPTIONS_TYPE`: what `forRootAsync`
-   * takes, `useFactory` and the like plus `isGlobal`, which registers the module globally;
-   * default false). At runtime a placeholder that throws when a property is read.
-   */
-  ASYNC_OPTIONS_TYPE: REDIS_ACK_QUEUE_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<RedisAckQueueModuleOptions>({ moduleName: 'RedisAckQueue' })
-  .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+  name?: string;
+  /** Default true: any module injects the service without importing anything. */
+  isGlobal?: boolean;
+}
+
+/** Options of `RedisAckQueueModule.forRoot()`. */
+export interface RedisAckQueueRootOptions extends RedisAckQueueModuleOptions, RedisAckQueueRegistrationOptions {}
+
+/** A class that builds the module options (`forRootAsync({ useClass })` or `{ useExisting }`). */
+export interface RedisAckQueueOptionsFactory {
+  create(): RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
+}
+
+/** Options of `RedisAckQueueModule.forRootAsync()`: one of useFactory, useClass or useExisting. */
+export interface RedisAckQueueAsyncOptions extends RedisAckQueueRegistrationOptions, Pick<ModuleMetadata, 'imports'> {
+  useFactory?: (...args: never[]) => RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
+  inject?: FactoryProvider['inject'];
+  useClass?: Type<RedisAckQueueOptionsFactory>;
+  useExisting?: Type<RedisAckQueueOptionsFactory>;
+  /** Providers that the factory's injections need, added to the registration's module. */
+  extraProviders?: Provider[];
+}
+
+/** The providers that yield an async registration's options under `token`. */
+export function asyncOptionsProviders(token: string, options: RedisAckQueueAsyncOptions): Provider[] {
+  const { useFactory, inject = [], useClass, useExisting, extraProviders = [] } = options;
+  if (useFactory) return [{ provide: token, useFactory, inject }, ...extraProviders];
+  const factory = useClass ?? useExisting;
+  if (!factory)
+    throw new InvalidOptionError('forRootAsync', options, 'options with useFactory, useClass or useExisting');
+  const provider = {
+    provide: token,
+    useFactory: (built: RedisAckQueueOptionsFactory) => built.create(),
+    inject: [factory],
+  };
+  return [provider, ...(useClass ? [useClass] : []), ...extraProviders];
+}

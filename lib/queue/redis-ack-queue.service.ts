@@ -9,7 +9,7 @@ import { asError } from '../errors/error-text';
 import type {
   ConsumerLiveness, DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueGauges,
   QueueHandlerFn, QueueHandlerOptions, QueueStats, RedisAckQueueConsumerApi, RedisAckQueueEvent, RedisAckQueueOptions,
-  RedisAckQueueProducerApi, ReserveOptions, ReservedMessage,
+  RedisAckQueueProducerApi, ReserveOptions, ReservedMessage, Topic,
 } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import type { QueueTracing } from '../observability/tracing/queue-tracing';
@@ -62,12 +62,12 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.connection.open(this.settings.connectTimeoutMs, this.settings.allowEviction);
   }
 
-  async push<T>(topic: string, payload: T, options?: PushOptions | null): Promise<PushResult> {
+  async push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
     const [result] = await this.pushMany(topic, [{ ...optionsOf(options), payload }]);
     return result;
   }
 
-  pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]> {
+  pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<PushResult[]> {
     return this.tracing ? this.tracing.push(topic, items, (traced) => this.store(topic, traced)) : this.store(topic, items);
   }
 
@@ -83,7 +83,7 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     });
   }
 
-  async reserve<T = unknown>(topic: string, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
+  async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
     assertTopic(topic);
     const reserved = this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
@@ -150,7 +150,7 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.consumers.liveness();
   }
 
-  async deadLetters<T = unknown>(topic: string, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
+  async deadLetters<T = unknown>(topic: Topic<T>, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
     assertTopic(topic);
     const { offset = 0, limit = 100 } = optionsOf(options);
     assertInteger('offset', offset, 0);
@@ -178,7 +178,7 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.connection.ping(timeoutMs);
   }
 
-  consume<T = unknown>(topic: string, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
+  consume<T = unknown>(topic: Topic<T>, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
     this.assertOpen('consume');
     assertTopic(topic);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', handler, 'a function (payload, context)');

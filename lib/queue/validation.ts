@@ -17,6 +17,13 @@ export function assertPrefix(prefix: unknown): asserts prefix is string {
   }
 }
 
+/** Queue names (of module registrations) follow the topic rule, at most 100 characters. */
+export function assertQueueName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length > 100 || !NAME.test(name)) {
+    throw new InvalidOptionError('queue name', name, '1-100 characters of A-Z a-z 0-9 . _ - :');
+  }
+}
+
 /** Options objects may be left out or given as `null`: both mean "no options". */
 export function optionsOf<T extends object>(options: T | null | undefined): T | Partial<T> {
   return options ?? {};

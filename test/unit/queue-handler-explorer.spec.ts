@@ -1,6 +1,7 @@
 import { Controller, Injectable, Module, type ModuleMetadata } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from '../../lib/nest/queue-tokens';
 import { InvalidQueueHandlerError, QueueHandler, REDIS_ACK_QUEUE_OPTIONS, RedisAckQueueService, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueModuleOptions } from '../../lib';
 import { QueueHandlerExplorer } from '../../lib/nest/queue-handler.explorer';
 
@@ -38,6 +39,8 @@ async function boot(metadata: ModuleMetadata, options: RedisAckQueueModuleOption
       QueueHandlerExplorer,
       { provide: RedisAckQueueService, useValue: service },
       { provide: REDIS_ACK_QUEUE_OPTIONS, useValue: options },
+      // What a forRoot registration provides its explorer: its name, options and service.
+      { provide: QUEUE_REGISTRATION, useValue: { name: DEFAULT_QUEUE, options, service } },
       ...(metadata.providers ?? []),
     ],
   }).compile();

@@ -1,0 +1,10 @@
+/** Type-only key of a topic's payload type: no such property exists at runtime. */
+declare const payloadType: unique symbol;
+
+/**
+ * A topic name that carries the type of its payloads (see `defineTopic`). At runtime it is
+ * the plain string, so it goes wherever a topic name goes; at compile time `push`,
+ * `pushMany`, `reserve`, `consume`, `deadLetters` and `@QueueHandler` check payloads
+ * against `T`. A plain string is a `Topic` of any payload.
+ */
+export type Topic<T = unknown> = string & { readonly [payloadType]?: T };

@@ -1,0 +1,29 @@
+import type { ModulesContainer } from '@nestjs/core';
+import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+
+/** How often to look again at a provider whose creation has not begun (a controller waits for its module's providers). */
+const POLL_MS = 10;
+
+/**
+ * Resolves true once a provider's instance exists, false when it never will (its creation
+ * failed, or its module was removed after a failed lazy load). A handler found while its
+ * module is still being built (loaded lazily) must be bound to the instance, not to the
+ * prototype Nest holds in its place meanwhile. Providers built per message: true at once.
+ */
+export async function settledInstance(wrapper: InstanceWrapper, modules: ModulesContainer): Promise<boolean> {
+  if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) return true;
+  let awaited: Promise<unknown> | undefined;
+  for (;;) {
+    const host = wrapper.getInstanceByContextId(STATIC_CONTEXT);
+    if (host.isResolved) return host.instance !== null && host.instance !== undefined;
+    // Being built: Nest settles donePromise when it is done (with the error when it failed).
+    if (host.donePromise && host.donePromise !== awaited) {
+      awaited = host.donePromise;
+      await awaited;
+      continue;
+    }
+    if (!wrapper.host || modules.get(wrapper.host.token) !== wrapper.host) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
