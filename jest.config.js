@@ -26,11 +26,16 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
-    ...(nest11 && { '^@nestjs/(common|core|platform-express|testing)(/.*)?$': '<rootDir>/test/nest11/node_modules/@nestjs/$1$2' }),
+    ...(nest11 && {
+      '^@nestjs/(common|core|platform-express|testing)(/.*)?$': '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',
+    }),
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   // Read by test/consumer/nest-version.int-spec.ts: the run proves the Nest major it says.
-  globals: { ACKQ_NEST_MAJOR: nestMajor, ACKQ_NEST_DIR: nest11 ? join(__dirname, 'test/nest11/node_modules') : join(__dirname, 'node_modules') },
+  globals: {
+    ACKQ_NEST_MAJOR: nestMajor,
+    ACKQ_NEST_DIR: nest11 ? join(__dirname, 'test/nest11/node_modules') : join(__dirname, 'node_modules'),
+  },
 };
 
 module.exports = {

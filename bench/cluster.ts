@@ -94,7 +94,9 @@ async function main(): Promise<number> {
       const t0 = Date.now();
       const cluster = await BenchCluster.start(masters);
       redisVersion = cluster.version();
-      log(`round ${round}: ${masters}-master cluster up on ports ${cluster.nodes.map((n) => n.port).join(', ')} in ${Date.now() - t0} ms`);
+      log(
+        `round ${round}: ${masters}-master cluster up on ports ${cluster.nodes.map((n) => n.port).join(', ')} in ${Date.now() - t0} ms`,
+      );
       try {
         for (const scenario of order.filter((s) => s.masters === masters)) {
           try {
@@ -119,7 +121,10 @@ async function main(): Promise<number> {
   const table = renderTable(samples);
   console.log(`\n${table}\n`);
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'cluster.md'), markdown(table, details(samples, total), started, redisVersion, quick, rounds, total));
+  writeFileSync(
+    join(outDir, 'cluster.md'),
+    markdown(table, details(samples, total), started, redisVersion, quick, rounds, total),
+  );
   log(`wrote ${join(outDir, 'cluster.md')}`);
   return failures === 0 ? 0 : 1;
 }
@@ -145,11 +150,18 @@ async function warmUp(total: number, capMs: number): Promise<void> {
 }
 
 /** A fresh topic on an emptied cluster: prefill with batch pushes, then drain with `apps` consumer apps. */
-async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: string, total: number, capMs: number): Promise<Sample> {
+async function runScenario(
+  cluster: BenchCluster,
+  scenario: Scenario,
+  topic: string,
+  total: number,
+  capMs: number,
+): Promise<Sample> {
   await cluster.flushAll();
   const owner = await cluster.slotOwners();
   const partitionsPerMaster = cluster.nodes.map(() => 0);
-  for (const tag of partitionTags(DEFAULT_PREFIX, topic, scenario.partitions)) partitionsPerMaster[owner(keySlot(tag))]++;
+  for (const tag of partitionTags(DEFAULT_PREFIX, topic, scenario.partitions))
+    partitionsPerMaster[owner(keySlot(tag))]++;
   const options: OursOptions = {
     connection: { cluster: cluster.seeds },
     ...(scenario.partitions > 1 ? { topics: { [topic]: { partitions: scenario.partitions } } } : {}),
@@ -222,7 +234,9 @@ async function runScenario(cluster: BenchCluster, scenario: Scenario, topic: str
 }
 
 function queueCommands(perNode: Map<string, number>[]): number[] {
-  return perNode.map((calls) => [...calls].reduce((sum, [command, n]) => (NOT_QUEUE_WORK.test(command) ? sum : sum + n), 0));
+  return perNode.map((calls) =>
+    [...calls].reduce((sum, [command, n]) => (NOT_QUEUE_WORK.test(command) ? sum : sum + n), 0),
+  );
 }
 
 function problemsOf(sample: Sample, total: number): string[] {
@@ -236,7 +250,8 @@ function problemsOf(sample: Sample, total: number): string[] {
 const median = (values: number[]) => percentile(values, 50);
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const addUp = (lists: number[][]) => lists[0].map((_, i) => sum(lists.map((l) => l[i])));
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** "33 / 34 / 33 %": each master's share of the commands, in node order. */
 function shares(counts: number[]): string {
@@ -253,7 +268,15 @@ function spread(values: number[]): string {
 }
 
 function renderTable(samples: Map<Scenario, Sample[]>): string {
-  const header = ['scenario', 'masters', 'partitions', 'push/s', 'consume+ack/s', 'commands per master: push', 'commands per master: consume+ack'];
+  const header = [
+    'scenario',
+    'masters',
+    'partitions',
+    'push/s',
+    'consume+ack/s',
+    'commands per master: push',
+    'commands per master: consume+ack',
+  ];
   const rows = SCENARIOS.map((scenario) => {
     const list = samples.get(scenario) ?? [];
     const got = list.length > 0;
@@ -269,7 +292,8 @@ function renderTable(samples: Map<Scenario, Sample[]>): string {
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const left = (i: number) => i === 0 || i >= 5;
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (left(i) ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
@@ -299,14 +323,24 @@ function details(samples: Map<Scenario, Sample[]>, total: number): string {
   ].join('\n');
 }
 
-function markdown(table: string, detailTable: string, date: Date, redisVersion: string, quick: boolean, rounds: number, total: number): string {
+function markdown(
+  table: string,
+  detailTable: string,
+  date: Date,
+  redisVersion: string,
+  quick: boolean,
+  rounds: number,
+  total: number,
+): string {
   const cpu = cpuModel();
   const cores = cpus().length;
   const n = total.toLocaleString('en-US');
   return `# Benchmark: one topic on Redis Cluster, unpartitioned and partitioned
 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
-- Machine: ${cpu}, ${cores} cores (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion}
+- Machine: ${cpu}, ${cores} cores (load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion}
 - Command: \`npm run bench:cluster${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`; ${libVersion()}
 - Each odd round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2,
   stops it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs

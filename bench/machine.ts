@@ -18,7 +18,9 @@ export function cpuModel(): string {
 export function libVersion(): string {
   try {
     const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      execFileSync('git', args, { cwd: join(__dirname, '..', '..', '..'), stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
     const dirty = git('status', '--porcelain', '--', 'lib') !== '';
     return `lib/ at commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' plus uncommitted changes' : ''}`;
   } catch {

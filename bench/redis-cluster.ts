@@ -51,7 +51,11 @@ export class BenchCluster {
       } else {
         const cli = process.env.REDIS_CLI_BIN ?? 'redis-cli';
         const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-        await promisify(execFile)(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+        await promisify(execFile)(
+          cli,
+          ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+          { timeout: 30_000 },
+        );
       }
       await cluster.waitUntilOk(masters, 20_000);
       return cluster;
@@ -83,15 +87,26 @@ export class BenchCluster {
           new RegExp(`^cluster_known_nodes:${masters}\\b`, 'm').test(info),
       );
       if (ok) return;
-      if (Date.now() > deadline) throw new Error(`cluster of ${masters} did not reach cluster_state:ok in ${timeoutMs} ms:\n${infos.join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `cluster of ${masters} did not reach cluster_state:ok in ${timeoutMs} ms:\n${infos.join('\n')}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
   /** The node (index into `nodes`) that serves `slot`, from CLUSTER SLOTS of the first node. */
   async slotOwners(): Promise<(slot: number) => number> {
-    const ranges = (await this.nodes[0].admin.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]]][];
-    const table = ranges.map(([from, to, [, port]]) => ({ from, to, node: this.nodes.findIndex((n) => n.port === Number(port)) }));
+    const ranges = (await this.nodes[0].admin.call('CLUSTER', 'SLOTS')) as [
+      number,
+      number,
+      [string, number, ...unknown[]],
+    ][];
+    const table = ranges.map(([from, to, [, port]]) => ({
+      from,
+      to,
+      node: this.nodes.findIndex((n) => n.port === Number(port)),
+    }));
     return (slot) => table.find((r) => slot >= r.from && slot <= r.to)?.node ?? -1;
   }
 
@@ -133,7 +148,6 @@ export class BenchCluster {
     this.stopped = true;
     await Promise.all(this.nodes.map(stopNode));
   }
-
 }
 
 async function startNode(attempt = 1): Promise<ClusterNodeProcess> {
@@ -144,9 +158,28 @@ async function startNode(attempt = 1): Promise<ClusterNodeProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ackq-bench-cluster-'));
   // no persistence; cluster state in the temp folder; announce 127.0.0.1 so a lone node's CLUSTER SLOTS names a host
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
-    '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort),
-    '--cluster-announce-ip', '127.0.0.1', '--logfile', 'redis.log', '--daemonize', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-port',
+    String(busPort),
+    '--cluster-announce-ip',
+    '127.0.0.1',
+    '--logfile',
+    'redis.log',
+    '--daemonize',
+    'no',
   ];
   const child = spawn(binary, args, { stdio: 'ignore' });
   live.set(child, dir);
@@ -183,4 +216,3 @@ async function stopNode(node: ClusterNodeProcess): Promise<void> {
   rmSync(node.dir, { recursive: true, force: true });
   live.delete(node.child);
 }
-

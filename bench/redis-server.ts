@@ -80,7 +80,13 @@ export class BenchRedis {
 /** Whether a redis-server answers PING on this port. */
 export function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const client = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     client.on('error', () => undefined);
     client
       .connect()

@@ -27,7 +27,12 @@ export function renderTable(results: Results): string {
   const ids: Figure[] = [];
   for (const { figures } of results) for (const f of figures) if (!ids.some((g) => g.id === f.id)) ids.push(f);
   const find = (figures: Figure[], id: string) => figures.find((f) => f.id === id);
-  const header = ['metric', 'better', ...results.map((r) => r.system), ...others.map((o) => `${ours.system} ÷ ${o.system}`)];
+  const header = [
+    'metric',
+    'better',
+    ...results.map((r) => r.system),
+    ...others.map((o) => `${ours.system} ÷ ${o.system}`),
+  ];
   const rows = ids.map((row) => {
     const mine = find(ours.figures, row.id);
     return [
@@ -38,7 +43,8 @@ export function renderTable(results: Results): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (i < 2 ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
@@ -60,13 +66,19 @@ export function renderChart(results: Results, concurrencies: number[]): string {
   const x = (i: number) => m.left + (concurrencies.length === 1 ? plotW / 2 : (i * plotW) / (concurrencies.length - 1));
   const y = (v: number) => m.top + plotH - (v / top) * plotH;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
-  out.push(`<text x="${W / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">Consume rate against concurrency</text>`);
+  out.push(
+    `<text x="${W / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">Consume rate against concurrency</text>`,
+  );
   for (let k = 0; k <= 5; k++) {
     const v = (top * k) / 5;
     out.push(`<line x1="${m.left}" x2="${W - m.right}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e3e3"/>`);
-    out.push(`<text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${Math.round(v).toLocaleString('en-US')}</text>`);
+    out.push(
+      `<text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${Math.round(v).toLocaleString('en-US')}</text>`,
+    );
   }
   out.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" stroke="#333"/>`);
   out.push(`<line x1="${m.left}" x2="${W - m.right}" y1="${m.top + plotH}" y2="${m.top + plotH}" stroke="#333"/>`);
@@ -74,19 +86,31 @@ export function renderChart(results: Results, concurrencies: number[]): string {
     out.push(`<line x1="${x(i)}" x2="${x(i)}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" stroke="#333"/>`);
     out.push(`<text x="${x(i)}" y="${m.top + plotH + 20}" text-anchor="middle">${c}</text>`);
   });
-  out.push(`<text x="${m.left + plotW / 2}" y="${H - 14}" text-anchor="middle">concurrency (handlers running at once; evenly spaced)</text>`);
-  out.push(`<text transform="translate(20 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">messages consumed and acked per second</text>`);
+  out.push(
+    `<text x="${m.left + plotW / 2}" y="${H - 14}" text-anchor="middle">concurrency (handlers running at once; evenly spaced)</text>`,
+  );
+  out.push(
+    `<text transform="translate(20 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">messages consumed and acked per second</text>`,
+  );
   series.forEach((s, k) => {
     const color = COLORS[k % COLORS.length];
     const path = s.points.map((v, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
     out.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="2.5"/>`);
-    s.points.forEach((v, i) => out.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="4" fill="${color}"><title>${escapeXml(s.system)} @ ${concurrencies[i]}: ${Math.round(v)} msg/s</title></circle>`));
+    s.points.forEach((v, i) =>
+      out.push(
+        `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="4" fill="${color}"><title>${escapeXml(s.system)} @ ${concurrencies[i]}: ${Math.round(v)} msg/s</title></circle>`,
+      ),
+    );
   });
   const legendX = W - m.right + 20;
-  out.push(`<rect x="${legendX}" y="${m.top}" width="170" height="${series.length * 20 + 10}" fill="#ffffff" stroke="#cccccc"/>`);
+  out.push(
+    `<rect x="${legendX}" y="${m.top}" width="170" height="${series.length * 20 + 10}" fill="#ffffff" stroke="#cccccc"/>`,
+  );
   series.forEach((s, k) => {
     const ly = m.top + 18 + k * 20;
-    out.push(`<line x1="${legendX + 10}" x2="${legendX + 34}" y1="${ly - 4}" y2="${ly - 4}" stroke="${COLORS[k % COLORS.length]}" stroke-width="2.5"/>`);
+    out.push(
+      `<line x1="${legendX + 10}" x2="${legendX + 34}" y1="${ly - 4}" y2="${ly - 4}" stroke="${COLORS[k % COLORS.length]}" stroke-width="2.5"/>`,
+    );
     out.push(`<text x="${legendX + 42}" y="${ly}">${escapeXml(s.system)}</text>`);
   });
   out.push('</svg>');

@@ -25,16 +25,22 @@ function parseArgs(argv: string[]) {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const pick = <T>(all: Record<string, T>, list: string | undefined) => {
     const names = list ? list.split(',') : Object.keys(all);
-    for (const n of names) if (!(n in all)) throw new Error(`unknown name "${n}"; choose from ${Object.keys(all).join(', ')}`);
+    for (const n of names)
+      if (!(n in all)) throw new Error(`unknown name "${n}"; choose from ${Object.keys(all).join(', ')}`);
     return names;
   };
-  return { quick: argv.includes('--quick'), systems: pick(SYSTEMS, value('systems')), workloads: pick(WORKLOADS, value('workloads')) };
+  return {
+    quick: argv.includes('--quick'),
+    systems: pick(SYSTEMS, value('systems')),
+    workloads: pick(WORKLOADS, value('workloads')),
+  };
 }
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   // Only a full run of everything replaces the committed results.
-  const partial = args.systems.length < Object.keys(SYSTEMS).length || args.workloads.length < Object.keys(WORKLOADS).length;
+  const partial =
+    args.systems.length < Object.keys(SYSTEMS).length || args.workloads.length < Object.keys(WORKLOADS).length;
   const outDir = join(__dirname, '..', '..', 'results', ...(args.quick ? ['quick'] : partial ? ['partial'] : []));
   const started = new Date();
   const redis = await BenchRedis.start();
@@ -104,7 +110,9 @@ async function interleavedRounds(redis: BenchRedis, systems: string[], workloads
         runs.get(key)!.push(await WORKLOADS[workload](ctx));
         // The details (command tables) of the last round stand for all.
         if (round === rounds - 1) details.get(key)!.push(...ctx.details);
-        log(`${systemName(key)}: ${workload} round ${round + 1}/${rounds} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        log(
+          `${systemName(key)}: ${workload} round ${round + 1}/${rounds} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+        );
       }
     }
     for (const key of systems) figures.get(key)!.push(...medianFigures(runs.get(key)!));
@@ -116,14 +124,18 @@ async function interleavedRounds(redis: BenchRedis, systems: string[], workloads
 function medianFigures(rounds: Figure[][]): Figure[] {
   if (rounds.length === 1) return rounds[0];
   return rounds[0].map((figure, i) => {
-    const values = rounds.map((round) => round[i].value).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+    const values = rounds
+      .map((round) => round[i].value)
+      .filter((v): v is number => v !== undefined)
+      .sort((a, b) => a - b);
     const value = values.length === 0 ? undefined : values[Math.floor(values.length / 2)];
     return { ...figure, value, label: `${figure.label}, median of ${rounds.length}` };
   });
 }
 
 function systemName(key: string): string {
-  const version = (pkg: string) => (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
+  const version = (pkg: string) =>
+    (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
   if (key === 'bullmq') return `BullMQ ${version('bullmq')}`;
   if (key === 'bee') return `bee-queue ${version('bee-queue')}`;
   return 'this project';
@@ -134,7 +146,11 @@ function markdown(table: string, details: string[], date: Date, redisVersion: st
   return `# Benchmark: nestjs-redis-ack-queue against BullMQ and bee-queue
 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
-- Machine: ${cpu}, ${cpus().length} cores (load average ${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion} (private redis-server, \`--save '' --appendonly no\`)
+- Machine: ${cpu}, ${cpus().length} cores (load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(
+      ' / ',
+    )} at the end); Node ${process.version}; Redis ${redisVersion} (private redis-server, \`--save '' --appendonly no\`)
 - Command: \`npm run bench${quick ? ' -- --quick' : ''}\`; ${libVersion()}
 - Every system runs in this one Node process, against the same redis-server, one after another (FLUSHALL between workloads).
   Throughput runs first: one untimed warm-up of each system, then ${quick ? '1 round' : `${ROUNDS.throughput} rounds`} with the systems

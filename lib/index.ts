@@ -20,7 +20,19 @@ export { REDIS_ACK_QUEUE_CONTEXT_TYPE, type RedisAckQueueContextType } from './r
 export * from './errors';
 export * from './interfaces';
 export { RedisAckQueueMetrics } from './observability/metrics/queue-metrics';
-export type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './observability/metrics/metrics-options.interface';
-export { RedisAckQueueMetricsModule, type RedisAckQueueMetricsModuleOptions } from './nest/metrics/redis-ack-queue-metrics.module';
-export { RedisAckQueueHealthIndicator, type RedisAckQueueHealthResult } from './nest/health/redis-ack-queue.health-indicator';
-export type { RedisAckQueueHealthOptions, RedisAckQueueHealthDetails } from './nest/health/redis-ack-queue-health.options';
+export type {
+  RedisAckQueueMetricsOptions,
+  RedisAckQueueMetricsRegistry,
+} from './observability/metrics/metrics-options.interface';
+export {
+  RedisAckQueueMetricsModule,
+  type RedisAckQueueMetricsModuleOptions,
+} from './nest/metrics/redis-ack-queue-metrics.module';
+export {
+  RedisAckQueueHealthIndicator,
+  type RedisAckQueueHealthResult,
+} from './nest/health/redis-ack-queue.health-indicator';
+export type {
+  RedisAckQueueHealthOptions,
+  RedisAckQueueHealthDetails,
+} from './nest/health/redis-ack-queue-health.options';

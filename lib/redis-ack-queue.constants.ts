@@ -5,7 +5,15 @@ export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
 export const QUEUE_EVENT_METADATA = 'nestjs-redis-ack-queue:event-listener';
 
 /** Every type of event `events$` carries. */
-export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = ['pushed', 'reserved', 'acked', 'retried', 'dead', 'lease-lost', 'error'];
+export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [
+  'pushed',
+  'reserved',
+  'acked',
+  'retried',
+  'dead',
+  'lease-lost',
+  'error',
+];
 
 /** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
 export const REDIS_ACK_QUEUE_CONTEXT_TYPE = 'redis-ack-queue';

@@ -10,12 +10,9 @@ export const MESSAGES = {
   healthLag: (topic: string, ms: number, bound: number) =>
     `Topic "${topic}" lags: its oldest ready message is ${ms} ms old (over ${bound})`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
-  invalidTopic: (topic: unknown) =>
-    `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
-  invalidPrefix: (prefix: unknown) =>
-    `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
-  invalidId: (id: unknown) =>
-    `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters`,
+  invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
+  invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
+  invalidId: (id: unknown) => `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters`,
   payloadUndefined: (topic: string) =>
     `The payload for topic "${topic}" is undefined: pass any JSON value (null is fine)`,
   payloadNotSerializable: (topic: string, reason: string) =>
@@ -35,11 +32,11 @@ export const MESSAGES = {
     'retry once Redis answers (a push retried with the same id is deduplicated)',
   noAnswer: (ms: number) =>
     `no answer within ${ms} ms, the commandTimeoutMs; the call was not withdrawn and may still take effect when Redis returns`,
-  connectFailed: (target: string, reason: string) =>
-    `Cannot connect to Redis at ${target}: ${reason}`,
+  connectFailed: (target: string, reason: string) => `Cannot connect to Redis at ${target}: ${reason}`,
   connectTimeout: (target: string, ms: number) =>
     `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
-  oldRedis: (target: string, version: string) => `Redis at ${target} is version ${version}: the queue needs 7.0 or newer`,
+  oldRedis: (target: string, version: string) =>
+    `Redis at ${target} is version ${version}: the queue needs 7.0 or newer`,
   evictingPolicy: (target: string, policy: string) =>
     `Redis at ${target} uses maxmemory-policy ${policy}: it may evict queue keys and lose messages without a trace. ` +
     'Set maxmemory-policy noeviction (or a volatile-* policy), or pass allowEviction: true to accept the risk',
@@ -54,7 +51,8 @@ export const MESSAGES = {
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
   invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
-  unknownEventType: (type: unknown, types: readonly string[]) => `unknown event type ${describe(type)}: use one of ${types.join(', ')}`,
+  unknownEventType: (type: unknown, types: readonly string[]) =>
+    `unknown event type ${describe(type)}: use one of ${types.join(', ')}`,
   unknownListenerQueue: (name: string, registered: string[]) =>
     `no queue named "${name}" is registered (registered: ${registered.map((n) => `"${n}"`).join(', ')}); ` +
     'register it with forRoot({ name }) or leave out { queue } to listen to the default queue',
@@ -77,8 +75,7 @@ export const MESSAGES = {
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,
-  idleTimeout: (topic: string, ms: number) =>
-    `Topic "${topic}" still had work after ${ms} ms`,
+  idleTimeout: (topic: string, ms: number) => `Topic "${topic}" still had work after ${ms} ms`,
   consumersStarted: (topic: string, where: string, concurrency: number, queue?: string) =>
     `Consuming "${topic}"${queue === undefined ? '' : ` of queue "${queue}"`} with ${where} (concurrency ${concurrency})`,
   consumerError: (topic: string, reason: string) => `Consumer of "${topic}" paused: ${reason}; retrying`,

@@ -20,9 +20,13 @@ export async function resolveRedis(): Promise<{ url: string; stop: () => void }>
 async function startPrivateRedis(): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ackq-sample-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], {
-    stdio: 'ignore',
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''],
+    {
+      stdio: 'ignore',
+    },
+  );
   child.on('error', (error) => {
     logger.error(`Cannot start redis-server (${error.message}): install it or set REDIS_URL`);
     process.exit(1);

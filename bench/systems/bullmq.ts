@@ -15,7 +15,9 @@ export const createBullmq: SystemFactory = async (url, name) => {
     async pushBatch(messages, dueAt) {
       // BullMQ takes a delay only: from now, which is no later than the job's own timestamp.
       const now = Date.now();
-      await queue.addBulk(messages.map((data, i) => ({ name: 'job', data, opts: { delay: dueAt ? Math.max(0, dueAt[i] - now) : 0 } })));
+      await queue.addBulk(
+        messages.map((data, i) => ({ name: 'job', data, opts: { delay: dueAt ? Math.max(0, dueAt[i] - now) : 0 } })),
+      );
     },
     async startConsumer(concurrency, handler) {
       const worker = new Worker<BenchMessage>(

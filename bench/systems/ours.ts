@@ -44,7 +44,10 @@ export interface OursSystem extends QueueSystem {
 
 /** This project on any connection (a cluster included) and topic layout; every consumer is a Nest app of its own. */
 export async function openOurs(options: OursOptions, topic: string): Promise<OursSystem> {
-  const producerApp: INestApplicationContext = await NestFactory.createApplicationContext(producerModule(options), NEST_LOGS);
+  const producerApp: INestApplicationContext = await NestFactory.createApplicationContext(
+    producerModule(options),
+    NEST_LOGS,
+  );
   const { queue } = producerApp.get(BenchProducer);
   return {
     name: 'this project',
@@ -53,10 +56,16 @@ export async function openOurs(options: OursOptions, topic: string): Promise<Our
       await queue.push(topic, payload);
     },
     async pushBatch(payloads, dueAt) {
-      await queue.pushMany(topic, payloads.map((payload, i) => ({ payload, availableAt: dueAt?.[i] })));
+      await queue.pushMany(
+        topic,
+        payloads.map((payload, i) => ({ payload, availableAt: dueAt?.[i] })),
+      );
     },
     async startConsumer(concurrency, handler): Promise<RunningConsumer> {
-      const app = await NestFactory.createApplicationContext(consumerModule(options, topic, concurrency, handler), NEST_LOGS);
+      const app = await NestFactory.createApplicationContext(
+        consumerModule(options, topic, concurrency, handler),
+        NEST_LOGS,
+      );
       return { stop: () => app.close() };
     },
     close: () => producerApp.close(),

@@ -26,7 +26,11 @@ export type Workload = (ctx: WorkloadContext) => Promise<Figure[]>;
 let queueCounter = 0;
 
 /** FLUSHALL, open the system on a fresh queue name, run `body`, close it whatever happens. */
-export async function withSystem<T>(ctx: WorkloadContext, label: string, body: (system: QueueSystem) => Promise<T>): Promise<T> {
+export async function withSystem<T>(
+  ctx: WorkloadContext,
+  label: string,
+  body: (system: QueueSystem) => Promise<T>,
+): Promise<T> {
   await ctx.redis.admin.flushall();
   const system = await ctx.factory(ctx.redis.url, `bench-${label}-${++queueCounter}`);
   try {

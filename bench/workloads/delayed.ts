@@ -33,9 +33,22 @@ export async function delayed(ctx: WorkloadContext): Promise<Figure[]> {
     const missing = total - lateness.length;
     const range = `${minMs / 1000}-${maxMs / 1000} s`;
     return [
-      { id: 'del-p50', label: `delayed (${total}, due in ${range}): lateness p50 ms`, better: 'lower', value: percentile(lateness, 50), digits: 0 },
+      {
+        id: 'del-p50',
+        label: `delayed (${total}, due in ${range}): lateness p50 ms`,
+        better: 'lower',
+        value: percentile(lateness, 50),
+        digits: 0,
+      },
       { id: 'del-p99', label: 'delayed: lateness p99 ms', better: 'lower', value: percentile(lateness, 99), digits: 0 },
-      { id: 'del-early', label: 'delayed: ran early (count)', better: 'lower', value: early, digits: 0, note: missing > 0 ? `${missing} never ran` : undefined },
+      {
+        id: 'del-early',
+        label: 'delayed: ran early (count)',
+        better: 'lower',
+        value: early,
+        digits: 0,
+        note: missing > 0 ? `${missing} never ran` : undefined,
+      },
     ];
   });
 }

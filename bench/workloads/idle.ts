@@ -18,8 +18,20 @@ export async function idle(ctx: WorkloadContext): Promise<Figure[]> {
     const commands = (await ctx.redis.info('stats', 'total_commands_processed')) - commands0 - 1;
     await consumer.stop();
     return [
-      { id: 'idle-cmds', label: `idle (${seconds} s, 1 consumer): Redis commands/s`, better: 'lower', value: commands / elapsed, digits: 2 },
-      { id: 'idle-cpu', label: 'idle: consumer CPU ms per s', better: 'lower', value: (cpu.user + cpu.system) / 1_000 / elapsed, digits: 2 },
+      {
+        id: 'idle-cmds',
+        label: `idle (${seconds} s, 1 consumer): Redis commands/s`,
+        better: 'lower',
+        value: commands / elapsed,
+        digits: 2,
+      },
+      {
+        id: 'idle-cpu',
+        label: 'idle: consumer CPU ms per s',
+        better: 'lower',
+        value: (cpu.user + cpu.system) / 1_000 / elapsed,
+        digits: 2,
+      },
     ];
   });
 }

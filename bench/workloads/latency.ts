@@ -32,9 +32,28 @@ export async function latency(ctx: WorkloadContext): Promise<Figure[]> {
     const lost = total - samples.length;
     const note = lost > 0 ? `${lost} not received in 10 s` : undefined;
     return [
-      { id: 'lat-p50', label: `latency @${RATE}/s: p50 ms`, better: 'lower', value: percentile(samples, 50), digits: 2, note },
-      { id: 'lat-p99', label: `latency @${RATE}/s: p99 ms`, better: 'lower', value: percentile(samples, 99), digits: 2 },
-      { id: 'lat-max', label: `latency @${RATE}/s: max ms`, better: 'lower', value: percentile(samples, 100), digits: 2 },
+      {
+        id: 'lat-p50',
+        label: `latency @${RATE}/s: p50 ms`,
+        better: 'lower',
+        value: percentile(samples, 50),
+        digits: 2,
+        note,
+      },
+      {
+        id: 'lat-p99',
+        label: `latency @${RATE}/s: p99 ms`,
+        better: 'lower',
+        value: percentile(samples, 99),
+        digits: 2,
+      },
+      {
+        id: 'lat-max',
+        label: `latency @${RATE}/s: max ms`,
+        better: 'lower',
+        value: percentile(samples, 100),
+        digits: 2,
+      },
     ];
   });
 }

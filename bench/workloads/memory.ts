@@ -13,6 +13,14 @@ export async function memory(ctx: WorkloadContext): Promise<Figure[]> {
     await sleep(200);
     const after = await ctx.redis.info('memory', 'used_memory');
     const n = total.toLocaleString('en-US');
-    return [{ id: 'mem', label: `memory: Redis bytes per queued msg (${n} queued)`, better: 'lower', value: (after - before) / total, digits: 0 }];
+    return [
+      {
+        id: 'mem',
+        label: `memory: Redis bytes per queued msg (${n} queued)`,
+        better: 'lower',
+        value: (after - before) / total,
+        digits: 0,
+      },
+    ];
   });
 }

@@ -33,12 +33,48 @@ export async function throughput(ctx: WorkloadContext): Promise<Figure[]> {
     );
     const n = total.toLocaleString('en-US');
     return [
-      { id: 'push', label: `throughput: push/s (batches of 1,000, ${n} msgs)`, better: 'higher', value: push.rate, note: capNote(push.capped, capMs) },
-      { id: 'consume', label: `throughput: consume+ack/s (concurrency 50)`, better: 'higher', value: consume.rate, note: capNote(consume.capped, capMs) },
-      { id: 'cmds', label: 'Redis commands per consumed msg (incl. inside scripts)', better: 'lower', value: all / consume.count, digits: 1 },
-      { id: 'redis-cpu', label: 'Redis server CPU µs per consumed msg', better: 'lower', value: (redisCpu * 1e6) / consume.count, digits: 1 },
-      { id: 'node-cpu', label: 'consumer process CPU µs per consumed msg', better: 'lower', value: (nodeCpu.user + nodeCpu.system) / consume.count, digits: 1 },
-      { id: 'scripts', label: 'script calls (EVALSHA…) per consumed msg', better: 'lower', value: scripts / consume.count, digits: 2 },
+      {
+        id: 'push',
+        label: `throughput: push/s (batches of 1,000, ${n} msgs)`,
+        better: 'higher',
+        value: push.rate,
+        note: capNote(push.capped, capMs),
+      },
+      {
+        id: 'consume',
+        label: `throughput: consume+ack/s (concurrency 50)`,
+        better: 'higher',
+        value: consume.rate,
+        note: capNote(consume.capped, capMs),
+      },
+      {
+        id: 'cmds',
+        label: 'Redis commands per consumed msg (incl. inside scripts)',
+        better: 'lower',
+        value: all / consume.count,
+        digits: 1,
+      },
+      {
+        id: 'redis-cpu',
+        label: 'Redis server CPU µs per consumed msg',
+        better: 'lower',
+        value: (redisCpu * 1e6) / consume.count,
+        digits: 1,
+      },
+      {
+        id: 'node-cpu',
+        label: 'consumer process CPU µs per consumed msg',
+        better: 'lower',
+        value: (nodeCpu.user + nodeCpu.system) / consume.count,
+        digits: 1,
+      },
+      {
+        id: 'scripts',
+        label: 'script calls (EVALSHA…) per consumed msg',
+        better: 'lower',
+        value: scripts / consume.count,
+        digits: 2,
+      },
     ];
   });
 }

@@ -43,7 +43,15 @@ export class FailedDeliveries {
     if (result === 'dead') this.dead(message, 'failed', error, timings);
     else {
       this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
-      this.report.events.emit({ type: 'retried', topic: this.topic, id, attempt, error: asError(error), durationMs, waitMs });
+      this.report.events.emit({
+        type: 'retried',
+        topic: this.topic,
+        id,
+        attempt,
+        error: asError(error),
+        durationMs,
+        waitMs,
+      });
     }
     return true;
   }
@@ -56,6 +64,14 @@ export class FailedDeliveries {
     summary = errorSummary(error),
   ): void {
     this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
-    this.report.events.emit({ type: 'dead', topic: this.topic, id, attempt, error: asError(error), durationMs, waitMs });
+    this.report.events.emit({
+      type: 'dead',
+      topic: this.topic,
+      id,
+      attempt,
+      error: asError(error),
+      durationMs,
+      waitMs,
+    });
   }
 }

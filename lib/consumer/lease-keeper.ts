@@ -43,7 +43,12 @@ export class LeaseKeeper<T> {
   /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
   readonly acks = new AckBatcher<InFlight<T>>(
-    (entries) => this.engine.settle('ack', this.topic, entries.map((e) => e.message)),
+    (entries) =>
+      this.engine.settle(
+        'ack',
+        this.topic,
+        entries.map((e) => e.message),
+      ),
     (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
     (entry, error) => this.settleFailed(entry, error),
   );
@@ -78,7 +83,14 @@ export class LeaseKeeper<T> {
 
   /** Starts the handler; no promise or closure per message beyond the handler's own. */
   run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
+    const entry: InFlight<T> = {
+      message,
+      controller: undefined,
+      settling: false,
+      released: false,
+      lost: false,
+      started: performance.now(),
+    };
     this.inFlight.set(message.token, entry);
     if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
     let work: Promise<unknown>;
@@ -110,12 +122,25 @@ export class LeaseKeeper<T> {
     entry.settling = true;
     if (!failure) return this.acks.ack(entry);
     const settled = this.failures.settle(entry.message, failure.error, entry);
-    this.track(settled.then((held) => held || this.leaseLost(entry), (error: unknown) => this.settleFailed(entry, error)));
+    this.track(
+      settled.then(
+        (held) => held || this.leaseLost(entry),
+        (error: unknown) => this.settleFailed(entry, error),
+      ),
+    );
   }
 
   private acked(entry: InFlight<T>): void {
     const { message, durationMs, waitMs } = entry;
-    if (this.events.observed) this.events.emit({ type: 'acked', topic: this.topic, id: message.id, attempt: message.attempt, durationMs, waitMs });
+    if (this.events.observed)
+      this.events.emit({
+        type: 'acked',
+        topic: this.topic,
+        id: message.id,
+        attempt: message.attempt,
+        durationMs,
+        waitMs,
+      });
   }
 
   /** An ack or nack failed: the lease runs out and the message is delivered again, nothing is lost. */
@@ -134,7 +159,9 @@ export class LeaseKeeper<T> {
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {
     const released = this.engine.settle('release', this.topic, messages.reverse());
-    this.track(released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })));
+    this.track(
+      released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })),
+    );
   }
 
   /** Shutdown waits for `work` (a call that settles leases) before it ends. */
@@ -150,7 +177,12 @@ export class LeaseKeeper<T> {
     if (this.beating || live.length === 0) return;
     this.beating = true;
     try {
-      const flags = await this.engine.settle('extend', this.topic, live.map((e) => e.message), this.settings.leaseMs);
+      const flags = await this.engine.settle(
+        'extend',
+        this.topic,
+        live.map((e) => e.message),
+        this.settings.leaseMs,
+      );
       flags.forEach((extended, i) => !extended && !live[i].settling && !live[i].released && this.leaseLost(live[i]));
     } catch (error) {
       this.events.emit({ type: 'error', topic: this.topic, error: asError(error) });
@@ -165,7 +197,13 @@ export class LeaseKeeper<T> {
     const error = new LeaseLostError(this.topic, entry.message.id);
     abortHandler(entry, error);
     this.logger.warn(error.message);
-    this.events.emit({ type: 'lease-lost', topic: this.topic, id: entry.message.id, attempt: entry.message.attempt, error });
+    this.events.emit({
+      type: 'lease-lost',
+      topic: this.topic,
+      id: entry.message.id,
+      attempt: entry.message.attempt,
+      error,
+    });
   }
 
   /**
@@ -187,7 +225,11 @@ export class LeaseKeeper<T> {
         abortHandler(entry, new Error('The consumer is shutting down'));
       }
       try {
-        await this.engine.settle('release', this.topic, left.map((e) => e.message));
+        await this.engine.settle(
+          'release',
+          this.topic,
+          left.map((e) => e.message),
+        );
         this.logger.warn(MESSAGES.drainLeftovers(this.topic, left.length));
       } catch (error) {
         // Their leases expire and they are delivered again: late, but not lost.
@@ -197,4 +239,3 @@ export class LeaseKeeper<T> {
     await Promise.all([this.acks.drain(), ...this.settling]);
   }
 }
-

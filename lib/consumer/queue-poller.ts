@@ -100,7 +100,11 @@ export class QueuePoller<T> implements QueueConsumer {
         } else if (free > 0 && this.fetches.size < (this.probing ? 1 : 2) && !this.drained) {
           this.fetch(Math.min(free, batch));
         } else {
-          await settleWithin(new Promise<void>((resolve) => (this.changed = resolve)), DEFAULTS.idleWaitMs, this.stopper.signal);
+          await settleWithin(
+            new Promise<void>((resolve) => (this.changed = resolve)),
+            DEFAULTS.idleWaitMs,
+            this.stopper.signal,
+          );
           // Let the other handlers that finish in this turn free their slots too: one bigger reserve.
           await new Promise((resolve) => setImmediate(resolve));
         }

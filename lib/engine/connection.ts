@@ -12,7 +12,9 @@ const FATAL_REPLY = /^(NOAUTH|WRONGPASS|NOPERM|ERR (AUTH|invalid password|Client
 
 export function isRedisClient(value: unknown): value is RedisClient {
   const v = value as Partial<Redis> | null;
-  return typeof v === 'object' && v !== null && typeof v.duplicate === 'function' && typeof v.defineCommand === 'function';
+  return (
+    typeof v === 'object' && v !== null && typeof v.duplicate === 'function' && typeof v.defineCommand === 'function'
+  );
 }
 
 /** Opens the command connection, unless the user passed a client (which stays theirs). */
@@ -24,7 +26,11 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
   const retryStrategy = (attempt: number) => Math.min(attempt * 50, 500);
   if (typeof connection === 'string') return { client: new Redis(connection, { retryStrategy, ...own }), owned: true };
   if (typeof connection !== 'object' || connection === null) {
-    throw new InvalidOptionError('connection', connection, 'a redis:// URL, ioredis options, { cluster: [...] } or a client');
+    throw new InvalidOptionError(
+      'connection',
+      connection,
+      'a redis:// URL, ioredis options, { cluster: [...] } or a client',
+    );
   }
   if ('cluster' in connection) {
     const { cluster: nodes, options = {} } = connection;
@@ -33,7 +39,7 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
     }
     return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
   }
-  return { client: new Redis({ retryStrategy, ...(connection), ...own }), owned: true };
+  return { client: new Redis({ retryStrategy, ...connection, ...own }), owned: true };
 }
 
 /**
@@ -56,7 +62,7 @@ export function openBlockingConnection(client: RedisClient, name: string): Redis
   const blocking =
     client instanceof Cluster
       ? client.duplicate(undefined, { enableAutoPipelining: false, redisOptions: options })
-      : (client).duplicate(options);
+      : client.duplicate(options);
   // Its failures surface through the poller's waits (which pause and retry), not as events.
   blocking.on('error', () => undefined);
   return blocking;
@@ -69,7 +75,7 @@ export function describeTarget(client: RedisClient): string {
     // Before the first slots refresh, or after a failed one, it knows only its seeds.
     return `cluster(${(nodes.length > 0 ? nodes : seedAddresses(client)).join(',') || 'no nodes yet'})`;
   }
-  const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = (client).options;
+  const { host = '127.0.0.1', port = 6379, path, db = 0, tls, sentinels, name } = client.options;
   if (sentinels?.length) {
     return `sentinel(${name ?? 'mymaster'}@${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')})`;
   }
@@ -112,7 +118,12 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
       // A Cluster reports "Failed to refresh slots cache."; the reason is the last seed's own error.
       const error = (failure as { lastNodeError?: Error | null }).lastNodeError ?? failure;
       lastError = error;
-      if (FATAL_REPLY.test(error.message)) finish(new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), { cause: redactedCause(error) }));
+      if (FATAL_REPLY.test(error.message))
+        finish(
+          new RedisConnectionError(target, MESSAGES.connectFailed(target, error.message), {
+            cause: redactedCause(error),
+          }),
+        );
     };
     const timer = setTimeout(() => {
       const message = lastError

@@ -37,7 +37,11 @@ export interface ConsumerEngine {
   /** Acks, extends (to now + leaseMs) or releases leases; one flag per lease, true where it was still held. */
   settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs?: number): Promise<boolean[]>;
   /** Ends a failed delivery: retry after delayMs while attempts remain, else dead with the error. */
-  nack(topic: string, lease: HeldLease, failure: { delayMs: number; maxAttempts: number; error: unknown }): Promise<NackResult>;
+  nack(
+    topic: string,
+    lease: HeldLease,
+    failure: { delayMs: number; maxAttempts: number; error: unknown },
+  ): Promise<NackResult>;
   /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
 }

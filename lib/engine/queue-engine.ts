@@ -57,10 +57,17 @@ export class QueueEngine implements ConsumerEngine {
     if (!layout.verified) await this.layouts.verify(layout, 'push');
     const stored = new Array<boolean>(items.length);
     let woke = false;
-    const groups = byPartition(layout, items.map(([id]) => ({ id })));
+    const groups = byPartition(
+      layout,
+      items.map(([id]) => ({ id })),
+    );
     await Promise.all(
       [...groups].map(async ([partition, positions]) => {
-        const flags = await this.pushToPartition(layout, partition, positions.map((i) => items[i]));
+        const flags = await this.pushToPartition(
+          layout,
+          partition,
+          positions.map((i) => items[i]),
+        );
         positions.forEach((position, k) => (stored[position] = flags[k] === 1));
         woke ||= flags[positions.length] === 1;
       }),
@@ -78,24 +85,47 @@ export class QueueEngine implements ConsumerEngine {
     const chunks: (string | number)[][] = [];
     for (let i = 0; i < items.length; i += LIMITS.pushChunk) chunks.push(items.slice(i, i + LIMITS.pushChunk).flat());
     const replies = this.replicated
-      ? await this.replicated.push(layout.name, keys, chunks, items.map(([id]) => id))
+      ? await this.replicated.push(
+          layout.name,
+          keys,
+          chunks,
+          items.map(([id]) => id),
+        )
       : await Promise.all(chunks.map((chunk) => this.scripts.run<number[]>('push', layout.name, keys, chunk)));
     return [...replies.flatMap((reply) => reply.slice(0, -1)), Math.max(...replies.map((reply) => reply.at(-1)!))];
   }
 
-  async reserve<T>(topic: string, partition: number, request: ReserveRequest, acks: HeldLease[]): Promise<ReserveResult<T>> {
-    if (acks.length > LIMITS.idsPerCall) throw new InvalidOptionError('acks', acks.length, `at most ${LIMITS.idsPerCall} leases`);
+  async reserve<T>(
+    topic: string,
+    partition: number,
+    request: ReserveRequest,
+    acks: HeldLease[],
+  ): Promise<ReserveResult<T>> {
+    if (acks.length > LIMITS.idsPerCall)
+      throw new InvalidOptionError('acks', acks.length, `at most ${LIMITS.idsPerCall} leases`);
     const layout = this.layouts.get(topic);
     if (!layout.verified) await this.layouts.verify(layout, 'reserve');
     const keys = layout.partitions[partition];
     const { count, leaseMs, maxAttempts } = request;
-    const args: (string | number)[] = [count, leaseMs, maxAttempts, LIMITS.maxMovesPerReserve, this.config.deadMaxCount, this.config.deadMaxAgeMs];
+    const args: (string | number)[] = [
+      count,
+      leaseMs,
+      maxAttempts,
+      LIMITS.maxMovesPerReserve,
+      this.config.deadMaxCount,
+      this.config.deadMaxAgeMs,
+    ];
     for (const lease of acks) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
-    const reply = decodeReserveReply<T>(topic, await this.scripts.run<(string | number)[]>('reserve', topic, keys, args), maxAttempts);
+    const reply = decodeReserveReply<T>(
+      topic,
+      await this.scripts.run<(string | number)[]>('reserve', topic, keys, args),
+      maxAttempts,
+    );
     this.serverOffsetMs = reply.serverNow - Date.now();
     const acked = this.ackFlags(acks, reply.ackFlags, mark);
-    const flags = reply.unreadable.length > 0 ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody) : [];
+    const flags =
+      reply.unreadable.length > 0 ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody) : [];
     const buried = reply.unreadable.filter((_, i) => flags[i]).map(({ id, attempt }) => ({ id, attempt }));
     // A full batch may leave more behind: let the other consumers, waiting in the home slot,
     // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
@@ -144,9 +174,17 @@ export class QueueEngine implements ConsumerEngine {
     for (const [partition, positions] of byPartition(layout, leases)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);
-        calls.push(this.settleBatch(action, layout, partition, batch.map((i) => leases[i]), leaseMs).then((answers) => {
-          batch.forEach((position, k) => (flags[position] = answers[k]));
-        }));
+        calls.push(
+          this.settleBatch(
+            action,
+            layout,
+            partition,
+            batch.map((i) => leases[i]),
+            leaseMs,
+          ).then((answers) => {
+            batch.forEach((position, k) => (flags[position] = answers[k]));
+          }),
+        );
       }
     }
     await (calls.length === 1 ? calls[0] : Promise.all(calls));
@@ -154,7 +192,13 @@ export class QueueEngine implements ConsumerEngine {
     return flags;
   }
 
-  private async settleBatch(action: SettleAction, layout: TopicLayout, partition: number, leases: HeldLease[], leaseMs: number) {
+  private async settleBatch(
+    action: SettleAction,
+    layout: TopicLayout,
+    partition: number,
+    leases: HeldLease[],
+    leaseMs: number,
+  ) {
     const args: (string | number)[] = action === 'extend' ? [leaseMs] : [];
     for (const lease of leases) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
@@ -178,14 +222,28 @@ export class QueueEngine implements ConsumerEngine {
   private ackFlags(leases: HeldLease[], flags: number[], mark: number): boolean[] {
     const resent = this.scripts.droppedSince(mark);
     const serverNow = Date.now() + this.serverOffsetMs;
-    return leases.map((lease, i) => flags[i] === 1 || (flags[i] === 2 && resent && (lease.leaseDeadline ?? 0) > serverNow));
+    return leases.map(
+      (lease, i) => flags[i] === 1 || (flags[i] === 2 && resent && (lease.leaseDeadline ?? 0) > serverNow),
+    );
   }
 
-  async nack(topic: string, lease: HeldLease, failure: { delayMs: number; maxAttempts: number; error: unknown }): Promise<NackResult> {
+  async nack(
+    topic: string,
+    lease: HeldLease,
+    failure: { delayMs: number; maxAttempts: number; error: unknown },
+  ): Promise<NackResult> {
     const layout = this.layouts.get(topic);
     const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
     const { deadMaxCount, deadMaxAgeMs } = this.config;
-    const args = [lease.id, lease.token, Math.ceil(failure.delayMs), failure.maxAttempts, errorText(failure.error), deadMaxCount, deadMaxAgeMs];
+    const args = [
+      lease.id,
+      lease.token,
+      Math.ceil(failure.delayMs),
+      failure.maxAttempts,
+      errorText(failure.error),
+      deadMaxCount,
+      deadMaxAgeMs,
+    ];
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
     if (result === 'retry' && layout.partitions.length > 1) await this.wakeHome(layout);
     return result;

@@ -47,7 +47,11 @@ export function scriptSource(name: QueueScriptName): string {
     for (const [scriptName, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
       // Read-only scripts also run on a replica. Every script but push runs when Redis is
       // out of memory: consuming, acking and purging are how a full queue drains itself.
-      const shebang = spec.readOnly ? '#!lua flags=no-writes' : spec.refusedWhenFull ? '#!lua' : '#!lua flags=allow-oom';
+      const shebang = spec.readOnly
+        ? '#!lua flags=no-writes'
+        : spec.refusedWhenFull
+          ? '#!lua'
+          : '#!lua flags=allow-oom';
       sources.set(scriptName, `${shebang}\n${prelude}\n${readFileSync(join(LUA_DIR, spec.file), 'utf8')}`);
     }
   }
@@ -86,6 +90,8 @@ export function addQueueScript(
   args: (string | number)[],
 ): void {
   const spec: ScriptSpec = QUEUE_SCRIPTS[name];
-  const command = (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[COMMAND_PREFIX + name];
+  const command = (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[
+    COMMAND_PREFIX + name
+  ];
   command.call(pipeline, ...spec.keys.map((key) => keys[key]), ...args);
 }

@@ -58,7 +58,8 @@ export class ReplicatedPushes {
       const own = replies.slice(next, (next += push.chunks.length));
       const failed = own.find(([error]) => error);
       if (failed) push.reject(mapRedisError(failed[0], 'push', topic));
-      else if (confirmed < this.replicas) push.reject(new ReplicationTimeoutError(topic, push.ids, confirmed, this.replicas));
+      else if (confirmed < this.replicas)
+        push.reject(new ReplicationTimeoutError(topic, push.ids, confirmed, this.replicas));
       else push.resolve(own.map(([, reply]) => reply as number[]));
     }
   }

@@ -116,7 +116,11 @@ export interface ReserveReply<T> {
  * reserve.lua answers `{ now, nextDueInMs, deadline, n, n ack flags, then per message its
  * id and '<token> <body>' }`.
  */
-export function decodeReserveReply<T>(topic: string, reply: (string | number)[], defaultMaxAttempts: number): ReserveReply<T> {
+export function decodeReserveReply<T>(
+  topic: string,
+  reply: (string | number)[],
+  defaultMaxAttempts: number,
+): ReserveReply<T> {
   const deadline = Number(reply[2]);
   const ackCount = Number(reply[3]);
   const ackFlags = new Array<number>(ackCount);
@@ -130,7 +134,9 @@ export function decodeReserveReply<T>(topic: string, reply: (string | number)[],
     const token = leased.slice(0, space);
     const attempt = tokenAttempt(token);
     try {
-      messages.push(decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, defaultMaxAttempts));
+      messages.push(
+        decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, defaultMaxAttempts),
+      );
     } catch {
       unreadable.push({ id, token, attempt });
     }

@@ -13,7 +13,11 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
    * @param message - The error text.
    * @param options - `cause`: the error that made the handler invalid, when there is one.
    */
-  constructor(readonly where: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly where: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 
@@ -37,7 +41,11 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
 /** An `@OnQueueEvent` listener that cannot be registered: an unknown event type, a bad topic or queue name. */
 export class InvalidQueueListenerError extends RedisAckQueueError {
   readonly code = 'INVALID_LISTENER';
-  constructor(readonly where: string, reason: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly where: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
     super(MESSAGES.invalidListener(where, reason), options);
   }
 }
@@ -66,7 +74,10 @@ export class LeaseLostError extends RedisAckQueueError {
    * @param topic - The message's topic.
    * @param id - The message's id.
    */
-  constructor(readonly topic: string, readonly id: string) {
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+  ) {
     super(MESSAGES.leaseLost(topic, id));
   }
 }
@@ -79,7 +90,10 @@ export class IdleTimeoutError extends RedisAckQueueError {
    * @param topic - The topic waited on.
    * @param timeoutMs - The `timeoutMs` that ran out.
    */
-  constructor(readonly topic: string, readonly timeoutMs: number) {
+  constructor(
+    readonly topic: string,
+    readonly timeoutMs: number,
+  ) {
     super(MESSAGES.idleTimeout(topic, timeoutMs));
   }
 }

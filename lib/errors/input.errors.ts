@@ -12,7 +12,10 @@ export class InvalidTopicError extends RedisAckQueueError {
    * @param topic - The rejected topic (or prefix), as given.
    * @param message - The error text; by default one that names the allowed characters.
    */
-  constructor(readonly topic: unknown, message = MESSAGES.invalidTopic(topic)) {
+  constructor(
+    readonly topic: unknown,
+    message = MESSAGES.invalidTopic(topic),
+  ) {
     super(message);
   }
 }
@@ -39,7 +42,11 @@ export class InvalidPayloadError extends RedisAckQueueError {
    * @param message - The error text: what is wrong with the payload.
    * @param options - `cause`, when there is one.
    */
-  constructor(readonly topic: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly topic: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -53,7 +60,11 @@ export class PayloadTooLargeError extends RedisAckQueueError {
    * @param bytes - Size of the payload's JSON, in UTF-8 bytes.
    * @param limit - The `maxPayloadBytes` in force.
    */
-  constructor(readonly topic: string, readonly bytes: number, readonly limit: number) {
+  constructor(
+    readonly topic: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
     super(MESSAGES.payloadTooLarge(topic, bytes, limit));
   }
 }
@@ -71,7 +82,11 @@ export class InvalidOptionError extends RedisAckQueueError {
    * @param value - The rejected value, as given.
    * @param expected - What would be accepted (said in the message).
    */
-  constructor(readonly option: string, readonly value: unknown, expected: string) {
+  constructor(
+    readonly option: string,
+    readonly value: unknown,
+    expected: string,
+  ) {
     super(MESSAGES.invalidOption(option, value, expected));
   }
 }

@@ -10,7 +10,11 @@ export class QueueKeyTypeError extends RedisAckQueueError {
    * @param actualType - The type the key holds (`string`, `list`, ...).
    * @param expectedType - The type the queue keeps there.
    */
-  constructor(readonly key: string, readonly actualType: string, readonly expectedType: string) {
+  constructor(
+    readonly key: string,
+    readonly actualType: string,
+    readonly expectedType: string,
+  ) {
     super(MESSAGES.keyType(key, actualType, expectedType));
   }
 }
@@ -52,7 +56,11 @@ export class RedisConnectionError extends RedisAckQueueError {
    * @param message - The error text.
    * @param options - `cause`: a redacted copy of the client's last error, when there is one.
    */
-  constructor(readonly target: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly target: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -70,7 +78,12 @@ export class UnsafeRedisConfigError extends RedisAckQueueError {
    * @param value - Its value, such as `allkeys-lru`.
    * @param message - The error text, with the fix.
    */
-  constructor(readonly target: string, readonly setting: string, readonly value: string, message: string) {
+  constructor(
+    readonly target: string,
+    readonly setting: string,
+    readonly value: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -119,7 +132,11 @@ export class PartitionCountMismatchError extends RedisAckQueueError {
    * @param configured - Its partition count in this process (the `topics` option; 1 when unset).
    * @param stored - Its partition count recorded in Redis.
    */
-  constructor(readonly topic: string, readonly configured: number, readonly stored: number) {
+  constructor(
+    readonly topic: string,
+    readonly configured: number,
+    readonly stored: number,
+  ) {
     super(MESSAGES.partitionMismatch(topic, configured, stored));
   }
 }

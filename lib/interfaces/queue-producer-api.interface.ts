@@ -89,7 +89,10 @@ export interface RedisAckQueueProducerApi {
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
-  deadLetters<T = unknown>(topic: string, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]>;
+  deadLetters<T = unknown>(
+    topic: string,
+    options?: { offset?: number; limit?: number } | null,
+  ): Promise<DeadLetter<T>[]>;
 
   /**
    * Sends dead letters (the given ids, or all) back to ready with attempts reset; returns how many.

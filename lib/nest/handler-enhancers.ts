@@ -1,5 +1,10 @@
 import type { CanActivate, NestInterceptor, PipeTransform } from '@nestjs/common';
-import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  INTERCEPTORS_METADATA,
+  PIPES_METADATA,
+} from '@nestjs/common/constants';
 import type { ApplicationConfig, ModulesContainer } from '@nestjs/core';
 import { ExternalExceptionFilterContext } from '@nestjs/core/exceptions/external-exception-filter-context';
 import type { ExternalExceptionsHandler } from '@nestjs/core/exceptions/external-exceptions-handler';
@@ -53,21 +58,39 @@ export class HandlerEnhancers {
   any(classRef: object, method: Handler): boolean {
     const { config } = this;
     const global = [
-      config.getGlobalGuards(), config.getGlobalRequestGuards(), config.getGlobalInterceptors(), config.getGlobalRequestInterceptors(),
-      config.getGlobalPipes(), config.getGlobalRequestPipes(), config.getGlobalFilters(), config.getGlobalRequestFilters(),
+      config.getGlobalGuards(),
+      config.getGlobalRequestGuards(),
+      config.getGlobalInterceptors(),
+      config.getGlobalRequestInterceptors(),
+      config.getGlobalPipes(),
+      config.getGlobalRequestPipes(),
+      config.getGlobalFilters(),
+      config.getGlobalRequestFilters(),
     ];
     if (global.some((list) => list.length > 0)) return true;
     return METADATA_KEYS.some((key) => [classRef, method].some((target) => hasItems(Reflect.getMetadata(key, target))));
   }
 
   /** The instances that apply, for the static context or for one message of a scoped handler. */
-  resolve(instance: object, method: Handler, moduleKey: string, contextId?: ContextId, inquirerId?: string): EnhancerSet {
+  resolve(
+    instance: object,
+    method: Handler,
+    moduleKey: string,
+    contextId?: ContextId,
+    inquirerId?: string,
+  ): EnhancerSet {
     return {
       guards: this.guards.create(instance, method, moduleKey, contextId, inquirerId),
       interceptors: this.interceptors.create(instance, method, moduleKey, contextId, inquirerId),
       pipes: this.pipes.create(instance, method, moduleKey, contextId, inquirerId),
       // Typed for HTTP routes there; only read for its metadata here.
-      filters: this.filters.create(instance, method as Parameters<ExternalExceptionFilterContext['create']>[1], moduleKey, contextId, inquirerId),
+      filters: this.filters.create(
+        instance,
+        method as Parameters<ExternalExceptionFilterContext['create']>[1],
+        moduleKey,
+        contextId,
+        inquirerId,
+      ),
     };
   }
 }

@@ -28,7 +28,11 @@ export interface PipelineTarget {
  * other error fails the delivery as usual. Exception filters see every error, and whatever
  * they do the delivery still fails with the original error: a filter cannot ack a message.
  */
-export function createHandlerPipeline(target: PipelineTarget, set: EnhancerSet, enhancers: HandlerEnhancers): QueueHandlerFn {
+export function createHandlerPipeline(
+  target: PipelineTarget,
+  set: EnhancerSet,
+  enhancers: HandlerEnhancers,
+): QueueHandlerFn {
   const { instance, method, metatype } = target;
   return async (payload: unknown, context: MessageContext) => {
     const args = [payload, context];
@@ -36,7 +40,13 @@ export function createHandlerPipeline(target: PipelineTarget, set: EnhancerSet, 
     try {
       if (set.guards.length > 0) {
         refusedBy = 'guard';
-        const allowed = await enhancers.guardsConsumer.tryActivate(set.guards, args, instance, method, REDIS_ACK_QUEUE_CONTEXT_TYPE);
+        const allowed = await enhancers.guardsConsumer.tryActivate(
+          set.guards,
+          args,
+          instance,
+          method,
+          REDIS_ACK_QUEUE_CONTEXT_TYPE,
+        );
         if (!allowed) throw new ForbiddenException(FORBIDDEN_MESSAGE);
         refusedBy = undefined;
       }
@@ -44,12 +54,23 @@ export function createHandlerPipeline(target: PipelineTarget, set: EnhancerSet, 
         let value = payload;
         if (set.pipes.length > 0) {
           refusedBy = 'pipe';
-          value = await enhancers.pipesConsumer.applyPipes(payload, { type: 'body', metatype, data: undefined }, set.pipes);
+          value = await enhancers.pipesConsumer.applyPipes(
+            payload,
+            { type: 'body', metatype, data: undefined },
+            set.pipes,
+          );
           refusedBy = undefined;
         }
         return method.call(instance, value, context);
       };
-      const result = await enhancers.interceptorsConsumer.intercept(set.interceptors, args, instance, method, handle, REDIS_ACK_QUEUE_CONTEXT_TYPE);
+      const result = await enhancers.interceptorsConsumer.intercept(
+        set.interceptors,
+        args,
+        instance,
+        method,
+        handle,
+        REDIS_ACK_QUEUE_CONTEXT_TYPE,
+      );
       return await settled(result);
     } catch (error) {
       await runFilters(set, error, args, target);
@@ -63,7 +84,12 @@ export function settled(result: unknown): unknown {
   return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
 }
 
-async function runFilters(set: EnhancerSet, error: unknown, args: unknown[], { instance, method }: PipelineTarget): Promise<void> {
+async function runFilters(
+  set: EnhancerSet,
+  error: unknown,
+  args: unknown[],
+  { instance, method }: PipelineTarget,
+): Promise<void> {
   const host = new ExecutionContextHost(args, instance.constructor as Type, method);
   host.setType(REDIS_ACK_QUEUE_CONTEXT_TYPE);
   try {
@@ -77,7 +103,8 @@ async function runFilters(set: EnhancerSet, error: unknown, args: unknown[], { i
 function describeRefusal(stage: 'guard' | 'pipe', error: unknown): string {
   const summary = asError(error).message.split('\n')[0];
   const response: unknown = error instanceof HttpException ? error.getResponse() : undefined;
-  const findings = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : undefined;
+  const findings =
+    typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : undefined;
   const strings = Array.isArray(findings) ? findings.filter((item): item is string => typeof item === 'string') : [];
   const detail = strings.length > 0 ? `${summary}: ${strings.join('; ')}` : summary;
   const bounded = detail.length > 500 ? `${detail.slice(0, 500)}...` : detail;

@@ -1,5 +1,12 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit, type Type } from '@nestjs/common';
-import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
+import {
+  ContextIdFactory,
+  DiscoveryService,
+  MetadataScanner,
+  ModuleRef,
+  ModulesContainer,
+  Reflector,
+} from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import type { Subscription } from 'rxjs';
 import { InvalidQueueListenerError, RedisAckQueueError } from '../errors';
@@ -56,7 +63,8 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
     if (listeners.length === 0) return;
     this.subscription = this.queue.events$.subscribe((event) => {
       for (const listener of listeners) {
-        if (listener.type === event.type && (listener.topic === undefined || listener.topic === event.topic)) this.deliver(listener, event);
+        if (listener.type === event.type && (listener.topic === undefined || listener.topic === event.topic))
+          this.deliver(listener, event);
       }
     });
   }
@@ -98,8 +106,10 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
   }
 
   private check({ type, topic, queue }: OnQueueEventMetadata, where: string, names: string[]): void {
-    if (!QUEUE_EVENT_TYPES.includes(type)) throw new InvalidQueueListenerError(where, MESSAGES.unknownEventType(type, QUEUE_EVENT_TYPES));
-    if (queue !== undefined && !names.includes(queue)) throw new InvalidQueueListenerError(where, MESSAGES.unknownListenerQueue(queue, names));
+    if (!QUEUE_EVENT_TYPES.includes(type))
+      throw new InvalidQueueListenerError(where, MESSAGES.unknownEventType(type, QUEUE_EVENT_TYPES));
+    if (queue !== undefined && !names.includes(queue))
+      throw new InvalidQueueListenerError(where, MESSAGES.unknownListenerQueue(queue, names));
     try {
       if (topic !== undefined) assertTopic(topic);
     } catch (error) {
@@ -117,7 +127,11 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
     return async (event) => {
       const contextId = ContextIdFactory.create();
       this.moduleRef.registerRequestByContextId({ queueEvent: event }, contextId);
-      const instance = await this.moduleRef.resolve<unknown, Record<string, Method>>(wrapper.metatype as Type, contextId, { strict: false });
+      const instance = await this.moduleRef.resolve<unknown, Record<string, Method>>(
+        wrapper.metatype as Type,
+        contextId,
+        { strict: false },
+      );
       return instance[method](event);
     };
   }

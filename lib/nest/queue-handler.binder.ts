@@ -21,7 +21,10 @@ export function bindQueueHandler(moduleRef: ModuleRef, wrapper: InstanceWrapper,
   const metatype = (typeof wrapper.token === 'function' ? wrapper.token : wrapper.metatype) as Type;
   const method = (metatype.prototype as Record<string, Method>)[methodName] as (...args: unknown[]) => unknown;
   const replaced = wrapper.metatype !== metatype;
-  const enhancers = new HandlerEnhancers(moduleRef.get(ModulesContainer, { strict: false }), moduleRef.get(ApplicationConfig, { strict: false }));
+  const enhancers = new HandlerEnhancers(
+    moduleRef.get(ModulesContainer, { strict: false }),
+    moduleRef.get(ApplicationConfig, { strict: false }),
+  );
   const enhanced = enhancers.any(metatype, method);
   const moduleKey = wrapper.host?.token ?? '';
   const target = (instance: object): PipelineTarget => ({

@@ -1,9 +1,4 @@
-import {
-  type BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidQueueHandlerError, UnknownQueueError } from '../errors';
@@ -83,7 +78,8 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   }
 
   release(sites: HandlerSite[]): void {
-    for (const site of sites) if (this.claimed.get(site.metadata.topic) === site) this.claimed.delete(site.metadata.topic);
+    for (const site of sites)
+      if (this.claimed.get(site.metadata.topic) === site) this.claimed.delete(site.metadata.topic);
   }
 
   /**
@@ -99,7 +95,8 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     const names = registrations.map(({ name }) => name);
     const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
     const sites = findHandlerSites(wrappers, this.scanner, this.reflector);
-    for (const site of sites) if (!names.includes(site.queue)) throw new UnknownQueueError(site.where, site.queue, names);
+    for (const site of sites)
+      if (!names.includes(site.queue)) throw new UnknownQueueError(site.where, site.queue, names);
     const byTopic = new Map(this.claimed);
     const fresh: HandlerSite[] = [];
     for (const site of sites.filter(({ queue }) => queue === this.registration.name)) {

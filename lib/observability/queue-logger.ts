@@ -2,7 +2,12 @@ import { Logger } from '@nestjs/common';
 import type { RedisAckQueueLogLevel } from '../interfaces';
 
 /** How chatty each `logLevel` is: a line is written when its level ranks at or below the option's. */
-export const LOG_LEVEL_RANKS: Readonly<Record<RedisAckQueueLogLevel, number>> = { silent: 0, error: 1, warn: 2, log: 3 };
+export const LOG_LEVEL_RANKS: Readonly<Record<RedisAckQueueLogLevel, number>> = {
+  silent: 0,
+  error: 1,
+  warn: 2,
+  log: 3,
+};
 
 /**
  * The library's log: Nest's Logger under the context `RedisAckQueue` (so the app's logger

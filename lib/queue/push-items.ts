@@ -15,7 +15,12 @@ export class MessageIds {
 }
 
 /** Checks one push item and encodes it for push.lua; throws a typed error on the first bad field. */
-export function encodePushItem(topic: string, item: PushManyItem, maxPayloadBytes: number, ids: MessageIds): EncodedPush {
+export function encodePushItem(
+  topic: string,
+  item: PushManyItem,
+  maxPayloadBytes: number,
+  ids: MessageIds,
+): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
   }

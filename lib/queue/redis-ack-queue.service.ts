@@ -7,9 +7,25 @@ import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
 import { InvalidOptionError, QueueClosedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type {
-  ConsumerLiveness, DeadLetter, NackOptions, NackResult, PushManyItem, PushOptions, PushResult, QueueConsumer, QueueGauges,
-  QueueHandlerFn, QueueHandlerOptions, QueueStats, RedisAckQueueConsumerApi, RedisAckQueueEvent, RedisAckQueueOptions,
-  RedisAckQueueProducerApi, ReserveOptions, ReservedMessage, Topic,
+  ConsumerLiveness,
+  DeadLetter,
+  NackOptions,
+  NackResult,
+  PushManyItem,
+  PushOptions,
+  PushResult,
+  QueueConsumer,
+  QueueGauges,
+  QueueHandlerFn,
+  QueueHandlerOptions,
+  QueueStats,
+  RedisAckQueueConsumerApi,
+  RedisAckQueueEvent,
+  RedisAckQueueOptions,
+  RedisAckQueueProducerApi,
+  ReserveOptions,
+  ReservedMessage,
+  Topic,
 } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import type { QueueTracing } from '../observability/tracing/queue-tracing';
@@ -17,7 +33,15 @@ import { tracingFor } from '../observability/tracing/tracing-option';
 import { encodePushItem, MessageIds } from './push-items';
 import { QueueEvents } from './queue-events';
 import { resolveReserveRequest, resolveServiceSettings, type ServiceSettings } from './settings';
-import { assertBounded, assertDuration, assertIdList, assertInteger, assertReserved, assertTopic, optionsOf } from './validation';
+import {
+  assertBounded,
+  assertDuration,
+  assertIdList,
+  assertInteger,
+  assertReserved,
+  assertTopic,
+  optionsOf,
+} from './validation';
 
 /**
  * The queue's public API: push, reserve, ack, nack, inspect, consume. It checks arguments
@@ -54,7 +78,12 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     this.connection = new QueueConnection(options?.connection, this.settings.commandTimeoutMs, logger);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
-    this.consumers = new ConsumerRegistry(this.engine, this.connection.client, { events: this.events, logger }, this.settings);
+    this.consumers = new ConsumerRegistry(
+      this.engine,
+      this.connection.client,
+      { events: this.events, logger },
+      this.settings,
+    );
     this.tracing = tracingFor(options?.tracing);
   }
 
@@ -68,7 +97,9 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
   }
 
   pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<PushResult[]> {
-    return this.tracing ? this.tracing.push(topic, items, (traced) => this.store(topic, traced)) : this.store(topic, items);
+    return this.tracing
+      ? this.tracing.push(topic, items, (traced) => this.store(topic, traced))
+      : this.store(topic, items);
   }
 
   private async store(topic: string, items: PushManyItem[]): Promise<PushResult[]> {
@@ -76,7 +107,12 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
     const encoded = items.map((item) => encodePushItem(topic, item, this.settings.maxPayloadBytes, this.ids));
-    const stored = await this.connection.within('push', topic, this.engine.push(topic, encoded), this.settings.replicatedPushes?.timeoutMs);
+    const stored = await this.connection.within(
+      'push',
+      topic,
+      this.engine.push(topic, encoded),
+      this.settings.replicatedPushes?.timeoutMs,
+    );
     return encoded.map(([id], i) => {
       if (stored[i]) this.events.emit({ type: 'pushed', topic, id });
       return { id, duplicate: !stored[i] };
@@ -96,13 +132,21 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
   async checkTopic(topic: string): Promise<void> {
     this.assertOpen('check a topic');
     assertTopic(topic);
-    await this.connection.within('check a topic', topic, this.engine.layouts.verify(this.engine.layouts.get(topic), 'check a topic'));
+    await this.connection.within(
+      'check a topic',
+      topic,
+      this.engine.layouts.verify(this.engine.layouts.get(topic), 'check a topic'),
+    );
   }
 
   async ack(message: ReservedMessage): Promise<boolean> {
     this.assertOpen('ack');
     assertReserved(message);
-    const [acked] = await this.connection.within('ack', message.topic, this.engine.settle('ack', message.topic, [message]));
+    const [acked] = await this.connection.within(
+      'ack',
+      message.topic,
+      this.engine.settle('ack', message.topic, [message]),
+    );
     if (acked) this.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
     return acked;
   }
@@ -114,9 +158,18 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     assertDuration('delayMs', delayMs);
     const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
     assertBounded('maxAttempts', maxAttempts);
-    const result = await this.connection.within('nack', message.topic, this.engine.nack(message.topic, message, { delayMs, maxAttempts, error }));
+    const result = await this.connection.within(
+      'nack',
+      message.topic,
+      this.engine.nack(message.topic, message, { delayMs, maxAttempts, error }),
+    );
     if (result === 'lost') return result;
-    const event = { topic: message.topic, id: message.id, attempt: message.attempt, error: error === undefined ? undefined : asError(error) };
+    const event = {
+      topic: message.topic,
+      id: message.id,
+      attempt: message.attempt,
+      error: error === undefined ? undefined : asError(error),
+    };
     this.events.emit({ type: result === 'retry' ? 'retried' : 'dead', ...event });
     return result;
   }
@@ -125,14 +178,22 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     this.assertOpen('extend a lease');
     assertReserved(message);
     assertBounded('leaseMs', leaseMs);
-    const [extended] = await this.connection.within('extend a lease', message.topic, this.engine.settle('extend', message.topic, [message], leaseMs));
+    const [extended] = await this.connection.within(
+      'extend a lease',
+      message.topic,
+      this.engine.settle('extend', message.topic, [message], leaseMs),
+    );
     return extended;
   }
 
   async release(message: ReservedMessage): Promise<boolean> {
     this.assertOpen('release');
     assertReserved(message);
-    const [released] = await this.connection.within('release', message.topic, this.engine.settle('release', message.topic, [message]));
+    const [released] = await this.connection.within(
+      'release',
+      message.topic,
+      this.engine.settle('release', message.topic, [message]),
+    );
     return released;
   }
 
@@ -150,7 +211,10 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.consumers.liveness();
   }
 
-  async deadLetters<T = unknown>(topic: Topic<T>, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
+  async deadLetters<T = unknown>(
+    topic: Topic<T>,
+    options?: { offset?: number; limit?: number } | null,
+  ): Promise<DeadLetter<T>[]> {
     assertTopic(topic);
     const { offset = 0, limit = 100 } = optionsOf(options);
     assertInteger('offset', offset, 0);
@@ -166,7 +230,12 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.sweepDead('deadPurge', 'purge dead letters', topic, ids);
   }
 
-  private async sweepDead(sweep: DeadSweep, operation: string, topic: string, ids: string[] | undefined | null): Promise<number> {
+  private async sweepDead(
+    sweep: DeadSweep,
+    operation: string,
+    topic: string,
+    ids: string[] | undefined | null,
+  ): Promise<number> {
     this.assertOpen(operation);
     assertTopic(topic);
     if (ids !== undefined && ids !== null) assertIdList(ids);
@@ -178,11 +247,20 @@ export class RedisAckQueueService implements RedisAckQueueProducerApi, RedisAckQ
     return this.connection.ping(timeoutMs);
   }
 
-  consume<T = unknown>(topic: Topic<T>, handler: QueueHandlerFn<T>, options?: QueueHandlerOptions | null): QueueConsumer {
+  consume<T = unknown>(
+    topic: Topic<T>,
+    handler: QueueHandlerFn<T>,
+    options?: QueueHandlerOptions | null,
+  ): QueueConsumer {
     this.assertOpen('consume');
     assertTopic(topic);
-    if (typeof handler !== 'function') throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
-    return this.consumers.consume(topic, this.tracing ? this.tracing.wrap(topic, handler) : handler, optionsOf(options));
+    if (typeof handler !== 'function')
+      throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
+    return this.consumers.consume(
+      topic,
+      this.tracing ? this.tracing.wrap(topic, handler) : handler,
+      optionsOf(options),
+    );
   }
 
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {

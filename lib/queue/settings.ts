@@ -4,7 +4,14 @@ import type { QueueHandlerDefaults, RedisAckQueueLogLevel, RedisAckQueueOptions,
 import { LOG_LEVEL_RANKS } from '../observability/queue-logger';
 import { assertBackoff, resolveBackoff } from './backoff';
 import { InvalidOptionError } from '../errors';
-import { assertBounded, assertDuration, assertOptionalBounded, assertOptionalInteger, assertPrefix, assertTopic } from './validation';
+import {
+  assertBounded,
+  assertDuration,
+  assertOptionalBounded,
+  assertOptionalInteger,
+  assertPrefix,
+  assertTopic,
+} from './validation';
 
 /** Consumer settings with every default filled in. */
 export interface ConsumerSettings {
@@ -72,7 +79,13 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
 function resolveLogLevel(level: unknown): RedisAckQueueLogLevel {
   if (level === undefined) return DEFAULTS.logLevel;
   if (typeof level !== 'string' || !Object.hasOwn(LOG_LEVEL_RANKS, level)) {
-    throw new InvalidOptionError('logLevel', level, `one of ${Object.keys(LOG_LEVEL_RANKS).map((l) => `'${l}'`).join(', ')}`);
+    throw new InvalidOptionError(
+      'logLevel',
+      level,
+      `one of ${Object.keys(LOG_LEVEL_RANKS)
+        .map((l) => `'${l}'`)
+        .join(', ')}`,
+    );
   }
   return level as RedisAckQueueLogLevel;
 }
@@ -91,7 +104,9 @@ function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, 
   return partitions;
 }
 
-function resolveReplicatedPushes(option: RedisAckQueueOptions['replicatedPushes']): ServiceSettings['replicatedPushes'] {
+function resolveReplicatedPushes(
+  option: RedisAckQueueOptions['replicatedPushes'],
+): ServiceSettings['replicatedPushes'] {
   if (option === undefined) return undefined;
   if (typeof option !== 'object' || option === null) {
     throw new InvalidOptionError('replicatedPushes', option, 'an object { replicas, timeoutMs? }');
@@ -110,7 +125,9 @@ export function resolveConsumerSettings(
   return {
     leaseMs: options.leaseMs ?? fallback?.leaseMs ?? DEFAULTS.leaseMs,
     maxAttempts: options.maxAttempts ?? fallback?.maxAttempts ?? DEFAULTS.maxAttempts,
-    backoff: options.backoff ? resolveBackoff(options.backoff) : (fallback?.backoff ?? resolveBackoff(DEFAULTS.backoff)),
+    backoff: options.backoff
+      ? resolveBackoff(options.backoff)
+      : (fallback?.backoff ?? resolveBackoff(DEFAULTS.backoff)),
     concurrency: options.concurrency ?? fallback?.concurrency ?? DEFAULTS.concurrency,
     batchSize: options.batchSize ?? fallback?.batchSize ?? DEFAULTS.batchSize,
     timeoutMs: options.timeoutMs ?? fallback?.timeoutMs,
@@ -119,7 +136,10 @@ export function resolveConsumerSettings(
 }
 
 /** reserve()'s options over the service's defaults, checked. */
-export function resolveReserveRequest(options: ReserveOptions | null | undefined, defaults: ConsumerSettings): ReserveRequest {
+export function resolveReserveRequest(
+  options: ReserveOptions | null | undefined,
+  defaults: ConsumerSettings,
+): ReserveRequest {
   const { count = 1, leaseMs = defaults.leaseMs, maxAttempts = defaults.maxAttempts } = options ?? {};
   assertBounded('count', count);
   assertBounded('leaseMs', leaseMs);

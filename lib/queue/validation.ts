@@ -37,7 +37,8 @@ export function assertReserved(message: unknown): asserts message is { topic: st
   const { topic, id, token } = message as Record<string, unknown>;
   assertTopic(topic);
   assertMessageId(id);
-  if (typeof token !== 'string' || token === '') throw new InvalidOptionError('token', token, 'the token of a reserved message');
+  if (typeof token !== 'string' || token === '')
+    throw new InvalidOptionError('token', token, 'the token of a reserved message');
 }
 
 /** An array of message ids (for dead-letter sweeps). */
@@ -92,8 +93,7 @@ export function toEpochMs(option: string, value: Date | number): number {
 }
 
 export function assertHeaders(headers: unknown): asserts headers is Record<string, string> {
-  const plain =
-    typeof headers === 'object' && headers !== null && Object.getPrototypeOf(headers) === Object.prototype;
+  const plain = typeof headers === 'object' && headers !== null && Object.getPrototypeOf(headers) === Object.prototype;
   if (!plain || !Object.values(headers).every((v) => typeof v === 'string')) {
     throw new InvalidOptionError('headers', headers, 'a plain object of string values');
   }

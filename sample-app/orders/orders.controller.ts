@@ -22,7 +22,11 @@ export class OrdersController {
     const order = this.store.create(body.item, body.amount);
     // The order id doubles as message id: a retried request cannot enqueue twice.
     await this.queue.push(TOPICS.created, { orderId: order.id }, { id: order.id });
-    await this.queue.push(TOPICS.paymentTimeout, { orderId: order.id }, { id: order.id, delayMs: this.config.paymentTimeoutMs });
+    await this.queue.push(
+      TOPICS.paymentTimeout,
+      { orderId: order.id },
+      { id: order.id, delayMs: this.config.paymentTimeoutMs },
+    );
     await this.queue.push(TOPICS.invoice, { orderId: order.id }, { id: order.id });
     return order;
   }

@@ -18,7 +18,13 @@ export class OrdersStore {
   private counter = 0;
 
   create(item: string, amount: number): Order {
-    const order: Order = { id: `order-${Date.now()}-${++this.counter}`, item, amount, status: 'awaiting-payment', confirmationSent: false };
+    const order: Order = {
+      id: `order-${Date.now()}-${++this.counter}`,
+      item,
+      amount,
+      status: 'awaiting-payment',
+      confirmationSent: false,
+    };
     this.orders.set(order.id, order);
     return order;
   }

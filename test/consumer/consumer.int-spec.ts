@@ -1,6 +1,12 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
-import { HandlerTimeoutError, LeaseLostError, MessageRejectedError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import {
+  HandlerTimeoutError,
+  LeaseLostError,
+  MessageRejectedError,
+  type MessageContext,
+  type RedisAckQueueEvent,
+} from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor, untilConsumerBlocked } from '../support/waits';
@@ -48,10 +54,14 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const started = gate<MessageContext>();
-    const consumer = queue.consume(topic, (_payload, context) => {
-      started.open(context);
-      return new Promise(() => undefined);
-    }, { leaseMs: 600 });
+    const consumer = queue.consume(
+      topic,
+      (_payload, context) => {
+        started.open(context);
+        return new Promise(() => undefined);
+      },
+      { leaseMs: 600 },
+    );
     await queue.push(topic, 'x');
     const context = await started.promise;
     const other = await fx.service();
@@ -74,10 +84,14 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const contexts: MessageContext[] = [];
-    const consumer = queue.consume(topic, (_payload, context) => {
-      contexts.push(context);
-      return context.attempt === 1 ? new Promise(() => undefined) : 'done';
-    }, { timeoutMs: 200, backoff: { type: 'fixed', delayMs: 10 } });
+    const consumer = queue.consume(
+      topic,
+      (_payload, context) => {
+        contexts.push(context);
+        return context.attempt === 1 ? new Promise(() => undefined) : 'done';
+      },
+      { timeoutMs: 200, backoff: { type: 'fixed', delayMs: 10 } },
+    );
     await queue.push(topic, 'x');
     await queue.waitUntilIdle(topic);
     expect(contexts.map((c) => c.attempt)).toEqual([1, 2]);
@@ -90,12 +104,22 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const attempts: number[] = [];
-    const events = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead')), take(3), toArray()));
-    const consumer = queue.consume(topic, (_payload, context) => {
-      attempts.push(context.attempt);
-      if (context.attempt === 2) throw new RangeError('synchronous failure');
-      return Promise.reject(new Error(`async failure ${context.attempt}`));
-    }, { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 50 } });
+    const events = firstValueFrom(
+      queue.events$.pipe(
+        filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead')),
+        take(3),
+        toArray(),
+      ),
+    );
+    const consumer = queue.consume(
+      topic,
+      (_payload, context) => {
+        attempts.push(context.attempt);
+        if (context.attempt === 2) throw new RangeError('synchronous failure');
+        return Promise.reject(new Error(`async failure ${context.attempt}`));
+      },
+      { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 50 } },
+    );
     await queue.push(topic, 'poison');
     await queue.waitUntilIdle(topic);
     expect(attempts).toEqual([1, 2, 3]);
@@ -111,11 +135,17 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const attempts: number[] = [];
-    const dead = firstValueFrom(queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead'))));
-    const consumer = queue.consume(topic, (_payload, context) => {
-      attempts.push(context.attempt);
-      throw new MessageRejectedError('unknown customer', { cause: new Error('lookup said no') });
-    }, { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 10 } });
+    const dead = firstValueFrom(
+      queue.events$.pipe(filter((e) => e.topic === topic && (e.type === 'retried' || e.type === 'dead'))),
+    );
+    const consumer = queue.consume(
+      topic,
+      (_payload, context) => {
+        attempts.push(context.attempt);
+        throw new MessageRejectedError('unknown customer', { cause: new Error('lookup said no') });
+      },
+      { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 10 } },
+    );
     const { id } = await queue.push(topic, { customer: 'nobody' });
     await queue.waitUntilIdle(topic);
     expect(attempts).toEqual([1]);
@@ -124,7 +154,9 @@ describe('consume: the poller', () => {
     expect(event.error).toBeInstanceOf(MessageRejectedError);
     const [letter] = await queue.deadLetters(topic);
     expect(letter).toMatchObject({ id, reason: 'rejected', attempt: 1, payload: { customer: 'nobody' } });
-    expect(letter.error).toMatch(/^MessageRejectedError: Message rejected, dead-lettered without a retry: unknown customer\n/);
+    expect(letter.error).toMatch(
+      /^MessageRejectedError: Message rejected, dead-lettered without a retry: unknown customer\n/,
+    );
     expect(loggedLines(/as rejected/).map((l) => [l.level, l.message])).toEqual([
       ['error', `Message ${id} of "${topic}" went to the dead letters as rejected on attempt 1: unknown customer`],
     ]);
@@ -171,11 +203,17 @@ describe('consume: the poller', () => {
     const topic = uniqueTopic();
     const started = gate<MessageContext>();
     const finish = gate();
-    const consumer = queue.consume(topic, async (_payload, context) => {
-      started.open(context);
-      await finish.promise;
-    }, { leaseMs: 300 });
-    const lost = firstValueFrom(queue.events$.pipe(filter((e: RedisAckQueueEvent) => e.topic === topic && e.type === 'lease-lost')));
+    const consumer = queue.consume(
+      topic,
+      async (_payload, context) => {
+        started.open(context);
+        await finish.promise;
+      },
+      { leaseMs: 300 },
+    );
+    const lost = firstValueFrom(
+      queue.events$.pipe(filter((e: RedisAckQueueEvent) => e.topic === topic && e.type === 'lease-lost')),
+    );
     const { id } = await queue.push(topic, 'x');
     const context = await started.promise;
     // Another consumer took over (as after a stall past the deadline): its token replaces ours.
@@ -199,12 +237,19 @@ describe('consume: the poller', () => {
     const topic = uniqueTopic();
     const handled: string[] = [];
     const consumers = services.map((s) =>
-      s.consume(topic, async (_p, context) => {
-        handled.push(context.id);
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
-      }, { concurrency: 8, batchSize: 4 }),
+      s.consume(
+        topic,
+        async (_p, context) => {
+          handled.push(context.id);
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+        },
+        { concurrency: 8, batchSize: 4 },
+      ),
     );
-    await services[0].pushMany(topic, [...Array(600)].map((_, i) => ({ payload: i })));
+    await services[0].pushMany(
+      topic,
+      [...Array(600)].map((_, i) => ({ payload: i })),
+    );
     await services[0].waitUntilIdle(topic);
     expect(handled).toHaveLength(600);
     expect(new Set(handled).size).toBe(600);
@@ -216,12 +261,19 @@ describe('consume: the poller', () => {
     const topic = uniqueTopic();
     const quick = gate();
     const started: string[] = [];
-    const consumer = queue.consume(topic, async (payload) => {
-      started.push(payload as string);
-      if (payload === 'quick') await quick.promise;
-      else await new Promise(() => undefined);
-    }, { concurrency: 3 });
-    await queue.pushMany(topic, ['quick', 'stuck-1', 'stuck-2'].map((payload) => ({ payload })));
+    const consumer = queue.consume(
+      topic,
+      async (payload) => {
+        started.push(payload as string);
+        if (payload === 'quick') await quick.promise;
+        else await new Promise(() => undefined);
+      },
+      { concurrency: 3 },
+    );
+    await queue.pushMany(
+      topic,
+      ['quick', 'stuck-1', 'stuck-2'].map((payload) => ({ payload })),
+    );
     await eventually(() => started.length === 3);
     expectLogs(/Released 2 unfinished message\(s\)/);
     const closing = consumer.close(300);
@@ -232,11 +284,18 @@ describe('consume: the poller', () => {
     // The release is reported: how many, and of which topic.
     const released = loggedLines(/Released/);
     expect(released).toHaveLength(1);
-    expect(released[0]).toMatchObject({ level: 'warn', message: expect.stringMatching(`^Released 2 unfinished message\\(s\\) of "${topic}"`) });
+    expect(released[0]).toMatchObject({
+      level: 'warn',
+      message: expect.stringMatching(`^Released 2 unfinished message\\(s\\) of "${topic}"`),
+    });
     const survivor = await fx.service();
     const next = await survivor.reserve<string>(topic, { count: 3 });
     expect(next.map((m) => [m.payload, m.attempt])).toEqual(
-      expect.arrayContaining([['stuck-1', 1], ['stuck-2', 1], ['pushed while draining', 1]]),
+      expect.arrayContaining([
+        ['stuck-1', 1],
+        ['stuck-2', 1],
+        ['pushed while draining', 1],
+      ]),
     );
   });
 
@@ -247,11 +306,20 @@ describe('consume: the poller', () => {
     const stalled = gate();
     // reserve.lua is the only script that pops ready ids: LPOP calls count the reserves that took work.
     const popsBefore = (await commandCounts(fx.redis)).lpop ?? 0;
-    const consumer = queue.consume<number>(topic, async (n) => {
-      seen.push(n);
-      if (n === 120) await stalled.promise;
-    }, { concurrency: 1, leaseMs: 600 });
-    const ids = (await queue.pushMany(topic, [...Array(200)].map((_, i) => ({ payload: i })))).map((r) => r.id);
+    const consumer = queue.consume<number>(
+      topic,
+      async (n) => {
+        seen.push(n);
+        if (n === 120) await stalled.promise;
+      },
+      { concurrency: 1, leaseMs: 600 },
+    );
+    const ids = (
+      await queue.pushMany(
+        topic,
+        [...Array(200)].map((_, i) => ({ payload: i })),
+      )
+    ).map((r) => r.id);
     await eventually(() => seen.length === 121);
     // FIFO at concurrency 1, and far fewer reserves than messages: the next ones were local.
     expect(seen).toEqual([...Array(121)].map((_, i) => i));
@@ -277,13 +345,20 @@ describe('consume: the poller', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const seen: number[] = [];
-    const consumer = queue.consume<number>(topic, (n) => {
-      seen.push(n);
-      if (n % 3 === 0) throw new Error('sync');
-      if (n % 3 === 1) return Promise.reject('not even an Error');
-      return undefined;
-    }, { maxAttempts: 1, concurrency: 4 });
-    await queue.pushMany(topic, [...Array(30)].map((_, i) => ({ payload: i })));
+    const consumer = queue.consume<number>(
+      topic,
+      (n) => {
+        seen.push(n);
+        if (n % 3 === 0) throw new Error('sync');
+        if (n % 3 === 1) return Promise.reject('not even an Error');
+        return undefined;
+      },
+      { maxAttempts: 1, concurrency: 4 },
+    );
+    await queue.pushMany(
+      topic,
+      [...Array(30)].map((_, i) => ({ payload: i })),
+    );
     await queue.waitUntilIdle(topic);
     expect(seen.sort((x, y) => x - y)).toEqual([...Array(30)].map((_, i) => i));
     expect(await queue.stats(topic)).toMatchObject({ dead: 20 });

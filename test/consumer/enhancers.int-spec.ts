@@ -51,7 +51,14 @@ class RoleGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const rpc = context.switchToRpc();
     const wanted = this.reflector.get<string>('role', context.getHandler());
-    record('guard', { type: context.getType(), data: rpc.getData<unknown>(), context: rpc.getContext<MessageContext>(), handler: context.getHandler(), class: context.getClass(), wanted });
+    record('guard', {
+      type: context.getType(),
+      data: rpc.getData<unknown>(),
+      context: rpc.getContext<MessageContext>(),
+      handler: context.getHandler(),
+      class: context.getClass(),
+      wanted,
+    });
     return rpc.getData<{ role?: string }>().role === wanted;
   }
 }
@@ -182,7 +189,10 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
   expectLogs(/failed on attempt/, /went to the dead letters as/);
 
   beforeAll(async () => {
-    @Module({ imports: [RedisAckQueueModule.forRoot(options())], providers: [OrderHandlers, AdminHandlers, ScopedAdminHandlers, RoleGuard] })
+    @Module({
+      imports: [RedisAckQueueModule.forRoot(options())],
+      providers: [OrderHandlers, AdminHandlers, ScopedAdminHandlers, RoleGuard],
+    })
     class LocalApp {}
     @Module({
       imports: [RedisAckQueueModule.forRoot(options())],
@@ -231,7 +241,13 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     const [call] = seen.guard as Record<string, unknown>[];
     // getHandler() is the method itself (compared, not called).
     // eslint-disable-next-line @typescript-eslint/unbound-method
-    expect(call).toMatchObject({ type: 'redis-ack-queue', data: { role: 'admin' }, handler: AdminHandlers.prototype.admin, class: AdminHandlers, wanted: 'admin' });
+    expect(call).toMatchObject({
+      type: 'redis-ack-queue',
+      data: { role: 'admin' },
+      handler: AdminHandlers.prototype.admin,
+      class: AdminHandlers,
+      wanted: 'admin',
+    });
     expect(call.context).toMatchObject({ id, topic: T.guarded, attempt: 1, maxAttempts: 3 });
     expect(typeof (call.context as MessageContext).extendLease).toBe('function');
   });
@@ -244,7 +260,9 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     const [letter] = await queue.deadLetters(T.guarded);
     expect(letter).toMatchObject({ id, reason: 'rejected', attempt: 1 });
     expect(letter.error).toMatch(/a guard denied it \(Forbidden resource\)/);
-    const filtered = (seen.filter as { exception: unknown; type: string; data: unknown }[]).find((f) => f.exception instanceof ForbiddenException);
+    const filtered = (seen.filter as { exception: unknown; type: string; data: unknown }[]).find(
+      (f) => f.exception instanceof ForbiddenException,
+    );
     expect(filtered).toMatchObject({ type: 'redis-ack-queue', data: { role: 'guest' } });
   });
 
@@ -261,8 +279,13 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     const { id } = await queue.push(T.filtered, { n: 1 });
     await eventually(async () => (await queue.stats(T.filtered)).dead === 1);
     expect(seen[T.filtered]).toEqual([1, 2]);
-    const caught = (seen.filter as { exception: Error; type: string; data: unknown }[]).filter((f) => f.exception.message === 'the handler broke');
-    expect(caught.map((f) => [f.type, f.data])).toEqual([['redis-ack-queue', { n: 1 }], ['redis-ack-queue', { n: 1 }]]);
+    const caught = (seen.filter as { exception: Error; type: string; data: unknown }[]).filter(
+      (f) => f.exception.message === 'the handler broke',
+    );
+    expect(caught.map((f) => [f.type, f.data])).toEqual([
+      ['redis-ack-queue', { n: 1 }],
+      ['redis-ack-queue', { n: 1 }],
+    ]);
     const [letter] = await queue.deadLetters(T.filtered);
     expect(letter).toMatchObject({ id, reason: 'failed', attempt: 2 });
     expect(letter.error).toMatch(/^Error: the handler broke/);
@@ -309,6 +332,10 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     const letters = await plain.deadLetters(T.global);
     expect(letters.find((l) => l.id === denied.id)).toMatchObject({ reason: 'rejected', attempt: 1 });
     expect(letters.find((l) => l.id === failing.id)).toMatchObject({ reason: 'failed', attempt: 2 });
-    expect(seen['global filter']).toEqual(['Forbidden resource', 'the plain handler failed', 'the plain handler failed']);
+    expect(seen['global filter']).toEqual([
+      'Forbidden resource',
+      'the plain handler failed',
+      'the plain handler failed',
+    ]);
   });
 });

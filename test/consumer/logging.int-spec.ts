@@ -13,7 +13,11 @@ describe('logging: retries, dead letters and drains through the Nest Logger, at 
    */
   async function scenario(logLevel?: RedisAckQueueLogLevel) {
     expectLogs(/failed on attempt/, /went to the dead letters/, /Draining/, /Released 1 unfinished/);
-    const queue = await fx.service({ ...(logLevel ? { logLevel } : {}), maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
+    const queue = await fx.service({
+      ...(logLevel ? { logLevel } : {}),
+      maxAttempts: 2,
+      backoff: { type: 'fixed', delayMs: 10 },
+    });
     const topic = uniqueTopic('logging');
     let stuck = false;
     const consumer = queue.consume<{ secret: string; stick?: boolean }>(topic, (payload) => {
@@ -33,7 +37,10 @@ describe('logging: retries, dead letters and drains through the Nest Logger, at 
     const { topic, id, lines } = await scenario();
     expect(lines.map((line) => [line.level, line.message])).toEqual([
       ['warn', `Message ${id} of "${topic}" failed on attempt 1 of 2: Error: the handler failed; retrying in 10 ms`],
-      ['error', `Message ${id} of "${topic}" went to the dead letters as failed on attempt 2: Error: the handler failed`],
+      [
+        'error',
+        `Message ${id} of "${topic}" went to the dead letters as failed on attempt 2: Error: the handler failed`,
+      ],
       ['warn', expect.stringMatching(`^Released 1 unfinished message\\(s\\) of "${topic}"`)],
     ]);
     expect(JSON.stringify(loggedLines())).not.toContain(SECRET);
@@ -44,7 +51,9 @@ describe('logging: retries, dead letters and drains through the Nest Logger, at 
     const draining = lines.filter((line) => line.message.startsWith('Draining'));
     expect(draining).toHaveLength(1);
     expect(draining[0].level).toBe('log');
-    expect(draining[0].message).toMatch(new RegExp(`^Draining 1 running handler\\(s\\) of "${topic}" \\(up to (200|1\\d\\d) ms\\)$`));
+    expect(draining[0].message).toMatch(
+      new RegExp(`^Draining 1 running handler\\(s\\) of "${topic}" \\(up to (200|1\\d\\d) ms\\)$`),
+    );
     expect(lines.map((line) => line.level)).toEqual(['warn', 'error', 'log', 'warn']);
   });
 

@@ -71,7 +71,10 @@ describe('RedisAckQueueModule', () => {
 
   async function boot(module: object): Promise<INestApplicationContext> {
     // The app logs through the test capture: kept, replayed if the test fails.
-    const app = await NestFactory.createApplicationContext(module as never, { logger: testLogger(), abortOnError: false });
+    const app = await NestFactory.createApplicationContext(module as never, {
+      logger: testLogger(),
+      abortOnError: false,
+    });
     apps.push(app);
     return app;
   }
@@ -111,7 +114,10 @@ describe('RedisAckQueueModule', () => {
   it('gives a request-scoped handler a fresh instance per message', async () => {
     const app = await boot(rootModule([ScopedModule]));
     const queue = app.get(RedisAckQueueService);
-    await queue.pushMany(TOPIC_SCOPED, [1, 2, 3].map((payload) => ({ payload })));
+    await queue.pushMany(
+      TOPIC_SCOPED,
+      [1, 2, 3].map((payload) => ({ payload })),
+    );
     await queue.waitUntilIdle(TOPIC_SCOPED);
     expect(new Set(handled[TOPIC_SCOPED]).size).toBe(3);
     await app.close();
@@ -145,7 +151,9 @@ describe('RedisAckQueueModule', () => {
     class SecondModule {}
     const failure = boot(rootModule([FeatureAModule, SecondModule]));
     await expect(failure).rejects.toBeInstanceOf(InvalidQueueHandlerError);
-    await expect(failure).rejects.toThrow(`Two @QueueHandler methods for topic "${TOPIC_A}": FeatureAHandlers.onA and Second.again`);
+    await expect(failure).rejects.toThrow(
+      `Two @QueueHandler methods for topic "${TOPIC_A}": FeatureAHandlers.onA and Second.again`,
+    );
   });
 
   it('fails startup on an invalid topic or option, naming the class and method', async () => {
@@ -156,7 +164,9 @@ describe('RedisAckQueueModule', () => {
     }
     @Module({ providers: [Bad] })
     class BadModule {}
-    await expect(boot(rootModule([BadModule]))).rejects.toThrow(/Invalid @QueueHandler on Bad\.handle: Invalid topic "not valid"/);
+    await expect(boot(rootModule([BadModule]))).rejects.toThrow(
+      /Invalid @QueueHandler on Bad\.handle: Invalid topic "not valid"/,
+    );
 
     @Injectable()
     class BadOption {

@@ -11,11 +11,15 @@ describe('handlers that return an Observable', () => {
     const topic = uniqueTopic();
     let finish!: () => void;
     let subscribed = false;
-    const consumer = queue.consume(topic, () => new Observable<string>((subscriber) => {
-      subscribed = true;
-      subscriber.next('first value');
-      finish = () => subscriber.complete();
-    }));
+    const consumer = queue.consume(
+      topic,
+      () =>
+        new Observable<string>((subscriber) => {
+          subscribed = true;
+          subscriber.next('first value');
+          finish = () => subscriber.complete();
+        }),
+    );
     await queue.push(topic, 'x');
     await eventually(() => subscribed);
     // A value came, the Observable did not complete: still leased.
@@ -30,9 +34,17 @@ describe('handlers that return an Observable', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     let finish: (() => void) | undefined;
-    const consumer = queue.consume<string>(topic, (payload) =>
-      payload === 'empty' ? new Observable<never>((subscriber) => void (finish = () => subscriber.complete())) : timer(20).pipe(map(() => 1), concatWith(of(2, 3))),
-    { maxAttempts: 1, concurrency: 2 });
+    const consumer = queue.consume<string>(
+      topic,
+      (payload) =>
+        payload === 'empty'
+          ? new Observable<never>((subscriber) => void (finish = () => subscriber.complete()))
+          : timer(20).pipe(
+              map(() => 1),
+              concatWith(of(2, 3)),
+            ),
+      { maxAttempts: 1, concurrency: 2 },
+    );
     await queue.pushMany(topic, [{ payload: 'empty' }, { payload: 'values' }]);
     await eventually(() => finish !== undefined);
     await eventually(async () => (await queue.stats(topic)).leased === 1);
@@ -48,7 +60,9 @@ describe('handlers that return an Observable', () => {
     const queue = await fx.service({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
     const topic = uniqueTopic();
     const consumer = queue.consume(topic, (_payload, context) =>
-      context.attempt === 1 ? throwError(() => new Error('stream failed at once')) : of('a value').pipe(concatWith(throwError(() => new Error('stream failed late')))),
+      context.attempt === 1
+        ? throwError(() => new Error('stream failed at once'))
+        : of('a value').pipe(concatWith(throwError(() => new Error('stream failed late')))),
     );
     await queue.push(topic, 'x');
     await queue.waitUntilIdle(topic);

@@ -95,12 +95,17 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
     const bad = await queue.push(WATCHED, { fail: true });
     const otherOk = await queue.push(OTHER, { fail: false });
     const otherBad = await queue.push(OTHER, { fail: true });
-    await eventually(() => heard.dead?.length === 2 && heard['watched acked']?.length === 1 && heard.scoped?.length === 1);
+    await eventually(
+      () => heard.dead?.length === 2 && heard['watched acked']?.length === 1 && heard.scoped?.length === 1,
+    );
     await queue.waitUntilIdle(WATCHED);
     await queue.waitUntilIdle(OTHER);
     // Every topic's dead letters; only WATCHED's acks.
     expect(heard.dead.map((e) => [e.topic, e.id, e.error?.message]).sort()).toEqual(
-      [[WATCHED, bad.id, 'watched failed'], [OTHER, otherBad.id, 'other failed']].sort(),
+      [
+        [WATCHED, bad.id, 'watched failed'],
+        [OTHER, otherBad.id, 'other failed'],
+      ].sort(),
     );
     expect(heard['watched acked'].map((e) => [e.type, e.topic, e.id])).toEqual([['acked', WATCHED, ok.id]]);
     expect(heard.scoped.map((e) => [e.type, e.id])).toEqual([['acked', otherOk.id]]);
@@ -114,12 +119,24 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
     const queue = apps[0].get(RedisAckQueueService);
     await queue.push(WATCHED, { fail: false });
     await queue.push(OTHER, { fail: false });
-    await eventually(() => heard.throwing.length === 3 && heard.rejecting.length === 3 && heard['watched acked'].length === 2);
+    await eventually(
+      () => heard.throwing.length === 3 && heard.rejecting.length === 3 && heard['watched acked'].length === 2,
+    );
     await eventually(() => loggedLines(/threw/).length === 2);
-    expect(loggedLines(/threw/).map((l) => [l.level, l.message]).sort()).toEqual(
+    expect(
+      loggedLines(/threw/)
+        .map((l) => [l.level, l.message])
+        .sort(),
+    ).toEqual(
       [
-        ['error', `The @OnQueueEvent('pushed') listener Listeners.rejecting threw on an event of "${OTHER}": Error: this listener always rejects`],
-        ['error', `The @OnQueueEvent('pushed') listener Listeners.throwing threw on an event of "${WATCHED}": Error: this listener always throws`],
+        [
+          'error',
+          `The @OnQueueEvent('pushed') listener Listeners.rejecting threw on an event of "${OTHER}": Error: this listener always rejects`,
+        ],
+        [
+          'error',
+          `The @OnQueueEvent('pushed') listener Listeners.throwing threw on an event of "${WATCHED}": Error: this listener always throws`,
+        ],
       ].sort(),
     );
   });
@@ -131,7 +148,9 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
       on() {}
     }
     await expect(boot([BadType])).rejects.toThrow(InvalidQueueListenerError);
-    await expect(boot([BadType])).rejects.toThrow(/Invalid @OnQueueEvent on BadType\.on: unknown event type "finished": use one of pushed, reserved/);
+    await expect(boot([BadType])).rejects.toThrow(
+      /Invalid @OnQueueEvent on BadType\.on: unknown event type "finished": use one of pushed, reserved/,
+    );
     @Injectable()
     class BadTopic {
       @OnQueueEvent('dead', { topic: 'not valid' })

@@ -7,11 +7,22 @@ describe('consumers recover from faults', () => {
 
   it('delivers the messages of a consumer killed with SIGKILL mid-handler to the survivor after the lease', async () => {
     const topic = uniqueTopic();
-    const processes = new ConsumerProcesses({ ...fx.consumerEnv, TOPIC: topic, LEASE_MS: '1000', HANDLER_MS: '300', CONCURRENCY: '4' });
+    const processes = new ConsumerProcesses({
+      ...fx.consumerEnv,
+      TOPIC: topic,
+      LEASE_MS: '1000',
+      HANDLER_MS: '300',
+      CONCURRENCY: '4',
+    });
     try {
       const victim = await processes.start();
       const queue = await fx.service();
-      const ids = (await queue.pushMany(topic, [...Array(12)].map((_, i) => ({ payload: i })))).map((r) => r.id);
+      const ids = (
+        await queue.pushMany(
+          topic,
+          [...Array(12)].map((_, i) => ({ payload: i })),
+        )
+      ).map((r) => r.id);
       await eventually(() => processes.of('start', victim.pid).length >= 4);
       await processes.kill(victim);
       const interrupted = processes
@@ -65,7 +76,7 @@ describe('consumers recover from faults', () => {
     );
   });
 
-  it('resumes after a Redis restart (on a cluster: of the topic\'s master), without restarting the app', async () => {
+  it("resumes after a Redis restart (on a cluster: of the topic's master), without restarting the app", async () => {
     // The outage is reported while it lasts: the consumer pauses, connections are lost.
     expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/);
     await resumesAcross(

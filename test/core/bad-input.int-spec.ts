@@ -9,7 +9,12 @@ import {
 } from '../../lib';
 import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
-type Case = [name: string, call: (q: RedisAckQueueService, topic: string) => Promise<unknown>, error: abstract new (...args: never[]) => Error, text: RegExp];
+type Case = [
+  name: string,
+  call: (q: RedisAckQueueService, topic: string) => Promise<unknown>,
+  error: abstract new (...args: never[]) => Error,
+  text: RegExp,
+];
 
 const cyclic: Record<string, unknown> = {};
 cyclic.self = cyclic;
@@ -21,31 +26,86 @@ const cases: Case[] = [
   ['a topic that is not a string', (q) => q.push(42 as never, 1), InvalidTopicError, /Invalid topic 42/],
   ['a topic of 201 characters', (q) => q.push('a'.repeat(201), 1), InvalidTopicError, /Invalid topic/],
   ['an undefined payload', (q, t) => q.push(t, undefined), InvalidPayloadError, /undefined: pass any JSON value/],
-  ['a function payload', (q, t) => q.push(t, () => 1), InvalidPayloadError, /not JSON-serializable \(the value is a function\)/],
+  [
+    'a function payload',
+    (q, t) => q.push(t, () => 1),
+    InvalidPayloadError,
+    /not JSON-serializable \(the value is a function\)/,
+  ],
   ['a nested function', (q, t) => q.push(t, { run: () => 1 }), InvalidPayloadError, /field "run" is a function/],
   ['a BigInt', (q, t) => q.push(t, { n: 1n }), InvalidPayloadError, /not JSON-serializable.*BigInt/],
   ['a cycle', (q, t) => q.push(t, cyclic), InvalidPayloadError, /not JSON-serializable.*circular/i],
   ['NaN', (q, t) => q.push(t, { n: NaN }), InvalidPayloadError, /field "n" is NaN/],
   ['a Map', (q, t) => q.push(t, { m: new Map() }), InvalidPayloadError, /field "m" is a Map/],
-  ['a payload over the limit', (q, t) => q.push(t, 'x'.repeat(2_000)), PayloadTooLargeError, /2002 bytes, over the limit of 1000/],
+  [
+    'a payload over the limit',
+    (q, t) => q.push(t, 'x'.repeat(2_000)),
+    PayloadTooLargeError,
+    /2002 bytes, over the limit of 1000/,
+  ],
   ['a numeric id', (q, t) => q.push(t, 1, { id: 7 as never }), InvalidMessageIdError, /Invalid message id 7/],
   ['an empty id', (q, t) => q.push(t, 1, { id: '' }), InvalidMessageIdError, /non-empty string/],
-  ['a negative delay', (q, t) => q.push(t, 1, { delayMs: -1 }), InvalidOptionError, /Invalid delayMs -1: expected a finite number/],
+  [
+    'a negative delay',
+    (q, t) => q.push(t, 1, { delayMs: -1 }),
+    InvalidOptionError,
+    /Invalid delayMs -1: expected a finite number/,
+  ],
   ['an infinite delay', (q, t) => q.push(t, 1, { delayMs: Infinity }), InvalidOptionError, /Invalid delayMs Infinity/],
   ['a NaN delay', (q, t) => q.push(t, 1, { delayMs: NaN }), InvalidOptionError, /Invalid delayMs NaN/],
-  ['an invalid date', (q, t) => q.push(t, 1, { availableAt: new Date('nope') }), InvalidOptionError, /availableAt Date\(invalid\)/],
+  [
+    'an invalid date',
+    (q, t) => q.push(t, 1, { availableAt: new Date('nope') }),
+    InvalidOptionError,
+    /availableAt Date\(invalid\)/,
+  ],
   ['zero maxAttempts', (q, t) => q.push(t, 1, { maxAttempts: 0 }), InvalidOptionError, /Invalid maxAttempts 0/],
-  ['non-string headers', (q, t) => q.push(t, 1, { headers: { n: 1 } as never }), InvalidOptionError, /headers.*string values/],
-  ['one bad item in a batch', (q, t) => q.pushMany(t, [{ payload: 1 }, { payload: undefined }]), InvalidPayloadError, /undefined/],
+  [
+    'non-string headers',
+    (q, t) => q.push(t, 1, { headers: { n: 1 } as never }),
+    InvalidOptionError,
+    /headers.*string values/,
+  ],
+  [
+    'one bad item in a batch',
+    (q, t) => q.pushMany(t, [{ payload: 1 }, { payload: undefined }]),
+    InvalidPayloadError,
+    /undefined/,
+  ],
   ['a batch that is not an array', (q, t) => q.pushMany(t, {} as never), InvalidOptionError, /Invalid items/],
-  ['a reserve count of 0', (q, t) => q.reserve(t, { count: 0 }), InvalidOptionError, /Invalid count 0: expected a whole number from 1 to 1000/],
+  [
+    'a reserve count of 0',
+    (q, t) => q.reserve(t, { count: 0 }),
+    InvalidOptionError,
+    /Invalid count 0: expected a whole number from 1 to 1000/,
+  ],
   ['a fractional lease', (q, t) => q.reserve(t, { leaseMs: 1.5 }), InvalidOptionError, /Invalid leaseMs 1.5/],
-  ['a nack with a negative delay', (q, t) => q.nack({ id: 'a', token: '1', topic: t, attempt: 1, maxAttempts: 1 } as never, { delayMs: -5 }), InvalidOptionError, /delayMs -5/],
-  ['an ack without a token', (q, t) => q.ack({ id: 'a', topic: t } as never), InvalidOptionError, /Invalid token undefined/],
+  [
+    'a nack with a negative delay',
+    (q, t) => q.nack({ id: 'a', token: '1', topic: t, attempt: 1, maxAttempts: 1 } as never, { delayMs: -5 }),
+    InvalidOptionError,
+    /delayMs -5/,
+  ],
+  [
+    'an ack without a token',
+    (q, t) => q.ack({ id: 'a', topic: t } as never),
+    InvalidOptionError,
+    /Invalid token undefined/,
+  ],
   ['a dead-letter page of size 0', (q, t) => q.deadLetters(t, { limit: 0 }), InvalidOptionError, /Invalid limit 0/],
   ['requeue with a bad id', (q, t) => q.requeueDead(t, [5 as never]), InvalidMessageIdError, /Invalid message id 5/],
-  ['a zero extension', (q, t) => q.extendLease({ id: 'a', token: '1', topic: t } as never, 0), InvalidOptionError, /Invalid leaseMs 0/],
-  ['an ack of null', (q) => q.ack(null as never), InvalidOptionError, /Invalid message null: expected a message returned by reserve/],
+  [
+    'a zero extension',
+    (q, t) => q.extendLease({ id: 'a', token: '1', topic: t } as never, 0),
+    InvalidOptionError,
+    /Invalid leaseMs 0/,
+  ],
+  [
+    'an ack of null',
+    (q) => q.ack(null as never),
+    InvalidOptionError,
+    /Invalid message null: expected a message returned by reserve/,
+  ],
   ['a nack of null', (q) => q.nack(null as never), InvalidOptionError, /Invalid message null/],
   ['a nack of undefined', (q) => q.nack(undefined as never), InvalidOptionError, /Invalid message undefined/],
   ['an extension of null', (q) => q.extendLease(null as never, 1_000), InvalidOptionError, /Invalid message null/],
@@ -53,7 +113,12 @@ const cases: Case[] = [
   ['an ack of a string', (q) => q.ack('m1' as never), InvalidOptionError, /Invalid message "m1"/],
   // consume() throws synchronously: the async wrapper turns that into the rejection every row is checked for.
   // eslint-disable-next-line @typescript-eslint/require-await -- async on purpose, to reject instead of throw
-  ['a handler that is not a function', async (q, t) => q.consume(t, null as never), InvalidOptionError, /Invalid handler null/],
+  [
+    'a handler that is not a function',
+    async (q, t) => q.consume(t, null as never),
+    InvalidOptionError,
+    /Invalid handler null/,
+  ],
 ];
 
 describe('bad input gets a typed error and changes nothing', () => {
@@ -65,7 +130,10 @@ describe('bad input gets a typed error and changes nothing', () => {
     queue = await fx.service({ maxPayloadBytes: 1_000, maxAttempts: 3 });
     topic = uniqueTopic();
     // A queue with something in every state, so "nothing changed" means something.
-    await queue.pushMany(topic, [1, 2, 3, 4].map((n) => ({ id: `m${n}`, payload: n })));
+    await queue.pushMany(
+      topic,
+      [1, 2, 3, 4].map((n) => ({ id: `m${n}`, payload: n })),
+    );
     await queue.push(topic, 'later', { delayMs: 600_000 });
     const [leased, dying] = await queue.reserve(topic, { count: 2, leaseMs: 600_000 });
     await queue.nack(dying, { delayMs: 0 });
@@ -113,7 +181,9 @@ describe('bad input gets a typed error and changes nothing', () => {
     for (const operation of operations) {
       const failure = calls[operation]();
       await expect(failure).rejects.toBeInstanceOf(QueueKeyTypeError);
-      await expect(failure).rejects.toThrow(new RegExp(`"${key.replace(/[{}.]/g, '\\$&')}" holds a string where the queue keeps a ${expected}`));
+      await expect(failure).rejects.toThrow(
+        new RegExp(`"${key.replace(/[{}.]/g, '\\$&')}" holds a string where the queue keeps a ${expected}`),
+      );
     }
     expect(await snapshotTopic(fx.redis, damaged)).toEqual(before);
   });

@@ -10,7 +10,9 @@ import { eventually, singleServerOnly, uniqueTopic, useRedis } from '../support/
  * failover and partitions are the scale-out work.
  */
 singleServerOnly('builds a one-node cluster of its own server').describe('keys and Redis Cluster', () => {
-  const fx = useRedis({ config: ['cluster-enabled', 'yes', 'cluster-config-file', 'nodes.conf', 'cluster-announce-ip', '127.0.0.1'] });
+  const fx = useRedis({
+    config: ['cluster-enabled', 'yes', 'cluster-config-file', 'nodes.conf', 'cluster-announce-ip', '127.0.0.1'],
+  });
   let cluster: Cluster;
   let queue: RedisAckQueueService;
 

@@ -36,7 +36,14 @@ describe('nack, retries and dead letters', () => {
     expect(await queue.nack(second, { delayMs: 0, error: new TypeError('card declined') })).toBe('dead');
     expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
     const [letter] = await queue.deadLetters(topic);
-    expect(letter).toMatchObject({ id, topic, reason: 'failed', attempt: 2, payload: { order: 9 }, headers: { h: '1' } });
+    expect(letter).toMatchObject({
+      id,
+      topic,
+      reason: 'failed',
+      attempt: 2,
+      payload: { order: 9 },
+      headers: { h: '1' },
+    });
     expect(letter.error).toMatch(/^TypeError: card declined\n\s+at /);
     expect(letter.error!.split('\n').length).toBeLessThanOrEqual(6);
     expect(letter.deadAt).toBeGreaterThan(0);
@@ -77,8 +84,14 @@ describe('nack, retries and dead letters', () => {
   it('requeues one, some or all dead letters with attempts reset', async () => {
     const queue = await fx.service({ maxAttempts: 1 });
     const topic = uniqueTopic();
-    const ids = (await queue.pushMany(topic, [1, 2, 3, 4].map((n) => ({ payload: n })))).map((r) => r.id);
-    for (const message of await queue.reserve(topic, { count: 4 })) await queue.nack(message, { error: new Error('x') });
+    const ids = (
+      await queue.pushMany(
+        topic,
+        [1, 2, 3, 4].map((n) => ({ payload: n })),
+      )
+    ).map((r) => r.id);
+    for (const message of await queue.reserve(topic, { count: 4 }))
+      await queue.nack(message, { error: new Error('x') });
     expect((await queue.stats(topic)).dead).toBe(4);
     expect(await queue.requeueDead(topic, [ids[0]])).toBe(1);
     expect(await queue.requeueDead(topic, [ids[1], 'no-such-id'])).toBe(1);
@@ -92,7 +105,12 @@ describe('nack, retries and dead letters', () => {
   it('purges dead letters for good, by id or all', async () => {
     const queue = await fx.service({ maxAttempts: 1 });
     const topic = uniqueTopic();
-    const ids = (await queue.pushMany(topic, [1, 2, 3].map((n) => ({ payload: n })))).map((r) => r.id);
+    const ids = (
+      await queue.pushMany(
+        topic,
+        [1, 2, 3].map((n) => ({ payload: n })),
+      )
+    ).map((r) => r.id);
     for (const message of await queue.reserve(topic, { count: 3 })) await queue.nack(message);
     expect(await queue.purgeDead(topic, [ids[0]])).toBe(1);
     expect((await queue.deadLetters(topic)).map((d) => d.id)).toEqual([ids[1], ids[2]]);
@@ -104,7 +122,10 @@ describe('nack, retries and dead letters', () => {
   it('pages through dead letters oldest first', async () => {
     const queue = await fx.service({ maxAttempts: 1 });
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })),
+    );
     for (const message of await queue.reserve(topic, { count: 5 })) await queue.nack(message);
     const page = await queue.deadLetters(topic, { offset: 1, limit: 2 });
     expect(page.map((d) => d.id)).toEqual(['d1', 'd2']);

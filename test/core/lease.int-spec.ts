@@ -6,7 +6,10 @@ describe('reserve, ack, extendLease', () => {
   it('leases messages in push order with attempt, token and a server-clock deadline', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    await queue.pushMany(topic, [1, 2, 3].map((n) => ({ payload: n })));
+    await queue.pushMany(
+      topic,
+      [1, 2, 3].map((n) => ({ payload: n })),
+    );
     const reserved = await queue.reserve<number>(topic, { count: 2, leaseMs: 5_000 });
     expect(reserved.map((m) => m.payload)).toEqual([1, 2]);
     const [seconds] = await fx.redis.time();
@@ -147,7 +150,10 @@ describe('reserve, ack, extendLease', () => {
   it('gives one message to exactly one of many racing consumers', async () => {
     const queues = [await fx.service(), await fx.service(), await fx.service()];
     const topic = uniqueTopic();
-    await queues[0].pushMany(topic, Array.from({ length: 300 }, (_, i) => ({ payload: i })));
+    await queues[0].pushMany(
+      topic,
+      Array.from({ length: 300 }, (_, i) => ({ payload: i })),
+    );
     const batches = await Promise.all(
       Array.from({ length: 30 }, (_, i) => queues[i % 3].reserve<number>(topic, { count: 20 })),
     );
@@ -159,8 +165,14 @@ describe('reserve, ack, extendLease', () => {
   it('moves expired leases and due delayed messages in bounded steps', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 1_500 }, (_, i) => ({ payload: i })));
-    await Promise.all([queue.reserve(topic, { count: 1_000, leaseMs: 500 }), queue.reserve(topic, { count: 500, leaseMs: 500 })]);
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 1_500 }, (_, i) => ({ payload: i })),
+    );
+    await Promise.all([
+      queue.reserve(topic, { count: 1_000, leaseMs: 500 }),
+      queue.reserve(topic, { count: 500, leaseMs: 500 }),
+    ]);
     await eventually(async () => (await queue.stats(topic)).leased === 0);
     // One call moves at most 1000 expired leases back; the next call moves the rest.
     const first = await queue.reserve(topic, { count: 1 });

@@ -37,7 +37,10 @@ describe('partitioned topics', () => {
   it('spreads pushes over every partition by id, and deduplicates an id across pushes', async () => {
     const topic = uniqueTopic();
     const queue = await partitioned(topic);
-    const results = await queue.pushMany(topic, Array.from({ length: 200 }, (_, i) => ({ payload: i, id: `order-${i}` })));
+    const results = await queue.pushMany(
+      topic,
+      Array.from({ length: 200 }, (_, i) => ({ payload: i, id: `order-${i}` })),
+    );
     expect(results.every((r) => !r.duplicate)).toBe(true);
     const counts = await readyByPartition(topic);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(200);
@@ -53,7 +56,11 @@ describe('partitioned topics', () => {
     const queue = await partitioned(topic);
     const ids = idsByPartition(PARTITIONS, 5);
     // Partition 0 filled first and fullest would starve the others in a FIFO over one list.
-    for (const list of ids) await queue.pushMany(topic, list.map((id) => ({ id, payload: id })));
+    for (const list of ids)
+      await queue.pushMany(
+        topic,
+        list.map((id) => ({ id, payload: id })),
+      );
     const order: number[] = [];
     // Turns are per reserve: with batchSize 1 every message is a turn of its own.
     const consumer = queue.consume(topic, (_payload, { id }) => void order.push(partitionOf(id, PARTITIONS)), {
@@ -79,7 +86,8 @@ describe('partitioned topics', () => {
     const consumer = queue.consume(topic, (_payload, { id }) => void seen.push({ id, at: Date.now() }));
     // Let it go idle: every partition reserved empty, blocked on the home wake list.
     // Blocked (flags=b) connections of this consumer, on every server.
-    const blocking = async () => (await clientList()).filter((line) => line.includes(`name=ackq:${topic}`) && / flags=b /.test(line));
+    const blocking = async () =>
+      (await clientList()).filter((line) => line.includes(`name=ackq:${topic}`) && / flags=b /.test(line));
     await eventually(async () => (await blocking()).length > 0);
     const blocked = await blocking();
     expect(blocked).toHaveLength(1);
@@ -103,9 +111,18 @@ describe('partitioned topics', () => {
       if (attempt === 1 && id.endsWith('retry')) throw new Error('once');
     });
     const ids = idsByPartition(PARTITIONS, 1).flat();
-    await queue.pushMany(topic, ids.map((id) => ({ id, payload: 1, delayMs: 300 })));
-    await queue.pushMany(topic, ids.map((id) => ({ id: `${id}-retry`, payload: 1 })));
-    await eventually(() => attempts.size === ids.length * 2 && [...attempts.values()].filter((a) => a === 2).length === ids.length, 4_000);
+    await queue.pushMany(
+      topic,
+      ids.map((id) => ({ id, payload: 1, delayMs: 300 })),
+    );
+    await queue.pushMany(
+      topic,
+      ids.map((id) => ({ id: `${id}-retry`, payload: 1 })),
+    );
+    await eventually(
+      () => attempts.size === ids.length * 2 && [...attempts.values()].filter((a) => a === 2).length === ids.length,
+      4_000,
+    );
     await queue.waitUntilIdle(topic);
     await consumer.close();
   });
@@ -137,7 +154,11 @@ describe('partitioned topics', () => {
     await queue.push(topic, 'first');
     const unpartitioned = await fx.service();
     await expect(unpartitioned.push(topic, 'lost?')).rejects.toBeInstanceOf(PartitionCountMismatchError);
-    await expect(unpartitioned.reserve(topic)).rejects.toMatchObject({ code: 'PARTITION_COUNT_MISMATCH', configured: 1, stored: 4 });
+    await expect(unpartitioned.reserve(topic)).rejects.toMatchObject({
+      code: 'PARTITION_COUNT_MISMATCH',
+      configured: 1,
+      stored: 4,
+    });
     const eight = await fx.service({ topics: { [topic]: { partitions: 8 } } });
     await expect(eight.push(topic, 'lost?')).rejects.toThrow(/has 4 partition\(s\) in Redis but 8/);
     expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
@@ -149,7 +170,9 @@ describe('partitioned topics', () => {
         code: 'INVALID_OPTION',
       });
     }
-    await expect(fx.service({ topics: { 'bad topic': { partitions: 2 } } })).rejects.toMatchObject({ code: 'INVALID_TOPIC' });
+    await expect(fx.service({ topics: { 'bad topic': { partitions: 2 } } })).rejects.toMatchObject({
+      code: 'INVALID_TOPIC',
+    });
   });
 });
 

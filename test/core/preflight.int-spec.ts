@@ -7,7 +7,8 @@ describe('preflight checks at startup', () => {
   const fx = useRedis();
 
   // CONFIG is per server, and a cluster client's startup check asks any master: set it on every node.
-  const setPolicy = (policy: string) => Promise.all(fx.nodes().map((node) => node.config('SET', 'maxmemory-policy', policy)));
+  const setPolicy = (policy: string) =>
+    Promise.all(fx.nodes().map((node) => node.config('SET', 'maxmemory-policy', policy)));
 
   it('refuses an evicting maxmemory-policy unless allowed, and explains why', async () => {
     await setPolicy('allkeys-lru');
@@ -15,7 +16,9 @@ describe('preflight checks at startup', () => {
       const refused = new RedisAckQueueService({ connection: fx.connection });
       const failure = refused.connect();
       await expect(failure).rejects.toBeInstanceOf(UnsafeRedisConfigError);
-      await expect(failure).rejects.toThrow(/maxmemory-policy allkeys-lru: it may evict queue keys.*noeviction.*allowEviction/);
+      await expect(failure).rejects.toThrow(
+        /maxmemory-policy allkeys-lru: it may evict queue keys.*noeviction.*allowEviction/,
+      );
       await refused.close(0);
       await expect(fx.service({ allowEviction: true })).resolves.toBeDefined();
     } finally {
@@ -53,8 +56,12 @@ describe('dead letters are bounded', () => {
   it('keeps at most maxCount, deleting the oldest with their bodies', async () => {
     const queue = await fx.service({ maxAttempts: 1, deadLetters: { maxCount: 3 } });
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })));
-    for (const message of await queue.reserve(topic, { count: 5 })) await queue.nack(message, { error: new Error('x') });
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ id: `d${i}`, payload: i })),
+    );
+    for (const message of await queue.reserve(topic, { count: 5 }))
+      await queue.nack(message, { error: new Error('x') });
     expect((await queue.deadLetters(topic)).map((d) => d.id)).toEqual(['d2', 'd3', 'd4']);
     expect(await fx.redis.hkeys(`{ackq:${topic}}:messages`)).toEqual(expect.arrayContaining(['d2', 'd3', 'd4']));
     expect(await fx.redis.hlen(`{ackq:${topic}}:messages`)).toBe(3);

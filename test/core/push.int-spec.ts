@@ -21,19 +21,22 @@ describe('push', () => {
     expect((await a.stats(topic)).ready).toBe(50);
   });
 
-  it.each(['ready', 'delayed', 'leased', 'dead'])('treats an id that exists as %s as a duplicate and changes nothing', async (state) => {
-    const queue = await fx.service();
-    const topic = uniqueTopic();
-    await queue.push(topic, 'first', { id: 'order-7', delayMs: state === 'delayed' ? 60_000 : 0, maxAttempts: 1 });
-    if (state === 'leased' || state === 'dead') {
-      const [message] = await queue.reserve(topic);
-      if (state === 'dead') await queue.nack(message, { error: new Error('boom') });
-    }
-    const before = await snapshotTopic(fx.redis, topic);
-    const result = await queue.push(topic, 'second', { id: 'order-7' });
-    expect(result).toEqual({ id: 'order-7', duplicate: true });
-    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
-  });
+  it.each(['ready', 'delayed', 'leased', 'dead'])(
+    'treats an id that exists as %s as a duplicate and changes nothing',
+    async (state) => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      await queue.push(topic, 'first', { id: 'order-7', delayMs: state === 'delayed' ? 60_000 : 0, maxAttempts: 1 });
+      if (state === 'leased' || state === 'dead') {
+        const [message] = await queue.reserve(topic);
+        if (state === 'dead') await queue.nack(message, { error: new Error('boom') });
+      }
+      const before = await snapshotTopic(fx.redis, topic);
+      const result = await queue.push(topic, 'second', { id: 'order-7' });
+      expect(result).toEqual({ id: 'order-7', duplicate: true });
+      expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    },
+  );
 
   it('accepts an id again once its message was acked', async () => {
     const queue = await fx.service();
@@ -72,7 +75,10 @@ describe('push', () => {
   it('splits a very large batch into bounded script calls sent together', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    const results = await queue.pushMany(topic, Array.from({ length: 2_000 }, (_, i) => ({ payload: i })));
+    const results = await queue.pushMany(
+      topic,
+      Array.from({ length: 2_000 }, (_, i) => ({ payload: i })),
+    );
     expect(results.every((r) => !r.duplicate)).toBe(true);
     expect((await queue.stats(topic)).ready).toBe(2_000);
   });

@@ -21,7 +21,8 @@ function expectNothingOf(error: unknown, ...secrets: string[]) {
 describe('Redis errors surface as typed errors naming the operation', () => {
   const fx = useRedis({ password: 's3cret-pw' });
   // CONFIG is per server: on a cluster, every node gets it.
-  const setConfig = (name: string, value: string) => Promise.all(fx.nodes().map((node) => node.config('SET', name, value)));
+  const setConfig = (name: string, value: string) =>
+    Promise.all(fx.nodes().map((node) => node.config('SET', name, value)));
 
   it('OOM: push fails and changes nothing, while consuming (which frees memory) still works', async () => {
     const queue = await fx.service();
@@ -89,7 +90,10 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     const dead = await RedisServer.start();
     const port = dead.port;
     await dead.stop();
-    const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: '', port }), connectTimeoutMs: 500 });
+    const queue = new RedisAckQueueService({
+      connection: fx.connectionWith({ password: '', port }),
+      connectTimeoutMs: 500,
+    });
     expectLogs(/Lost the connection to Redis at .*(ECONNREFUSED|refresh slots)/);
     const started = Date.now();
     const target = onCluster ? `cluster(127.0.0.1:${port})` : `redis://127.0.0.1:${port}/0`;

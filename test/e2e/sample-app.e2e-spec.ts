@@ -13,7 +13,14 @@ describe('sample app (HTTP, real Redis)', () => {
   const apps: INestApplication[] = [];
 
   async function startApp(env: Record<string, string> = {}): Promise<{ app: INestApplication; url: string }> {
-    Object.assign(process.env, { REDIS_URL: fx.server.url, PAYMENT_TIMEOUT_MS: '60000', INVOICE_FAILURE_RATE: '0', MAIL_LATENCY_MS: '20', DRAIN_MS: '5000', ...env });
+    Object.assign(process.env, {
+      REDIS_URL: fx.server.url,
+      PAYMENT_TIMEOUT_MS: '60000',
+      INVOICE_FAILURE_RATE: '0',
+      MAIL_LATENCY_MS: '20',
+      DRAIN_MS: '5000',
+      ...env,
+    });
     // The app logs through the test capture: kept, replayed if the test fails.
     const app = await NestFactory.create(AppModule, { logger: testLogger() });
     app.enableShutdownHooks();
@@ -43,7 +50,11 @@ describe('sample app (HTTP, real Redis)', () => {
     await queue.waitUntilIdle(TOPICS.created);
     await queue.waitUntilIdle(TOPICS.invoice);
     const stored = await read<Order>(fetch(`${url}/orders/${order.id}`));
-    expect(stored).toMatchObject({ status: 'awaiting-payment', confirmationSent: true, invoice: `invoice-${order.id}.pdf` });
+    expect(stored).toMatchObject({
+      status: 'awaiting-payment',
+      confirmationSent: true,
+      invoice: `invoice-${order.id}.pdf`,
+    });
   });
 
   it('refuses a bad order with 400 and enqueues nothing', async () => {
@@ -65,14 +76,21 @@ describe('sample app (HTTP, real Redis)', () => {
 
   it('retries a failing invoice three times, then shows it in the dead letters', async () => {
     // The consumer logs both retries (warn) and the dead letter (error).
-    expectLogs(/ of "invoice\.render" failed on attempt [12] of 3/, / of "invoice\.render" went to the dead letters as failed on attempt 3/);
+    expectLogs(
+      / of "invoice\.render" failed on attempt [12] of 3/,
+      / of "invoice\.render" went to the dead letters as failed on attempt 3/,
+    );
     const { url } = await startApp({ INVOICE_FAILURE_RATE: '1' });
     const order = await read<Order>(post(`${url}/orders`, { item: 'chair', amount: 50 }));
     const dead = await eventually(async () => {
       const queues = await read<QueuesView>(fetch(`${url}/queues`));
       return queues.find((q) => q.topic === TOPICS.invoice)!.deadLetters.find((d) => d.id === order.id);
     });
-    expect(dead).toMatchObject({ reason: 'failed', attempt: 3, error: 'Error: Invoice renderer unavailable (attempt 3 of 3)' });
+    expect(dead).toMatchObject({
+      reason: 'failed',
+      attempt: 3,
+      error: 'Error: Invoice renderer unavailable (attempt 3 of 3)',
+    });
     expect(loggedLines(/invoice\.render/).map((line) => line.level)).toEqual(['warn', 'warn', 'error']);
   });
 
@@ -81,7 +99,8 @@ describe('sample app (HTTP, real Redis)', () => {
     const events: RedisAckQueueEvent[] = [];
     first.app.get(RedisAckQueueService).events$.subscribe((e) => events.push(e));
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push((await read<Order>(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
+    for (let i = 0; i < 8; i++)
+      ids.push((await read<Order>(post(`${first.url}/orders`, { item: `i${i}`, amount: 1 }))).id);
     const queue = first.app.get(RedisAckQueueService);
     await eventually(async () => (await queue.stats(TOPICS.created)).leased === 5); // concurrency 5
     expectLogs(/Released \d+ unfinished message\(s\)/);
@@ -89,7 +108,10 @@ describe('sample app (HTTP, real Redis)', () => {
     // The five running handlers did not finish within DRAIN_MS: released at once, and reported.
     const released = loggedLines(/^Released/).filter((line) => line.message.includes(`"${TOPICS.created}"`));
     expect(released).toHaveLength(1);
-    expect(released[0]).toMatchObject<Record<string, unknown>>({ level: 'warn', message: expect.stringMatching(/^Released 5 unfinished message\(s\) .*back to ready/) });
+    expect(released[0]).toMatchObject<Record<string, unknown>>({
+      level: 'warn',
+      message: expect.stringMatching(/^Released 5 unfinished message\(s\) .*back to ready/),
+    });
     apps.splice(apps.indexOf(first.app), 1);
 
     const second = await startApp({ MAIL_LATENCY_MS: '10' });

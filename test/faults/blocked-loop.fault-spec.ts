@@ -23,13 +23,22 @@ describe('fault: a consumer whose event loop is blocked longer than its lease', 
         const id = `block-${round}`;
         blockedIds.push(id);
         // handlerMs: the healthy consumer that gets it next holds its lease past the stalled one's late ack.
-        await produce(queue, topic, ledger, { total: 1, batch: 1, everyMs: 0, idPrefix: id, payload: () => ({ block: true, handlerMs: 5000 }) });
+        await produce(queue, topic, ledger, {
+          total: 1,
+          batch: 1,
+          everyMs: 0,
+          idPrefix: id,
+          payload: () => ({ block: true, handlerMs: 5000 }),
+        });
         const messageId = `${id}-0`;
         await processes.waitFor((e) => e.type === 'start' && e.id === messageId && e.pid === stalling.pid);
         // While it is stalled: a healthy consumer, and a burst it shares with the stalled one once that wakes up.
         const healthy = await processes.start();
         const burst = produce(queue, topic, ledger, { total: 250, batch: 25, everyMs: 40, idPrefix: `plain${round}` });
-        const second = await processes.waitFor((e) => e.type === 'start' && e.id === messageId && e.pid === healthy.pid, 10_000);
+        const second = await processes.waitFor(
+          (e) => e.type === 'start' && e.id === messageId && e.pid === healthy.pid,
+          10_000,
+        );
         expect(second.attempt).toBe(2);
         const newToken = await fx.redis.hget(tokens, messageId);
         expect(newToken).not.toBeNull();

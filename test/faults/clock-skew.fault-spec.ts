@@ -22,7 +22,10 @@ describe('fault: consumers whose clocks are off by five minutes (a preloaded ske
       let slow = await processes.start(behind);
       let fast = await processes.start(ahead);
       // Proof that the clocks really are off: each process reports its own Date.now().
-      for (const [child, expected] of [[slow, -300_000], [fast, 300_000]] as const) {
+      for (const [child, expected] of [
+        [slow, -300_000],
+        [fast, 300_000],
+      ] as const) {
         const ready = processes.of('ready', child.pid)[0];
         expect(Math.abs(ready.now! - ready.receivedAt! - expected)).toBeLessThan(5_000);
       }
@@ -62,14 +65,22 @@ describe('fault: consumers whose clocks are off by five minutes (a preloaded ske
         // The heir is stopped while the owner takes the work: it must go to the owner.
         processes.signal(heir, 'SIGSTOP');
         const ids = [0, 1, 2, 3].map((i) => `lease${round}-${i}`);
-        await produce(queue, topic, ledger, { total: 4, batch: 4, everyMs: 0, idPrefix: `lease${round}`, payload: () => ({ handlerMs: 5_000 }) });
+        await produce(queue, topic, ledger, {
+          total: 4,
+          batch: 4,
+          everyMs: 0,
+          idPrefix: `lease${round}`,
+          payload: () => ({ handlerMs: 5_000 }),
+        });
         for (const id of ids) await processes.waitFor((e) => e.type === 'start' && e.id === id && e.pid === owner.pid);
         processes.signal(heir, 'SIGCONT');
         // Past three leases the owner still holds them all (heartbeats by the server clock).
-        const holding = await processes.waitFor((e) => e.pid === heir.pid && e.type === 'start' && ids.includes(e.id!), 3.5 * leaseMs).then(
-          () => false,
-          () => true,
-        );
+        const holding = await processes
+          .waitFor((e) => e.pid === heir.pid && e.type === 'start' && ids.includes(e.id!), 3.5 * leaseMs)
+          .then(
+            () => false,
+            () => true,
+          );
         expect(holding).toBe(true);
         expect(await queue.stats(topic)).toMatchObject({ leased: 4, ready: 0 });
         const killedAt = Date.now();
@@ -91,7 +102,10 @@ describe('fault: consumers whose clocks are off by five minutes (a preloaded ske
       expect(Math.max(...redeliveryMs)).toBeLessThan(leaseMs + 1_500);
 
       ledger.fromProcesses(processes.events);
-      const tally = await finishScenario(fx.redis, topic, ledger, 'clock-skew', { shown: { seed }, details: { worstLateMs, redeliveryMs } });
+      const tally = await finishScenario(fx.redis, topic, ledger, 'clock-skew', {
+        shown: { seed },
+        details: { worstLateMs, redeliveryMs },
+      });
       expect(tally.handled).toBe(308);
       // Only the killed owners' messages ran twice.
       expect(tally.duplicates).toBe(8);

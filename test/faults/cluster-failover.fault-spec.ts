@@ -93,7 +93,8 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     // Most of the victim topic's messages were pushed after the kill, by the same producer.
     expect(pushedBeforeKill).toBeLessThan(total / 2);
     // Topics whose master lived lose nothing; the victim topic only what resolved before the kill.
-    for (const tally of spared) expect({ lost: tally.lost, handled: tally.handled }).toEqual({ lost: 0, handled: total });
+    for (const tally of spared)
+      expect({ lost: tally.lost, handled: tally.handled }).toEqual({ lost: 0, handled: total });
     expect(hit.handled + hit.lostToFailover.pushes).toBe(total);
   }, 120_000);
 
@@ -126,7 +127,11 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     replica.resume();
     const promoted = await cluster.waitForPromotion(master);
     expect(promoted).toBe(replica);
-    return { stored: new Set(await promoted.client().hkeys(`{ackq:${topic}}:messages`)), clusterOkMs: Date.now() - killedAt, killedAt };
+    return {
+      stored: new Set(await promoted.client().hkeys(`{ackq:${topic}}:messages`)),
+      clusterOkMs: Date.now() - killedAt,
+      killedAt,
+    };
   }
 
   /** Pushes 200 messages in batches of 20; returns the ids that resolved and the errors. */
@@ -147,13 +152,22 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     const { master, replica } = await masterWithReplica();
     const topic = await topicOn(master);
     const queue = await fx.service();
-    const before = (await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    const before = (
+      await queue.pushMany(
+        topic,
+        Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })),
+      )
+    ).map((r) => r.id);
     await cutOff(master, replica);
     const { resolved } = await push200(queue, topic);
     expect(resolved).toHaveLength(200);
 
     const { stored, clusterOkMs, killedAt } = await failOver(master, replica, topic);
-    await eventually(async () => (await queue.push(topic, 'after', { id: 'after' }).catch(() => null)) !== null, 30_000, 50);
+    await eventually(
+      async () => (await queue.push(topic, 'after', { id: 'after' }).catch(() => null)) !== null,
+      30_000,
+      50,
+    );
     const writableMs = Date.now() - killedAt;
     const lost = resolved.filter((id) => !stored.has(id));
     process.stdout.write(
@@ -169,7 +183,12 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
     const { master, replica } = await masterWithReplica();
     const topic = await topicOn(master);
     const queue = await fx.service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
-    const before = (await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })))).map((r) => r.id);
+    const before = (
+      await queue.pushMany(
+        topic,
+        Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })),
+      )
+    ).map((r) => r.id);
     await cutOff(master, replica);
     const { resolved, errors } = await push200(queue, topic);
     expect(resolved).toEqual([]);

@@ -1,4 +1,13 @@
-import { FaultLedger, faultSeed, finishScenario, hold, leftovers, NOTHING_LEFT, produce, seededRandom } from '../support/fault-ledger';
+import {
+  FaultLedger,
+  faultSeed,
+  finishScenario,
+  hold,
+  leftovers,
+  NOTHING_LEFT,
+  produce,
+  seededRandom,
+} from '../support/fault-ledger';
 import { followedConsumers } from '../support/fault-consumers';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
@@ -35,11 +44,16 @@ describe('fault: connections cut by the server', () => {
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
     const producer = await fx.service();
-    const { consumers } = await followedConsumers(fx, topic, ledger, { options: { leaseMs: 2000 }, onStart: (at) => startTimes.push(at) });
+    const { consumers } = await followedConsumers(fx, topic, ledger, {
+      options: { leaseMs: 2000 },
+      onStart: (at) => startTimes.push(at),
+    });
     const total = 3000;
     // The producer keeps ahead of the consumers, so a gap in handler starts is a stall.
     let producingDone = false;
-    const producing = produce(producer, topic, ledger, { total, batch: 30, everyMs: 40, idPrefix: 'ck' }).finally(() => (producingDone = true));
+    const producing = produce(producer, topic, ledger, { total, batch: 30, everyMs: 40, idPrefix: 'ck' }).finally(
+      () => (producingDone = true),
+    );
     const kills: number[] = [];
     let killed = 0;
     try {
@@ -62,7 +76,10 @@ describe('fault: connections cut by the server', () => {
 
     // After each kill, some handler started again within 2 s.
     const resumeMs = kills.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
-    const tally = await finishScenario(fx.redis, topic, ledger, 'client-kill', { shown: { seed }, details: { resumeMs, killed } });
+    const tally = await finishScenario(fx.redis, topic, ledger, 'client-kill', {
+      shown: { seed },
+      details: { resumeMs, killed },
+    });
     expect(Math.max(...resumeMs)).toBeLessThan(2000);
     expect(tally.pushed).toBe(total);
     expect(tally.handled).toBe(total);
@@ -73,7 +90,10 @@ describe('fault: connections cut by the server', () => {
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
     const producer = await fx.service();
-    const { consumers } = await followedConsumers(fx, topic, ledger, { options: { leaseMs: 2000 }, onStart: (at) => startTimes.push(at) });
+    const { consumers } = await followedConsumers(fx, topic, ledger, {
+      options: { leaseMs: 2000 },
+      onStart: (at) => startTimes.push(at),
+    });
     const ownId = String(await fx.redis.call('CLIENT', 'ID'));
     // Connections that the idle timeout may close: all but blocked waits (Redis spares those) and our own.
     const idleable = async () =>
@@ -99,7 +119,9 @@ describe('fault: connections cut by the server', () => {
         await producer.waitUntilIdle(topic, { timeoutMs: 15_000 });
       }
       const resumeMs = pushedAt.map((at) => (startTimes.find((t) => t >= at) ?? Infinity) - at);
-      const tally = await finishScenario(fx.redis, topic, ledger, 'idle-timeout', { details: { resumeMs, pushMs, closedIdle } });
+      const tally = await finishScenario(fx.redis, topic, ledger, 'idle-timeout', {
+        details: { resumeMs, pushMs, closedIdle },
+      });
       expect(Math.max(...resumeMs)).toBeLessThan(2000);
       expect(closedIdle).toBeGreaterThanOrEqual(4 * 3);
       expect(tally.handled).toBe(400);

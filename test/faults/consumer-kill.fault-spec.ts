@@ -38,7 +38,10 @@ describe('fault: consumer processes killed with SIGKILL', () => {
       await queue.waitUntilIdle(topic, { timeoutMs: 45_000 });
 
       ledger.fromProcesses(processes.events);
-      const tally = await finishScenario(fx.redis, topic, ledger, 'consumer-sigkill', { shown: { seed }, details: { interrupted } });
+      const tally = await finishScenario(fx.redis, topic, ledger, 'consumer-sigkill', {
+        shown: { seed },
+        details: { interrupted },
+      });
       expect(tally.pushed).toBe(total);
       expect(tally.handled).toBe(total);
       // The kills did hit running handlers: the scenario exercised redelivery.

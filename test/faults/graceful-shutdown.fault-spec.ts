@@ -59,7 +59,10 @@ describe('fault: graceful shutdown during a burst', () => {
       await processes.stopAll();
     }
     ledger.fromProcesses(processes.events);
-    const tally = await finishScenario(fx.redis, topic, ledger, 'graceful-shutdown', { shown: { seed }, details: { exits } });
+    const tally = await finishScenario(fx.redis, topic, ledger, 'graceful-shutdown', {
+      shown: { seed },
+      details: { exits },
+    });
     expect(exits).toEqual([0, 0, 0]);
     expect(processes.of('closed')).toHaveLength(3);
     expect(tally.handled).toBe(2500);
@@ -108,12 +111,16 @@ describe('fault: graceful shutdown during a burst', () => {
       await slow.consumer.close();
       const closeMs = Date.now() - closedAt;
       // The hand-back is reported: all 20, of this topic.
-      expect(loggedLines(/^Released/).map((line) => line.message)).toEqual([expect.stringMatching(`^Released 20 unfinished message\\(s\\) of "${topic}"`)]);
+      expect(loggedLines(/^Released/).map((line) => line.message)).toEqual([
+        expect.stringMatching(`^Released 20 unfinished message\\(s\\) of "${topic}"`),
+      ]);
       fast = await make('fast', 5);
       await producer.waitUntilIdle(topic, { timeoutMs: 10_000 });
       const idleMs = Date.now() - closedAt;
       for (const id of slow.aborted) ledger.releasedAtShutdown(id);
-      const tally = await finishScenario(fx.redis, topic, ledger, 'shutdown-drain-timeout', { details: { closeMs, idleMs, released: slow.aborted.length } });
+      const tally = await finishScenario(fx.redis, topic, ledger, 'shutdown-drain-timeout', {
+        details: { closeMs, idleMs, released: slow.aborted.length },
+      });
       expect(slow.aborted.length).toBe(20);
       expect(closeMs).toBeLessThan(2_000);
       // Well before the 30 s lease would have run out.

@@ -29,7 +29,13 @@ describe('fault: handlers that run longer than three leases', () => {
       }
       // 200 long handlers among 200 short ones.
       const total = 400;
-      await produce(producer, topic, ledger, { total, batch: 400, everyMs: 0, idPrefix: 'l', payload: (i) => ({ long: i % 2 === 0 }) });
+      await produce(producer, topic, ledger, {
+        total,
+        batch: 400,
+        everyMs: 0,
+        idPrefix: 'l',
+        payload: (i) => ({ long: i % 2 === 0 }),
+      });
 
       // Proof that the leases really move: a long message's deadline, sampled a lease apart, has advanced.
       const leased = `{ackq:${topic}}:leased`;

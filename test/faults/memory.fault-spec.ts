@@ -12,11 +12,15 @@ async function keyspace(redis: Redis): Promise<Record<string, string>> {
   for (const key of (await redis.keys('*')).sort()) {
     const type = await redis.type(key);
     const size =
-      type === 'hash' ? await redis.hlen(key)
-      : type === 'zset' ? await redis.zcard(key)
-      : type === 'list' ? await redis.llen(key)
-      : type === 'string' ? 'value'
-      : type;
+      type === 'hash'
+        ? await redis.hlen(key)
+        : type === 'zset'
+          ? await redis.zcard(key)
+          : type === 'list'
+            ? await redis.llen(key)
+            : type === 'string'
+              ? 'value'
+              : type;
     result[key] = `${type}:${size}`;
   }
   return result;
@@ -38,10 +42,17 @@ function withoutWake(keys: Record<string, string>): Record<string, string> {
 
 /** `n` messages through a consumer (the poller's own bookkeeping: heartbeats, batched acks). */
 async function consume(queue: RedisAckQueueService, topic: string, n: number, ledger?: FaultLedger): Promise<void> {
-  const consumer = queue.consume(topic, (_payload, context) => void ledger?.start('poller', context.id, context.attempt), { concurrency: 16 });
+  const consumer = queue.consume(
+    topic,
+    (_payload, context) => void ledger?.start('poller', context.id, context.attempt),
+    { concurrency: 16 },
+  );
   const subscription = ledger?.follow(queue, 'poller', topic);
   try {
-    const results = await queue.pushMany(topic, Array.from({ length: n }, (_, i) => ({ payload: i })));
+    const results = await queue.pushMany(
+      topic,
+      Array.from({ length: n }, (_, i) => ({ payload: i })),
+    );
     ledger?.pushedIds(results.map((r) => r.id));
     await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
   } finally {
@@ -53,7 +64,10 @@ async function consume(queue: RedisAckQueueService, topic: string, n: number, le
 /** `n` push / reserve / ack cycles through the public API, in batches. */
 async function cycle(queue: RedisAckQueueService, topic: string, n: number, ledger?: FaultLedger): Promise<void> {
   for (let done = 0; done < n; done += BATCH) {
-    const results = await queue.pushMany(topic, Array.from({ length: Math.min(BATCH, n - done) }, (_, i) => ({ payload: { i, pad: 'p'.repeat(64) } })));
+    const results = await queue.pushMany(
+      topic,
+      Array.from({ length: Math.min(BATCH, n - done) }, (_, i) => ({ payload: { i, pad: 'p'.repeat(64) } })),
+    );
     ledger?.pushedIds(results.map((r) => r.id));
     let left = results.length;
     while (left > 0) {
@@ -93,12 +107,23 @@ describe('fault: a long run leaves Redis memory flat', () => {
     const dbsizeAfter = await redis.dbsize();
     const memoryAfter = await usedMemory(redis);
     const tally = ledger.tally({ leftInRedis: await fx.redis.hkeys(`{ackq:${topic}}:messages`) });
-    printSummary('memory-flat', tally, { cycles: CYCLES, elapsedMs, memoryBefore, memoryAfter, keysAfter, ...ledger.counters() });
+    printSummary('memory-flat', tally, {
+      cycles: CYCLES,
+      elapsedMs,
+      memoryBefore,
+      memoryAfter,
+      keysAfter,
+      ...ledger.counters(),
+    });
     expect(tally.violations).toEqual([]);
     expect(tally.handled).toBe(CYCLES + 5_000);
     expect(tally.duplicates).toBe(0);
     expect(withoutWake(keysAfter)).toEqual(withoutWake(keysBefore));
-    expect(Object.keys(keysAfter).filter((key) => key.endsWith(':wake')).map((key) => keysAfter[key])).not.toContain('list:2');
+    expect(
+      Object.keys(keysAfter)
+        .filter((key) => key.endsWith(':wake'))
+        .map((key) => keysAfter[key]),
+    ).not.toContain('list:2');
     expect(dbsizeAfter).toBe(dbsizeBefore);
     expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
     // Noise only (client buffers, Redis' own tables): under 1.3 bytes per cycle, where one

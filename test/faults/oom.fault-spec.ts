@@ -11,7 +11,13 @@ describe('fault: maxmemory reached with noeviction', () => {
     const producer = await fx.service();
     const body = 'x'.repeat(1000);
     // A first lot, queued before the limit.
-    await produce(producer, topic, ledger, { total: 300, batch: 50, everyMs: 0, idPrefix: 'before', payload: () => body });
+    await produce(producer, topic, ledger, {
+      total: 300,
+      batch: 50,
+      everyMs: 0,
+      idPrefix: 'before',
+      payload: () => body,
+    });
     const used = Number(/used_memory:(\d+)/.exec(await fx.redis.info('memory'))![1]);
     await fx.redis.config('SET', 'maxmemory', String(used + 512 * 1024));
 
@@ -34,7 +40,12 @@ describe('fault: maxmemory reached with noeviction', () => {
 
     // Redis keeps refusing pushes while full.
     const refusedAgain = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => producer.push(topic, body, { id: `refused-${i}` }).then(() => null, (e: unknown) => e)),
+      Array.from({ length: 20 }, (_, i) =>
+        producer.push(topic, body, { id: `refused-${i}` }).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      ),
     );
     expect(refusedAgain.every((e) => e instanceof RedisCommandError && e.redisCode === 'OOM')).toBe(true);
     const consumerService = await fx.service({ leaseMs: 2000 });
@@ -60,9 +71,17 @@ describe('fault: maxmemory reached with noeviction', () => {
       // Memory is raised: pushes work again and the consumer drains everything by itself.
       const raisedAt = Date.now();
       await fx.redis.config('SET', 'maxmemory', '0');
-      await produce(producer, topic, ledger, { total: 100, batch: 20, everyMs: 0, idPrefix: 'after', payload: () => body });
+      await produce(producer, topic, ledger, {
+        total: 100,
+        batch: 20,
+        everyMs: 0,
+        idPrefix: 'after',
+        payload: () => body,
+      });
       await producer.waitUntilIdle(topic, { timeoutMs: 30_000 });
-      const tally = await finishScenario(fx.redis, topic, ledger, 'oom-noeviction', { details: { filled, resumeMs: resumedAt[0] - raisedAt } });
+      const tally = await finishScenario(fx.redis, topic, ledger, 'oom-noeviction', {
+        details: { filled, resumeMs: resumedAt[0] - raisedAt },
+      });
       expect(tally.handled).toBe(300 + filled + 100);
       expect(tally.duplicates).toBe(0);
       // The consumer's backoff after errors is capped at 5 s: it resumes within that.
@@ -78,7 +97,10 @@ describe('fault: maxmemory reached with noeviction', () => {
   it('acks, lease extensions, releases and purges (which free memory) still work at the limit', async () => {
     const topic = uniqueTopic('oom-settle');
     const queue = await fx.service();
-    await queue.pushMany(topic, Array.from({ length: 10 }, (_, i) => ({ id: `m${i}`, payload: 'x'.repeat(1000) })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ id: `m${i}`, payload: 'x'.repeat(1000) })),
+    );
     const leased = await queue.reserve(topic, { count: 10, leaseMs: 60_000 });
     await queue.nack(leased.pop()!, { delayMs: 0 });
     await queue.pushMany(topic, [{ id: 'doomed', payload: 1, maxAttempts: 1 }]);
@@ -89,7 +111,10 @@ describe('fault: maxmemory reached with noeviction', () => {
     try {
       let full = false;
       for (let i = 0; i < 2000 && !full; i++) {
-        full = await queue.push(topic, 'y'.repeat(1000)).then(() => false, (e: unknown) => e instanceof RedisCommandError && e.redisCode === 'OOM');
+        full = await queue.push(topic, 'y'.repeat(1000)).then(
+          () => false,
+          (e: unknown) => e instanceof RedisCommandError && e.redisCode === 'OOM',
+        );
       }
       expect(full).toBe(true);
       const outcomes = await Promise.all([

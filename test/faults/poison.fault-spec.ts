@@ -7,7 +7,18 @@ import { uniqueTopic, useRedis } from '../support/queue-fixture';
 type Kind = 'good' | 'throws' | 'damaged';
 
 /** Stored bodies that no JSON parser reads as an object: Redis' cjson refuses them too. */
-const UNPARSABLE = ['not json', '{"p":', '', '{{}', '"a string"', 'null', '123', '{"p":1,}', '\u0000\u0001', '{"p":"\\ud800"}'];
+const UNPARSABLE = [
+  'not json',
+  '{"p":',
+  '',
+  '{{}',
+  '"a string"',
+  'null',
+  '123',
+  '{"p":1,}',
+  '\u0000\u0001',
+  '{"p":"\\ud800"}',
+];
 
 /** Pushes `kinds` in one shuffled order (ids say what each is), then damages the stored body of the `damaged` ones. */
 async function pushMixed(
@@ -18,7 +29,10 @@ async function pushMixed(
   kinds: Kind[],
   damage: (index: number) => string,
 ): Promise<string[]> {
-  const items = kinds.map((kind, i) => ({ id: `${kind}-${i}`, payload: kind === 'throws' ? { fail: true } : { n: i } }));
+  const items = kinds.map((kind, i) => ({
+    id: `${kind}-${i}`,
+    payload: kind === 'throws' ? { fail: true } : { n: i },
+  }));
   const results = await queue.pushMany(topic, items);
   ledger.pushedIds(results.map((r) => r.id));
   const damaged = items.filter((item) => item.id.startsWith('damaged-')).map((item) => item.id);
@@ -26,7 +40,12 @@ async function pushMixed(
   return damaged;
 }
 
-async function startConsumers(fx: ReturnType<typeof useRedis>, topic: string, ledger: FaultLedger, leaseMs: number): Promise<QueueConsumer[]> {
+async function startConsumers(
+  fx: ReturnType<typeof useRedis>,
+  topic: string,
+  ledger: FaultLedger,
+  leaseMs: number,
+): Promise<QueueConsumer[]> {
   const { consumers } = await followedConsumers(fx, topic, ledger, {
     options: { leaseMs, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 20 } },
     handle: (payload, context) => {
@@ -50,13 +69,20 @@ describe('fault: poison messages among good ones', () => {
 
   it('unparsable bodies and always-throwing handlers end in the dead letters once each; the good ones all flow', async () => {
     // Each throwing message: two retries (warn) and its dead letter (error).
-    expectLogs(/failed on attempt [12] of 3: Error: poison/, /went to the dead letters as failed on attempt 3: Error: poison/);
+    expectLogs(
+      /failed on attempt [12] of 3: Error: poison/,
+      /went to the dead letters as failed on attempt 3: Error: poison/,
+    );
     const seed = faultSeed();
     const random = seededRandom(seed);
     const topic = uniqueTopic('poison');
     const ledger = new FaultLedger();
     const queue = await fx.service();
-    const kinds: Kind[] = [...Array<Kind>(1000).fill('good'), ...Array<Kind>(30).fill('throws'), ...Array<Kind>(30).fill('damaged')];
+    const kinds: Kind[] = [
+      ...Array<Kind>(1000).fill('good'),
+      ...Array<Kind>(30).fill('throws'),
+      ...Array<Kind>(30).fill('damaged'),
+    ];
     for (let i = kinds.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
       [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
@@ -87,7 +113,13 @@ describe('fault: poison messages among good ones', () => {
     }
     // Damaged bodies never reach a handler; throwing ones run exactly maxAttempts times.
     for (const id of damaged) expect(ledger.starts(id)).toHaveLength(0);
-    for (const id of throwing) expect(ledger.starts(id).map((s) => s.attempt).sort()).toEqual([1, 2, 3]);
+    for (const id of throwing)
+      expect(
+        ledger
+          .starts(id)
+          .map((s) => s.attempt)
+          .sort(),
+      ).toEqual([1, 2, 3]);
     // Every good one handled and acked once, at its first attempt.
     const good = kinds.flatMap((kind, i) => (kind === 'good' ? [`good-${i}`] : []));
     for (const id of good) {

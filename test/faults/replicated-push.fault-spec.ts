@@ -79,7 +79,9 @@ describe('fault: failover to a lagging replica', () => {
     expect(during.resolved).toHaveLength(200);
     const kept = await failOver(topic);
     const lost = [...before.resolved, ...during.resolved].filter((id) => !kept.has(id));
-    console.log(`[replication] async pushes: ${before.resolved.length + during.resolved.length} resolved, ${lost.length} lost by failover to a lagging replica`);
+    console.log(
+      `[replication] async pushes: ${before.resolved.length + during.resolved.length} resolved, ${lost.length} lost by failover to a lagging replica`,
+    );
     expect(lost.sort()).toEqual([...during.resolved].sort());
   });
 
@@ -98,7 +100,9 @@ describe('fault: failover to a lagging replica', () => {
     expect((during.failures[0] as ReplicationTimeoutError).ids).toHaveLength(1);
     const kept = await failOver(topic);
     const lost = before.resolved.filter((id) => !kept.has(id));
-    console.log(`[replication] replicated pushes: ${before.resolved.length} resolved, ${lost.length} lost, ${during.failures.length} rejected while the replica lagged`);
+    console.log(
+      `[replication] replicated pushes: ${before.resolved.length} resolved, ${lost.length} lost, ${during.failures.length} rejected while the replica lagged`,
+    );
     expect(lost).toEqual([]);
   });
 
@@ -106,10 +110,20 @@ describe('fault: failover to a lagging replica', () => {
     const topic = uniqueTopic('retry');
     const queue = await service({ replicatedPushes: { replicas: 1, timeoutMs: 200 } });
     await freezeReplica();
-    const failure = await queue.pushMany(topic, [{ id: 'a', payload: 1 }, { id: 'b', payload: 2 }]).catch((e: unknown) => e);
+    const failure = await queue
+      .pushMany(topic, [
+        { id: 'a', payload: 1 },
+        { id: 'b', payload: 2 },
+      ])
+      .catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'REPLICATION_TIMEOUT', ids: ['a', 'b'] });
     process.kill(replica.pid!, 'SIGCONT');
-    expect(await queue.pushMany(topic, [{ id: 'a', payload: 1 }, { id: 'b', payload: 2 }])).toEqual([
+    expect(
+      await queue.pushMany(topic, [
+        { id: 'a', payload: 1 },
+        { id: 'b', payload: 2 },
+      ]),
+    ).toEqual([
       { id: 'a', duplicate: true },
       { id: 'b', duplicate: true },
     ]);
@@ -118,7 +132,9 @@ describe('fault: failover to a lagging replica', () => {
 
   it('rejects a bad replicatedPushes option with a typed error', () => {
     for (const replicatedPushes of [{ replicas: 0 }, { replicas: 1, timeoutMs: -1 }, 'yes', { replicas: 1.5 }]) {
-      expect(() => new RedisAckQueueService({ connection: master.url, replicatedPushes: replicatedPushes as never })).toThrow(
+      expect(
+        () => new RedisAckQueueService({ connection: master.url, replicatedPushes: replicatedPushes as never }),
+      ).toThrow(
         // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest's toThrow takes an asymmetric matcher, which @types/jest types as any and leaves out of toThrow's parameter
         expect.objectContaining({ code: 'INVALID_OPTION' }),
       );

@@ -64,7 +64,10 @@ describe('fault: Sentinel fails the master over (SIGKILL, the replica is promote
 
   it('boots the module on { sentinels, name } and runs its @QueueHandler', async () => {
     const payloads = Array.from({ length: 20 }, (_, i) => ({ n: i }));
-    await queue.pushMany(BOOT_TOPIC, payloads.map((payload) => ({ payload })));
+    await queue.pushMany(
+      BOOT_TOPIC,
+      payloads.map((payload) => ({ payload })),
+    );
     await queue.waitUntilIdle(BOOT_TOPIC, { timeoutMs: 15_000 });
     expect(seen.boot).toEqual(payloads);
     expect(await queue.stats(BOOT_TOPIC)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
@@ -88,7 +91,13 @@ describe('fault: Sentinel fails the master over (SIGKILL, the replica is promote
     const pushes: number[] = [];
     const onResolved = (ids: string[], at: number) => (replies.heard(ids, at), pushes.push(at));
     const total = 1500;
-    const producing = produce(queue, FAILOVER_TOPIC, ledger, { total, batch: 10, everyMs: 40, idPrefix: 'f', onResolved });
+    const producing = produce(queue, FAILOVER_TOPIC, ledger, {
+      total,
+      batch: 10,
+      everyMs: 40,
+      idPrefix: 'f',
+      onResolved,
+    });
 
     // Kill while messages flow both ways.
     await eventually(() => ledger.pushed.size >= 300 && starts.length >= 200, 20_000);

@@ -18,13 +18,22 @@ describe('fault: a consumer process frozen with SIGSTOP past its lease, resumed 
         const frozen = await processes.start();
         const messageId = `stop${round}-0`;
         // 1.5 s of work: the frozen one is still "working" when it wakes; the next owner outlives its late ack.
-        await produce(queue, topic, ledger, { total: 1, batch: 1, everyMs: 0, idPrefix: `stop${round}`, payload: () => ({ handlerMs: 1500 }) });
+        await produce(queue, topic, ledger, {
+          total: 1,
+          batch: 1,
+          everyMs: 0,
+          idPrefix: `stop${round}`,
+          payload: () => ({ handlerMs: 1500 }),
+        });
         await processes.waitFor((e) => e.type === 'start' && e.id === messageId && e.pid === frozen.pid);
         processes.signal(frozen, 'SIGSTOP');
         // While it is frozen: another consumer and a burst.
         const healthy = await processes.start();
         const burst = produce(queue, topic, ledger, { total: 300, batch: 30, everyMs: 40, idPrefix: `plain${round}` });
-        const redelivery = await processes.waitFor((e) => e.type === 'start' && e.id === messageId && e.pid === healthy.pid, 10_000);
+        const redelivery = await processes.waitFor(
+          (e) => e.type === 'start' && e.id === messageId && e.pid === healthy.pid,
+          10_000,
+        );
         expect(redelivery.attempt).toBe(2);
         const newToken = await fx.redis.hget(tokens, messageId);
         expect(newToken).not.toBeNull();

@@ -28,7 +28,15 @@ if (!wanted.every((name) => installed(name)?.startsWith('11.'))) {
 console.log(`Against ${wanted.map((name) => `${name}@${installed(name)}`).join(', ')}`);
 
 const jest = join(root, 'node_modules/.bin/jest');
-const suites = ['--selectProjects', 'unit', 'integration', 'e2e', '--testPathPatterns', 'test/(consumer|e2e)/', 'test/unit/nest-version'];
+const suites = [
+  '--selectProjects',
+  'unit',
+  'integration',
+  'e2e',
+  '--testPathPatterns',
+  'test/(consumer|e2e)/',
+  'test/unit/nest-version',
+];
 const preload = `--require ${join(__dirname, 'resolve-nest11.cjs')}`;
 const env = { ...process.env, ACKQ_NEST: '11', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${preload}`.trim() };
 process.exit(run(jest, [...suites, ...process.argv.slice(2)], { cwd: root, env }));

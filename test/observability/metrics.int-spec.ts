@@ -77,7 +77,10 @@ describe('Prometheus metrics', () => {
   it('sums the partitions of a partitioned topic and takes the oldest age of any', async () => {
     const topic = uniqueTopic();
     const queue = await fx.service({ topics: { [topic]: { partitions: 3 } } });
-    await queue.pushMany(topic, Array.from({ length: 6 }, (_, n) => ({ payload: n })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 6 }, (_, n) => ({ payload: n })),
+    );
     await new Promise((resolve) => setTimeout(resolve, 150));
     await queue.push(topic, 'young');
     const gauges = await queue.gauges(topic);

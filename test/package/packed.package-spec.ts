@@ -22,7 +22,8 @@ const APPS = [
 
 // Without what `npm test` sets for its script (npm_config_local_prefix would send the apps'
 // installs to this repository) and test:nest11's preload; the user's npm settings stay.
-const inherited = ([key]: [string, unknown]) => !/^(npm_config_local_prefix|npm_lifecycle_|npm_package_|NODE_OPTIONS$)/i.test(key);
+const inherited = ([key]: [string, unknown]) =>
+  !/^(npm_config_local_prefix|npm_lifecycle_|npm_package_|NODE_OPTIONS$)/i.test(key);
 const env = Object.fromEntries(Object.entries(process.env).filter(inherited));
 const exec = (command: string, args: string[], cwd: string, extra: Record<string, string> = {}) =>
   promisify(execFile)(command, args, { cwd, env: { ...env, ...extra }, timeout: 180_000, maxBuffer: 16 << 20 });
@@ -32,7 +33,10 @@ function registryUnreachable(): string | undefined {
     execFileSync('npm', ['ping'], { env, stdio: 'pipe', timeout: 20_000 });
     return undefined;
   } catch (error) {
-    return String((error as { stderr?: Buffer }).stderr ?? error).trim().split('\n').pop();
+    return String((error as { stderr?: Buffer }).stderr ?? error)
+      .trim()
+      .split('\n')
+      .pop();
   }
 }
 
@@ -46,9 +50,12 @@ describeOnline('the packed package in new apps', () => {
   let redis: RedisServer;
 
   beforeAll(async () => {
-    if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    if (!existsSync(join(root, 'dist/index.js')))
+      throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
     work = mkdtempSync(join(tmpdir(), 'ackq-package-'));
-    const packed = JSON.parse((await exec('npm', ['pack', '--json', '--pack-destination', work], root)).stdout) as { filename: string }[];
+    const packed = JSON.parse((await exec('npm', ['pack', '--json', '--pack-destination', work], root)).stdout) as {
+      filename: string;
+    }[];
     tarball = join(work, packed[0].filename);
     redis = await RedisServer.start();
   }, 120_000);
@@ -58,43 +65,61 @@ describeOnline('the packed package in new apps', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it.each(APPS)('installs beside Nest $major in a $format app without peer errors and delivers a message', async (app) => {
-    const dir = join(work, app.name);
-    mkdirSync(dir);
-    const nest = `^${app.major}.0.0`;
-    const { ioredis, 'reflect-metadata': reflectMetadata, rxjs } = manifest.peerDependencies;
-    const dependencies = {
-      '@nestjs/common': nest,
-      '@nestjs/core': nest,
-      '@nestjs/platform-express': nest,
-      ioredis,
-      'nestjs-redis-ack-queue': `file:${tarball}`,
-      'reflect-metadata': reflectMetadata,
-      rxjs,
-    };
-    const devDependencies = { '@types/node': manifest.devDependencies['@types/node'] };
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `ackq-${app.name}`, private: true, type: app.type, dependencies, devDependencies }));
-    const compilerOptions = {
-      module: app.module, target: 'ES2022', strict: true, experimentalDecorators: true, emitDecoratorMetadata: true,
-      skipLibCheck: true, types: ['node'], rootDir: '.', outDir: 'dist',
-    };
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
-    copyFileSync(join(__dirname, 'app/main.ts'), join(dir, 'main.ts'));
+  it.each(APPS)(
+    'installs beside Nest $major in a $format app without peer errors and delivers a message',
+    async (app) => {
+      const dir = join(work, app.name);
+      mkdirSync(dir);
+      const nest = `^${app.major}.0.0`;
+      const { ioredis, 'reflect-metadata': reflectMetadata, rxjs } = manifest.peerDependencies;
+      const dependencies = {
+        '@nestjs/common': nest,
+        '@nestjs/core': nest,
+        '@nestjs/platform-express': nest,
+        ioredis,
+        'nestjs-redis-ack-queue': `file:${tarball}`,
+        'reflect-metadata': reflectMetadata,
+        rxjs,
+      };
+      const devDependencies = { '@types/node': manifest.devDependencies['@types/node'] };
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: `ackq-${app.name}`, private: true, type: app.type, dependencies, devDependencies }),
+      );
+      const compilerOptions = {
+        module: app.module,
+        target: 'ES2022',
+        strict: true,
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+        skipLibCheck: true,
+        types: ['node'],
+        rootDir: '.',
+        outDir: 'dist',
+      };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
+      copyFileSync(join(__dirname, 'app/main.ts'), join(dir, 'main.ts'));
 
-    // --prefer-offline: the two apps share the npm cache and most packages.
-    const install = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
-    expect(`${install.stdout}${install.stderr}`).not.toMatch(/ERESOLVE|peer dep|conflicting peer|invalid/i);
-    await exec('npm', ['ls', '--all'], dir); // exits non-zero on a missing or invalid peer
-    const installed = (name: string) => JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
-    expect(installed('@nestjs/core').version.split('.')[0]).toBe(String(app.major));
+      // --prefer-offline: the two apps share the npm cache and most packages.
+      const install = await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
+      expect(`${install.stdout}${install.stderr}`).not.toMatch(/ERESOLVE|peer dep|conflicting peer|invalid/i);
+      await exec('npm', ['ls', '--all'], dir); // exits non-zero on a missing or invalid peer
+      const installed = (name: string) =>
+        JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+      expect(installed('@nestjs/core').version.split('.')[0]).toBe(String(app.major));
 
-    await exec(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
-    const { stdout } = await exec(process.execPath, ['dist/main.js'], dir, { REDIS_URL: redis.url, PREFIX: app.name });
-    expect(JSON.parse(stdout.trim().split('\n').pop() ?? '')).toEqual({
-      payload: { hello: 'world' },
-      attempt: 1,
-      stats: { ready: 0, delayed: 0, leased: 0, dead: 0 },
-      format: app.format,
-    });
-  }, 240_000);
+      await exec(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+      const { stdout } = await exec(process.execPath, ['dist/main.js'], dir, {
+        REDIS_URL: redis.url,
+        PREFIX: app.name,
+      });
+      expect(JSON.parse(stdout.trim().split('\n').pop() ?? '')).toEqual({
+        payload: { hello: 'world' },
+        attempt: 1,
+        stats: { ready: 0, delayed: 0, leased: 0, dead: 0 },
+        format: app.format,
+      });
+    },
+    240_000,
+  );
 });

@@ -7,7 +7,22 @@ import { TlsRedisServer } from '../support/tls-redis';
 import { untilConsumerBlocked } from '../support/waits';
 
 /** The ACL line the README documents for a queue user limited to its prefix. */
-const ACL_RULES = ['on', '>queue-user-pw', 'resetkeys', '~{shop:*', 'resetchannels', '-@all', '+@read', '+@write', '+@scripting', '+@connection', '+@blocking', '-@dangerous', '+info', '+time'];
+const ACL_RULES = [
+  'on',
+  '>queue-user-pw',
+  'resetkeys',
+  '~{shop:*',
+  'resetchannels',
+  '-@all',
+  '+@read',
+  '+@write',
+  '+@scripting',
+  '+@connection',
+  '+@blocking',
+  '-@dangerous',
+  '+info',
+  '+time',
+];
 
 describe('security', () => {
   const fx = useRedis({ password: 'admin-secret-pw' });
@@ -15,7 +30,11 @@ describe('security', () => {
   it('runs with an ACL user limited to ~{<prefix>:* and the documented command categories', async () => {
     expectLogs(/went to the dead letters as failed/);
     await fx.redis.acl('SETUSER', 'queue-user', ...ACL_RULES);
-    const queue = await fx.service({ connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`, prefix: 'shop', maxAttempts: 1 });
+    const queue = await fx.service({
+      connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`,
+      prefix: 'shop',
+      maxAttempts: 1,
+    });
     const topic = uniqueTopic();
     const seen: unknown[] = [];
     const consumer = queue.consume(topic, (payload) => {
@@ -33,7 +52,10 @@ describe('security', () => {
     expect(await queue.purgeDead(topic)).toBe(1);
     await consumer.close();
     // The same user cannot touch keys outside its prefix, nor run dangerous commands.
-    const outside = await fx.service({ connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`, prefix: 'other' });
+    const outside = await fx.service({
+      connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`,
+      prefix: 'other',
+    });
     await expect(outside.push(topic, 1)).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
   });
 
@@ -41,7 +63,9 @@ describe('security', () => {
     const server = await TlsRedisServer.start();
     const admin = new Redis({ host: '127.0.0.1', port: server.port, tls: { ca: server.ca } });
     try {
-      const queue = new RedisAckQueueService({ connection: { host: '127.0.0.1', port: server.port, tls: { ca: server.ca } } });
+      const queue = new RedisAckQueueService({
+        connection: { host: '127.0.0.1', port: server.port, tls: { ca: server.ca } },
+      });
       await queue.connect();
       const topic = uniqueTopic();
       const seen: unknown[] = [];
@@ -65,7 +89,10 @@ describe('security', () => {
   it('keeps a wrong password out of the whole startup error, cause chain included (as Nest logs it)', async () => {
     const wrong = new RedisAckQueueService({ connection: `redis://:URL-SECRET-pw@127.0.0.1:${fx.server.port}` });
     expectLogs(/Lost the connection to Redis at/);
-    const error: unknown = await wrong.connect().then(() => undefined, (e: unknown) => e);
+    const error: unknown = await wrong.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await wrong.close(0);
     expect(error).toBeInstanceOf(RedisConnectionError);
     expect(inspect(error, { depth: 10 })).not.toMatch(/URL-SECRET/);
@@ -76,7 +103,9 @@ describe('security', () => {
     const errors: string[] = [];
     const consoleLines: string[] = [];
     const spies = (['error', 'warn', 'log'] as const).map((level) =>
-      jest.spyOn(console, level).mockImplementation((...args: unknown[]) => void consoleLines.push(args.map(String).join(' '))),
+      jest
+        .spyOn(console, level)
+        .mockImplementation((...args: unknown[]) => void consoleLines.push(args.map(String).join(' '))),
     );
     try {
       const secretPayload = { card: 'PAYLOAD-SECRET-4242' };
@@ -85,7 +114,12 @@ describe('security', () => {
       await wrong.connect().catch((error: Error) => errors.push(error.message, String(error.stack)));
       await wrong.close(0);
       // A working queue where things go wrong: failures, dead letters, lost leases, bad input.
-      const queue = await fx.service({ maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 }, leaseMs: 100, maxPayloadBytes: 50 });
+      const queue = await fx.service({
+        maxAttempts: 2,
+        backoff: { type: 'fixed', delayMs: 10 },
+        leaseMs: 100,
+        maxPayloadBytes: 50,
+      });
       const topic = uniqueTopic();
       const consumer = queue.consume(topic, async (payload) => {
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -93,7 +127,9 @@ describe('security', () => {
         void payload;
       });
       await queue.push(topic, secretPayload);
-      await queue.push(topic, { blob: 'PAYLOAD-SECRET-4242'.repeat(10) }).catch((error: Error) => errors.push(error.message));
+      await queue
+        .push(topic, { blob: 'PAYLOAD-SECRET-4242'.repeat(10) })
+        .catch((error: Error) => errors.push(error.message));
       await queue.push(topic, { f: () => 'PAYLOAD-SECRET-4242' }).catch((error: Error) => errors.push(error.message));
       await queue.waitUntilIdle(topic);
       await fx.server.restart();
@@ -102,7 +138,9 @@ describe('security', () => {
       const everything = [...logs.lines, ...errors, ...consoleLines].join('\n');
       expect(errors.length).toBeGreaterThanOrEqual(3);
       // The log was really captured, outage included: the checks below read something.
-      expect(logs.lines.some((line) => /^warn Lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+\/0 /.test(line))).toBe(true);
+      expect(
+        logs.lines.some((line) => /^warn Lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+\/0 /.test(line)),
+      ).toBe(true);
       expect(everything).not.toMatch(/SECRET/);
       expect(everything).not.toMatch(/admin-secret-pw/);
     } finally {

@@ -57,16 +57,27 @@ class TestLog implements LoggerService {
 
   private write(level: LogLevel, message: unknown, params: unknown[]): void {
     const last = params[params.length - 1];
-    const line: LogLine = { level, context: typeof last === 'string' ? last : '', message: text(message), test: currentTest() };
+    const line: LogLine = {
+      level,
+      context: typeof last === 'string' ? last : '',
+      message: text(message),
+      test: currentTest(),
+    };
     this.lines.push(line);
     for (const collector of this.collectors) collector.push(`${level} ${line.message}`);
     // Printed as the library would print it, naming the test (parallel files interleave).
-    if (!this.isExpected(line)) this.console[level](typeof message === 'string' && line.test ? `${message} [in "${line.test}"]` : message, ...params);
+    if (!this.isExpected(line))
+      this.console[level](
+        typeof message === 'string' && line.test ? `${message} [in "${line.test}"]` : message,
+        ...params,
+      );
   }
 
   private isExpected(line: LogLine): boolean {
     if (QUIET.has(line.level) || this.collectors.size > 0) return true;
-    return [...HARNESS_EXPECTED, ...this.fileExpected, ...this.testExpected].some((pattern) => pattern.test(line.message));
+    return [...HARNESS_EXPECTED, ...this.fileExpected, ...this.testExpected].some((pattern) =>
+      pattern.test(line.message),
+    );
   }
 }
 
@@ -99,7 +110,9 @@ function replay(test: string, lines: LogLine[]): void {
   const shown = lines.slice(-REPLAY_LIMIT);
   const omitted = lines.length > shown.length ? ` (the last ${shown.length})` : '';
   const body = shown.map((l) => `  ${l.level.toUpperCase().padEnd(7)} [${l.context}] ${l.message}`).join('\n');
-  console.log(`Library log of the failed test "${test}": ${lines.length} line(s)${omitted}, expected ones included\n${body}`);
+  console.log(
+    `Library log of the failed test "${test}": ${lines.length} line(s)${omitted}, expected ones included\n${body}`,
+  );
 }
 
 /**

@@ -10,7 +10,10 @@ const { RedisAckQueueService } = require('../../dist');
 
 const blockMs = Number(process.env.BLOCK_MS || 0);
 const seeds = process.env.REDIS_CLUSTER
-  ? process.env.REDIS_CLUSTER.split(',').map((address) => ({ host: address.split(':')[0], port: Number(address.split(':')[1]) }))
+  ? process.env.REDIS_CLUSTER.split(',').map((address) => ({
+      host: address.split(':')[0],
+      port: Number(address.split(':')[1]),
+    }))
   : undefined;
 const queue = new RedisAckQueueService({
   connection: seeds ? { cluster: seeds } : process.env.REDIS_URL,
@@ -44,9 +47,12 @@ queue
       { concurrency: Number(process.env.CONCURRENCY || 4) },
     );
     queue.events$.subscribe((event) => {
-      if (event.type === 'acked' || event.type === 'lease-lost') say({ type: event.type, id: event.id, attempt: event.attempt });
-      else if (event.type === 'retried' || event.type === 'dead') say({ type: event.type, id: event.id, attempt: event.attempt });
-      else if (event.type === 'error') say({ type: 'queue-error', id: event.id, attempt: event.attempt, message: event.error && event.error.message });
+      if (event.type === 'acked' || event.type === 'lease-lost')
+        say({ type: event.type, id: event.id, attempt: event.attempt });
+      else if (event.type === 'retried' || event.type === 'dead')
+        say({ type: event.type, id: event.id, attempt: event.attempt });
+      else if (event.type === 'error')
+        say({ type: 'queue-error', id: event.id, attempt: event.attempt, message: event.error && event.error.message });
     });
     say({ type: 'ready' });
     process.once('SIGTERM', () =>

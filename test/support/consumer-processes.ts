@@ -37,7 +37,11 @@ export class ConsumerProcesses {
   }
 
   /** Consumers of one topic on one server: the usual shape of a fault scenario. */
-  static forTopic(redisUrl: string, topic: string, o: { leaseMs: number; handlerMs: number; concurrency?: number }): ConsumerProcesses {
+  static forTopic(
+    redisUrl: string,
+    topic: string,
+    o: { leaseMs: number; handlerMs: number; concurrency?: number },
+  ): ConsumerProcesses {
     return new ConsumerProcesses({
       REDIS_URL: redisUrl,
       TOPIC: topic,
@@ -78,7 +82,11 @@ export class ConsumerProcesses {
    * Resolves with the first event (already seen or arriving later) that matches, or
    * rejects after `timeoutMs`: an event-driven wait, no polling.
    */
-  waitFor(match: (event: ConsumerEvent) => boolean, timeoutMs = 15_000, what = 'a matching consumer event'): Promise<ConsumerEvent> {
+  waitFor(
+    match: (event: ConsumerEvent) => boolean,
+    timeoutMs = 15_000,
+    what = 'a matching consumer event',
+  ): Promise<ConsumerEvent> {
     const seen = this.events.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

@@ -9,7 +9,8 @@ class FailureAwareEnvironment extends TestEnvironment {
     if (event.name === 'test_start') this.global[FLAG] = false;
     // Circus reports the test's own failure before the afterEach hooks run.
     if (event.name === 'test_fn_failure' && !event.test.failing) this.global[FLAG] = true;
-    if (event.name === 'hook_failure' && ['beforeEach', 'afterEach'].includes(event.hook.type)) this.global[FLAG] = true;
+    if (event.name === 'hook_failure' && ['beforeEach', 'afterEach'].includes(event.hook.type))
+      this.global[FLAG] = true;
   }
 }
 

@@ -1,4 +1,10 @@
-import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from '../../lib/engine/consumer-engine';
+import type {
+  ConsumerEngine,
+  HeldLease,
+  ReserveRequest,
+  ReserveResult,
+  SettleAction,
+} from '../../lib/engine/consumer-engine';
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/interfaces';
 
 /** Kept before any test installs Jest's fake timers: `until` times out in real time. */
@@ -51,7 +57,14 @@ export class FakeEngine implements ConsumerEngine {
   readonly released: string[] = [];
   readonly delayed: string[] = [];
   readonly dead: string[] = [];
-  readonly nacks: { id: string; attempt: number; delayMs: number; maxAttempts: number; error: unknown; result: NackResult }[] = [];
+  readonly nacks: {
+    id: string;
+    attempt: number;
+    delayMs: number;
+    maxAttempts: number;
+    error: unknown;
+    result: NackResult;
+  }[] = [];
   readonly calls: EngineCall[] = [];
   /** What reserve answers as nextDueInMs. */
   nextDueInMs = -1;
@@ -67,9 +80,21 @@ export class FakeEngine implements ConsumerEngine {
   }
 
   /** Pushes messages `ids` (payload = id) to the tail of ready. */
-  push(ids: string[], options: { partition?: number; maxAttempts?: number; headers?: Record<string, string> } = {}): void {
+  push(
+    ids: string[],
+    options: { partition?: number; maxAttempts?: number; headers?: Record<string, string> } = {},
+  ): void {
     const { partition = 0, maxAttempts, headers = {} } = options;
-    for (const id of ids) this.ready[partition].push({ id, payload: id, attempts: 0, maxAttempts, headers, enqueuedAt: Date.now(), partition });
+    for (const id of ids)
+      this.ready[partition].push({
+        id,
+        payload: id,
+        attempts: 0,
+        maxAttempts,
+        headers,
+        enqueuedAt: Date.now(),
+        partition,
+      });
   }
 
   readyIds(partition = 0): string[] {
@@ -129,7 +154,12 @@ export class FakeEngine implements ConsumerEngine {
     return this.partitions;
   }
 
-  async reserve<T>(topic: string, partition: number, request: ReserveRequest, acks: HeldLease[]): Promise<ReserveResult<T>> {
+  async reserve<T>(
+    topic: string,
+    partition: number,
+    request: ReserveRequest,
+    acks: HeldLease[],
+  ): Promise<ReserveResult<T>> {
     const call = await this.arrive('reserve', acks, { partition, count: request.count, leaseMs: request.leaseMs });
     const acked = acks.map((lease) => this.ack(lease));
     const messages: ReservedMessage<T>[] = [];
@@ -141,7 +171,17 @@ export class FakeEngine implements ConsumerEngine {
       this.leases.set(token, held);
       const { id, headers, enqueuedAt } = stored;
       const maxAttempts = stored.maxAttempts ?? request.maxAttempts;
-      messages.push({ id, topic, payload: stored.payload as T, headers, enqueuedAt, attempt: held.attempt, maxAttempts, token, leaseDeadline: held.leaseDeadline });
+      messages.push({
+        id,
+        topic,
+        payload: stored.payload as T,
+        headers,
+        enqueuedAt,
+        attempt: held.attempt,
+        maxAttempts,
+        token,
+        leaseDeadline: held.leaseDeadline,
+      });
       call.reserved.push(id);
     }
     return this.answer({ messages, nextDueInMs: this.nextDueInMs, acked, buried: [] });
@@ -178,7 +218,11 @@ export class FakeEngine implements ConsumerEngine {
     return this.answer(flags);
   }
 
-  async nack(_topic: string, lease: HeldLease, failure: { delayMs: number; maxAttempts: number; error: unknown }): Promise<NackResult> {
+  async nack(
+    _topic: string,
+    lease: HeldLease,
+    failure: { delayMs: number; maxAttempts: number; error: unknown },
+  ): Promise<NackResult> {
     await this.arrive('nack', [lease], {});
     const held = this.held(lease);
     let result: NackResult = 'lost';

@@ -177,12 +177,20 @@ export class FaultLedger {
       if (ackLost) lostToFailover.acks++;
       if (acks.length > (ackLost ? 2 : 1)) violations.push(`${id}: acked ${acks.length} times`);
       if (ack && !ackLost && starts.some((s) => s.attempt > ack.attempt)) {
-        violations.push(`${id}: handled again after its ack (attempts ${starts.map((s) => `${s.owner}#${s.attempt}`).join(', ')}; acked #${ack.attempt})`);
+        violations.push(
+          `${id}: handled again after its ack (attempts ${starts.map((s) => `${s.owner}#${s.attempt}`).join(', ')}; acked #${ack.attempt})`,
+        );
       }
       // Each extra start needs a fault behind an earlier delivery.
-      const killedUnacked = starts.filter((s) => this.killed.has(s.owner) && !acks.some((a) => a.owner === s.owner)).length;
+      const killedUnacked = starts.filter(
+        (s) => this.killed.has(s.owner) && !acks.some((a) => a.owner === s.owner),
+      ).length;
       const explanations =
-        killedUnacked + (this.leaseLost.get(id) ?? 0) + (this.settleErrors.get(id) ?? 0) + (this.released.get(id) ?? 0) + (ackLost ? 1 : 0);
+        killedUnacked +
+        (this.leaseLost.get(id) ?? 0) +
+        (this.settleErrors.get(id) ?? 0) +
+        (this.released.get(id) ?? 0) +
+        (ackLost ? 1 : 0);
       if (extra > explanations) {
         violations.push(
           `${id}: ${extra} unexplained duplicate handling(s): ${starts.map((s) => `${s.owner}#${s.attempt}`).join(', ')}`,
@@ -220,7 +228,9 @@ export function printSummary(name: string, tally: LedgerTally, details: Record<s
     `fault ${name}: pushed=${tally.pushed} handled=${tally.handled} duplicates=${tally.duplicates} lost=${tally.lost}\n`,
   );
   if (process.env.FAULT_VERBOSE) {
-    process.stdout.write(`  details ${name}: ${JSON.stringify({ ackedUnreported: tally.ackedUnreported, ...details })}\n`);
+    process.stdout.write(
+      `  details ${name}: ${JSON.stringify({ ackedUnreported: tally.ackedUnreported, ...details })}\n`,
+    );
   }
 }
 
@@ -266,7 +276,12 @@ export interface ProducerOptions {
  * (Redis down, connection cut) can be pushed again without making new messages. Only
  * resolved pushes go into the ledger.
  */
-export async function produce(queue: RedisAckQueueService, topic: string, ledger: FaultLedger, options: ProducerOptions): Promise<void> {
+export async function produce(
+  queue: RedisAckQueueService,
+  topic: string,
+  ledger: FaultLedger,
+  options: ProducerOptions,
+): Promise<void> {
   const { total, batch, everyMs, idPrefix, maxRetries = 400, retryMs = 50 } = options;
   const payload = options.payload ?? ((i: number) => ({ n: i }));
   const started = Date.now();
@@ -283,13 +298,17 @@ export async function produce(queue: RedisAckQueueService, topic: string, ledger
         results = await queue.pushMany(topic, items);
       } catch (error) {
         ledger.rejectedPushes++;
-        if (attempt >= maxRetries) throw new Error(`push of ${idPrefix}-${first}.. kept failing: ${String(error)}`, { cause: error });
+        if (attempt >= maxRetries)
+          throw new Error(`push of ${idPrefix}-${first}.. kept failing: ${String(error)}`, { cause: error });
         await hold(retryMs);
         continue;
       }
       if (attempt === 0) ledger.firstTryDuplicates += results.filter((r) => r.duplicate).length;
       ledger.pushedIds(results.map((r) => r.id));
-      options.onResolved?.(results.map((r) => r.id), Date.now());
+      options.onResolved?.(
+        results.map((r) => r.id),
+        Date.now(),
+      );
       break;
     }
   }
@@ -311,7 +330,16 @@ export async function leftovers(redis: TestClient, topic: string, prefix = 'ackq
   return { ready, delayed, leased, messages, attempts, tokens, dead, deadInfo };
 }
 
-export const NOTHING_LEFT = { ready: 0, delayed: 0, leased: 0, messages: 0, attempts: 0, tokens: 0, dead: 0, deadInfo: 0 };
+export const NOTHING_LEFT = {
+  ready: 0,
+  delayed: 0,
+  leased: 0,
+  messages: 0,
+  attempts: 0,
+  tokens: 0,
+  dead: 0,
+  deadInfo: 0,
+};
 
 /** Ids still stored in the topic's messages hash. */
 export async function storedIds(redis: TestClient, topic: string, prefix = 'ackq'): Promise<string[]> {

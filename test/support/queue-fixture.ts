@@ -60,7 +60,8 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
     },
     /** Env for consumer processes (test/support/consumer-process.js). */
     get consumerEnv(): Record<string, string> {
-      if (onCluster) return { REDIS_CLUSTER: fixture.cluster.seeds.map((node) => `${node.host}:${node.port}`).join(',') };
+      if (onCluster)
+        return { REDIS_CLUSTER: fixture.cluster.seeds.map((node) => `${node.host}:${node.port}`).join(',') };
       return { REDIS_URL: fixture.server.url };
     },
     /** A new client the test owns (closed after the file). */
@@ -113,9 +114,15 @@ async function mastersOf(redis: TestClient): Promise<Redis[]> {
 }
 
 /** Every key of a topic (of all its partitions) with its full content: equal snapshots mean nothing changed. */
-export async function snapshotTopic(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, unknown>> {
+export async function snapshotTopic(
+  redis: TestClient,
+  topic: string,
+  prefix = 'ackq',
+): Promise<Record<string, unknown>> {
   // KEYS answers for one node only: ask every master and merge.
-  const keys = (await Promise.all((await mastersOf(redis)).map((node) => node.keys(`{${prefix}:${topic}[}#]*`)))).flat().sort();
+  const keys = (await Promise.all((await mastersOf(redis)).map((node) => node.keys(`{${prefix}:${topic}[}#]*`))))
+    .flat()
+    .sort();
   const snapshot: Record<string, unknown> = {};
   for (const key of keys) {
     const type = await redis.type(key);
@@ -144,7 +151,8 @@ export async function commandCounts(redis: TestClient): Promise<Record<string, n
   const counts: Record<string, number> = {};
   for (const node of await mastersOf(redis)) {
     const info = await node.info('commandstats');
-    for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) counts[match[1]] = (counts[match[1]] ?? 0) + Number(match[2]);
+    for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g))
+      counts[match[1]] = (counts[match[1]] ?? 0) + Number(match[2]);
   }
   return counts;
 }

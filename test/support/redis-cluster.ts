@@ -52,14 +52,20 @@ export class RedisCluster {
           appendonly,
           password,
           config: [
-            'cluster-enabled', 'yes',
-            'cluster-config-file', 'nodes.conf',
-            'cluster-announce-ip', '127.0.0.1',
+            'cluster-enabled',
+            'yes',
+            'cluster-config-file',
+            'nodes.conf',
+            'cluster-announce-ip',
+            '127.0.0.1',
             // The bus port is the data port + 10000 by default, which may be taken or above 65535.
-            'cluster-port', String(await freePort()),
-            'cluster-node-timeout', String(nodeTimeoutMs),
+            'cluster-port',
+            String(await freePort()),
+            'cluster-node-timeout',
+            String(nodeTimeoutMs),
             // Replicas sync at once instead of waiting 5 s for more replicas to share a diskless transfer.
-            'repl-diskless-sync-delay', '0',
+            'repl-diskless-sync-delay',
+            '0',
             ...(password ? ['masterauth', password] : []),
             ...config,
           ],
@@ -72,7 +78,8 @@ export class RedisCluster {
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;
       await cluster.create();
-      for (const server of servers) cluster.ids.set(server, String(await cluster.probe(server).call('CLUSTER', 'MYID')));
+      for (const server of servers)
+        cluster.ids.set(server, String(await cluster.probe(server).call('CLUSTER', 'MYID')));
       await cluster.waitUntilHealthy(30_000);
     } catch (error) {
       const logs = cluster.logTails();
@@ -113,7 +120,9 @@ export class RedisCluster {
   async nodeForKey(key: string): Promise<RedisServer> {
     const viewer = this.live()[0];
     const slot = Number(await this.probe(viewer).call('CLUSTER', 'KEYSLOT', key));
-    const owner = (await this.view(viewer)).find((node) => !isFailed(node) && node.slots.some((range) => inRange(range, slot)));
+    const owner = (await this.view(viewer)).find(
+      (node) => !isFailed(node) && node.slots.some((range) => inRange(range, slot)),
+    );
     if (!owner) throw new Error(`no master serves slot ${slot} of ${key}`);
     return this.serverOn(owner.port);
   }
@@ -145,7 +154,10 @@ export class RedisCluster {
    * slots, and every live replica's link to its master is up. `also` adds a condition on
    * the agreed map (slot ranges -> master id).
    */
-  async waitUntilHealthy(timeoutMs = 30_000, also: (owner: Map<string, string>) => boolean = () => true): Promise<void> {
+  async waitUntilHealthy(
+    timeoutMs = 30_000,
+    also: (owner: Map<string, string>) => boolean = () => true,
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: string;
     for (;;) {
@@ -163,7 +175,10 @@ export class RedisCluster {
   /** The last lines of every node's log, for failure messages. */
   logTails(lines = 15): string {
     return this.servers
-      .map((server) => `--- redis-server :${server.port} ---\n${server.log().trimEnd().split('\n').slice(-lines).join('\n')}`)
+      .map(
+        (server) =>
+          `--- redis-server :${server.port} ---\n${server.log().trimEnd().split('\n').slice(-lines).join('\n')}`,
+      )
       .join('\n');
   }
 
@@ -176,8 +191,12 @@ export class RedisCluster {
   private create(): Promise<void> {
     const { password } = this.options;
     const args = [
-      '--cluster', 'create', ...this.servers.map((server) => `127.0.0.1:${server.port}`),
-      '--cluster-replicas', '1', '--cluster-yes',
+      '--cluster',
+      'create',
+      ...this.servers.map((server) => `127.0.0.1:${server.port}`),
+      '--cluster-replicas',
+      '1',
+      '--cluster-yes',
       ...(password ? ['-a', password, '--no-auth-warning'] : []),
     ];
     return new Promise((resolve, reject) => {
@@ -197,7 +216,10 @@ export class RedisCluster {
       if (!info.includes('cluster_state:ok')) return `:${server.port} says ${/cluster_state:\w+/.exec(info)?.[0]}`;
       const nodes = await this.view(server);
       const owners = nodes.filter((node) => node.slots.length > 0 && !isFailed(node));
-      const map = owners.map((node) => `${node.id}=${node.slots.join(',')}`).sort().join(' ');
+      const map = owners
+        .map((node) => `${node.id}=${node.slots.join(',')}`)
+        .sort()
+        .join(' ');
       if (agreed !== undefined && map !== agreed) return `:${server.port} sees other slot owners`;
       agreed = map;
       if (owners.reduce((sum, node) => sum + node.slots.reduce((n, range) => n + rangeSize(range), 0), 0) !== SLOTS) {

@@ -56,7 +56,13 @@ export class RedisServer {
   /** A client for the test itself (inspection, faults); closed by stop(). */
   client(options: RedisOptions = {}): Redis {
     // A short disconnectTimeout: closing a client of a killed server otherwise holds a 2 s timer.
-    const client = new Redis({ port: this.port, host: '127.0.0.1', password: this.options.password, disconnectTimeout: 200, ...options });
+    const client = new Redis({
+      port: this.port,
+      host: '127.0.0.1',
+      password: this.options.password,
+      disconnectTimeout: 200,
+      ...options,
+    });
     this.clients.push(client);
     return client;
   }
@@ -124,14 +130,22 @@ export class RedisServer {
     const { appendonly = false, password, config = [], sentinel } = this.options;
     const args = [
       ...(sentinel ? [this.sentinelConfig(sentinel), '--sentinel'] : []),
-      '--port', String(this.port),
-      '--bind', '127.0.0.1',
-      '--dir', this.dir,
-      '--save', '',
-      '--appendonly', appendonly ? 'yes' : 'no',
-      '--appendfsync', 'always',
-      '--logfile', 'redis.log',
-      '--daemonize', 'no',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      appendonly ? 'yes' : 'no',
+      '--appendfsync',
+      'always',
+      '--logfile',
+      'redis.log',
+      '--daemonize',
+      'no',
       ...(password ? ['--requirepass', password] : []),
     ];
     for (let i = 0; i < config.length; i += 2) args.push(`--${config[i]}`, config[i + 1]);
@@ -153,7 +167,8 @@ export class RedisServer {
   private async waitUntilUp(child: ChildProcess, stderr: () => string): Promise<void> {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited at start:\n${stderr()}${this.log().slice(-2000)}`);
+      if (child.exitCode !== null)
+        throw new Error(`redis-server exited at start:\n${stderr()}${this.log().slice(-2000)}`);
       if (await answersPing(this.port)) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

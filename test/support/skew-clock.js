@@ -8,7 +8,11 @@
 'use strict';
 
 const offsetMs = Number(process.env.ACKQ_CLOCK_SKEW_MS);
-if (process.env.ACKQ_CLOCK_SKEW_MS === undefined || process.env.ACKQ_CLOCK_SKEW_MS.trim() === '' || !Number.isFinite(offsetMs)) {
+if (
+  process.env.ACKQ_CLOCK_SKEW_MS === undefined ||
+  process.env.ACKQ_CLOCK_SKEW_MS.trim() === '' ||
+  !Number.isFinite(offsetMs)
+) {
   throw new Error(
     `skew-clock.js needs ACKQ_CLOCK_SKEW_MS, a number of milliseconds such as -300000 (got ${JSON.stringify(process.env.ACKQ_CLOCK_SKEW_MS)})`,
   );

@@ -18,16 +18,80 @@ export class TlsRedisServer {
     const dir = mkdtempSync(join(tmpdir(), 'ackq-tls-'));
     const file = (name: string) => join(dir, name);
     const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=ackq-test-ca', '-keyout', file('ca.key'), '-out', file('ca.crt'));
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', file('server.key'), '-out', file('server.csr'));
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=ackq-test-ca',
+      '-keyout',
+      file('ca.key'),
+      '-out',
+      file('ca.crt'),
+    );
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-keyout',
+      file('server.key'),
+      '-out',
+      file('server.csr'),
+    );
     writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-    openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file('san.ext'), '-out', file('server.crt'));
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      file('server.csr'),
+      '-CA',
+      file('ca.crt'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      file('san.ext'),
+      '-out',
+      file('server.crt'),
+    );
     const port = await freePort();
-    const child = spawn(redisServerBinary(), [
-      '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
-      '--tls-cert-file', file('server.crt'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.crt'),
-      '--tls-auth-clients', 'no', '--logfile', 'redis.log',
-    ], { stdio: 'ignore' });
+    const child = spawn(
+      redisServerBinary(),
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--tls-cert-file',
+        file('server.crt'),
+        '--tls-key-file',
+        file('server.key'),
+        '--tls-ca-cert-file',
+        file('ca.crt'),
+        '--tls-auth-clients',
+        'no',
+        '--logfile',
+        'redis.log',
+      ],
+      { stdio: 'ignore' },
+    );
     const ca = readFileSync(file('ca.crt'));
     const server = new TlsRedisServer(port, dir, ca, child);
     for (let i = 0; i < 250 && !(await answersPing(port, { ca })); i++) await new Promise((r) => setTimeout(r, 20));

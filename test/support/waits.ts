@@ -17,7 +17,11 @@ async function connections(servers: Redis[]): Promise<Record<string, string>[]> 
   return lists
     .flatMap((list) => String(list).split('\n'))
     .filter(Boolean)
-    .map((line) => Object.fromEntries(line.split(' ').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)])));
+    .map((line) =>
+      Object.fromEntries(
+        line.split(' ').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]),
+      ),
+    );
 }
 
 /**
@@ -25,8 +29,11 @@ async function connections(servers: Redis[]): Promise<Record<string, string>[]> 
  * connection named after the topic with the `b` flag in CLIENT LIST): the consumer is idle.
  */
 export async function untilConsumerBlocked(servers: Redis[], topic: string, timeoutMs = 10_000): Promise<void> {
-  const blocked = async () => (await connections(servers)).some((c) => c.name?.endsWith(`:${topic}`) && c.flags?.includes('b'));
+  const blocked = async () =>
+    (await connections(servers)).some((c) => c.name?.endsWith(`:${topic}`) && c.flags?.includes('b'));
   await eventually(blocked, timeoutMs).catch(() => {
-    throw new Error(`no consumer of "${topic}" was blocked in its wait within ${timeoutMs} ms (CLIENT LIST: no connection named *:${topic} with flag b)`);
+    throw new Error(
+      `no consumer of "${topic}" was blocked in its wait within ${timeoutMs} ms (CLIENT LIST: no connection named *:${topic} with flag b)`,
+    );
   });
 }

@@ -83,7 +83,9 @@ describe('architecture of lib/', () => {
   it('lets the consumer reach the engine only through its interface, never the service', () => {
     for (const file of ['consumer/queue-poller.ts', 'consumer/lease-keeper.ts']) {
       const reached = reach(graph, file);
-      expect([...reached].filter((f) => f.startsWith('queue/redis-ack-queue.service') || f === 'engine/queue-engine.ts')).toEqual([]);
+      expect(
+        [...reached].filter((f) => f.startsWith('queue/redis-ack-queue.service') || f === 'engine/queue-engine.ts'),
+      ).toEqual([]);
     }
   });
 

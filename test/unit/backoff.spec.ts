@@ -27,10 +27,13 @@ describe('backoff', () => {
     expect(fn).toHaveBeenCalledWith(1, error);
   });
 
-  it.each([null, {}, { type: 'linear', delayMs: 1 }, { type: 'fixed', delayMs: -1 }, { type: 'exponential', delayMs: 1, jitter: 2 }])(
-    'refuses %p',
-    (option) => {
-      expect(() => assertBackoff(option)).toThrow(InvalidOptionError);
-    },
-  );
+  it.each([
+    null,
+    {},
+    { type: 'linear', delayMs: 1 },
+    { type: 'fixed', delayMs: -1 },
+    { type: 'exponential', delayMs: 1, jitter: 2 },
+  ])('refuses %p', (option) => {
+    expect(() => assertBackoff(option)).toThrow(InvalidOptionError);
+  });
 });

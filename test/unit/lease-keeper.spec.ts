@@ -1,6 +1,14 @@
 import { QueueLogger } from '../../lib/observability/queue-logger';
 import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
-import { HandlerTimeoutError, LeaseLostError, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueEvent, type ReservedMessage } from '../../lib';
+import {
+  HandlerTimeoutError,
+  LeaseLostError,
+  type MessageContext,
+  type QueueHandlerFn,
+  type QueueHandlerOptions,
+  type RedisAckQueueEvent,
+  type ReservedMessage,
+} from '../../lib';
 import { QueueEvents } from '../../lib/queue/queue-events';
 import { resolveConsumerSettings } from '../../lib/queue/settings';
 import { expectLogs } from '../support/capture-logs';
@@ -31,7 +39,14 @@ function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptio
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++ };
-  const keeper = new LeaseKeeper(engine, 'jobs', handler, resolveConsumerSettings(options, undefined), { events: queueEvents, logger: new QueueLogger('warn') }, hooks);
+  const keeper = new LeaseKeeper(
+    engine,
+    'jobs',
+    handler,
+    resolveConsumerSettings(options, undefined),
+    { events: queueEvents, logger: new QueueLogger('warn') },
+    hooks,
+  );
   keepers.push(keeper);
   keeper.start();
   return keeper;
@@ -90,11 +105,15 @@ describe('LeaseKeeper on fake timers', () => {
     const reason: unknown = context!.signal.reason;
     expect(reason).toBeInstanceOf(HandlerTimeoutError);
     await engine.until(() => engine.nacks.length === 1, 'the nack');
-    expect(engine.nacks).toEqual([{ id: 'm1', attempt: 1, delayMs: 7, maxAttempts: 3, error: reason, result: 'retry' }]);
+    expect(engine.nacks).toEqual([
+      { id: 'm1', attempt: 1, delayMs: 7, maxAttempts: 3, error: reason, result: 'retry' },
+    ]);
     expect(keeper.running).toBe(0);
     await turns();
     // The timeout ends the handler's run for the event's duration too.
-    expect(events).toContainEqual(expect.objectContaining({ type: 'retried', topic: 'jobs', id: 'm1', attempt: 1, error: reason, durationMs: 50 }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'retried', topic: 'jobs', id: 'm1', attempt: 1, error: reason, durationMs: 50 }),
+    );
   });
 
   it('closes at once when no handler runs: no wait for the deadline', async () => {

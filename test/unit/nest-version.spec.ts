@@ -2,14 +2,23 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Set by jest.config.js: Nest 12 from node_modules, or Nest 11 from test/nest11 (npm run test:nest11).
-const { ACKQ_NEST_MAJOR: major, ACKQ_NEST_DIR: folder } = globalThis as unknown as { ACKQ_NEST_MAJOR: number; ACKQ_NEST_DIR: string };
+const { ACKQ_NEST_MAJOR: major, ACKQ_NEST_DIR: folder } = globalThis as unknown as {
+  ACKQ_NEST_MAJOR: number;
+  ACKQ_NEST_DIR: string;
+};
 
 describe('the Nest this run proves', () => {
-  it.each(['@nestjs/common', '@nestjs/core', '@nestjs/platform-express'])('is %s of the major the run is for', (name) => {
-    expect(require.resolve(name).startsWith(join(folder, name))).toBe(true);
-    const manifest = JSON.parse(readFileSync(join(folder, name, 'package.json'), 'utf8')) as { version: string; type?: string };
-    expect(manifest.version.split('.')[0]).toBe(String(major));
-    // Nest 12 ships ES modules only; Nest 11 CommonJS.
-    expect(manifest.type === 'module').toBe(major >= 12);
-  });
+  it.each(['@nestjs/common', '@nestjs/core', '@nestjs/platform-express'])(
+    'is %s of the major the run is for',
+    (name) => {
+      expect(require.resolve(name).startsWith(join(folder, name))).toBe(true);
+      const manifest = JSON.parse(readFileSync(join(folder, name, 'package.json'), 'utf8')) as {
+        version: string;
+        type?: string;
+      };
+      expect(manifest.version.split('.')[0]).toBe(String(major));
+      // Nest 12 ships ES modules only; Nest 11 CommonJS.
+      expect(manifest.type === 'module').toBe(major >= 12);
+    },
+  );
 });

@@ -2,7 +2,16 @@ import { Controller, Injectable, Module, type ModuleMetadata } from '@nestjs/com
 import { DiscoveryModule } from '@nestjs/core';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from '../../lib/nest/queue-tokens';
-import { InvalidQueueHandlerError, QueueHandler, REDIS_ACK_QUEUE_OPTIONS, RedisAckQueueService, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueModuleOptions } from '../../lib';
+import {
+  InvalidQueueHandlerError,
+  QueueHandler,
+  REDIS_ACK_QUEUE_OPTIONS,
+  RedisAckQueueService,
+  type MessageContext,
+  type QueueHandlerFn,
+  type QueueHandlerOptions,
+  type RedisAckQueueModuleOptions,
+} from '../../lib';
 import { QueueHandlerExplorer } from '../../lib/nest/queue-handler.explorer';
 
 /** The three calls the explorer makes of the service, recorded (no Redis behind it). */
@@ -126,7 +135,9 @@ describe('QueueHandlerExplorer', () => {
   it('refuses two handlers for one topic, naming both, and closes the service', async () => {
     const refused = boot({ imports: [OrdersModule], providers: [SecondOrdersHandler] });
     await expect(refused).rejects.toThrow(InvalidQueueHandlerError);
-    await expect(refused).rejects.toThrow(/"orders".*(OrdersHandler\.handle and SecondOrdersHandler\.process|SecondOrdersHandler\.process and OrdersHandler\.handle)/);
+    await expect(refused).rejects.toThrow(
+      /"orders".*(OrdersHandler\.handle and SecondOrdersHandler\.process|SecondOrdersHandler\.process and OrdersHandler\.handle)/,
+    );
     expect(service.consume).not.toHaveBeenCalled();
     expect(service.close).toHaveBeenCalledWith(0);
   });

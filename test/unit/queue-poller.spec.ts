@@ -1,6 +1,13 @@
 import { QueueLogger } from '../../lib/observability/queue-logger';
 import { QueuePoller } from '../../lib/consumer/queue-poller';
-import { LeaseLostError, RedisUnavailableError, type MessageContext, type QueueHandlerFn, type QueueHandlerOptions, type RedisAckQueueEvent } from '../../lib';
+import {
+  LeaseLostError,
+  RedisUnavailableError,
+  type MessageContext,
+  type QueueHandlerFn,
+  type QueueHandlerOptions,
+  type RedisAckQueueEvent,
+} from '../../lib';
 import { QueueEvents } from '../../lib/queue/queue-events';
 import { resolveConsumerSettings } from '../../lib/queue/settings';
 import { expectLogs, loggedLines } from '../support/capture-logs';
@@ -39,7 +46,13 @@ function start(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const settings = resolveConsumerSettings(options, undefined);
-  const poller = new QueuePoller('jobs', handler, settings, { engine, wake, events: queueEvents, logger: new QueueLogger('log'), onClosed: () => closed++ });
+  const poller = new QueuePoller('jobs', handler, settings, {
+    engine,
+    wake,
+    events: queueEvents,
+    logger: new QueueLogger('log'),
+    onClosed: () => closed++,
+  });
   pollers.push(poller);
   poller.start();
   return poller;
@@ -54,7 +67,12 @@ function stallOn(on: string) {
     handled.push(payload);
     if (payload !== on) return;
     stalled.resolve(context);
-    await Promise.race([gate.promise, new Promise((_, reject) => context.signal.addEventListener('abort', () => reject(context.signal.reason as Error)))]);
+    await Promise.race([
+      gate.promise,
+      new Promise((_, reject) =>
+        context.signal.addEventListener('abort', () => reject(context.signal.reason as Error)),
+      ),
+    ]);
   };
   return { handled, handler, release: gate.resolve, stalled: stalled.promise };
 }
@@ -86,10 +104,14 @@ describe('QueuePoller against a fake engine', () => {
     engine.push(ids(1, 10));
     const { handled, handler, release } = stallOn('m2');
     start(handler, { leaseMs: 60 });
-    await engine.until(() => engine.released.length > 0 && engine.leases.size === 1, 'every prefetched message released');
+    await engine.until(
+      () => engine.released.length > 0 && engine.leases.size === 1,
+      'every prefetched message released',
+    );
     // Released last first, so they sit at the head of ready in their order; none is reserved again meanwhile.
     expect(engine.readyIds()).toEqual(ids(3, 10));
-    for (const call of engine.callsOf('release')) expect(call.leases).toEqual([...call.leases].sort(byNumberDescending));
+    for (const call of engine.callsOf('release'))
+      expect(call.leases).toEqual([...call.leases].sort(byNumberDescending));
     const reservedAt = engine.calls.find((call) => call.reserved.includes('m3'))!.at;
     expect(engine.callsOf('release')[0].at - reservedAt).toBeGreaterThanOrEqual(60 / 3 - 2);
     expect(handled).toEqual(['m1', 'm2']);
@@ -104,7 +126,10 @@ describe('QueuePoller against a fake engine', () => {
     const { handler, stalled } = stallOn('m2');
     const poller = start(handler, { leaseMs: 30_000 });
     const context = await stalled;
-    await engine.until(() => engine.acked.length === 1 && engine.leases.size >= 2, 'm1 acked, m2 running, some prefetched');
+    await engine.until(
+      () => engine.acked.length === 1 && engine.leases.size >= 2,
+      'm1 acked, m2 running, some prefetched',
+    );
 
     await poller.close(30);
     // The prefetch first, then the handler's lease: all back at the head of ready, in order.

@@ -39,36 +39,47 @@ interface Probe {
 }
 
 describe('skew-clock preload (the clock-skew fault test runs consumers with it)', () => {
-  it.each([-300_000, 300_000])('shifts Date by %d ms in a child process; monotonic clocks and timers stay true', async (offsetMs) => {
-    const before = Date.now();
-    const { stdout } = await run(process.execPath, ['-e', PROBE], { env: { ...process.env, ...skewedClockEnv(offsetMs) } });
-    const after = Date.now();
-    const probe = JSON.parse(stdout) as Probe;
+  it.each([-300_000, 300_000])(
+    'shifts Date by %d ms in a child process; monotonic clocks and timers stay true',
+    async (offsetMs) => {
+      const before = Date.now();
+      const { stdout } = await run(process.execPath, ['-e', PROBE], {
+        env: { ...process.env, ...skewedClockEnv(offsetMs) },
+      });
+      const after = Date.now();
+      const probe = JSON.parse(stdout) as Probe;
 
-    // The child read its clocks between our two readings: shifted by exactly the offset.
-    for (const read of [probe.dateNow, probe.newDate]) {
-      expect(read).toBeGreaterThanOrEqual(before + offsetMs);
-      expect(read).toBeLessThanOrEqual(after + offsetMs);
-    }
-    // Date() as a function: a string of the shifted time (whole seconds).
-    const fromString = Date.parse(probe.dateString);
-    expect(fromString).toBeGreaterThanOrEqual(before + offsetMs - 1_000);
-    expect(fromString).toBeLessThanOrEqual(after + offsetMs);
-    // The monotonic clock is not shifted.
-    expect(probe.monotonicWall).toBeGreaterThanOrEqual(before - 5);
-    expect(probe.monotonicWall).toBeLessThanOrEqual(after + 5);
-    // A 300 ms timer fires after 300 ms, on both clocks: the offset is constant, not a drift.
-    expect(probe.timerMonotonicMs).toBeGreaterThanOrEqual(299);
-    expect(probe.timerMonotonicMs).toBeLessThan(1_000);
-    expect(probe.timerWallMs).toBeGreaterThanOrEqual(299);
-    expect(probe.timerWallMs).toBeLessThan(1_000);
-    // Dates made from a value are what they say; a date is still a Date.
-    expect(probe).toMatchObject({ fromValue: 0, parsed: 1_577_836_800_000, utc: 1_577_836_800_000, isDate: true });
-  });
+      // The child read its clocks between our two readings: shifted by exactly the offset.
+      for (const read of [probe.dateNow, probe.newDate]) {
+        expect(read).toBeGreaterThanOrEqual(before + offsetMs);
+        expect(read).toBeLessThanOrEqual(after + offsetMs);
+      }
+      // Date() as a function: a string of the shifted time (whole seconds).
+      const fromString = Date.parse(probe.dateString);
+      expect(fromString).toBeGreaterThanOrEqual(before + offsetMs - 1_000);
+      expect(fromString).toBeLessThanOrEqual(after + offsetMs);
+      // The monotonic clock is not shifted.
+      expect(probe.monotonicWall).toBeGreaterThanOrEqual(before - 5);
+      expect(probe.monotonicWall).toBeLessThanOrEqual(after + 5);
+      // A 300 ms timer fires after 300 ms, on both clocks: the offset is constant, not a drift.
+      expect(probe.timerMonotonicMs).toBeGreaterThanOrEqual(299);
+      expect(probe.timerMonotonicMs).toBeLessThan(1_000);
+      expect(probe.timerWallMs).toBeGreaterThanOrEqual(299);
+      expect(probe.timerWallMs).toBeLessThan(1_000);
+      // Dates made from a value are what they say; a date is still a Date.
+      expect(probe).toMatchObject({ fromValue: 0, parsed: 1_577_836_800_000, utc: 1_577_836_800_000, isDate: true });
+    },
+  );
 
   it('refuses to start without a usable offset, naming the variable', async () => {
-    const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(SKEW_CLOCK_PRELOAD)}`, ACKQ_CLOCK_SKEW_MS: '5 minutes' };
-    await expect(run(process.execPath, ['-e', 'console.log("started")'], { env })).rejects.toMatchObject<Record<string, unknown>>({
+    const env = {
+      ...process.env,
+      NODE_OPTIONS: `--require ${JSON.stringify(SKEW_CLOCK_PRELOAD)}`,
+      ACKQ_CLOCK_SKEW_MS: '5 minutes',
+    };
+    await expect(run(process.execPath, ['-e', 'console.log("started")'], { env })).rejects.toMatchObject<
+      Record<string, unknown>
+    >({
       code: 1,
       stdout: '',
       stderr: expect.stringContaining('skew-clock.js needs ACKQ_CLOCK_SKEW_MS'),

@@ -10,8 +10,15 @@ describe('message codec', () => {
   it('reads back what the push script stored', () => {
     const stored = '{"t":1700000000000,"p":{"n":1},"h":{"x":"y"}}';
     expect(decodeReserved('t', 'id', stored, 2, '9', 5, 4)).toEqual({
-      id: 'id', topic: 't', payload: { n: 1 }, headers: { x: 'y' }, attempt: 2, maxAttempts: 4,
-      enqueuedAt: 1_700_000_000_000, token: '9', leaseDeadline: 5,
+      id: 'id',
+      topic: 't',
+      payload: { n: 1 },
+      headers: { x: 'y' },
+      attempt: 2,
+      maxAttempts: 4,
+      enqueuedAt: 1_700_000_000_000,
+      token: '9',
+      leaseDeadline: 5,
     });
   });
 
