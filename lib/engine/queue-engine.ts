@@ -6,6 +6,8 @@ import { MESSAGES } from '../redis-ack-queue.messages';
 import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from './consumer-engine';
 import { partitionOf } from './partitions';
 import type { RedisClient } from './connection';
+import { LeaseSettler } from './lease-settler';
+import { MessageWriter } from './message-writer';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScriptRunner } from './script-runner';
 import { byPartition, TopicLayouts, type TopicLayout } from './topic-layouts';
@@ -30,12 +32,10 @@ const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
  * its messages back.
  */
 export class QueueEngine implements ConsumerEngine {
-  /** Redis server time minus local time, as of the last reserve. */
-  private serverOffsetMs = 0;
-
   readonly scripts: ScriptRunner;
   readonly layouts: TopicLayouts;
-  private readonly replicated: ReplicatedPushes | undefined;
+  private readonly writer: MessageWriter;
+  private readonly settler: LeaseSettler;
 
   constructor(
     client: RedisClient,
@@ -44,7 +44,9 @@ export class QueueEngine implements ConsumerEngine {
     this.scripts = new ScriptRunner(client);
     this.layouts = new TopicLayouts(client, config.prefix, config.partitions);
     const { replicatedPushes: replicated } = config;
-    if (replicated) this.replicated = new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
+    const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
+    this.settler = new LeaseSettler(this.scripts, this.layouts);
+    this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes);
   }
 
   partitionCount(topic: string): number {
@@ -52,47 +54,8 @@ export class QueueEngine implements ConsumerEngine {
   }
 
   /** Stores messages (in one round trip per partition); one flag per item: true stored, false duplicate. */
-  async push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
-    const layout = this.layouts.get(topic);
-    if (!layout.verified) await this.layouts.verify(layout, 'push');
-    const stored = new Array<boolean>(items.length);
-    let woke = false;
-    const groups = byPartition(
-      layout,
-      items.map(([id]) => ({ id })),
-    );
-    await Promise.all(
-      [...groups].map(async ([partition, positions]) => {
-        const flags = await this.pushToPartition(
-          layout,
-          partition,
-          positions.map((i) => items[i]),
-        );
-        positions.forEach((position, k) => (stored[position] = flags[k] === 1));
-        woke ||= flags[positions.length] === 1;
-      }),
-    );
-    if (woke && layout.partitions.length > 1) await this.wakeHome(layout);
-    return stored;
-  }
-
-  /**
-   * One push.lua call per 500 items, sent at once (with replicatedPushes, confirmed by
-   * replicas first). Returns push.lua's flag per item, then 1 if consumers were woken.
-   */
-  private async pushToPartition(layout: TopicLayout, partition: number, items: EncodedPush[]): Promise<number[]> {
-    const keys = layout.partitions[partition];
-    const chunks: (string | number)[][] = [];
-    for (let i = 0; i < items.length; i += LIMITS.pushChunk) chunks.push(items.slice(i, i + LIMITS.pushChunk).flat());
-    const replies = this.replicated
-      ? await this.replicated.push(
-          layout.name,
-          keys,
-          chunks,
-          items.map(([id]) => id),
-        )
-      : await Promise.all(chunks.map((chunk) => this.scripts.run<number[]>('push', layout.name, keys, chunk)));
-    return [...replies.flatMap((reply) => reply.slice(0, -1)), Math.max(...replies.map((reply) => reply.at(-1)!))];
+  push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
+    return this.writer.push(topic, items);
   }
 
   async reserve<T>(
@@ -122,8 +85,8 @@ export class QueueEngine implements ConsumerEngine {
       await this.scripts.run<(string | number)[]>('reserve', topic, keys, args),
       maxAttempts,
     );
-    this.serverOffsetMs = reply.serverNow - Date.now();
-    const acked = this.ackFlags(acks, reply.ackFlags, mark);
+    this.settler.serverOffsetMs = reply.serverNow - Date.now();
+    const acked = this.settler.ackFlags(acks, reply.ackFlags, mark);
     const flags =
       reply.unreadable.length > 0 ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody) : [];
     const buried = reply.unreadable.filter((_, i) => flags[i]).map(({ id, attempt }) => ({ id, attempt }));
@@ -163,68 +126,9 @@ export class QueueEngine implements ConsumerEngine {
     return flags;
   }
 
-  /**
-   * Acks, extends or releases leases, at most 500 per script call (per partition), all sent
-   * at once. The callers have checked the arguments.
-   */
-  async settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs = 0): Promise<boolean[]> {
-    const layout = this.layouts.get(topic);
-    const calls: Promise<void>[] = [];
-    const flags = new Array<boolean>(leases.length);
-    for (const [partition, positions] of byPartition(layout, leases)) {
-      for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
-        const batch = positions.slice(start, start + LIMITS.idsPerCall);
-        calls.push(
-          this.settleBatch(
-            action,
-            layout,
-            partition,
-            batch.map((i) => leases[i]),
-            leaseMs,
-          ).then((answers) => {
-            batch.forEach((position, k) => (flags[position] = answers[k]));
-          }),
-        );
-      }
-    }
-    await (calls.length === 1 ? calls[0] : Promise.all(calls));
-    if (action === 'release' && layout.partitions.length > 1 && flags.includes(true)) await this.wakeHome(layout);
-    return flags;
-  }
-
-  private async settleBatch(
-    action: SettleAction,
-    layout: TopicLayout,
-    partition: number,
-    leases: HeldLease[],
-    leaseMs: number,
-  ) {
-    const args: (string | number)[] = action === 'extend' ? [leaseMs] : [];
-    for (const lease of leases) args.push(lease.id, lease.token);
-    const mark = this.scripts.mark;
-    const reply = await this.scripts.run<number[]>(action, layout.name, layout.partitions[partition], args);
-    if (action === 'ack') return this.ackFlags(leases, reply, mark);
-    // extend.lua answers the new deadline first, which heartbeats keep on the message.
-    const first = action === 'extend' ? 1 : 0;
-    return leases.map((lease, k) => {
-      const held = reply[first + k] === 1;
-      if (held && action === 'extend') lease.leaseDeadline = reply[0];
-      return held;
-    });
-  }
-
-  /**
-   * ack.lua's flags as acked or not. "Already gone" (2) counts as acked only when a
-   * connection dropped while the call was out and the lease was still live: then it was this
-   * very ack, resent by ioredis after its reply was lost. Otherwise nothing was acked: the
-   * id was never there (or belongs to another topic).
-   */
-  private ackFlags(leases: HeldLease[], flags: number[], mark: number): boolean[] {
-    const resent = this.scripts.droppedSince(mark);
-    const serverNow = Date.now() + this.serverOffsetMs;
-    return leases.map(
-      (lease, i) => flags[i] === 1 || (flags[i] === 2 && resent && (lease.leaseDeadline ?? 0) > serverNow),
-    );
+  /** Acks, extends or releases leases (see LeaseSettler); one flag per lease, true where it was still held. */
+  settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs = 0): Promise<boolean[]> {
+    return this.settler.settle(action, topic, leases, leaseMs);
   }
 
   async nack(
