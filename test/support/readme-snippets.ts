@@ -26,12 +26,20 @@ export interface SnippetDiagnostic {
  * each name a snippet mentions (and does not declare itself) is imported from the first of
  * these that exports it.
  */
-const MODULES = ['nestjs-redis-ack-queue', '@nestjs/common', '@nestjs/core', 'ioredis', 'class-validator'];
+const MODULES = [
+  'nestjs-redis-ack-queue',
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/testing',
+  '@nestjs/terminus',
+  'ioredis',
+  'class-validator',
+];
 
 /**
  * What the snippets take from the reader's own app, declared once for all of them: an
- * order type, a mailer service, a PDF renderer and archive, a Nest app under test,
- * supertest's `request`, @nestjs/config.
+ * order type, a mailer service, a PDF renderer and archive, the app's root module and
+ * handler classes, a Nest app under test, supertest's `request`, @nestjs/config.
  */
 const PLACEHOLDERS = `
 interface Order { id: string; item: string; amount: number }
@@ -51,6 +59,11 @@ declare function request(server: unknown): { post(path: string): { send(body: ob
 declare function renderPdf(invoiceId: string, options: { signal: AbortSignal }): Promise<Uint8Array>;
 declare function compressPdf(pdf: Uint8Array): Uint8Array;
 declare const archive: { save(key: string, data: Uint8Array): Promise<void> };
+declare class AppModule {}
+declare class OrderHandlers {
+  sendConfirmation(payload: { orderId: string }, context: import('nestjs-redis-ack-queue').MessageContext): Promise<void>;
+}
+declare class ReportHandlers {}
 declare class ConfigModule {}
 declare class ConfigService { get<T = string>(key: string): T }
 `;
@@ -135,6 +148,12 @@ function exportsOf(options: ts.CompilerOptions): { exports: Map<string, Export>;
   return { exports, program };
 }
 
+/** Whether `name` is a reserved word (`default`, `class`...), which no import can bind. */
+function isReservedWord(name: string): boolean {
+  const kind = ts.identifierToKeywordKind(ts.factory.createIdentifier(name));
+  return kind !== undefined && kind >= ts.SyntaxKind.FirstReservedWord && kind <= ts.SyntaxKind.LastReservedWord;
+}
+
 /** Names a snippet declares itself (classes, functions, variables, types): never imported. */
 function declaredNames(code: string): Set<string> {
   const names = new Set<string>();
@@ -157,7 +176,10 @@ export function compileSnippets(snippets: Snippet[]): SnippetDiagnostic[] {
     const own = declaredNames(snippet.code);
     const used = new Set([...snippet.code.matchAll(/\b[A-Za-z_$][\w$]*\b/g)].map(([name]) => name));
     const imports = MODULES.map((module) => {
-      const names = [...used].filter((name) => exports.get(name)?.module === module && !own.has(name)).sort();
+      // A reserved word (`default`, met in a comment) is never a name to import.
+      const names = [...used]
+        .filter((name) => exports.get(name)?.module === module && !own.has(name) && !isReservedWord(name))
+        .sort();
       const list = names.map((name) => (exports.get(name)!.typeOnly ? `type ${name}` : name));
       return names.length > 0 ? `import { ${list.join(', ')} } from '${module}';` : '';
     }).filter(Boolean);
