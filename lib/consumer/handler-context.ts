@@ -1,5 +1,6 @@
+import { isObservable, lastValueFrom } from 'rxjs';
 import { HandlerTimeoutError } from '../errors';
-import type { MessageContext, ReservedMessage } from '../interfaces';
+import type { MessageContext, QueueHandlerFn, ReservedMessage } from '../interfaces';
 import { assertBounded } from '../queue/validation';
 
 /** What a context needs of the running message it belongs to. */
@@ -57,4 +58,19 @@ export function withTimeout(target: ContextTarget, work: Promise<unknown>, timeo
     }, timeoutMs);
     work.then(resolve, reject).finally(() => clearTimeout(timer));
   });
+}
+
+/**
+ * Calls a handler and returns its outcome as a promise. An Observable succeeds when it
+ * completes (with or without values) and fails when it errors; a synchronous throw counts as
+ * a rejection, with the thrown value as it is (a custom backoff sees what the handler threw).
+ */
+export function invokeHandler<T>(handler: QueueHandlerFn<T>, payload: T, context: MessageContext): Promise<unknown> {
+  try {
+    const result = handler(payload, context);
+    return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : Promise.resolve(result);
+  } catch (error) {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- see above
+    return Promise.reject(error);
+  }
 }

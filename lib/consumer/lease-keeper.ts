@@ -1,4 +1,3 @@
-import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerEngine } from '../engine/consumer-engine';
 import { LeaseLostError } from '../errors';
 import { asError } from '../errors/error-text';
@@ -7,29 +6,10 @@ import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
-import { firstWaitMs, type DeliveryTimings } from './delivery-timings';
-import { abortHandler, HandlerContext, withTimeout, type ContextTarget } from './handler-context';
+import { firstWaitMs } from './delivery-timings';
+import { abortHandler, HandlerContext, invokeHandler, withTimeout, type ContextTarget } from './handler-context';
+import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from './settle-within';
-
-/** A message whose handler runs now. */
-export interface InFlight<T> extends ContextTarget, DeliveryTimings {
-  message: ReservedMessage<T>;
-  /** Ack or nack under way: a heartbeat miss is then no lost lease. */
-  settling: boolean;
-  /** Handed back at shutdown: the handler's late outcome no longer counts. */
-  released: boolean;
-  lost: boolean;
-  /** performance.now() when the handler started. */
-  started: number;
-}
-
-/** What the poller hears from the keeper. */
-export interface KeeperHooks {
-  /** A handler settled after running `ms`: its slot is free. */
-  finished(ms: number): void;
-  /** Each heartbeat tick, before the running leases are extended. */
-  beat(): void;
-}
 
 /**
  * Runs handlers and keeps their leases: heartbeats extend every running lease by a third
@@ -43,12 +23,7 @@ export class LeaseKeeper<T> {
   /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
   readonly acks = new AckBatcher<InFlight<T>>(
-    (entries) =>
-      this.engine.settle(
-        'ack',
-        this.topic,
-        entries.map((e) => e.message),
-      ),
+    (entries) => this.engine.settle('ack', this.topic, messagesOf(entries)),
     (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
     (entry, error) => this.settleFailed(entry, error),
   );
@@ -83,27 +58,10 @@ export class LeaseKeeper<T> {
 
   /** Starts the handler; no promise or closure per message beyond the handler's own. */
   run(message: ReservedMessage<T>): void {
-    const entry: InFlight<T> = {
-      message,
-      controller: undefined,
-      settling: false,
-      released: false,
-      lost: false,
-      started: performance.now(),
-    };
+    const entry = newInFlight(message);
     this.inFlight.set(message.token, entry);
     if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
-    let work: Promise<unknown>;
-    try {
-      const result = this.handler(message.payload, new HandlerContext(entry, this.extend));
-      // An Observable succeeds when it completes (with or without values) and fails when it errors.
-      work = isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : Promise.resolve(result);
-    } catch (error) {
-      // A synchronous throw counts as a rejection, with the thrown value as it is: a custom
-      // backoff sees what the handler threw.
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- see above
-      work = Promise.reject(error);
-    }
+    let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.extend));
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
@@ -158,6 +116,7 @@ export class LeaseKeeper<T> {
 
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {
+    if (messages.length === 0) return;
     const released = this.engine.settle('release', this.topic, messages.reverse());
     this.track(
       released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })),
@@ -177,12 +136,7 @@ export class LeaseKeeper<T> {
     if (this.beating || live.length === 0) return;
     this.beating = true;
     try {
-      const flags = await this.engine.settle(
-        'extend',
-        this.topic,
-        live.map((e) => e.message),
-        this.settings.leaseMs,
-      );
+      const flags = await this.engine.settle('extend', this.topic, messagesOf(live), this.settings.leaseMs);
       flags.forEach((extended, i) => !extended && !live[i].settling && !live[i].released && this.leaseLost(live[i]));
     } catch (error) {
       this.events.emit({ type: 'error', topic: this.topic, error: asError(error) });
@@ -225,11 +179,7 @@ export class LeaseKeeper<T> {
         abortHandler(entry, new Error('The consumer is shutting down'));
       }
       try {
-        await this.engine.settle(
-          'release',
-          this.topic,
-          left.map((e) => e.message),
-        );
+        await this.engine.settle('release', this.topic, messagesOf(left));
         this.logger.warn(MESSAGES.drainLeftovers(this.topic, left.length));
       } catch (error) {
         // Their leases expire and they are delivered again: late, but not lost.

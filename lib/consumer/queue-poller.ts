@@ -1,12 +1,13 @@
 import type { ConsumerEngine, ReserveResult } from '../engine/consumer-engine';
-import type { QueueConsumer, QueueHandlerFn, ReservedMessage } from '../interfaces';
+import type { QueueConsumer, QueueHandlerFn } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
-import { LeaseKeeper, type InFlight } from './lease-keeper';
+import { messagesOf, type InFlight } from './in-flight';
+import { LeaseKeeper } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
 import { settleWithin } from './settle-within';
@@ -55,7 +56,7 @@ export class QueuePoller<T> implements QueueConsumer {
     this.failures = new FailurePause(topic, deps);
     this.keeper = new LeaseKeeper(deps.engine, topic, handler, settings, deps, {
       finished: (ms) => this.slotFreed(ms),
-      beat: () => this.handBack(this.buffer.takeStale()),
+      beat: () => this.keeper.handBack(this.buffer.takeStale()),
     });
   }
 
@@ -134,10 +135,10 @@ export class QueuePoller<T> implements QueueConsumer {
   /** Acks `acks`, then reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
   private async fetchBatch(partition: number, count: number, acks: InFlight<T>[]): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
+    let reserved: ReserveResult<T>;
     try {
-      let reserved: ReserveResult<T>;
       try {
-        const leases = acks.map((entry) => entry.message);
+        const leases = messagesOf(acks);
         reserved = await this.deps.engine.reserve<T>(this.topic, partition, { count, leaseMs, maxAttempts }, leases);
       } catch (error) {
         // The script failed before it changed anything: the acks go on their own.
@@ -181,17 +182,13 @@ export class QueuePoller<T> implements QueueConsumer {
     this.changed?.();
   }
 
-  private handBack(messages: ReservedMessage<T>[]): void {
-    if (messages.length > 0) this.keeper.handBack(messages);
-  }
-
   /** Stop reserving, let running handlers finish within drainMs, hand the rest back at once. */
   private async shutdown(drainMs: number): Promise<void> {
     const deadline = Date.now() + drainMs;
     this.stopper.abort();
     await settleWithin(Promise.all([this.loopDone, ...this.fetches]), drainMs);
     // Prefetched messages never started: back to ready at once.
-    this.handBack(this.buffer.takeAll());
+    this.keeper.handBack(this.buffer.takeAll());
     await this.keeper.close(deadline);
     this.deps.wake.close();
     this.deps.onClosed();

@@ -1,0 +1,33 @@
+import type { ReservedMessage } from '../interfaces';
+import type { DeliveryTimings } from './delivery-timings';
+import type { ContextTarget } from './handler-context';
+
+/** A message whose handler runs now. */
+export interface InFlight<T> extends ContextTarget, DeliveryTimings {
+  message: ReservedMessage<T>;
+  /** Ack or nack under way: a heartbeat miss is then no lost lease. */
+  settling: boolean;
+  /** Handed back at shutdown: the handler's late outcome no longer counts. */
+  released: boolean;
+  lost: boolean;
+  /** performance.now() when the handler started. */
+  started: number;
+}
+
+/** What the poller hears from the keeper. */
+export interface KeeperHooks {
+  /** A handler settled after running `ms`: its slot is free. */
+  finished(ms: number): void;
+  /** Each heartbeat tick, before the running leases are extended. */
+  beat(): void;
+}
+
+/** The entry of a handler that starts now. */
+export function newInFlight<T>(message: ReservedMessage<T>): InFlight<T> {
+  return { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
+}
+
+/** The messages of in-flight entries, as the engine takes them. */
+export function messagesOf<T>(entries: InFlight<T>[]): ReservedMessage<T>[] {
+  return entries.map((entry) => entry.message);
+}
