@@ -74,6 +74,14 @@ export default defineConfig(
     languageOptions: { globals: { ...globals.node } },
   },
   {
+    // The packed-package smoke app is compiled twice (as ESM and as CommonJS) against the tarball,
+    // outside tsconfig.json: linted without type information.
+    name: 'ackq/package-app',
+    files: ['test/package/app/**/*.ts'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { parserOptions: { project: false, projectService: false } },
+  },
+  {
     name: 'ackq/commonjs',
     files: ['**/*.{js,cjs}'],
     languageOptions: { sourceType: 'commonjs' },

@@ -10,7 +10,7 @@ function sendMail(latencyMs: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(resolve, latencyMs);
     signal.addEventListener('abort', () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     });
   });
 }

@@ -240,10 +240,10 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     expect(seen[T.guarded]).toEqual([{ payload: { role: 'admin' }, attempt: 1 }]);
     const [call] = seen.guard as Record<string, unknown>[];
     // getHandler() is the method itself (compared, not called).
-    // eslint-disable-next-line @typescript-eslint/unbound-method
     expect(call).toMatchObject({
       type: 'redis-ack-queue',
       data: { role: 'admin' },
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
       handler: AdminHandlers.prototype.admin,
       class: AdminHandlers,
       wanted: 'admin',

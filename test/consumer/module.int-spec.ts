@@ -23,7 +23,7 @@ const record = (topic: string, value: unknown) => (handled[topic] ??= []).push(v
 @Injectable()
 class FeatureAHandlers {
   @QueueHandler(TOPIC_A, { concurrency: 2 })
-  async onA(payload: unknown, context: MessageContext) {
+  onA(payload: unknown, context: MessageContext) {
     record(TOPIC_A, { payload, attempt: context.attempt, topic: context.topic });
   }
 }

@@ -20,7 +20,7 @@ describe('consumers recover from faults', () => {
       const ids = (
         await queue.pushMany(
           topic,
-          [...Array(12)].map((_, i) => ({ payload: i })),
+          Array.from({ length: 12 }, (_, i) => ({ payload: i })),
         )
       ).map((r) => r.id);
       await eventually(() => processes.of('start', victim.pid).length >= 4);

@@ -112,9 +112,9 @@ const cases: Case[] = [
   ['a release of null', (q) => q.release(null as never), InvalidOptionError, /Invalid message null/],
   ['an ack of a string', (q) => q.ack('m1' as never), InvalidOptionError, /Invalid message "m1"/],
   // consume() throws synchronously: the async wrapper turns that into the rejection every row is checked for.
-  // eslint-disable-next-line @typescript-eslint/require-await -- async on purpose, to reject instead of throw
   [
     'a handler that is not a function',
+    // eslint-disable-next-line @typescript-eslint/require-await -- async on purpose, to reject instead of throw
     async (q, t) => q.consume(t, null as never),
     InvalidOptionError,
     /Invalid handler null/,

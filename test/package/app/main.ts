@@ -17,7 +17,6 @@ const delivered = new Promise<Delivery>((resolve) => (deliver = resolve));
 @Injectable()
 class Greetings {
   @QueueHandler(TOPIC)
-  // eslint-disable-next-line @typescript-eslint/require-await -- written as a new app writes a handler (the README's async method), which is what this smoke test compiles and runs
   async greet(payload: unknown, context: MessageContext): Promise<void> {
     deliver({ payload, attempt: context.attempt });
   }
