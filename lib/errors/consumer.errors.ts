@@ -42,6 +42,7 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
 export class InvalidQueueListenerError extends RedisAckQueueError {
   readonly code = 'INVALID_LISTENER';
   constructor(
+    /** The listener, as `Class.method`. */
     readonly where: string,
     reason: string,
     options?: { cause?: unknown },

@@ -5,6 +5,7 @@ import { RedisAckQueueError } from './redis-ack-queue.error';
 export class DuplicateQueueRegistrationError extends RedisAckQueueError {
   readonly code = 'DUPLICATE_QUEUE_REGISTRATION';
   constructor(
+    /** The name registered twice (the default queue's name when it is the default). */
     readonly queue: string,
     isDefault: boolean,
   ) {
@@ -12,12 +13,15 @@ export class DuplicateQueueRegistrationError extends RedisAckQueueError {
   }
 }
 
-/** A @QueueHandler names a queue (its `queue` option) that no registration provides. */
+/** A `@QueueHandler` names a queue (its `queue` option) that no registration provides. */
 export class UnknownQueueError extends RedisAckQueueError {
   readonly code = 'UNKNOWN_QUEUE';
   constructor(
+    /** The handler, as `Class.method`. */
     readonly where: string,
+    /** The queue name it asked for. */
     readonly queue: string,
+    /** The queue names that are registered. */
     readonly registered: readonly string[],
   ) {
     super(MESSAGES.unknownQueue(where, queue, [...registered]));

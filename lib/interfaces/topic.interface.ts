@@ -7,4 +7,7 @@ declare const payloadType: unique symbol;
  * `pushMany`, `reserve`, `consume`, `deadLetters` and `@QueueHandler` check payloads
  * against `T`. A plain string is a `Topic` of any payload.
  */
-export type Topic<T = unknown> = string & { readonly [payloadType]?: T };
+export type Topic<T = unknown> = string & {
+  /** Type-only brand carrying the payload type `T`: never set at runtime. */
+  readonly [payloadType]?: T;
+};

@@ -21,6 +21,7 @@ export interface QueueHandlerMetadata {
 /**
  * The decorator `@QueueHandler(topic)` returns: for a typed topic (`defineTopic<T>`), the
  * method's first parameter must take a `T`, or the code does not compile.
+ * @typeParam M - The decorated method's type.
  */
 export type QueueHandlerDecorator<T> = <M extends (payload: T, context: MessageContext) => unknown>(
   target: object,

@@ -19,14 +19,19 @@ export interface RedisAckQueueRootOptions extends RedisAckQueueModuleOptions, Re
 
 /** A class that builds the module options (`forRootAsync({ useClass })` or `{ useExisting }`). */
 export interface RedisAckQueueOptionsFactory {
+  /** Returns the module options (or a promise of them). */
   create(): RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
 }
 
 /** Options of `RedisAckQueueModule.forRootAsync()`: one of useFactory, useClass or useExisting. */
 export interface RedisAckQueueAsyncOptions extends RedisAckQueueRegistrationOptions, Pick<ModuleMetadata, 'imports'> {
+  /** Returns the module options; its arguments are the providers in `inject`. */
   useFactory?: (...args: never[]) => RedisAckQueueModuleOptions | Promise<RedisAckQueueModuleOptions>;
+  /** The providers passed to `useFactory`, in order. */
   inject?: FactoryProvider['inject'];
+  /** A class, instantiated in the registration's module, whose `create()` gives the options. */
   useClass?: Type<RedisAckQueueOptionsFactory>;
+  /** A provider already available to the module (not instantiated again) whose `create()` gives the options. */
   useExisting?: Type<RedisAckQueueOptionsFactory>;
   /** Providers that the factory's injections need, added to the registration's module. */
   extraProviders?: Provider[];

@@ -17,6 +17,10 @@ import { getQueueOptionsToken } from './queue-tokens';
  */
 @Module({})
 export class RedisAckQueueModule {
+  /**
+   * Registers a queue with options known up front.
+   * @param options - The module options, plus `name` and `isGlobal`.
+   */
   static forRoot(options: RedisAckQueueRootOptions = {}): DynamicModule {
     const { name, isGlobal, ...moduleOptions } = options;
     return registrationModule(RedisAckQueueModule, name, isGlobal, [
@@ -24,6 +28,11 @@ export class RedisAckQueueModule {
     ]);
   }
 
+  /**
+   * Registers a queue whose options come from a factory, a class or an existing provider.
+   * @param options - One of `useFactory`, `useClass` or `useExisting`, plus `name` and `isGlobal`.
+   * @throws {InvalidOptionError} when none of the three is given.
+   */
   static forRootAsync(options: RedisAckQueueAsyncOptions): DynamicModule {
     const { name, isGlobal, imports } = options;
     return registrationModule(

@@ -30,15 +30,24 @@ import { assertBounded, assertIdList, assertInteger, assertTopic, optionsOf } fr
  * @internal
  */
 export abstract class QueueProducerFacade {
+  /** @internal */
   protected readonly events = new QueueEvents();
   readonly events$: Observable<RedisAckQueueEvent> = this.events.stream$;
+  /** @internal */
   protected readonly settings: ServiceSettings;
+  /** @internal */
   protected readonly connection: QueueConnection;
+  /** @internal */
   protected readonly engine: QueueEngine;
+  /** @internal */
   protected readonly inspector: QueueInspector;
+  /** @internal */
   protected readonly consumers: ConsumerRegistry;
+  /** @internal */
   protected readonly ids = new MessageIds();
+  /** @internal */
   protected readonly tracing: QueueTracing | undefined;
+  /** @internal */
   protected closing: Promise<void> | undefined;
 
   /**
@@ -151,6 +160,7 @@ export abstract class QueueProducerFacade {
     return this.connection.ping(timeoutMs);
   }
 
+  /** @internal */
   protected assertOpen(operation: string): void {
     if (this.closing) throw new QueueClosedError(operation);
   }

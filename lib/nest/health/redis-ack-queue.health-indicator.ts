@@ -7,7 +7,10 @@ import type { RedisAckQueueHealthDetails, RedisAckQueueHealthOptions } from './r
 /** A `@nestjs/terminus` HealthIndicatorResult: `{ [key]: { status, ...details } }`. */
 export type RedisAckQueueHealthResult<Key extends string = string> = Record<
   Key,
-  RedisAckQueueHealthDetails & { status: 'up' | 'down' }
+  RedisAckQueueHealthDetails & {
+    /** `down` when there is a `reason`, else `up`. */
+    status: 'up' | 'down';
+  }
 >;
 
 /**
@@ -28,6 +31,12 @@ export type RedisAckQueueHealthResult<Key extends string = string> = Record<
 export class RedisAckQueueHealthIndicator {
   constructor(private readonly moduleRef: ModuleRef) {}
 
+  /**
+   * Checks Redis, this process's consumers and the lag of the topics in `maxLagMs`.
+   * @param key - The key of the result (terminus' indicator name).
+   * @param options - The bounds; each has a default.
+   * @returns `{ [key]: { status, ...details } }`, `down` with a `reason` when a check fails.
+   */
   async isHealthy<const Key extends string = 'redis-ack-queue'>(
     key: Key = 'redis-ack-queue' as Key,
     options: RedisAckQueueHealthOptions = {},

@@ -29,11 +29,17 @@ const OPTIONS = Symbol('RedisAckQueueMetricsModuleOptions');
  */
 @Module({})
 export class RedisAckQueueMetricsModule implements OnModuleInit, OnModuleDestroy {
+  /** @internal */
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly holder: MetricsHolder,
   ) {}
 
+  /**
+   * The module, with a GET `path` controller when `path` is given.
+   * @param options - The metrics options, plus `path`.
+   * @throws {Error} when `path` is given and `prom-client` is not installed.
+   */
   static forRoot(options: RedisAckQueueMetricsModuleOptions = {}): DynamicModule {
     let controllers: DynamicModule['controllers'] = [];
     if (options.path !== undefined) {
@@ -48,12 +54,14 @@ export class RedisAckQueueMetricsModule implements OnModuleInit, OnModuleDestroy
     };
   }
 
+  /** Creates the metrics over the app's `RedisAckQueueService`. */
   onModuleInit(): void {
     const { path: _path, ...options } = this.moduleRef.get<RedisAckQueueMetricsModuleOptions>(OPTIONS);
     const service = this.moduleRef.get(RedisAckQueueService, { strict: false });
     this.holder.metrics = new RedisAckQueueMetrics(service, options);
   }
 
+  /** Closes the metrics: unsubscribes and removes them from the registry. */
   onModuleDestroy(): void {
     this.holder.metrics?.close();
   }

@@ -35,6 +35,7 @@ interface TopicSeries {
  */
 export class RedisAckQueueMetrics {
   private readonly logger = new Logger('RedisAckQueue');
+  /** Where the metrics are registered: the `registry` option, or prom-client's default `register`. */
   readonly registry: RedisAckQueueMetricsRegistry;
   private readonly counters = new Map<string, Counter<'topic'>>();
   private readonly duration: Histogram<'topic'>;
