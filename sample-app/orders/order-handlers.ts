@@ -1,8 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, UsePipes, ValidationPipe } from '@nestjs/common';
 import { type MessageContext, QueueHandler } from 'nestjs-redis-ack-queue';
 import { SampleConfig } from '../sample.config';
 import { OrdersStore } from './orders.store';
-import { TOPICS } from './topics';
+// A value import: the ValidationPipe reads the payload's class from the parameter's design type.
+import { OrderMessage, TOPICS } from './topics';
 
 /** Stands in for a mail client that honours an AbortSignal, as fetch and most SDKs do. */
 function sendMail(latencyMs: number, signal: AbortSignal): Promise<void> {
@@ -15,11 +16,12 @@ function sendMail(latencyMs: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-interface OrderMessage {
-  orderId: string;
-}
-
-/** The consumers of the sample: each message is acked only when its handler resolves. */
+/**
+ * The consumers of the sample: each message is acked only when its handler resolves. The
+ * ValidationPipe checks every payload first: one that is not an OrderMessage is dead-lettered
+ * at once as `rejected` (retrying cannot fix it).
+ */
+@UsePipes(new ValidationPipe({ transform: true }))
 @Injectable()
 export class OrderHandlers {
   private readonly logger = new Logger(OrderHandlers.name);

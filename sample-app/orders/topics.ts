@@ -1,5 +1,19 @@
+import { IsNotEmpty, IsString } from 'class-validator';
+import { defineTopic } from 'nestjs-redis-ack-queue';
+
+/**
+ * The payload of every order topic. A class, so that the ValidationPipe on the handlers can
+ * check it: a message that is not one goes to the dead letters at once as `rejected`.
+ */
+export class OrderMessage {
+  @IsString()
+  @IsNotEmpty()
+  orderId!: string;
+}
+
+/** Typed topics: pushing anything but an OrderMessage to them, or handling them as something else, does not compile. */
 export const TOPICS = {
-  created: 'order.created',
-  paymentTimeout: 'order.payment-timeout',
-  invoice: 'invoice.render',
+  created: defineTopic<OrderMessage>('order.created'),
+  paymentTimeout: defineTopic<OrderMessage>('order.payment-timeout'),
+  invoice: defineTopic<OrderMessage>('invoice.render'),
 } as const;

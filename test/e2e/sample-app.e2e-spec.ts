@@ -57,6 +57,20 @@ describe('sample app (HTTP, real Redis)', () => {
     });
   });
 
+  it('dead-letters a message that is not an OrderMessage at once, as rejected by the ValidationPipe', async () => {
+    const { app } = await startApp();
+    const queue = app.get(RedisAckQueueService);
+    expectLogs(/rejected/);
+    // A plain string topic takes any payload: what another producer might push by mistake.
+    const topic: string = TOPICS.created;
+    await queue.push(topic, { orderId: 42 }, { id: 'not-an-order' });
+    await queue.waitUntilIdle(TOPICS.created);
+    const [letter] = await queue.deadLetters(TOPICS.created);
+    expect(letter).toMatchObject({ id: 'not-an-order', reason: 'rejected', attempt: 1 });
+    expect(letter.error).toMatch(/orderId must be a string/);
+    expect(loggedLines(/rejected/)).toHaveLength(1);
+  });
+
   it('refuses a bad order with 400 and enqueues nothing', async () => {
     const { app, url } = await startApp();
     const before = await app.get(RedisAckQueueService).stats(TOPICS.created);
