@@ -1,13 +1,7 @@
 import type { MessageContext } from '../../lib';
 import { expectLogs } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
-
-/** A promise with its resolve function, to hold a handler open until the test says so. */
-function gate<T = void>() {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { gate } from '../support/gate';
 
 describe('close(drainMs) of a service used without Nest', () => {
   const fx = useRedis();

@@ -10,13 +10,7 @@ import {
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor, untilConsumerBlocked } from '../support/waits';
-
-/** A promise with its resolve function, to hold a handler open until the test says so. */
-function gate<T = void>() {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => (open = resolve));
-  return { promise, open };
-}
+import { gate } from '../support/gate';
 
 describe('consume: the poller', () => {
   const fx = useRedis();

@@ -10,6 +10,7 @@ import {
   RedisAckQueueService,
 } from '../../lib';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { expectLogs } from '../support/capture-logs';
 
 describe('health indicator (@nestjs/terminus)', () => {
   const fx = useRedis();
@@ -83,6 +84,7 @@ describe('health indicator (@nestjs/terminus)', () => {
   });
 
   it('is down, within the ping bound, when Redis is stopped', async () => {
+    expectLogs(/Lost the connection to Redis/);
     const topic = uniqueTopic();
     const consumer = queue.consume(topic, () => undefined);
     await fx.server.kill();

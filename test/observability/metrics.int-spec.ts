@@ -24,6 +24,7 @@ describe('Prometheus metrics', () => {
   }
 
   it('counts outcomes per topic and observes handler duration and wait', async () => {
+    expectLogs(/failed on attempt/, /went to the dead letters/);
     const { queue, registry } = await withMetrics();
     const topic = uniqueTopic();
     await queue.push(topic, 'ok');

@@ -1,6 +1,7 @@
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import type { RedisAckQueueEvent } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const settled = (topic: string) => (e: RedisAckQueueEvent) =>
@@ -27,6 +28,7 @@ describe('timings in events', () => {
   });
 
   it('retried and dead carry the duration; the wait only on the first attempt', async () => {
+    expectLogs(/failed on attempt/, /went to the dead letters/);
     const queue = await fx.service();
     const topic = uniqueTopic();
     await queue.push(topic, 'x', { maxAttempts: 2 });

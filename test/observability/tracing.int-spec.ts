@@ -13,6 +13,7 @@ import {
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import { InvalidOptionError, RedisAckQueueService } from '../../lib';
+import { expectLogs } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const exporter = new InMemorySpanExporter();
@@ -101,6 +102,7 @@ describe('OpenTelemetry tracing', () => {
   });
 
   it('records the error of a failed delivery, one span per attempt', async () => {
+    expectLogs(/failed on attempt/, /went to the dead letters/);
     const queue = await fx.service({ tracing: true });
     const topic = uniqueTopic();
     const done = settled(queue, topic, 2);

@@ -93,6 +93,7 @@ describe('LeaseKeeper on fake timers', () => {
   });
 
   it('fails a handler that outlives timeoutMs: HandlerTimeoutError aborts its signal, the delivery is nacked', async () => {
+    expectLogs(/failed on attempt 1 of \d+: HandlerTimeoutError/);
     let context: MessageContext | undefined;
     const handler = (_: string, c: MessageContext) => ((context = c), never());
     const keeper = startKeeper(handler, { leaseMs: 30_000, timeoutMs: 50, backoff: { type: 'fixed', delayMs: 7 } });
