@@ -4,6 +4,11 @@ import type { RedisClient } from './connection';
 import type { QueueKeys } from './queue-keys';
 import { defineQueueScripts, runQueueScript, type QueueScriptName } from './queue-scripts';
 
+/** ioredis' error for a command whose connection closed before it was answered. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+/** How often one call is sent again after its Cluster connection closed (see `resendable`). */
+const MAX_CLUSTER_RESENDS = 3;
+
 /**
  * Runs the queue's scripts on one client, turning failures into typed errors. It also
  * counts the client's dropped connections: ioredis resends a command whose reply was lost
@@ -30,10 +35,29 @@ export class ScriptRunner {
   }
 
   async run<T>(name: QueueScriptName, topic: string, keys: QueueKeys, args: (string | number)[]): Promise<T> {
-    try {
-      return await runQueueScript<T>(this.client, name, keys, args);
-    } catch (error) {
-      throw mapRedisError(error, name, topic);
+    for (let resends = 0; ; resends++) {
+      try {
+        return await runQueueScript<T>(this.client, name, keys, args);
+      } catch (error) {
+        if (resends < MAX_CLUSTER_RESENDS && this.resendable(error)) continue;
+        throw mapRedisError(error, name, topic);
+      }
     }
+  }
+
+  /**
+   * A plain client resends the commands a dropped connection left unanswered. A Cluster does
+   * too, but only while it is 'ready': when every node connection drops at once (CLIENT KILL,
+   * a network cut) it fails them with "Connection is closed.". Sent again, the command waits
+   * in its offline queue until it reconnects, as a plain client's would; the caller's bound
+   * (commandTimeoutMs) still applies, and `droppedSince` still flags the answer as resent.
+   */
+  private resendable(error: unknown): boolean {
+    return (
+      this.client instanceof Cluster &&
+      this.client.status !== 'end' &&
+      error instanceof Error &&
+      error.message === CONNECTION_CLOSED
+    );
   }
 }

@@ -1,0 +1,52 @@
+import { expectLogs } from '../support/capture-logs';
+import { onCluster, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** Every connection of the queue cut at once: nothing fails for it, nothing is stored twice. */
+describe('cut connections', () => {
+  const fx = useRedis();
+  expectLogs(/^Lost the connection to Redis/);
+  const killAll = () =>
+    Promise.all(fx.nodes().map((node) => node.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')));
+
+  it('pushes sent before, during and right after a CLIENT KILL of every connection all resolve, each stored once', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const ids: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const pushes = [0, 1, 2].map((k) => `r${round}-${k}`);
+      const sent = [queue.push(topic, round, { id: pushes[0] })];
+      const killed = killAll();
+      sent.push(queue.push(topic, round, { id: pushes[1] }));
+      await killed;
+      sent.push(queue.push(topic, round, { id: pushes[2] }));
+      const results = await Promise.all(sent);
+      expect(results.map((r) => r.id)).toEqual(pushes);
+      ids.push(...pushes);
+    }
+    expect((await queue.stats(topic)).ready).toBe(ids.length);
+  });
+
+  (onCluster ? it : it.skip)(
+    'a Cluster whose every connection drops while a push waits for its answer sends the push again once it reconnects',
+    async () => {
+      // Held by CLIENT PAUSE, the push is in flight when the connections drop. ioredis' Cluster
+      // fails it with "Connection is closed." when it is not 'ready' then (a plain client resends).
+      const client = fx.cluster.client();
+      const queue = await fx.service({ connection: client });
+      const topic = uniqueTopic();
+      const master = (await fx.cluster.nodeForKey(`{ackq:${topic}}`)).client();
+      try {
+        await queue.push(topic, 'first');
+        await master.call('CLIENT', 'PAUSE', '300', 'WRITE');
+        const held = queue.push(topic, 'held', { id: 'held' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        client.disconnect(true);
+        await expect(held).resolves.toMatchObject({ id: 'held', duplicate: false });
+        expect((await queue.stats(topic)).ready).toBe(2);
+      } finally {
+        master.disconnect();
+        client.disconnect();
+      }
+    },
+  );
+});
