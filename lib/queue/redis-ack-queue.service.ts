@@ -14,7 +14,7 @@ import type {
   ReservedMessage,
   Topic,
 } from '../interfaces';
-import { QueueProducerFacade } from './queue-producer.facade';
+import { QueueScheduleFacade } from './queue-schedule.facade';
 import { resolveReserveRequest } from './settings';
 import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from './validation';
 
@@ -22,14 +22,16 @@ import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf }
  * The queue's public API: push, reserve, ack, nack, inspect, consume. It checks arguments
  * and the closed state, reports events, and leaves every state change to the engine (one
  * Lua script each, timed by the Redis server's clock). Usable with `new` outside Nest; the
- * module provides the same class through dependency injection. The producing half lives in
- * queue-producer.facade.ts, this file adds the consuming half.
+ * module provides the same class through dependency injection. It is built in layers, one
+ * file each: producing and inspecting (queue-producer.facade.ts), look-up and cancel
+ * (queue-lookup.facade.ts), pause (queue-pause.facade.ts), schedules
+ * (queue-schedule.facade.ts); this file adds the consuming half.
  *
  * Methods that return a promise report every error by rejecting it; each error the library
  * raises is a {@link RedisAckQueueError} with a stable `code`.
  */
 export class RedisAckQueueService
-  extends QueueProducerFacade
+  extends QueueScheduleFacade
   implements RedisAckQueueProducerApi, RedisAckQueueConsumerApi, OnApplicationShutdown
 {
   async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
