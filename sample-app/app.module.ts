@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RedisAckQueueModule } from 'nestjs-redis-ack-queue';
+import { OpsModule } from './ops/ops.module';
 import { OrdersModule } from './orders/orders.module';
 import { SampleConfig } from './sample.config';
 import { SampleConfigModule } from './sample-config.module';
@@ -19,6 +20,7 @@ import { SampleConfigModule } from './sample-config.module';
       }),
     }),
     OrdersModule,
+    OpsModule,
   ],
 })
 export class AppModule {}

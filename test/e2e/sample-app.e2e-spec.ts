@@ -88,6 +88,24 @@ describe('sample app (HTTP, real Redis)', () => {
     expect((await read<Order>(fetch(`${url}/orders/${paid.id}`))).status).toBe('paid');
   });
 
+  it('serves Prometheus metrics at /metrics and a terminus health check at /health', async () => {
+    const { app, url } = await startApp();
+    await post(`${url}/orders`, { item: 'pen', amount: 2 });
+    await app.get(RedisAckQueueService).waitUntilIdle(TOPICS.created);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain(`redis_ack_queue_pushed_total{topic="${TOPICS.created}"} 1`);
+    expect(metrics).toContain(`redis_ack_queue_acked_total{topic="${TOPICS.created}"} 1`);
+    expect(metrics).toMatch(/redis_ack_queue_handler_duration_seconds_count\{topic="order\.created"\} 1/);
+    // Gauges read from Redis at scrape time, for every order topic: the payment timeout waits.
+    expect(metrics).toContain(`redis_ack_queue_messages{topic="${TOPICS.paymentTimeout}",state="delayed"} 1`);
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      status: 'ok',
+      info: { queue: { status: 'up', consumers: expect.any(Number) as number, lagMs: { [TOPICS.created]: 0 } } },
+    });
+  });
+
   it('retries a failing invoice three times, then shows it in the dead letters', async () => {
     // The consumer logs both retries (warn) and the dead letter (error).
     expectLogs(
