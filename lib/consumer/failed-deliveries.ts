@@ -69,6 +69,7 @@ export class FailedDeliveries {
       topic: this.topic,
       id,
       attempt,
+      reason,
       error: asError(error),
       durationMs,
       waitMs,

@@ -169,7 +169,7 @@ export class QueuePoller<T> implements QueueConsumer {
     const { events, logger } = this.deps;
     for (const { id, attempt } of buried) {
       logger.error(MESSAGES.deadLettered(this.topic, id, attempt, 'malformed', MESSAGES.malformedBody));
-      events.emit({ type: 'dead', topic: this.topic, id, attempt });
+      events.emit({ type: 'dead', topic: this.topic, id, attempt, reason: 'malformed' });
     }
     if (!events.observed) return;
     for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic: this.topic, id, attempt });

@@ -1,3 +1,5 @@
+import type { DeadLetterReason } from './message.interface';
+
 /**
  * `pushed`: a message was stored (not a duplicate). `reserved`: leased, by `reserve()` or a
  * consumer. `acked`: done and removed. `retried`: failed, to be delivered again after its
@@ -18,6 +20,8 @@ export interface RedisAckQueueEvent {
   id?: string;
   /** The delivery's number; absent on `pushed` and where `id` is absent. */
   attempt?: number;
+  /** On `dead`: why it went to the dead letters, as its dead letter says. */
+  reason?: DeadLetterReason;
   /** For retried, dead, lease-lost and error events. */
   error?: Error;
   /**

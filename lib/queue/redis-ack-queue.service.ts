@@ -39,7 +39,7 @@ export class RedisAckQueueService
     assertTopic(topic);
     const reserved = this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
     const { messages, buried } = await this.connection.within('reserve', topic, reserved);
-    for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt });
+    for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
     for (const { id, attempt } of messages) this.events.emit({ type: 'reserved', topic, id, attempt });
     return messages;
   }
@@ -75,7 +75,8 @@ export class RedisAckQueueService
       attempt: message.attempt,
       error: error === undefined ? undefined : asError(error),
     };
-    this.events.emit({ type: result === 'retry' ? 'retried' : 'dead', ...event });
+    if (result === 'retry') this.events.emit({ type: 'retried', ...event });
+    else this.events.emit({ type: 'dead', ...event, reason: 'failed' });
     return result;
   }
 

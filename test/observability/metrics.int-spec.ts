@@ -1,7 +1,13 @@
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
-import { RedisAckQueueMetrics, RedisAckQueueMetricsModule, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
+import {
+  MessageRejectedError,
+  RedisAckQueueMetrics,
+  RedisAckQueueMetricsModule,
+  RedisAckQueueModule,
+  RedisAckQueueService,
+} from '../../lib';
 import { expectLogs } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -53,6 +59,24 @@ describe('Prometheus metrics', () => {
     expect(text).toContain('# TYPE redis_ack_queue_cancelled_total counter');
     // Only topic labels: no id or payload in any sample.
     expect(text).not.toMatch(/same|"ok"|"fail"/);
+  });
+
+  it('counts a message rejected by its handler (MessageRejectedError) as rejected and as dead; the dead event says why', async () => {
+    expectLogs(/went to the dead letters as rejected/);
+    const { queue, registry } = await withMetrics();
+    const topic = uniqueTopic();
+    const reasons: unknown[] = [];
+    queue.events$.subscribe((event) => event.type === 'dead' && reasons.push(event.reason));
+    await queue.push(topic, 'not an order');
+    const consumer = queue.consume(topic, () => {
+      throw new MessageRejectedError('not an order');
+    });
+    await queue.waitUntilIdle(topic);
+    await consumer.close();
+    const text = await registry.metrics();
+    expect(sample(text, 'redis_ack_queue_rejected_total', `topic="${topic}"`)).toBe(1);
+    expect(sample(text, 'redis_ack_queue_dead_total', `topic="${topic}"`)).toBe(1);
+    expect(reasons).toEqual(['rejected']);
   });
 
   it('reads the gauges at scrape time: counts per state and the oldest ready age', async () => {

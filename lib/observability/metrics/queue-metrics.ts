@@ -8,7 +8,7 @@ import { MESSAGES } from '../../redis-ack-queue.messages';
 import { requirePeer } from '../optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
 
-/** Event types counted, and the counter each goes to (rejected and cancelled: when such events appear). */
+/** Event types counted, each in its own counter; `rejected` counts the dead events of reason rejected. */
 const COUNTED = ['pushed', 'acked', 'retried', 'dead', 'rejected', 'lease-lost', 'cancelled'] as const;
 const STATES = ['ready', 'delayed', 'leased', 'dead'] as const;
 const GAUGE_AND_HISTOGRAM_NAMES = [
@@ -126,6 +126,7 @@ export class RedisAckQueueMetrics {
       this.series.set(topic, series);
     }
     series.counters.get(type)!.inc();
+    if (event.reason === 'rejected') series.counters.get('rejected')!.inc();
     if (durationMs !== undefined) series.duration.observe(durationMs / 1000);
     if (waitMs !== undefined) series.wait.observe(waitMs / 1000);
   }
