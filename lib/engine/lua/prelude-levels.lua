@@ -15,14 +15,16 @@ local function level_key(K_READY, first, level)
 end
 
 -- Makes ids ready at the head (LPUSH) or tail (RPUSH) of their level's LIST, in order within
--- a level; marks the levels above 0 in readyLevels.
+-- a level; marks the levels above 0 in readyLevels. Returns true when it used one of them.
 local function make_ready(command, K_READY, K_PRIORITY, K_LEVELS, first, ids)
   if #ids == 0 then
-    return
+    return false
   end
   if redis.call('EXISTS', K_PRIORITY) == 0 then
-    return push_ids(command, K_READY, ids)
+    push_ids(command, K_READY, ids)
+    return false
   end
+  local leveled = false
   local groups = {}
   for i = 1, #ids, 1000 do
     local levels = redis.call('HMGET', K_PRIORITY, unpack(ids, i, math.min(i + 999, #ids)))
@@ -36,8 +38,10 @@ local function make_ready(command, K_READY, K_PRIORITY, K_LEVELS, first, ids)
     push_ids(command, level_key(K_READY, first, level), group)
     if level > 0 then
       redis.call('ZADD', K_LEVELS, level, level)
+      leveled = true
     end
   end
+  return leveled
 end
 
 -- The levels that hold ids in serving order (9 first), then '0'.
@@ -48,9 +52,10 @@ local function levels_in_order(K_LEVELS)
 end
 
 -- Takes up to `count` ids in serving order: the highest level first, FIFO within a level.
+-- `used` is the caller's read of readyLevels (ascending; empty: only level 0 is used).
 -- Returns false when none is ready (as LPOP does).
-local function pop_ready(K_READY, K_LEVELS, first, count)
-  if redis.call('ZCARD', K_LEVELS) == 0 then
+local function pop_ready(K_READY, K_LEVELS, first, count, used)
+  if #used == 0 then
     return redis.call('LPOP', K_READY, count)
   end
   local ids = {}

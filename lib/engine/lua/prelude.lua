@@ -102,8 +102,11 @@ local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY
     redis.call('HDEL', K_MESSAGES, unpack(held))
     redis.call('HDEL', K_ATTEMPTS, unpack(held))
     redis.call('HDEL', K_TOKENS, unpack(held))
-    redis.call('HDEL', K_PRIORITY, unpack(held))
-    redis.call('HDEL', K_DEFERRALS, unpack(held))
+    -- One read for both: a plain topic has neither.
+    if redis.call('EXISTS', K_PRIORITY, K_DEFERRALS) > 0 then
+      redis.call('HDEL', K_PRIORITY, unpack(held))
+      redis.call('HDEL', K_DEFERRALS, unpack(held))
+    end
   end
   return results
 end

@@ -76,10 +76,11 @@ if #ARGV == 6 then
 end
 
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list',
-  K_PRIORITY, 'hash', K_DEFERRALS, 'hash', K_LEVELS, 'zset')
--- The level LISTs in use, checked before any write; a plain topic has none.
-for _, level in ipairs(redis.call('ZRANGE', K_LEVELS, 0, -1)) do
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset')
+-- The level LISTs in use, checked before any write; a plain topic has none. (priority and
+-- deferrals are checked by push, nack and ack, which write them.)
+local used = redis.call('ZRANGE', K_LEVELS, 0, -1)
+for _, level in ipairs(used) do
   check_types(level_key(K_READY, LEVEL_KEYS, tonumber(level)), 'list')
 end
 
@@ -90,7 +91,10 @@ local now = now_ms()
 -- so removing them by rank costs O(log n) per message moved, never a scan.
 local due = redis.call('ZRANGE', K_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
 if #due > 0 then
-  make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, due)
+  -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
+  if make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, due) then
+    used = { '1' }
+  end
   redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
 end
 
@@ -111,7 +115,9 @@ if #expired > 0 then
     redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
   end
   push_ids('HDEL', K_TOKENS, expired)
-  make_ready('LPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, expired)
+  if make_ready('LPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, expired) then
+    used = { '1' }
+  end
   redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
 end
 
@@ -120,7 +126,7 @@ local out = { now, -1, deadline, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
-local ids = not paused and pop_ready(K_READY, K_LEVELS, LEVEL_KEYS, count)
+local ids = not paused and pop_ready(K_READY, K_LEVELS, LEVEL_KEYS, count, used)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
@@ -169,7 +175,7 @@ if ids then
     redis.call('HSET', K_TOKENS, unpack(token_args))
   end
   -- Work is left: let another blocked consumer help.
-  if redis.call('LLEN', K_READY) > 0 or redis.call('ZCARD', K_LEVELS) > 0 then
+  if redis.call('LLEN', K_READY) > 0 or (#used > 0 and redis.call('ZCARD', K_LEVELS) > 0) then
     wake(K_WAKE)
   end
 end
