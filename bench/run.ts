@@ -15,12 +15,22 @@ import { depth } from './workloads/depth';
 import { idle } from './workloads/idle';
 import { latency } from './workloads/latency';
 import { memory } from './workloads/memory';
+import { priority } from './workloads/priority';
 import { throughput } from './workloads/throughput';
 
 const SYSTEMS: Record<string, SystemFactory> = { ours: createOurs, bullmq: createBullmq, bee: createBeeQueue };
-const WORKLOADS: Record<string, Workload> = { throughput, latency, delayed, memory, idle, depth, concurrency };
+const WORKLOADS: Record<string, Workload> = {
+  throughput,
+  latency,
+  delayed,
+  memory,
+  idle,
+  depth,
+  concurrency,
+  priority,
+};
 
-/** Flags: --quick, --systems=ours,bullmq,bee, --workloads=throughput,latency,delayed,memory,idle,depth,concurrency */
+/** Flags: --quick, --systems=ours,bullmq,bee, --workloads=throughput,latency,delayed,memory,idle,depth,concurrency,priority */
 function parseArgs(argv: string[]) {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const pick = <T>(all: Record<string, T>, list: string | undefined) => {

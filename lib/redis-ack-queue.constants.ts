@@ -13,6 +13,7 @@ export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [
   'dead',
   'lease-lost',
   'error',
+  'deferred',
 ];
 
 /** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
@@ -41,6 +42,8 @@ export const DEFAULTS = {
   logLevel: 'warn',
   /** Dead letters kept per topic: the oldest beyond the count, or older than the age, are deleted. */
   deadLetters: { maxCount: 10_000, maxAgeMs: 14 * 24 * 3_600_000 },
+  /** Times a message may be deferred (retryLater) without counting an attempt. */
+  maxDeferrals: 100,
 } as const;
 
 /** Bounds that keep one call short: no script runs long enough to stall Redis. */
@@ -74,4 +77,7 @@ export const BOUNDS = {
   replicas: [1, 100],
   replicationTimeoutMs: [1, MAX_TIMER_MS],
   deadLetterPage: [1, 10_000],
+  priority: [0, 9],
+  maxDeferrals: [0, 1_000_000],
+  retryLaterMs: [0, MAX_TIMER_MS],
 } as const satisfies Record<string, readonly [number, number]>;

@@ -85,6 +85,11 @@ export const MESSAGES = {
   deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
+  retryLater: (ms: number) => `The handler asked to retry later, in ${ms} ms`,
+  deferred: (topic: string, id: string, attempt: number, ms: number) =>
+    `Deferred message ${id} on topic "${topic}" for ${ms} ms (attempt ${attempt} not counted)`,
+  overDeferred: (topic: string, id: string, max: number) =>
+    `Message ${id} on topic "${topic}" was deferred ${max} times (maxDeferrals): this deferral counts as an attempt`,
   messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
   guardDenied: (detail: string) => `a guard denied it (${detail})`,
   pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,

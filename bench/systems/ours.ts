@@ -40,6 +40,8 @@ const NEST_LOGS = { logger: ['error', 'warn'] as ('error' | 'warn')[] };
 /** The system plus the producer app's service, for checks a workload makes itself (stats). */
 export interface OursSystem extends QueueSystem {
   readonly service: RedisAckQueueService;
+  /** The topic its consumers take (for workloads that push with options of their own). */
+  readonly topic: string;
 }
 
 /** This project on any connection (a cluster included) and topic layout; every consumer is a Nest app of its own. */
@@ -52,6 +54,7 @@ export async function openOurs(options: OursOptions, topic: string): Promise<Our
   return {
     name: 'this project',
     service: queue,
+    topic,
     async push(payload) {
       await queue.push(topic, payload);
     },

@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { MessageRejectedError } from '../errors';
+import { MessageRejectedError, RetryLaterError } from '../errors';
 import { asError, errorSummary } from '../errors/error-text';
 import type { DeadLetterReason, ReservedMessage } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
@@ -7,6 +7,7 @@ import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type { DeliveryTimings } from './delivery-timings';
+import { deferDelivery } from './retry-later';
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
@@ -16,7 +17,8 @@ export interface ConsumerReporting {
 
 /**
  * Ends failed deliveries of one topic: a retry after the backoff while attempts remain, else
- * the dead letters; a MessageRejectedError goes to the dead letters at once (`rejected`).
+ * the dead letters; a MessageRejectedError goes to the dead letters at once (`rejected`); a
+ * RetryLaterError defers it without an attempt (see retry-later.ts).
  * Each one is emitted and logged (topic, id, attempt and the error's first line, never the
  * payload).
  */
@@ -36,7 +38,20 @@ export class FailedDeliveries {
       if (buried) this.dead(message, 'rejected', error, timings, error.reason);
       return buried;
     }
-    const delayMs = this.settings.backoff(attempt, error);
+    let delayMs: number;
+    if (error instanceof RetryLaterError) {
+      const deferred = await deferDelivery(
+        this.engine,
+        this.topic,
+        this.settings,
+        this.report,
+        message,
+        error.delayMs,
+        timings,
+      );
+      if (deferred !== 'over') return deferred;
+      delayMs = error.delayMs;
+    } else delayMs = this.settings.backoff(attempt, error);
     const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts, error });
     if (result === 'lost') return false;
     const { durationMs, waitMs } = timings;

@@ -1,5 +1,5 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { HandlerTimeoutError } from '../errors';
+import { HandlerTimeoutError, RetryLaterError } from '../errors';
 import type { MessageContext, QueueHandlerFn, ReservedMessage } from '../interfaces';
 import { assertBounded } from '../queue/validation';
 
@@ -8,6 +8,8 @@ export interface ContextTarget {
   message: ReservedMessage<unknown>;
   /** Made on first use: most handlers never look at their signal. */
   controller: AbortController | undefined;
+  /** Set by `retryLater`: the delivery ends deferred, whatever the handler does next. */
+  deferral?: RetryLaterError;
 }
 
 /** A handler's second argument: one object per message, its accessors on the prototype. */
@@ -40,6 +42,10 @@ export class HandlerContext implements MessageContext {
   async extendLease(ms: number): Promise<boolean> {
     assertBounded('leaseMs', ms);
     return this.#extend(this.#target, ms);
+  }
+
+  retryLater(delayMs: number): never {
+    throw (this.#target.deferral = new RetryLaterError(delayMs));
   }
 }
 

@@ -71,7 +71,8 @@ export class LeaseKeeper<T> {
   }
 
   /** Frees the handler's slot as soon as it settles, then acks or nacks. */
-  private finished(entry: InFlight<T>, failure: { error: unknown } | undefined): void {
+  private finished(entry: InFlight<T>, outcome: { error: unknown } | undefined): void {
+    const failure = entry.deferral ? { error: entry.deferral } : outcome;
     this.inFlight.delete(entry.message.token);
     entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
     this.hooks.finished(entry.durationMs);

@@ -39,6 +39,7 @@ export class PollerLiveness {
       reserve: (topic, partition, request, acks) => noted(engine.reserve(topic, partition, request, acks)),
       settle: (action, topic, leases, leaseMs) => noted(engine.settle(action, topic, leases, leaseMs)),
       nack: (topic, lease, failure) => noted(engine.nack(topic, lease, failure)),
+      defer: (topic, lease, delayMs, maxDeferrals) => noted(engine.defer(topic, lease, delayMs, maxDeferrals)),
       bury: (topic, leases, reason, error) => noted(engine.bury(topic, leases, reason, error)),
     };
   }

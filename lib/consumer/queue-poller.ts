@@ -3,13 +3,13 @@ import type { QueueConsumer, QueueHandlerFn } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
-import { MESSAGES } from '../redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
 import { messagesOf, type InFlight } from './in-flight';
 import { LeaseKeeper } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
+import { reportReserve } from './reserve-report';
 import { settleWithin } from './settle-within';
 import type { WakeSignal } from './wake-signal';
 
@@ -147,10 +147,16 @@ export class QueuePoller<T> implements QueueConsumer {
       }
       const { messages, nextDueInMs, acked } = reserved;
       this.keeper.acks.settle(acks, acked);
-      this.report(reserved);
+      reportReserve(this.topic, this.deps, reserved);
       this.failures.recovered();
       if (this.stopping) {
         if (messages.length > 0) this.keeper.handBack(messages);
+        return;
+      }
+      if (reserved.paused) {
+        // Paused: prefetched messages go back (attempt not counted); wait for resume's wake-up.
+        this.keeper.handBack(this.buffer.takeAll());
+        this.drained = { nextDueInMs: -1 };
         return;
       }
       for (const message of messages) {
@@ -162,17 +168,6 @@ export class QueuePoller<T> implements QueueConsumer {
     } catch (error) {
       this.fetchError = error;
     }
-  }
-
-  /** Events of a reserve (built only while someone listens); unreadable bodies are logged too. */
-  private report({ messages, buried }: ReserveResult<T>): void {
-    const { events, logger } = this.deps;
-    for (const { id, attempt } of buried) {
-      logger.error(MESSAGES.deadLettered(this.topic, id, attempt, 'malformed', MESSAGES.malformedBody));
-      events.emit({ type: 'dead', topic: this.topic, id, attempt, reason: 'malformed' });
-    }
-    if (!events.observed) return;
-    for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic: this.topic, id, attempt });
   }
 
   /** A handler finished: start the next prefetched message, wake the loop. */

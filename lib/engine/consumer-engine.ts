@@ -16,8 +16,10 @@ export interface ReserveRequest {
 
 export interface ReserveResult<T> {
   messages: ReservedMessage<T>[];
-  /** Ms until something becomes ready without a push; -1 when nothing is scheduled. */
+  /** Ms until something becomes ready without a push; -1 when nothing is scheduled (or paused). */
   nextDueInMs: number;
+  /** The topic is paused: nothing was leased, and nothing will be until a resume wakes the consumer. */
+  paused: boolean;
   /** One flag per lease acked in the same call: true acked, false not (stale or gone). */
   acked: boolean[];
   /** Leased messages whose bodies could not be read: they went to the dead letters as `malformed`. */
@@ -25,6 +27,9 @@ export interface ReserveResult<T> {
 }
 
 export type SettleAction = 'ack' | 'extend' | 'release';
+
+/** `deferred`: back to delayed, attempt not counted; `over`: deferred too often, nothing changed; `lost`: stale lease. */
+export type DeferResult = 'deferred' | 'over' | 'lost';
 
 /**
  * What a consumer needs of the engine: the poller and the lease keeper depend on this, never
@@ -42,6 +47,8 @@ export interface ConsumerEngine {
     lease: HeldLease,
     failure: { delayMs: number; maxAttempts: number; error: unknown },
   ): Promise<NackResult>;
+  /** Ends a lease without counting its attempt (retryLater); see DeferResult. */
+  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult>;
   /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
 }

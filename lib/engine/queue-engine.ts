@@ -3,7 +3,14 @@ import { errorText } from '../errors/error-text';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
-import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from './consumer-engine';
+import type {
+  ConsumerEngine,
+  DeferResult,
+  HeldLease,
+  ReserveRequest,
+  ReserveResult,
+  SettleAction,
+} from './consumer-engine';
 import { partitionOf } from './partitions';
 import type { RedisClient } from './connection';
 import { LeaseSettler } from './lease-settler';
@@ -24,6 +31,7 @@ export interface EngineConfig {
 }
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
+const DEFER_RESULTS: DeferResult[] = ['lost', 'deferred', 'lost', 'over'];
 
 /**
  * The only code that changes queue state in Redis: one method per script, decoded results,
@@ -96,7 +104,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.wakeHome(layout).catch(() => undefined);
     }
-    return { messages: reply.messages, nextDueInMs: reply.nextDueInMs, acked, buried };
+    const { messages, nextDueInMs, paused } = reply;
+    return { messages, nextDueInMs, paused, acked, buried };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */
@@ -110,7 +119,7 @@ export class QueueEngine implements ConsumerEngine {
       buried.push(...batch.buried);
       if (batch.messages.length > 0) return { ...batch, buried };
     }
-    return { messages: [], nextDueInMs: -1, buried };
+    return { messages: [], nextDueInMs: -1, paused: false, buried };
   }
 
   /** Sends leased messages straight to the dead letters with `reason`, each while its lease holds; one flag per lease. */
@@ -150,6 +159,19 @@ export class QueueEngine implements ConsumerEngine {
     ];
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
     if (result === 'retry' && layout.partitions.length > 1) await this.wakeHome(layout);
+    return result;
+  }
+
+  /**
+   * Ends a lease without counting its attempt: the message waits delayMs in delayed. 'over'
+   * when it was deferred maxDeferrals times already (nothing changed: the caller nacks).
+   */
+  async defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
+    const layout = this.layouts.get(topic);
+    const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
+    const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals];
+    const result = DEFER_RESULTS[await this.scripts.run<number>('defer', topic, keys, args)];
+    if (result === 'deferred' && layout.partitions.length > 1) await this.wakeHome(layout);
     return result;
   }
 

@@ -23,7 +23,7 @@ export class QueueInspector {
       layout.partitions.map((keys) => this.scripts.run<number[]>('stats', topic, keys, [])),
     );
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
-    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3) };
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused: replies.some((r) => r[4] === 1) };
   }
 
   /** Counts and the oldest ready message's age, one read-only call per partition. */
@@ -34,7 +34,8 @@ export class QueueInspector {
     );
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     const oldestReadyAgeMs = Math.max(-1, ...replies.map((reply) => reply[4]));
-    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), oldestReadyAgeMs };
+    const paused = replies.some((reply) => reply[5] === 1);
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused, oldestReadyAgeMs };
   }
 
   /** A page of dead letters, oldest first. */

@@ -31,7 +31,39 @@ export interface QueueKeys {
   sequence: string;
   /** LIST holding at most one wake-up token for blocked consumers. */
   wake: string;
+  // Flow (priorities, pause, retry later).
+  /** STRING present while the topic (this partition) is paused: reserve leases nothing. */
+  paused: string;
+  /** HASH id -> priority level 1-9, of messages pushed with one (level 0 has no entry). */
+  priority: string;
+  /** HASH id -> deferrals so far (`retryLater` without an attempt). */
+  deferrals: string;
+  /** ZSET level -> level: the levels 1-9 whose ready LIST holds ids (empty: only level 0 is used). */
+  readyLevels: string;
+  /** LISTs of ids ready at priority 1 to 9, head first (`ready` is level 0). */
+  ready1: string;
+  ready2: string;
+  ready3: string;
+  ready4: string;
+  ready5: string;
+  ready6: string;
+  ready7: string;
+  ready8: string;
+  ready9: string;
 }
+
+/** The names of the ready LISTs of priority levels 1-9, in level order. */
+export const READY_LEVEL_KEYS = [
+  'ready1',
+  'ready2',
+  'ready3',
+  'ready4',
+  'ready5',
+  'ready6',
+  'ready7',
+  'ready8',
+  'ready9',
+] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
   return tagKeys(`${prefix}:${topic}`);
@@ -51,5 +83,19 @@ export function tagKeys(hashTag: string): QueueKeys {
     deadInfo: `${tag}:dead-info`,
     sequence: `${tag}:sequence`,
     wake: `${tag}:wake`,
+    // Flow (priorities, pause, retry later).
+    paused: `${tag}:paused`,
+    priority: `${tag}:priority`,
+    deferrals: `${tag}:deferrals`,
+    readyLevels: `${tag}:ready-levels`,
+    ready1: `${tag}:ready:1`,
+    ready2: `${tag}:ready:2`,
+    ready3: `${tag}:ready:3`,
+    ready4: `${tag}:ready:4`,
+    ready5: `${tag}:ready:5`,
+    ready6: `${tag}:ready:6`,
+    ready7: `${tag}:ready:7`,
+    ready8: `${tag}:ready:8`,
+    ready9: `${tag}:ready:9`,
   };
 }

@@ -1,34 +1,88 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
-import type { QueueKeys } from './queue-keys';
+import { READY_LEVEL_KEYS, type QueueKeys } from './queue-keys';
 
 type Key = keyof QueueKeys;
+
+/** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
+const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
 
 /**
  * Every atomic operation: its Lua file, the keys it takes (in KEYS order) and whether it
  * only reads. The order here is the order of the KEYS header of each file.
  */
 export const QUEUE_SCRIPTS = {
-  push: { file: 'push.lua', keys: ['messages', 'ready', 'delayed', 'wake'], refusedWhenFull: true },
+  push: {
+    file: 'push.lua',
+    keys: ['messages', 'ready', 'delayed', 'wake', 'paused', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    refusedWhenFull: true,
+  },
   reserve: {
     file: 'reserve.lua',
-    keys: ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens', 'dead', 'deadInfo', 'sequence', 'wake'],
+    keys: [
+      'ready',
+      'delayed',
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
+      'dead',
+      'deadInfo',
+      'sequence',
+      'wake',
+      ...FLOW_KEYS,
+      ...READY_LEVEL_KEYS,
+    ],
   },
-  ack: { file: 'ack.lua', keys: ['leased', 'messages', 'attempts', 'tokens'] },
+  ack: { file: 'ack.lua', keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals'] },
   nack: {
     file: 'nack.lua',
-    keys: ['leased', 'delayed', 'ready', 'attempts', 'tokens', 'dead', 'deadInfo', 'wake', 'messages'],
+    keys: [
+      'leased',
+      'delayed',
+      'ready',
+      'attempts',
+      'tokens',
+      'dead',
+      'deadInfo',
+      'wake',
+      'messages',
+      'priority',
+      'deferrals',
+      'readyLevels',
+      ...READY_LEVEL_KEYS,
+    ],
   },
-  release: { file: 'release.lua', keys: ['leased', 'ready', 'attempts', 'tokens', 'wake'] },
-  bury: { file: 'bury.lua', keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages'] },
+  release: {
+    file: 'release.lua',
+    keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+  },
+  bury: {
+    file: 'bury.lua',
+    keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages', 'priority', 'deferrals'],
+  },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
-  stats: { file: 'stats.lua', keys: ['ready', 'delayed', 'leased', 'dead'], readOnly: true },
-  metrics: { file: 'metrics.lua', keys: ['ready', 'delayed', 'leased', 'dead', 'messages'], readOnly: true },
+  stats: {
+    file: 'stats.lua',
+    keys: ['ready', 'delayed', 'leased', 'dead', 'paused', 'readyLevels', ...READY_LEVEL_KEYS],
+    readOnly: true,
+  },
+  metrics: {
+    file: 'metrics.lua',
+    keys: ['ready', 'delayed', 'leased', 'dead', 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS],
+    readOnly: true,
+  },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
-  deadRequeue: { file: 'dead-requeue.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake'] },
-  deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts'] },
+  deadRequeue: {
+    file: 'dead-requeue.lua',
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+  },
+  deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'] },
   wake: { file: 'wake.lua', keys: ['wake'] },
+  // Flow (pause, retry later).
+  pause: { file: 'pause.lua', keys: ['paused', 'wake'] },
+  defer: { file: 'defer.lua', keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake'] },
 } satisfies Record<string, ScriptSpec>;
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;
@@ -39,10 +93,10 @@ const LUA_DIR = join(__dirname, 'lua');
 
 let sources: Map<QueueScriptName, string> | undefined;
 
-/** The full text of a script: shebang with flags, shared prelude, then the operation. */
+/** The full text of a script: shebang with flags, shared preludes (helpers, priority levels), then the operation. */
 export function scriptSource(name: QueueScriptName): string {
   if (!sources) {
-    const prelude = readFileSync(join(LUA_DIR, 'prelude.lua'), 'utf8');
+    const prelude = ['prelude.lua', 'prelude-levels.lua'].map((f) => readFileSync(join(LUA_DIR, f), 'utf8')).join('\n');
     sources = new Map();
     for (const [scriptName, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
       // Read-only scripts also run on a replica. Every script but push runs when Redis is

@@ -8,8 +8,11 @@ import { MESSAGES } from '../redis-ack-queue.messages';
  * named next to it.
  */
 
-/** One message for push.lua: its id, encoded body, delay (ms) and earliest due time (epoch ms, 0 for none). */
-export type EncodedPush = [id: string, body: string, delayMs: number, availableAt: number];
+/**
+ * One message for push.lua: its id, encoded body, delay (ms), earliest due time (epoch ms, 0
+ * for none) and priority (0-9).
+ */
+export type EncodedPush = [id: string, body: string, delayMs: number, availableAt: number, priority: number];
 
 /**
  * The stored body is one compact JSON object: `p` payload, `h` headers, `m` maxAttempts,
@@ -99,12 +102,17 @@ export function decodeReserved<T>(
   };
 }
 
+/** reserve.lua's nextDueInMs for a paused topic. */
+const PAUSED_DUE = -2;
+
 /** A reserve.lua reply, decoded. */
 export interface ReserveReply<T> {
   /** The Redis server's clock when the script ran (ms). */
   serverNow: number;
-  /** Ms until something becomes ready without a push; -1 when nothing is scheduled. */
+  /** Ms until something becomes ready without a push; -1 when nothing is scheduled (or paused). */
   nextDueInMs: number;
+  /** The topic (partition) is paused: nothing was leased. */
+  paused: boolean;
   /** One ack.lua flag per lease acked in the same call (1 acked, 0 stale, 2 already gone). */
   ackFlags: number[];
   messages: ReservedMessage<T>[];
@@ -113,8 +121,8 @@ export interface ReserveReply<T> {
 }
 
 /**
- * reserve.lua answers `{ now, nextDueInMs, deadline, n, n ack flags, then per message its
- * id and '<token> <body>' }`.
+ * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, n, n ack flags, then per
+ * message its id and '<token> <body>' }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -141,7 +149,16 @@ export function decodeReserveReply<T>(
       unreadable.push({ id, token, attempt });
     }
   }
-  return { serverNow: Number(reply[0]), nextDueInMs: Number(reply[1]), ackFlags, messages, unreadable };
+  const nextDueInMs = Number(reply[1]);
+  const paused = nextDueInMs === PAUSED_DUE;
+  return {
+    serverNow: Number(reply[0]),
+    nextDueInMs: paused ? -1 : nextDueInMs,
+    paused,
+    ackFlags,
+    messages,
+    unreadable,
+  };
 }
 
 /** Reads a stored body that may be damaged (dead letters); never throws. */

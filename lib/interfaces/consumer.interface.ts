@@ -23,6 +23,15 @@ export interface MessageContext {
    *   be reached, refuses the call, or holds a foreign value under a queue key.
    */
   extendLease(ms: number): Promise<boolean>;
+  /**
+   * Ends this delivery and has the message delivered again after `delayMs`, without counting
+   * the attempt (the next delivery has the same `attempt`): throws a `RetryLaterError`,
+   * so the handler stops here; the deferral holds even if the handler catches it. Past
+   * `maxDeferrals` deferrals of one message, it counts as a failed attempt.
+   * @throws {RetryLaterError} always: the request itself.
+   * @throws {InvalidOptionError} when `delayMs` is not a whole number from 0 to 2^31-1.
+   */
+  retryLater(delayMs: number): never;
 }
 
 /**

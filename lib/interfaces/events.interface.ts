@@ -6,9 +6,12 @@ import type { DeadLetterReason } from './message.interface';
  * backoff. `dead`: moved to the dead letters after its last failure, or as `malformed` (one
  * whose last lease expired makes no event). `lease-lost`: a running handler's lease expired.
  * `error`: a consumer's call to Redis failed (reserving pauses and retries; a message whose
- * ack or nack failed is delivered again once its lease runs out).
+ * ack or nack failed is delivered again once its lease runs out). `deferred`: a handler asked
+ * to retry later (`context.retryLater` or `RetryLaterError`): back to delayed without counting
+ * the attempt (past `maxDeferrals` it counts, and the event is `retried` or `dead` instead).
  */
-export type RedisAckQueueEventType = 'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error';
+export type RedisAckQueueEventType =
+  'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'deferred';
 
 /** One entry of `service.events$`. Never carries payloads. */
 export interface RedisAckQueueEvent {
@@ -38,4 +41,6 @@ export interface RedisAckQueueEvent {
    * say when a retry became due.
    */
   waitMs?: number;
+  /** On `deferred`: the wait before the next delivery (ms). */
+  delayMs?: number;
 }

@@ -22,6 +22,13 @@ export interface PushOptions {
    * @defaultValue `{}`
    */
   headers?: Record<string, string>;
+  /**
+   * Priority level, a whole number from 0 to 9: a consumer takes the highest level first,
+   * first in first out within a level. Retries, released and expired leases and requeued
+   * dead letters keep their level.
+   * @defaultValue `0`
+   */
+  priority?: number;
 }
 
 /** One item of `pushMany`. */
@@ -107,6 +114,8 @@ export interface QueueStats {
   leased: number;
   /** Dead letters. */
   dead: number;
+  /** The topic is paused (`pause()`): consumers lease nothing until `resume()`. */
+  paused: boolean;
 }
 
 /**

@@ -51,6 +51,12 @@ export interface QueueHandlerDefaults {
    * @defaultValue none: no time limit
    */
   timeoutMs?: number;
+  /**
+   * Times one message may be deferred (`context.retryLater` or `RetryLaterError`) without
+   * counting an attempt (0-1,000,000); past it, a deferral counts as a failed attempt.
+   * @defaultValue `100`
+   */
+  maxDeferrals?: number;
 }
 
 /** How one topic is laid out in Redis; producers and consumers of the topic must agree. */

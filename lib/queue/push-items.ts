@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { encodeBody, type EncodedPush } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
-import { assertDuration, assertHeaders, assertMessageId, assertOptionalBounded, toEpochMs } from './validation';
+import {
+  assertBounded,
+  assertDuration,
+  assertHeaders,
+  assertMessageId,
+  assertOptionalBounded,
+  toEpochMs,
+} from './validation';
 
 /** Message ids unique without coordination: a random per-process prefix and a counter. */
 export class MessageIds {
@@ -24,11 +31,12 @@ export function encodePushItem(
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
   }
-  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers } = item;
+  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0 } = item;
   assertMessageId(id);
   assertDuration('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
   if (headers !== undefined) assertHeaders(headers);
+  assertBounded('priority', priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  return [id, encodeBody(topic, item.payload, item, maxPayloadBytes), Math.ceil(delayMs), at];
+  return [id, encodeBody(topic, item.payload, item, maxPayloadBytes), Math.ceil(delayMs), at, priority];
 }

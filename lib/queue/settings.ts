@@ -23,6 +23,8 @@ export interface ConsumerSettings {
   timeoutMs: number | undefined;
   /** How long a consumer's close waits for running handlers, unless told otherwise. */
   drainMs: number;
+  /** Deferrals (retryLater) of one message that do not count as attempts. */
+  maxDeferrals: number;
 }
 
 export interface ServiceSettings extends ConsumerSettings {
@@ -46,6 +48,7 @@ export function assertHandlerOptions(options: QueueHandlerDefaults): void {
   assertOptionalBounded('concurrency', options.concurrency);
   assertOptionalBounded('batchSize', options.batchSize);
   assertOptionalBounded('timeoutMs', options.timeoutMs);
+  assertOptionalBounded('maxDeferrals', options.maxDeferrals);
   if (options.backoff !== undefined) assertBackoff(options.backoff);
 }
 
@@ -132,6 +135,7 @@ export function resolveConsumerSettings(
     batchSize: options.batchSize ?? fallback?.batchSize ?? DEFAULTS.batchSize,
     timeoutMs: options.timeoutMs ?? fallback?.timeoutMs,
     drainMs: fallback?.drainMs ?? DEFAULTS.drainMs,
+    maxDeferrals: options.maxDeferrals ?? fallback?.maxDeferrals ?? DEFAULTS.maxDeferrals,
   };
 }
 

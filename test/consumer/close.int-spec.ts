@@ -24,7 +24,7 @@ describe('close(drainMs) of a service used without Nest', () => {
     await closing;
     expect(context.signal.aborted).toBe(true);
     const survivor = await fx.service();
-    expect(await survivor.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    expect(await survivor.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
     const [again] = await survivor.reserve(topic);
     expect(again).toMatchObject({ payload: 'slow', attempt: 1 });
   });
@@ -47,6 +47,6 @@ describe('close(drainMs) of a service used without Nest', () => {
     // The drain bound is 30 s: close returns once the handler is done, not at the bound.
     expect(Date.now() - closeStarted).toBeLessThan(5_000);
     const survivor = await fx.service();
-    expect(await survivor.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await survivor.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 });

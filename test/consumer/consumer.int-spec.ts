@@ -29,7 +29,7 @@ describe('consume: the poller', () => {
     expect(await queue.stats(topic)).toMatchObject({ leased: 1 });
     release.open();
     await queue.waitUntilIdle(topic);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     await consumer.close();
   });
 
@@ -275,7 +275,7 @@ describe('consume: the poller', () => {
     await queue.push(topic, 'pushed while draining');
     quick.open();
     await closing;
-    expect(await queue.stats(topic)).toEqual({ ready: 3, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 3, delayed: 0, leased: 0, dead: 0, paused: false });
     // The release is reported: how many, and of which topic.
     const released = loggedLines(/Released/);
     expect(released).toHaveLength(1);
@@ -322,7 +322,7 @@ describe('consume: the poller', () => {
     // Within two heartbeats (200 ms each) the prefetched ones are back in ready, in order; the
     // stalled one stays leased.
     await eventually(async () => (await queue.stats(topic)).leased === 1);
-    expect(await queue.stats(topic)).toEqual({ ready: 79, delayed: 0, leased: 1, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 79, delayed: 0, leased: 1, dead: 0, paused: false });
     expect(await fx.redis.lrange(`{ackq:${topic}}:ready`, 0, -1)).toEqual(ids.slice(121));
     // No reserve-and-hand-back churn while the handler stays stalled.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -26,7 +26,7 @@ describe('handlers that return an Observable', () => {
     await eventually(async () => (await queue.stats(topic)).leased === 1);
     finish();
     await queue.waitUntilIdle(topic);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     await consumer.close();
   });
 
@@ -51,7 +51,7 @@ describe('handlers that return an Observable', () => {
     finish!();
     await queue.waitUntilIdle(topic);
     // maxAttempts 1: a completion taken for a failure would have left a dead letter.
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     await consumer.close();
   });
 

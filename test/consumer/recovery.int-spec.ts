@@ -40,7 +40,7 @@ describe('consumers recover from faults', () => {
       for (const id of interrupted) {
         expect(processes.of('start', survivor.pid).find((e) => e.id === id)).toMatchObject({ attempt: 2 });
       }
-      expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+      expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     } finally {
       await processes.stopAll();
     }

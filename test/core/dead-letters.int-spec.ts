@@ -9,7 +9,7 @@ describe('nack, retries and dead letters', () => {
     await queue.push(topic, 'x');
     const [message] = await queue.reserve(topic);
     expect(await queue.nack(message, { delayMs: 300, error: new Error('try later') })).toBe('retry');
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 1, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 1, leased: 0, dead: 0, paused: false });
     expect(await queue.reserve(topic)).toEqual([]);
     const again = await eventually(async () => (await queue.reserve(topic))[0]);
     expect(again.attempt).toBe(2);
@@ -34,7 +34,7 @@ describe('nack, retries and dead letters', () => {
     expect(await queue.nack(first, { delayMs: 0, error: new Error('first failure') })).toBe('retry');
     const [second] = await queue.reserve(topic);
     expect(await queue.nack(second, { delayMs: 0, error: new TypeError('card declined') })).toBe('dead');
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1, paused: false });
     const [letter] = await queue.deadLetters(topic);
     expect(letter).toMatchObject({
       id,
@@ -95,11 +95,11 @@ describe('nack, retries and dead letters', () => {
     expect((await queue.stats(topic)).dead).toBe(4);
     expect(await queue.requeueDead(topic, [ids[0]])).toBe(1);
     expect(await queue.requeueDead(topic, [ids[1], 'no-such-id'])).toBe(1);
-    expect(await queue.stats(topic)).toMatchObject({ ready: 2, dead: 2 });
+    expect(await queue.stats(topic)).toMatchObject({ ready: 2, dead: 2, paused: false });
     expect(await queue.requeueDead(topic)).toBe(2);
     const again = await queue.reserve(topic, { count: 4 });
     expect(again.map((m) => m.attempt)).toEqual([1, 1, 1, 1]);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 4, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 4, dead: 0, paused: false });
   });
 
   it('purges dead letters for good, by id or all', async () => {
@@ -144,8 +144,8 @@ describe('nack, retries and dead letters', () => {
     ]);
     // Nothing to deliver: requeue drops them rather than queueing an id without a body.
     expect(await queue.requeueDead(topic, ['foreign'])).toBe(0);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1, paused: false });
     expect(await queue.purgeDead(topic)).toBe(1);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 });

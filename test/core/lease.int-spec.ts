@@ -19,7 +19,7 @@ describe('reserve, ack, extendLease', () => {
       expect(message.leaseDeadline).toBeGreaterThan(Number(seconds) * 1000 + 3_000);
     }
     expect(reserved[0].token).not.toBe(reserved[1].token);
-    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 2, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 2, dead: 0, paused: false });
   });
 
   it('returns nothing when no message is ready', async () => {
@@ -33,7 +33,7 @@ describe('reserve, ack, extendLease', () => {
     await queue.push(topic, 'x');
     const [message] = await queue.reserve(topic);
     expect(await queue.ack(message)).toBe(true);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     const left = await snapshotTopic(fx.redis, topic);
     // Only the token counter stays (and an unconsumed wake-up token).
     expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);

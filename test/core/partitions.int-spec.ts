@@ -48,7 +48,7 @@ describe('partitioned topics', () => {
     // A second service (another producer) routes the same id to the same partition.
     const other = await partitioned(topic);
     expect(await other.push(topic, 'again', { id: 'order-7' })).toEqual({ id: 'order-7', duplicate: true });
-    expect(await other.stats(topic)).toEqual({ ready: 200, delayed: 0, leased: 0, dead: 0 });
+    expect(await other.stats(topic)).toEqual({ ready: 200, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 
   it('gives every partition its turn: a deep partition cannot starve the others', async () => {
@@ -137,7 +137,7 @@ describe('partitioned topics', () => {
       await queue.nack(message, { error: new Error(`bad ${message.id}`) });
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 8 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 8, paused: false });
     const all = await queue.deadLetters(topic);
     expect(all.map((d) => d.deadAt)).toEqual([...all.map((d) => d.deadAt)].sort((a, b) => a - b));
     expect(new Set(all.map((d) => d.id))).toEqual(new Set(ids));
@@ -145,7 +145,7 @@ describe('partitioned topics', () => {
     expect(page.map((d) => d.id)).toEqual(all.slice(2, 5).map((d) => d.id));
     expect(await queue.requeueDead(topic, [all[0].id, all[5].id])).toBe(2);
     expect(await queue.purgeDead(topic)).toBe(6);
-    expect(await queue.stats(topic)).toEqual({ ready: 2, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 2, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 
   it('refuses a process whose partition count differs from the topic’s, and changes nothing', async () => {
@@ -161,7 +161,7 @@ describe('partitioned topics', () => {
     });
     const eight = await fx.service({ topics: { [topic]: { partitions: 8 } } });
     await expect(eight.push(topic, 'lost?')).rejects.toThrow(/has 4 partition\(s\) in Redis but 8/);
-    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 
   it('rejects a bad partitions option with a typed error', async () => {
@@ -193,6 +193,6 @@ describe('partitioned topics in the Nest module', () => {
     expectLogs(/PartitionCountMismatchError/);
     const starting = NestFactory.createApplicationContext(AppModule, { logger: testLogger(), abortOnError: false });
     await expect(starting).rejects.toBeInstanceOf(PartitionCountMismatchError);
-    expect(await producer.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    expect(await producer.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 });

@@ -8,7 +8,7 @@ describe('push', () => {
     const topic = uniqueTopic();
     const { id, duplicate } = await queue.push(topic, { order: 1 }, { headers: { trace: 't-1' } });
     expect(duplicate).toBe(false);
-    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
     const [message] = await queue.reserve(topic);
     expect(message).toMatchObject({ id, topic, payload: { order: 1 }, headers: { trace: 't-1' }, attempt: 1 });
   });
@@ -55,7 +55,7 @@ describe('push', () => {
     );
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect(results.filter((r) => r.duplicate)).toHaveLength(99);
-    expect(await queues[0].stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0 });
+    expect(await queues[0].stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
   });
 
   it('pushes a batch in one round trip, in order, with per-item duplicates', async () => {

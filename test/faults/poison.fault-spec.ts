@@ -131,7 +131,7 @@ describe('fault: poison messages among good ones', () => {
     expect(tally.handled).toBe(1030);
     expect(tally.duplicates).toBe(0);
     expect(tally.lost).toBe(0);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 60 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 60, paused: false });
     await queue.purgeDead(topic);
     expect(await leftovers(fx.redis, topic)).toEqual(NOTHING_LEFT);
   }, 60_000);

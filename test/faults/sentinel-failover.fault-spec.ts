@@ -70,7 +70,7 @@ describe('fault: Sentinel fails the master over (SIGKILL, the replica is promote
     );
     await queue.waitUntilIdle(BOOT_TOPIC, { timeoutMs: 15_000 });
     expect(seen.boot).toEqual(payloads);
-    expect(await queue.stats(BOOT_TOPIC)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    expect(await queue.stats(BOOT_TOPIC)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     // Logs name the Sentinel set, not whichever server was master at the time.
     expect(logs.lines.join('\n')).toContain(`Redis at sentinel(mymaster@127.0.0.1:${sentinel.sentinels[0].port},`);
   });

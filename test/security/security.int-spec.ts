@@ -44,7 +44,7 @@ describe('security', () => {
     await queue.pushMany(topic, [{ payload: 'works' }, { payload: 'fails' }, { payload: 'later', delayMs: 100 }]);
     await queue.waitUntilIdle(topic);
     expect(seen.sort()).toEqual(['fails', 'later', 'works']);
-    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1 });
+    expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 1, paused: false });
     expect(await queue.requeueDead(topic)).toBe(1);
     // Requeued, handled (and failed) again, dead again: dead === 1 alone held before the requeue too.
     await eventually(() => seen.filter((payload) => payload === 'fails').length === 2);

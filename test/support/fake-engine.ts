@@ -1,5 +1,6 @@
 import type {
   ConsumerEngine,
+  DeferResult,
   HeldLease,
   ReserveRequest,
   ReserveResult,
@@ -11,7 +12,7 @@ import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/in
 const realSetTimeout = globalThis.setTimeout;
 const realClearTimeout = globalThis.clearTimeout;
 
-export type EngineMethod = 'reserve' | 'nack' | 'bury' | SettleAction;
+export type EngineMethod = 'reserve' | 'nack' | 'bury' | 'defer' | SettleAction;
 
 /** One call the consumer made, in arrival order. */
 export interface EngineCall {
@@ -184,7 +185,7 @@ export class FakeEngine implements ConsumerEngine {
       });
       call.reserved.push(id);
     }
-    return this.answer({ messages, nextDueInMs: this.nextDueInMs, acked, buried: [] });
+    return this.answer({ messages, nextDueInMs: this.nextDueInMs, paused: false, acked, buried: [] });
   }
 
   async settle(action: SettleAction, _topic: string, leases: HeldLease[], leaseMs = 0): Promise<boolean[]> {
@@ -235,6 +236,16 @@ export class FakeEngine implements ConsumerEngine {
     this.nacks.push({ id: lease.id, attempt: held?.attempt ?? 0, ...failure, result });
     if (result === 'retry') this.onReady?.();
     return this.answer(result);
+  }
+
+  /** As defer.lua: a held lease goes to delayed without counting its attempt (no bound here). */
+  async defer(_topic: string, lease: HeldLease, _delayMs: number, _maxDeferrals: number): Promise<DeferResult> {
+    await this.arrive('defer', [lease], {});
+    const held = this.held(lease);
+    if (!held) return this.answer<DeferResult>('lost');
+    this.leases.delete(lease.token);
+    this.delayed.push(lease.id);
+    return this.answer<DeferResult>('deferred');
   }
 
   private held(lease: HeldLease): Held | undefined {

@@ -7,6 +7,8 @@
 -- KEYS[4] dead      ZSET  id -> time of death (ms)
 -- KEYS[5] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[6] messages  HASH  id -> stored body (of dead letters that the bound deletes)
+-- KEYS[7] priority  HASH  id -> priority level 1-9 (kept for a requeue, deleted by the bound)
+-- KEYS[8] deferrals HASH  id -> deferrals so far (they start over)
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)
@@ -15,7 +17,9 @@
 -- Returns one integer per pair: 1 buried, 0 stale token
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_ATTEMPTS, K_TOKENS, K_DEAD, K_DEAD_INFO, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-check_types(K_LEASED, 'zset', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash')
+local K_PRIORITY, K_DEFERRALS = KEYS[7], KEYS[8]
+check_types(K_LEASED, 'zset', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash',
+  K_PRIORITY, 'hash', K_DEFERRALS, 'hash')
 
 local now = now_ms()
 local _, results = held_leases(K_TOKENS, 5)
@@ -28,7 +32,8 @@ for k, flag in ipairs(results) do
     redis.call('ZREM', K_LEASED, id)
     redis.call('HDEL', K_TOKENS, id)
     redis.call('HDEL', K_ATTEMPTS, id)
-    bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
+    bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]),
+      K_PRIORITY, K_DEFERRALS)
   end
 end
 return results

@@ -4,12 +4,13 @@
 -- KEYS[2] deadInfo  HASH  id -> JSON reason
 -- KEYS[3] messages  HASH  id -> stored body
 -- KEYS[4] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- KEYS[5] priority  HASH  id -> priority level 1-9
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
 -- ARGV[2..] ids (optional)
 -- Returns { ids taken, dead letters deleted }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_DEAD, K_DEAD_INFO, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-check_types(K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash')
+local K_DEAD, K_DEAD_INFO, K_MESSAGES, K_ATTEMPTS, K_PRIORITY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+check_types(K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_PRIORITY, 'hash')
 
 local ids = { unpack(ARGV, 2) }
 if #ids == 0 then
@@ -21,6 +22,7 @@ for _, id in ipairs(ids) do
     redis.call('HDEL', K_DEAD_INFO, id)
     redis.call('HDEL', K_MESSAGES, id)
     redis.call('HDEL', K_ATTEMPTS, id)
+    redis.call('HDEL', K_PRIORITY, id)
     purged = purged + 1
   end
 end

@@ -1,6 +1,6 @@
 -- metrics: counts the messages in each state, as stats does, and the age of the oldest
 -- ready message: the lag a metrics scrape or a health check reports. It reads only.
--- The oldest ready message is the earliest of: the head of ready (its age counts from its
+-- The oldest ready message is the earliest of: the heads of the ready levels (age from their
 -- enqueue time "t", the first member of the stored body), the first due delayed message
 -- not yet moved (from its due time) and the first expired lease not yet moved (from its
 -- deadline).
@@ -10,23 +10,39 @@
 -- KEYS[3] leased   ZSET  id -> lease deadline (ms)
 -- KEYS[4] dead     ZSET  id -> time of death (ms)
 -- KEYS[5] messages HASH  id -> stored body
+-- KEYS[6] paused   STRING present while the topic is paused
+-- KEYS[7] readyLevels ZSET level -> level, for the levels 1-9 whose ready LIST holds ids
+-- KEYS[8] ready1     LIST  ids waiting at priority 1 (and so on up to ready9)
+-- KEYS[9] ready2     LIST
+-- KEYS[10] ready3    LIST
+-- KEYS[11] ready4    LIST
+-- KEYS[12] ready5    LIST
+-- KEYS[13] ready6    LIST
+-- KEYS[14] ready7    LIST
+-- KEYS[15] ready8    LIST
+-- KEYS[16] ready9    LIST
 -- ARGV    none
--- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready) }
+-- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_DEAD, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash')
+local K_PAUSED, K_LEVELS = KEYS[6], KEYS[7]
+local LEVEL_KEYS = 8
+check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash', K_LEVELS, 'zset')
 
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
 local expired = redis.call('ZCOUNT', K_LEASED, '-inf', now)
-local ready = redis.call('LLEN', K_READY)
+local ready = ready_count(K_READY, K_LEVELS, LEVEL_KEYS)
 
 local oldest = math.huge
-local head = redis.call('LINDEX', K_READY, 0)
-if head then
-  local enqueued = tonumber(string.match(redis.call('HGET', K_MESSAGES, head) or '', '^{"t":(%d+)'))
-  if enqueued then
-    oldest = enqueued
+for _, level in ipairs(levels_in_order(K_LEVELS)) do
+  local key = level_key(K_READY, LEVEL_KEYS, tonumber(level))
+  local head = redis.call('LINDEX', key, 0)
+  if head then
+    local enqueued = tonumber(string.match(redis.call('HGET', K_MESSAGES, head) or '', '^{"t":(%d+)'))
+    if enqueued then
+      oldest = math.min(oldest, enqueued)
+    end
   end
 end
 if due > 0 then
@@ -42,4 +58,5 @@ return {
   redis.call('ZCARD', K_LEASED) - expired,
   redis.call('ZCARD', K_DEAD),
   oldest == math.huge and -1 or math.max(0, now - oldest),
+  redis.call('EXISTS', K_PAUSED),
 }

@@ -1,5 +1,5 @@
 -- nack: ends a lease after a failed delivery. With attempts left the message waits in
--- delayed until now + delayMs (or goes straight to ready when delayMs is 0); after the
+-- delayed until now + delayMs (or goes straight to its level's ready when delayMs is 0); after the
 -- last attempt it goes to dead with the error. A stale token changes nothing.
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
@@ -11,6 +11,18 @@
 -- KEYS[7] deadInfo  HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[8] wake      LIST  wake-up token for blocked consumers
 -- KEYS[9] messages  HASH  id -> stored body (of dead letters that the bound deletes)
+-- KEYS[10] priority  HASH  id -> priority level 1-9
+-- KEYS[11] deferrals HASH id -> deferrals so far (they start over at death)
+-- KEYS[12] readyLevels ZSET level -> level, for the levels 1-9 whose ready LIST holds ids
+-- KEYS[13] ready1    LIST  ids waiting at priority 1 (and so on up to ready9)
+-- KEYS[14] ready2    LIST
+-- KEYS[15] ready3    LIST
+-- KEYS[16] ready4    LIST
+-- KEYS[17] ready5    LIST
+-- KEYS[18] ready6    LIST
+-- KEYS[19] ready7    LIST
+-- KEYS[20] ready8    LIST
+-- KEYS[21] ready9    LIST
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -22,9 +34,12 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_DELAYED, K_READY, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_WAKE, K_MESSAGES = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[10], KEYS[11], KEYS[12]
+local LEVEL_KEYS = 13
 local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 check_types(K_LEASED, 'zset', K_DELAYED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list', K_MESSAGES, 'hash')
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list', K_MESSAGES, 'hash',
+  K_PRIORITY, 'hash', K_DEFERRALS, 'hash', K_LEVELS, 'zset')
 
 if redis.call('HGET', K_TOKENS, id) ~= token then
   return 0
@@ -37,7 +52,8 @@ local now = now_ms()
 local attempt = token_attempt(token) or tonumber(redis.call('HGET', K_ATTEMPTS, id)) or 0
 if attempt >= max_attempts then
   redis.call('HDEL', K_ATTEMPTS, id)
-  bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]),
+    K_PRIORITY, K_DEFERRALS)
   return 2
 end
 
@@ -51,7 +67,7 @@ if delay_ms > 0 then
     wake(K_WAKE)
   end
 else
-  redis.call('RPUSH', K_READY, id)
+  make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, { id })
   wake(K_WAKE)
 end
 return 1

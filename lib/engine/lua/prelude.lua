@@ -43,7 +43,10 @@ end
 -- Moves a message to the dead letters with a reason; its body stays for inspection.
 -- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
 -- are deleted for good (at most 100 per call, so one call stays short).
-local function bury(dead_key, info_key, messages_key, id, reason, message, attempt, now, max_count, max_age)
+-- A dead letter keeps its priority (a requeue restores it); its deferrals start over.
+local function bury(dead_key, info_key, messages_key, id, reason, message, attempt, now, max_count, max_age,
+                    priority_key, deferrals_key)
+  redis.call('HDEL', deferrals_key, id)
   redis.call('ZADD', dead_key, now, id)
   redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
   local aged = #redis.call('ZRANGE', dead_key, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
@@ -53,6 +56,7 @@ local function bury(dead_key, info_key, messages_key, id, reason, message, attem
     local ids = redis.call('ZRANGE', dead_key, 0, drop - 1)
     redis.call('HDEL', messages_key, unpack(ids))
     redis.call('HDEL', info_key, unpack(ids))
+    redis.call('HDEL', priority_key, unpack(ids))
     redis.call('ZREMRANGEBYRANK', dead_key, 0, drop - 1)
   end
 end
@@ -85,7 +89,7 @@ end
 -- still the given one, with a few commands per batch, not per message. Returns one flag per
 -- pair: 1 acked, 0 stale token, 2 already gone (no body, no lease: acked before, by this
 -- token if its lease was still live, e.g. a resent call).
-local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, first)
+local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, first)
   local held, results = held_leases(K_TOKENS, first)
   for i = first, #ARGV, 2 do
     local k = (i - first) / 2 + 1
@@ -98,6 +102,11 @@ local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, first)
     redis.call('HDEL', K_MESSAGES, unpack(held))
     redis.call('HDEL', K_ATTEMPTS, unpack(held))
     redis.call('HDEL', K_TOKENS, unpack(held))
+    -- One read for both: a plain topic has neither.
+    if redis.call('EXISTS', K_PRIORITY, K_DEFERRALS) > 0 then
+      redis.call('HDEL', K_PRIORITY, unpack(held))
+      redis.call('HDEL', K_DEFERRALS, unpack(held))
+    end
   end
   return results
 end

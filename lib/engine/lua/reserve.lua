@@ -1,7 +1,8 @@
 -- reserve: acks the leases given after ARGV[6] (exactly as ack does: a consumer acks what
 -- finished and reserves more in one call), moves due delayed messages and expired leases
--- to ready, then leases up to `count` ready messages: each gets attempt + 1, a new token
--- and a deadline.
+-- to ready (each to its priority level), then leases up to `count` ready messages, the
+-- highest level first: each gets attempt + 1, a new token and a deadline. A paused topic
+-- (partition) acks and moves but leases nothing, and says so with nextDueInMs -2.
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
@@ -15,6 +16,19 @@
 -- KEYS[8]  deadInfo   HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
 -- KEYS[9]  sequence   STRING counter that makes tokens unique
 -- KEYS[10] wake       LIST  wake-up token for blocked consumers
+-- KEYS[11] paused     STRING present while the topic is paused
+-- KEYS[12] priority   HASH  id -> priority level 1-9
+-- KEYS[13] deferrals  HASH  id -> deferrals so far (deleted with the message)
+-- KEYS[14] readyLevels ZSET level -> level, for the levels 1-9 whose ready LIST holds ids
+-- KEYS[15] ready1     LIST  ids waiting at priority 1 (and so on up to ready9)
+-- KEYS[16] ready2     LIST
+-- KEYS[17] ready3     LIST
+-- KEYS[18] ready4     LIST
+-- KEYS[19] ready5     LIST
+-- KEYS[20] ready6     LIST
+-- KEYS[21] ready7     LIST
+-- KEYS[22] ready8     LIST
+-- KEYS[23] ready9     LIST
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -22,23 +36,33 @@
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none), deadline, n, n ack flags (as ack returns them),
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, n, n ack flags (as ack returns them),
 --          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
 --          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local K_PAUSED, K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local LEVEL_KEYS = 15
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 
--- An idle consumer's periodic look: no acks, nothing ready, due or expired. Four reads answer
--- it, without the ten type checks: it writes nothing. A foreign key among the three it reads
--- makes a read fail, and the full path below names that key; the others fail the first call
--- that has work (push checks them too).
+local paused = redis.call('EXISTS', K_PAUSED) == 1
+
+-- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
+-- reads answer it, without the type checks: it writes nothing. A foreign key among those it
+-- reads makes a read fail, and the full path below names that key; the others fail the first
+-- call that has work (push checks them too).
 if #ARGV == 6 then
   local now = now_ms()
+  if paused then
+    return { now, -2, now + lease_ms, 0 }
+  end
   local ready = redis.pcall('LLEN', K_READY)
+  if ready == 0 then
+    ready = redis.pcall('ZCARD', K_LEVELS)
+  end
   local first_delayed = redis.pcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   local first_lease = redis.pcall('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')
   if ready == 0 and not first_delayed.err and not first_lease.err then
@@ -52,20 +76,29 @@ if #ARGV == 6 then
 end
 
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list')
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset')
+-- The level LISTs in use, checked before any write; a plain topic has none. (priority and
+-- deferrals are checked by push, nack and ack, which write them.)
+local used = redis.call('ZRANGE', K_LEVELS, 0, -1)
+for _, level in ipairs(used) do
+  check_types(level_key(K_READY, LEVEL_KEYS, tonumber(level)), 'list')
+end
 
-local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, 7)
+local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, 7)
 local now = now_ms()
 
--- Due delayed messages join the tail in due order. They are the lowest scores,
+-- Due delayed messages join the tail of their level in due order. They are the lowest scores,
 -- so removing them by rank costs O(log n) per message moved, never a scan.
 local due = redis.call('ZRANGE', K_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
 if #due > 0 then
-  push_ids('RPUSH', K_READY, due)
+  -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
+  if make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, due) then
+    used = { '1' }
+  end
   redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
 end
 
--- Expired leases go back to the head; dropping the token makes a late ack fail. Their
+-- Expired leases go back to the head of their level; dropping the token makes a late ack fail. Their
 -- attempt moves from the token to the attempts hash.
 local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
 if #expired > 0 then
@@ -82,7 +115,9 @@ if #expired > 0 then
     redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
   end
   push_ids('HDEL', K_TOKENS, expired)
-  push_ids('LPUSH', K_READY, expired)
+  if make_ready('LPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, expired) then
+    used = { '1' }
+  end
   redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
 end
 
@@ -91,7 +126,7 @@ local out = { now, -1, deadline, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
-local ids = redis.call('LPOP', K_READY, count)
+local ids = not paused and pop_ready(K_READY, K_LEVELS, LEVEL_KEYS, count, used)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
@@ -119,11 +154,11 @@ if ids then
       redis.call('HDEL', K_ATTEMPTS, id)
       bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'malformed',
         body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now,
-        dead_max_count, dead_max_age)
+        dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
     elseif attempt > (max_attempts or default_max) then
       redis.call('HDEL', K_ATTEMPTS, id)
       bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now,
-        dead_max_count, dead_max_age)
+        dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
     else
       -- The attempt travels in the token: no write to the attempts hash per delivery.
       local token = string.format('%d.%d', token_base + i, attempt)
@@ -140,9 +175,15 @@ if ids then
     redis.call('HSET', K_TOKENS, unpack(token_args))
   end
   -- Work is left: let another blocked consumer help.
-  if redis.call('LLEN', K_READY) > 0 then
+  if redis.call('LLEN', K_READY) > 0 or (#used > 0 and redis.call('ZCARD', K_LEVELS) > 0) then
     wake(K_WAKE)
   end
+end
+
+-- Paused: the consumer waits for resume's wake-up, not for due times.
+if paused then
+  out[2] = -2
+  return out
 end
 
 -- The next moment something becomes ready without a push: a due time or a deadline.

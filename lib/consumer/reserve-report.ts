@@ -1,0 +1,17 @@
+import type { ReserveResult } from '../engine/consumer-engine';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import type { ConsumerReporting } from './failed-deliveries';
+
+/** Events of a reserve (built only while someone listens); unreadable bodies are logged too. */
+export function reportReserve<T>(
+  topic: string,
+  { events, logger }: ConsumerReporting,
+  { messages, buried }: ReserveResult<T>,
+): void {
+  for (const { id, attempt } of buried) {
+    logger.error(MESSAGES.deadLettered(topic, id, attempt, 'malformed', MESSAGES.malformedBody));
+    events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+  }
+  if (!events.observed) return;
+  for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });
+}

@@ -1,0 +1,26 @@
+import { BOUNDS } from '../redis-ack-queue.constants';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { InvalidOptionError } from './input.errors';
+import { RedisAckQueueError } from './redis-ack-queue.error';
+
+/**
+ * Thrown by a handler (or by `context.retryLater`) to have its message delivered again after
+ * `delayMs` without counting the attempt: a dependency is not ready, a rate limit says wait.
+ * Past the consumer's `maxDeferrals` for one message, a deferral counts as an attempt (a
+ * retry, or the dead letters after the last one), so nothing is deferred forever.
+ */
+export class RetryLaterError extends RedisAckQueueError {
+  /** Always `RETRY_LATER`. */
+  readonly code = 'RETRY_LATER';
+  /**
+   * @param delayMs - Wait before the next delivery (ms, a whole number from 0 to 2^31-1).
+   * @throws {InvalidOptionError} when `delayMs` is out of that range.
+   */
+  constructor(readonly delayMs: number) {
+    const [min, max] = BOUNDS.retryLaterMs;
+    if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < min || delayMs > max) {
+      throw new InvalidOptionError('delayMs', delayMs, `a whole number of milliseconds from ${min} to ${max}`);
+    }
+    super(MESSAGES.retryLater(delayMs));
+  }
+}

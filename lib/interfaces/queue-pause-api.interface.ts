@@ -1,0 +1,42 @@
+/**
+ * Pausing and resuming topics for every consumer, in every process: part of
+ * `RedisAckQueueService`.
+ *
+ * Methods that return a promise report every error by rejecting it; each error the library
+ * raises is a `RedisAckQueueError` with a stable `code`.
+ */
+export interface RedisAckQueuePauseApi {
+  /**
+   * Pauses a topic: from the moment the promise resolves, no consumer (in any process) leases
+   * a message of it, and consumers hand their prefetched messages back without counting an
+   * attempt. Handlers already running finish and ack; pushes, retries and due times go on
+   * (delayed messages become ready, they are just not leased). Paused consumers wait without
+   * polling. The pause is kept in Redis: consumers started later take nothing either, until
+   * `resume`. Pausing a paused topic changes nothing.
+   * @param topic - 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {PartitionCountMismatchError} when Redis holds the topic with another partition count.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * await queue.pause('order.created');
+   * // ... deploy the fix; stats('order.created').paused is true meanwhile
+   * await queue.resume('order.created');
+   * ```
+   */
+  pause(topic: string): Promise<void>;
+
+  /**
+   * Resumes a paused topic: waiting consumers are woken at once and lease again. Resuming a
+   * topic that is not paused changes nothing.
+   * @param topic - 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {PartitionCountMismatchError} when Redis holds the topic with another partition count.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   */
+  resume(topic: string): Promise<void>;
+}
