@@ -31,6 +31,12 @@ export interface QueueKeys {
   sequence: string;
   /** LIST holding at most one wake-up token for blocked consumers. */
   wake: string;
+  /** HASH schedule name -> its definition (JSON); used in a topic's first partition only. */
+  schedules: string;
+  /** ZSET schedule name -> its next tick (ms, server clock). */
+  scheduleDue: string;
+  /** HASH schedule name -> its last tick that pushed a message (ms). */
+  scheduleLast: string;
 }
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
@@ -51,5 +57,23 @@ export function tagKeys(hashTag: string): QueueKeys {
     deadInfo: `${tag}:dead-info`,
     sequence: `${tag}:sequence`,
     wake: `${tag}:wake`,
+    schedules: `${tag}:schedules`,
+    scheduleDue: `${tag}:schedule-due`,
+    scheduleLast: `${tag}:schedule-last`,
   };
+}
+
+/**
+ * The prefix-wide keys of schedules, in a slot of their own (the tag `{<prefix>}` is no
+ * topic's): which topics have schedules, and a counter every change of a schedule bumps.
+ */
+export interface ScheduleIndexKeys {
+  /** SET of the topics that have (or recently had) schedules. */
+  scheduleTopics: string;
+  /** STRING counter bumped by every upsert and removal, so schedulers reload. */
+  scheduleVersion: string;
+}
+
+export function scheduleIndexKeys(prefix: string): ScheduleIndexKeys {
+  return { scheduleTopics: `{${prefix}}:schedule-topics`, scheduleVersion: `{${prefix}}:schedule-version` };
 }
