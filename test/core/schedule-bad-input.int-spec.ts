@@ -1,3 +1,4 @@
+import { NestFactory } from '@nestjs/core';
 import {
   InvalidOptionError,
   InvalidPayloadError,
@@ -5,6 +6,7 @@ import {
   InvalidTopicError,
   PayloadTooLargeError,
   QueueKeyTypeError,
+  RedisAckQueueModule,
   RedisAckQueueService,
   type ScheduleOptions,
 } from '../../lib';
@@ -125,6 +127,20 @@ describe('bad schedule input gets a typed error and changes nothing', () => {
     expect(() => new RedisAckQueueService({ connection: fx.connection, scheduler: 'yes' as never })).toThrow(
       /Invalid scheduler "yes": expected true or false/,
     );
+  });
+
+  it('fails startup on a bad schedule in the module option, changing nothing', async () => {
+    const before = await snapshot();
+    const app = NestFactory.createApplicationContext(
+      RedisAckQueueModule.forRoot({
+        connection: fx.connection,
+        prefix,
+        schedules: [{ topic, name: 'job', cron: 'every night' }],
+      }),
+      { logger: false, abortOnError: false },
+    );
+    await expect(app).rejects.toBeInstanceOf(InvalidScheduleError);
+    expect(await snapshot()).toEqual(before);
   });
 
   it('refuses to work when a schedule key holds another type', async () => {
