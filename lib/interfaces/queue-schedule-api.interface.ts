@@ -41,10 +41,15 @@ export interface ScheduleDefinition extends ScheduleOptions {
 
 /** A schedule as `schedules()` reports it; times are epoch ms of the Redis server's clock. */
 export interface ScheduleInfo {
+  /** The topic each tick pushes to. */
   topic: string;
+  /** The schedule's name. */
   name: string;
+  /** Its cron expression, when it has one. */
   cron?: string;
+  /** Its interval (ms), when it has one. */
   everyMs?: number;
+  /** The time zone of its cron expression, when one was given (else UTC). */
   tz?: string;
   /** The next tick, or `null` when none is left (past `endAt`). */
   nextRunAt: number | null;
