@@ -44,6 +44,8 @@ export class SchedulerLoop {
     private readonly store: ScheduleStore,
     private readonly logger: QueueLogger,
     private readonly emit: (event: RedisAckQueueEvent) => void,
+    /** Whether the service still wants it (it has consumers, or changed schedules): else the loop ends. */
+    private readonly wanted: () => boolean,
   ) {}
 
   get started(): boolean {
@@ -74,7 +76,13 @@ export class SchedulerLoop {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped) {
+    await this.loop();
+    // Checked and cleared in one synchronous step: a start() from now on starts a new loop.
+    this.running = undefined;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped && this.wanted()) {
       try {
         await this.pollVersion();
         if (this.reloadNeeded || Date.now() - this.reloadedAt > RELOAD_MS) await this.reload();

@@ -153,8 +153,8 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
 
   /**
    * Whether this service runs the scheduler, which pushes the ticks of every schedule of the
-   * prefix (see `upsertSchedule`). It starts with the first `consume()` or `upsertSchedule()`
-   * and stops on `close()`; idle, it sends one GET every 2 s. Every running scheduler races
+   * prefix (see `upsertSchedule`). It runs while the service has consumers, and from its
+   * first `upsertSchedule()` until `close()`; idle, it sends one GET every 2 s. Every running scheduler races
    * for each tick and exactly one wins, so run it in as many processes as you like. `false`:
    * never in this service (it can still change schedules).
    * @defaultValue `true`

@@ -19,14 +19,19 @@ export abstract class QueueScheduleFacade extends QueuePauseFacade implements Re
   /** @internal */
   protected readonly scheduler: SchedulerLoop;
   private readonly schedulerEnabled: boolean;
+  /** This service upserted a schedule: its scheduler runs until close(), consumers or not. */
+  private changedSchedules = false;
 
   constructor(options: RedisAckQueueOptions = {}) {
     super(checkSchedulerOption(options));
     this.schedulerEnabled = options?.scheduler !== false;
     const { client } = this.connection;
     this.scheduleStore = new ScheduleStore(client, this.engine.scripts, this.engine.layouts, this.settings.prefix);
-    this.scheduler = new SchedulerLoop(this.scheduleStore, new QueueLogger(this.settings.logLevel), (event) =>
-      this.events.emit(event),
+    this.scheduler = new SchedulerLoop(
+      this.scheduleStore,
+      new QueueLogger(this.settings.logLevel),
+      (event) => this.events.emit(event),
+      () => this.changedSchedules || this.consumers.size > 0,
     );
   }
 
@@ -42,6 +47,7 @@ export abstract class QueueScheduleFacade extends QueuePauseFacade implements Re
       topic,
       (async () => store.upsert(topic, name, definition, nextTick(spec, await store.serverNow())))(),
     );
+    this.changedSchedules = true;
     this.startScheduler();
     this.scheduler.nudge();
     return scheduleInfo(topic, stored)!;
@@ -74,7 +80,8 @@ export abstract class QueueScheduleFacade extends QueuePauseFacade implements Re
 
   /**
    * Starts this service's scheduler (unless the `scheduler` option is false); the service
-   * calls it on the first `consume()` and `upsertSchedule()`.
+   * calls it on every `consume()` and `upsertSchedule()`. It runs while the service has
+   * consumers, or for good once it upserted a schedule.
    * @internal
    */
   protected startScheduler(): void {
