@@ -103,6 +103,9 @@ export const MESSAGES = {
   partitionMismatch: (topic: string, configured: number, stored: number) =>
     `Topic "${topic}" has ${stored} partition(s) in Redis but ${configured} in this process' topics option: ` +
     'producers and consumers must agree; to change the count, drain the topic and delete its partitions key',
+  invalidSchedule: (topic: string, name: unknown, reason: string) =>
+    `Invalid schedule ${describe(name)} of topic "${topic}": ${reason}`,
+  schedulerFailed: (reason: string) => `Scheduler paused: ${reason}; retrying every second`,
 } as const;
 
 function describe(value: unknown): string {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { RedisAckQueueModule } from 'nestjs-redis-ack-queue';
 import { OpsModule } from './ops/ops.module';
 import { OrdersModule } from './orders/orders.module';
+import { NIGHTLY_REPORT } from './reports/nightly-report';
 import { SampleConfig } from './sample.config';
 import { SampleConfigModule } from './sample-config.module';
 
@@ -17,6 +18,16 @@ import { SampleConfigModule } from './sample-config.module';
         consumers: config.consumers,
         leaseMs: 10_000,
         drainMs: config.drainMs,
+        // Upserted at every startup; an unchanged schedule keeps its pending tick.
+        schedules: [
+          {
+            topic: NIGHTLY_REPORT,
+            name: 'nightly',
+            cron: config.reportCron,
+            tz: config.reportTz,
+            payload: { kind: 'orders' },
+          },
+        ],
       }),
     }),
     OrdersModule,

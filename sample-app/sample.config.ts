@@ -15,4 +15,7 @@ export class SampleConfig {
   readonly drainMs = Number(process.env.DRAIN_MS ?? 5_000);
   /** Run no @QueueHandler in this process (a producer-only instance). */
   readonly consumers = process.env.CONSUMERS !== 'false';
+  /** When the nightly report runs: a cron expression read in REPORT_TZ. */
+  readonly reportCron = process.env.REPORT_CRON ?? '0 2 * * *';
+  readonly reportTz = process.env.REPORT_TZ ?? 'UTC';
 }

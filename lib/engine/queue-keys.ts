@@ -50,6 +50,12 @@ export interface QueueKeys {
   ready7: string;
   ready8: string;
   ready9: string;
+  /** HASH schedule name -> its definition (JSON); used in a topic's first partition only. */
+  schedules: string;
+  /** ZSET schedule name -> its next tick (ms, server clock). */
+  scheduleDue: string;
+  /** HASH schedule name -> its last tick that pushed a message (ms). */
+  scheduleLast: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -97,5 +103,23 @@ export function tagKeys(hashTag: string): QueueKeys {
     ready7: `${tag}:ready:7`,
     ready8: `${tag}:ready:8`,
     ready9: `${tag}:ready:9`,
+    schedules: `${tag}:schedules`,
+    scheduleDue: `${tag}:schedule-due`,
+    scheduleLast: `${tag}:schedule-last`,
   };
+}
+
+/**
+ * The prefix-wide keys of schedules, in a slot of their own (the tag `{<prefix>}` is no
+ * topic's): which topics have schedules, and a counter every change of a schedule bumps.
+ */
+export interface ScheduleIndexKeys {
+  /** SET of the topics that have (or recently had) schedules. */
+  scheduleTopics: string;
+  /** STRING counter bumped by every upsert and removal, so schedulers reload. */
+  scheduleVersion: string;
+}
+
+export function scheduleIndexKeys(prefix: string): ScheduleIndexKeys {
+  return { scheduleTopics: `{${prefix}}:schedule-topics`, scheduleVersion: `{${prefix}}:schedule-version` };
 }

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
-import { READY_LEVEL_KEYS, type QueueKeys } from './queue-keys';
+import { READY_LEVEL_KEYS, type QueueKeys, type ScheduleIndexKeys } from './queue-keys';
 
-type Key = keyof QueueKeys;
+type Key = keyof QueueKeys | keyof ScheduleIndexKeys;
+/** The keys a script is given: a topic's (partition's), or the prefix-wide schedule index. */
+export type ScriptKeys = QueueKeys | ScheduleIndexKeys;
 
 /** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
 const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
@@ -83,6 +85,20 @@ export const QUEUE_SCRIPTS = {
   // Flow (pause, retry later).
   pause: { file: 'pause.lua', keys: ['paused', 'wake'] },
   defer: { file: 'defer.lua', keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake'] },
+  // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
+  scheduleUpsert: {
+    file: 'schedule-upsert.lua',
+    keys: ['schedules', 'scheduleDue', 'scheduleLast'],
+    refusedWhenFull: true,
+  },
+  scheduleRemove: { file: 'schedule-remove.lua', keys: ['schedules', 'scheduleDue', 'scheduleLast'] },
+  scheduleList: { file: 'schedule-list.lua', keys: ['schedules', 'scheduleDue', 'scheduleLast'], readOnly: true },
+  scheduleTick: {
+    file: 'schedule-tick.lua',
+    keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake'],
+    refusedWhenFull: true,
+  },
+  scheduleIndex: { file: 'schedule-index.lua', keys: ['scheduleTopics', 'scheduleVersion'] },
 } satisfies Record<string, ScriptSpec>;
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;
@@ -128,12 +144,13 @@ export function defineQueueScripts(client: Redis | Cluster): void {
 export function runQueueScript<T>(
   client: Redis | Cluster,
   name: QueueScriptName,
-  keys: QueueKeys,
+  keys: ScriptKeys,
   args: (string | number)[],
 ): Promise<T> {
   const spec: ScriptSpec = QUEUE_SCRIPTS[name];
   const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
-  return command.call(client, ...spec.keys.map((key) => keys[key]), ...args);
+  const named = keys as Partial<Record<Key, string>>;
+  return command.call(client, ...spec.keys.map((key) => named[key]!), ...args);
 }
 
 /** Queues one script call on a pipeline (replicated pushes end theirs with WAIT). */
@@ -147,5 +164,6 @@ export function addQueueScript(
   const command = (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[
     COMMAND_PREFIX + name
   ];
-  command.call(pipeline, ...spec.keys.map((key) => keys[key]), ...args);
+  const named = keys as Partial<Record<Key, string>>;
+  command.call(pipeline, ...spec.keys.map((key) => named[key]!), ...args);
 }

@@ -1,8 +1,7 @@
 import { Cluster } from 'ioredis';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisClient } from './connection';
-import type { QueueKeys } from './queue-keys';
-import { defineQueueScripts, runQueueScript, type QueueScriptName } from './queue-scripts';
+import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
 
 /** ioredis' error for a command whose connection closed before it was answered. */
 const CONNECTION_CLOSED = 'Connection is closed.';
@@ -34,7 +33,12 @@ export class ScriptRunner {
     return this.drops !== mark;
   }
 
-  async run<T>(name: QueueScriptName, topic: string, keys: QueueKeys, args: (string | number)[]): Promise<T> {
+  async run<T>(
+    name: QueueScriptName,
+    topic: string | undefined,
+    keys: ScriptKeys,
+    args: (string | number)[],
+  ): Promise<T> {
     for (let resends = 0; ; resends++) {
       try {
         return await runQueueScript<T>(this.client, name, keys, args);

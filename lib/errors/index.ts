@@ -4,3 +4,4 @@ export * from './redis.errors';
 export * from './consumer.errors';
 export * from './module.errors';
 export * from './retry-later.error';
+export * from './schedule.errors';

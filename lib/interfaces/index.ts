@@ -8,3 +8,4 @@ export * from './queue-producer-api.interface';
 export * from './topic.interface';
 export * from './queue-request.interface';
 export * from './queue-pause-api.interface';
+export * from './queue-schedule-api.interface';

@@ -1,5 +1,6 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { BackoffOption } from './backoff.interface';
+import type { ScheduleDefinition } from './queue-schedule-api.interface';
 
 /** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
 export interface RedisAckQueueClusterConnection {
@@ -155,6 +156,16 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @defaultValue `false`
    */
   tracing?: boolean;
+
+  /**
+   * Whether this service runs the scheduler, which pushes the ticks of every schedule of the
+   * prefix (see `upsertSchedule`). It runs while the service has consumers, and from its
+   * first `upsertSchedule()` until `close()`; idle, it sends one GET every 2 s. Every running scheduler races
+   * for each tick and exactly one wins, so run it in as many processes as you like. `false`:
+   * never in this service (it can still change schedules).
+   * @defaultValue `true`
+   */
+  scheduler?: boolean;
 }
 
 /** Module options: the service options plus what only a Nest app has. */
@@ -164,4 +175,10 @@ export interface RedisAckQueueModuleOptions extends RedisAckQueueOptions {
    * @defaultValue `true`
    */
   consumers?: boolean;
+  /**
+   * Schedules upserted at startup, each `{ topic, name, ...options }` (see `upsertSchedule`):
+   * an unchanged schedule keeps its pending tick, so every instance may declare the same
+   * ones. A bad one fails startup. Schedules left out are not removed.
+   */
+  schedules?: ScheduleDefinition[];
 }

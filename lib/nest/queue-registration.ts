@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 import { assertQueueName } from '../queue/validation';
+import { upsertSchedules } from './schedules-option';
 import { QueueEventExplorer } from './queue-event.explorer';
 import { QueueHandlerExplorer } from './queue-handler.explorer';
 import type { QueueRegistration } from './queue-registrations';
@@ -10,9 +11,10 @@ import { DEFAULT_QUEUE, QUEUE_REGISTRATION, getQueueOptionsToken, getQueueToken 
 
 /** Builds and connects a queue's service: startup fails within connectTimeoutMs when Redis cannot be reached. */
 async function connectService(options: RedisAckQueueModuleOptions): Promise<RedisAckQueueService> {
-  const { consumers: _consumers, ...serviceOptions } = options;
+  const { consumers: _consumers, schedules, ...serviceOptions } = options;
   const service = new RedisAckQueueService(serviceOptions);
   await service.connect();
+  await upsertSchedules(service, schedules);
   return service;
 }
 

@@ -10,6 +10,7 @@ import type {
   QueueHandlerOptions,
   RedisAckQueueConsumerApi,
   RedisAckQueueProducerApi,
+  RedisAckQueueScheduleApi,
   ReserveOptions,
   ReservedMessage,
   Topic,
@@ -32,7 +33,7 @@ import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf }
  */
 export class RedisAckQueueService
   extends QueueScheduleFacade
-  implements RedisAckQueueProducerApi, RedisAckQueueConsumerApi, OnApplicationShutdown
+  implements RedisAckQueueProducerApi, RedisAckQueueConsumerApi, RedisAckQueueScheduleApi, OnApplicationShutdown
 {
   async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
@@ -116,11 +117,13 @@ export class RedisAckQueueService
     assertTopic(topic);
     if (typeof handler !== 'function')
       throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
-    return this.consumers.consume(
+    const consumer = this.consumers.consume(
       topic,
       this.tracing ? this.tracing.wrap(topic, handler) : handler,
       optionsOf(options),
     );
+    this.startScheduler();
+    return consumer;
   }
 
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {
@@ -129,6 +132,7 @@ export class RedisAckQueueService
 
   close(drainMs = this.settings.drainMs): Promise<void> {
     this.closing ??= (async () => {
+      await this.scheduler.stop();
       await this.consumers.closeAll(drainMs);
       this.events.complete();
       await this.connection.close();

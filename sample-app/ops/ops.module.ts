@@ -1,6 +1,6 @@
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { RedisAckQueueHealthIndicator, RedisAckQueueMetricsModule } from 'nestjs-redis-ack-queue';
+import { RedisAckQueueHealthIndicator, RedisAckQueueMetrics, RedisAckQueueService } from 'nestjs-redis-ack-queue';
 import { Registry } from 'prom-client';
 import { TOPICS } from '../orders/topics';
 
@@ -20,17 +20,38 @@ export class HealthController {
 }
 
 /**
- * What an operator scrapes: Prometheus metrics at GET /metrics (gauges of every order topic) and
- * terminus' health check at GET /health. A registry of its own per app, so that two apps in one
- * process (the e2e tests start two) do not register the same metric twice; most apps use
- * prom-client's default registry (leave `registry` out).
+ * GET /metrics: the queue's Prometheus metrics, gauges of every order topic included. The
+ * sample keeps a registry per app, so that two apps in one process (the e2e tests start two)
+ * never register a metric twice; an app of its own would rather import
+ * `RedisAckQueueMetricsModule.forRoot({ path: '/metrics' })` (prom-client's default registry).
  */
+@Controller()
+export class MetricsController implements OnModuleDestroy {
+  constructor(@Inject(RedisAckQueueMetrics) private readonly metrics: RedisAckQueueMetrics) {}
+
+  @Get('metrics')
+  @Header('content-type', Registry.PROMETHEUS_CONTENT_TYPE)
+  scrape(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+
+  onModuleDestroy(): void {
+    this.metrics.close();
+  }
+}
+
+/** What an operator scrapes: metrics at GET /metrics and terminus' health check at GET /health. */
 @Module({
-  imports: [
-    TerminusModule,
-    RedisAckQueueMetricsModule.forRoot({ path: '/metrics', registry: new Registry(), topics: Object.values(TOPICS) }),
+  imports: [TerminusModule],
+  controllers: [HealthController, MetricsController],
+  providers: [
+    RedisAckQueueHealthIndicator,
+    {
+      provide: RedisAckQueueMetrics,
+      inject: [RedisAckQueueService],
+      useFactory: (queue: RedisAckQueueService) =>
+        new RedisAckQueueMetrics(queue, { registry: new Registry(), topics: Object.values(TOPICS) }),
+    },
   ],
-  controllers: [HealthController],
-  providers: [RedisAckQueueHealthIndicator],
 })
 export class OpsModule {}

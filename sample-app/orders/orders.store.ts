@@ -38,4 +38,9 @@ export class OrdersStore {
   find(id: string): Order | undefined {
     return this.orders.get(id);
   }
+
+  /** Every order, for the nightly report. */
+  all(): Order[] {
+    return [...this.orders.values()];
+  }
 }

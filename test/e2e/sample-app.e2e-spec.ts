@@ -156,4 +156,23 @@ describe('sample app (HTTP, real Redis)', () => {
     // The interrupted deliveries did not count: every message was handled as attempt 1.
     expect(reserved.every((e) => e.attempt === 1)).toBe(true);
   });
+
+  it('runs the nightly report on its schedule, once per tick with two instances running', async () => {
+    try {
+      // Every second instead of 02:00, so the test sees ticks.
+      const [{ app }] = [
+        await startApp({ REPORT_CRON: '* * * * * *' }),
+        await startApp({ REPORT_CRON: '* * * * * *' }),
+      ];
+      const queue = app.get(RedisAckQueueService);
+      expect(await queue.schedules()).toEqual([
+        expect.objectContaining({ topic: 'report.nightly', name: 'nightly', cron: '* * * * * *', tz: 'UTC' }),
+      ]);
+      await eventually(() => loggedLines(/^Nightly report/).length >= 3);
+      const ids = loggedLines(/^Nightly report/).map((line) => /schedule:nightly:\d+/.exec(line.message)![0]);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      delete process.env.REPORT_CRON;
+    }
+  });
 });

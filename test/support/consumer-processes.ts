@@ -16,7 +16,9 @@ export interface ConsumerEvent {
     | 'retried'
     | 'dead'
     | 'queue-error'
-    | 'closed';
+    | 'closed'
+    // Scheduler processes (scheduler-process.js): a tick this process pushed.
+    | 'pushed';
   id?: string;
   attempt?: number;
   /** The consumer process' own Date.now() when it printed the line. */
@@ -32,7 +34,11 @@ export class ConsumerProcesses {
   private readonly children = new Set<ChildProcess>();
   private readonly arrivals = new EventEmitter();
 
-  constructor(private readonly env: Record<string, string>) {
+  constructor(
+    private readonly env: Record<string, string>,
+    /** The process to run, in test/support: a consumer, or e.g. scheduler-process.js. */
+    private readonly script = 'consumer-process.js',
+  ) {
     this.arrivals.setMaxListeners(0);
   }
 
@@ -52,7 +58,7 @@ export class ConsumerProcesses {
   }
 
   async start(extra: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.js')], {
+    const child = spawn(process.execPath, [join(__dirname, this.script)], {
       env: { ...process.env, ...this.env, ...extra },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

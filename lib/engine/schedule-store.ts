@@ -1,0 +1,165 @@
+import { mapRedisError } from '../errors/map-redis-error';
+import type { RedisClient } from './connection';
+import { partitionOf } from './partitions';
+import { scheduleIndexKeys, type QueueKeys, type ScheduleIndexKeys } from './queue-keys';
+import type { ScriptRunner } from './script-runner';
+import type { TopicLayout, TopicLayouts } from './topic-layouts';
+
+/** One schedule as Redis holds it: its definition text and its state (ms, server clock). */
+export interface StoredSchedule {
+  name: string;
+  definition: string;
+  /** The pending tick; null when none is left. */
+  nextRunAt: number | null;
+  /** The last tick that pushed a message; null before the first. */
+  lastRunAt: number | null;
+}
+
+/** What schedule-tick.lua did: ran the tick, found it stale (reload), or found it not due yet. */
+export type TickOutcome = 'ran' | 'stale' | 'early';
+
+const OUTCOMES: TickOutcome[] = ['stale', 'ran', 'early'];
+const orNull = (value: number | string): number | null => (Number(value) < 0 ? null : Number(value));
+
+/**
+ * Schedules in Redis: one script per change, each in the slot of the topic's first partition
+ * (the topic's own slot when it has one), so a tick checks its schedule and pushes its
+ * message in one atomic call. The tick's id is made to route to that partition. The index of
+ * topics with schedules is one key set of its own slot.
+ */
+export class ScheduleStore {
+  private readonly index: ScheduleIndexKeys;
+  /** Redis server time minus local time (ms), from the last script reply. */
+  private offsetMs: number | undefined;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+    prefix: string,
+  ) {
+    this.index = scheduleIndexKeys(prefix);
+  }
+
+  /** The Redis server's clock now (ms): from the offset seen in the last reply, or asked by TIME. */
+  async serverNow(): Promise<number> {
+    if (this.offsetMs === undefined) {
+      try {
+        const [seconds, micros] = await this.client.time();
+        this.observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
+      } catch (error) {
+        throw mapRedisError(error, 'read the server clock');
+      }
+    }
+    return Date.now() + this.offsetMs!;
+  }
+
+  /** The tick's message id: `schedule:<name>:<tick>`, plus `#<k>` when needed to route it to the schedule's slot. */
+  tickId(topic: string, name: string, tick: number): string {
+    const id = `schedule:${name}:${tick}`;
+    const count = this.layouts.get(topic).partitions.length;
+    if (partitionOf(id, count) === 0) return id;
+    for (let k = 1; ; k++) if (partitionOf(`${id}#${k}`, count) === 0) return `${id}#${k}`;
+  }
+
+  async upsert(topic: string, name: string, definition: string, nextRunAt: number | null): Promise<StoredSchedule> {
+    const layout = await this.verified(topic, 'upsert a schedule');
+    await this.touchIndex('add', topic);
+    const reply = await this.scripts.run<number[]>('scheduleUpsert', topic, this.slot(layout), [
+      name,
+      definition,
+      nextRunAt ?? -1,
+    ]);
+    this.observe(reply[3]);
+    // Bumped again once the schedule is stored, so a scheduler that reloaded in between sees it.
+    await this.touchIndex('add', topic);
+    return { name, definition, nextRunAt: orNull(reply[1]), lastRunAt: orNull(reply[2]) };
+  }
+
+  async remove(topic: string, name: string): Promise<boolean> {
+    const layout = await this.verified(topic, 'remove a schedule');
+    const [removed, left] = await this.scripts.run<number[]>('scheduleRemove', topic, this.slot(layout), [name]);
+    if (left === 0) {
+      await this.touchIndex('remove', topic);
+      // An upsert may have landed meanwhile: keep the topic indexed then.
+      if ((await this.list(topic)).length > 0) await this.touchIndex('add', topic);
+    } else if (removed === 1) {
+      await this.touchIndex('add', topic);
+    }
+    return removed === 1;
+  }
+
+  async list(topic: string): Promise<StoredSchedule[]> {
+    const reply = await this.scripts.run<(string | number)[]>(
+      'scheduleList',
+      topic,
+      this.slot(this.layouts.get(topic)),
+      [],
+    );
+    this.observe(Number(reply[0]));
+    const schedules: StoredSchedule[] = [];
+    for (let i = 1; i < reply.length; i += 4) {
+      const [name, definition, next, last] = reply.slice(i, i + 4);
+      schedules.push({
+        name: String(name),
+        definition: String(definition),
+        nextRunAt: orNull(next),
+        lastRunAt: orNull(last),
+      });
+    }
+    return schedules.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Runs one tick (see schedule-tick.lua); wakes the consumers of a partitioned topic after a push. */
+  async tick(
+    topic: string,
+    schedule: { name: string; definition: string; expected: number; tick: number; next: number | null },
+    body: string,
+  ): Promise<TickOutcome> {
+    const layout = await this.verified(topic, 'run a schedule');
+    const { name, definition, expected, tick, next } = schedule;
+    const id = this.tickId(topic, name, tick);
+    const args = [name, definition, expected, tick, next ?? -1, id, body];
+    const [outcome, now] = await this.scripts.run<number[]>('scheduleTick', topic, this.slot(layout), args);
+    this.observe(now);
+    if (outcome === 1 && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    return OUTCOMES[outcome];
+  }
+
+  /** The topics that have schedules. */
+  async topics(): Promise<string[]> {
+    try {
+      return (await this.client.smembers(this.index.scheduleTopics)).sort();
+    } catch (error) {
+      throw mapRedisError(error, 'list scheduled topics');
+    }
+  }
+
+  /** The counter every change bumps: one command, what an idle scheduler sends. */
+  async version(): Promise<string> {
+    try {
+      return (await this.client.get(this.index.scheduleVersion)) ?? '0';
+    } catch (error) {
+      throw mapRedisError(error, 'read the schedule version');
+    }
+  }
+
+  private async touchIndex(action: 'add' | 'remove', topic: string): Promise<void> {
+    await this.scripts.run('scheduleIndex', topic, this.index, [action, topic]);
+  }
+
+  private async verified(topic: string, operation: string): Promise<TopicLayout> {
+    const layout = this.layouts.get(topic);
+    if (!layout.verified) await this.layouts.verify(layout, operation);
+    return layout;
+  }
+
+  /** A topic's schedules live in its first partition's slot (its only one when unpartitioned). */
+  private slot(layout: TopicLayout): QueueKeys {
+    return layout.partitions[0];
+  }
+
+  private observe(serverNow: number): void {
+    this.offsetMs = serverNow - Date.now();
+  }
+}

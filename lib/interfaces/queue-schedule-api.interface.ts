@@ -1,0 +1,107 @@
+/**
+ * When a schedule ticks and what each tick pushes. Exactly one of `cron` and `everyMs`.
+ * Every tick pushes one message with the id `schedule:<name>:<tickEpochMs>`.
+ */
+export interface ScheduleOptions {
+  /**
+   * A cron expression (5 fields, or 6 with seconds first), parsed by croner:
+   * `'0 2 * * *'` is 02:00 every day. Read in `tz`.
+   */
+  cron?: string;
+  /**
+   * Ticks every this many ms (a whole number >= 1), at whole multiples of it since the epoch
+   * (or since `startAt` when given): `60_000` ticks at every whole minute.
+   */
+  everyMs?: number;
+  /**
+   * IANA time zone of `cron` (`'Europe/Berlin'`); daylight saving time follows croner.
+   * @defaultValue `'UTC'`
+   */
+  tz?: string;
+  /**
+   * The payload of every tick's message: any JSON value.
+   * @defaultValue `null`
+   */
+  payload?: unknown;
+  /** Headers of every tick's message (string values). */
+  headers?: Record<string, string>;
+  /** No tick before this time (a Date or epoch ms). */
+  startAt?: Date | number;
+  /** No tick after this time (a Date or epoch ms); not before `startAt`. */
+  endAt?: Date | number;
+}
+
+/** One schedule of the module option `schedules`: its topic, its name and its options. */
+export interface ScheduleDefinition extends ScheduleOptions {
+  /** The topic each tick pushes to. */
+  topic: string;
+  /** The schedule's name, unique per topic: 1-100 characters of `A-Z a-z 0-9 . _ - :`. */
+  name: string;
+}
+
+/** A schedule as `schedules()` reports it; times are epoch ms of the Redis server's clock. */
+export interface ScheduleInfo {
+  /** The topic each tick pushes to. */
+  topic: string;
+  /** The schedule's name. */
+  name: string;
+  /** Its cron expression, when it has one. */
+  cron?: string;
+  /** Its interval (ms), when it has one. */
+  everyMs?: number;
+  /** The time zone of its cron expression, when one was given (else UTC). */
+  tz?: string;
+  /** The next tick, or `null` when none is left (past `endAt`). */
+  nextRunAt: number | null;
+  /** The last tick that pushed a message; absent before the first. */
+  lastRunAt?: number;
+}
+
+/**
+ * Repeating and cron schedules of `RedisAckQueueService`. Each tick pushes exactly one
+ * message, however many services run the scheduler and however many die meanwhile; ticks are
+ * timed by the Redis server's clock. After every scheduler was down, only the most recent
+ * missed tick runs.
+ */
+export interface RedisAckQueueScheduleApi {
+  /**
+   * Creates or changes a schedule and starts this service's scheduler. A change takes effect
+   * from the next tick (the pending tick of the old definition is replaced); the same
+   * definition again changes nothing (the pending tick stays). Every argument is checked first:
+   * a bad one throws and changes nothing.
+   * @param topic - 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @param name - 1-100 characters of `A-Z a-z 0-9 . _ - :`, unique per topic.
+   * @returns The schedule as stored, with its next tick.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not a valid topic name.
+   * @throws {InvalidScheduleError} for a bad name, an invalid cron expression or time zone,
+   *   both or neither of `cron` and `everyMs`, or `endAt` before `startAt`.
+   * @throws {InvalidOptionError} when `everyMs`, `startAt`, `endAt` or `headers` has a bad value.
+   * @throws {InvalidPayloadError | PayloadTooLargeError} as for `push`.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * await queue.upsertSchedule('report.nightly', 'nightly', { cron: '0 2 * * *', tz: 'Europe/Berlin' });
+   * await queue.upsertSchedule('cache.refresh', 'refresh', { everyMs: 60_000, payload: { full: false } });
+   * ```
+   */
+  upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
+
+  /**
+   * Deletes a schedule and its pending tick; resolves `false` when there was none.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not a valid topic name.
+   * @throws {InvalidScheduleError} when `name` is not a valid schedule name.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `upsertSchedule`.
+   */
+  removeSchedule(topic: string, name: string): Promise<boolean>;
+
+  /**
+   * The schedules of `topic`, or of every topic (read from an index of topics, never by SCAN),
+   * sorted by topic and name.
+   * @throws {InvalidTopicError} when `topic` is given and not a valid topic name.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `upsertSchedule`.
+   */
+  schedules(topic?: string): Promise<ScheduleInfo[]>;
+}

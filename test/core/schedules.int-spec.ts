@@ -1,0 +1,172 @@
+import type { RedisAckQueueOptions, RedisAckQueueService } from '../../lib';
+import { partitionOf } from '../../lib/engine/partitions';
+import { CATCH_UP_AFTER_MS } from '../../lib/queue/schedules/schedule-times';
+import { commandCounts, eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { quietFor } from '../support/waits';
+
+describe('schedules', () => {
+  const fx = useRedis();
+  // Each test's schedulers stop with it, so none ticks (or sends commands) in the next one.
+  afterEach(() => Promise.all(fx.services.map((service) => service.close(0))));
+
+  /** A service with a prefix of its own, so no other test's schedules tick in it. */
+  async function isolated(
+    options: RedisAckQueueOptions = {},
+  ): Promise<{ queue: RedisAckQueueService; prefix: string }> {
+    const prefix = options.prefix ?? uniqueTopic('p');
+    return { queue: await fx.service({ ...options, prefix }), prefix };
+  }
+
+  async function serverNow(): Promise<number> {
+    const [seconds, micros] = await fx.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** Takes every ready message of `topic`; returns their ids and payloads. */
+  async function take(queue: RedisAckQueueService, topic: string): Promise<{ id: string; payload: unknown }[]> {
+    const taken: { id: string; payload: unknown }[] = [];
+    for (;;) {
+      const batch = await queue.reserve(topic, { count: 100, leaseMs: 600_000 });
+      if (batch.length === 0) return taken;
+      for (const message of batch) {
+        taken.push({ id: message.id, payload: message.payload });
+        await queue.ack(message);
+      }
+    }
+  }
+
+  const tickOf = (id: string) => Number(id.split(':')[2].split('#')[0]);
+
+  it('upserts, lists (by topic and over every topic) and removes schedules', async () => {
+    const { queue } = await isolated();
+    const [a, b] = [uniqueTopic('a'), uniqueTopic('b')];
+    const before = await serverNow();
+    const minute = await queue.upsertSchedule(a, 'minute', { everyMs: 60_000, payload: { n: 1 } });
+    expect(minute).toEqual({ topic: a, name: 'minute', everyMs: 60_000, nextRunAt: minute.nextRunAt });
+    expect(typeof minute.nextRunAt).toBe('number');
+    expect(minute.nextRunAt! % 60_000).toBe(0);
+    expect(minute.nextRunAt!).toBeGreaterThan(before);
+    expect(minute.nextRunAt!).toBeLessThanOrEqual(before + 61_000);
+    await queue.upsertSchedule(b, 'nightly', { cron: '0 2 * * *', tz: 'Europe/Berlin' });
+
+    expect(await queue.schedules(a)).toEqual([minute]);
+    const all = await queue.schedules();
+    expect(all.map((s) => [s.topic, s.name, s.cron, s.tz])).toEqual([
+      [a, 'minute', undefined, undefined],
+      [b, 'nightly', '0 2 * * *', 'Europe/Berlin'],
+    ]);
+    // The same definition again changes nothing: its pending tick stays.
+    expect(await queue.upsertSchedule(a, 'minute', { everyMs: 60_000, payload: { n: 1 } })).toEqual(minute);
+
+    expect(await queue.removeSchedule(a, 'minute')).toBe(true);
+    expect(await queue.removeSchedule(a, 'minute')).toBe(false);
+    expect(await queue.schedules(a)).toEqual([]);
+    expect((await queue.schedules()).map((s) => s.topic)).toEqual([b]);
+  });
+
+  it('pushes one message per tick, with an id made of the schedule and the tick time', async () => {
+    const { queue } = await isolated();
+    const topic = uniqueTopic();
+    await queue.upsertSchedule(topic, 'fast', { everyMs: 250, payload: { hello: 1 }, headers: { from: 'cron' } });
+    await eventually(async () => (await queue.stats(topic)).ready >= 3);
+    const [first] = await queue.reserve(topic);
+    expect(first.id).toMatch(/^schedule:fast:\d+$/);
+    expect(tickOf(first.id) % 250).toBe(0);
+    expect(first.payload).toEqual({ hello: 1 });
+    expect(first.headers).toEqual({ from: 'cron' });
+    const [info] = await queue.schedules(topic);
+    expect(info.lastRunAt).toBeGreaterThanOrEqual(tickOf(first.id));
+    expect(info.nextRunAt).toBe(info.lastRunAt! + 250);
+  });
+
+  it('runs every tick exactly once with several schedulers racing for it', async () => {
+    const prefix = uniqueTopic('p');
+    const queues = await Promise.all([1, 2, 3].map(() => fx.service({ prefix })));
+    const topic = uniqueTopic();
+    await queues[0].upsertSchedule(topic, 'race', { everyMs: 200 });
+    // The others run theirs too: each one's scheduler starts with a consumer.
+    const consumers = queues.slice(1).map((q) => q.consume(uniqueTopic('other'), () => undefined));
+    await eventually(async () => (await queues[0].stats(topic)).ready >= 10, 15_000);
+    const ticks = (await take(queues[0], topic)).map(({ id }) => tickOf(id));
+    expect(new Set(ticks).size).toBe(ticks.length);
+    ticks.forEach((tick, i) => i > 0 && expect(tick - ticks[i - 1]).toBe(200));
+    await Promise.all(consumers.map((c) => c.close()));
+  });
+
+  it('applies a change from the next tick, and a removal drops the pending tick', async () => {
+    const { queue, prefix } = await isolated();
+    const topic = uniqueTopic();
+    const hourly = await queue.upsertSchedule(topic, 'job', { everyMs: 3_600_000, payload: 'old' });
+    const changed = await queue.upsertSchedule(topic, 'job', { everyMs: 200, payload: 'new' });
+    expect(changed.nextRunAt).toBeLessThan(hourly.nextRunAt!);
+    await eventually(async () => (await queue.stats(topic)).ready >= 2);
+    expect((await take(queue, topic)).every(({ payload }) => payload === 'new')).toBe(true);
+
+    expect(await queue.removeSchedule(topic, 'job')).toBe(true);
+    await take(queue, topic);
+    await quietFor(700, 'a tick of a removed schedule');
+    expect(await queue.stats(topic)).toMatchObject({ ready: 0, delayed: 0 });
+    expect(Object.keys(await snapshotTopic(fx.redis, topic, prefix))).not.toContain(expect.stringMatching(/schedule/));
+  });
+
+  it('ticks only from startAt to endAt', async () => {
+    const { queue } = await isolated();
+    const topic = uniqueTopic();
+    const startAt = (await serverNow()) + 500;
+    const info = await queue.upsertSchedule(topic, 'bounded', { everyMs: 200, startAt, endAt: startAt + 400 });
+    expect(info.nextRunAt).toBe(startAt);
+    await eventually(async () => (await queue.schedules(topic))[0].nextRunAt === null);
+    expect((await take(queue, topic)).map(({ id }) => tickOf(id))).toEqual([startAt, startAt + 200, startAt + 400]);
+  });
+
+  it('after every scheduler was down, runs only the most recent missed tick, then ticks on', async () => {
+    const prefix = uniqueTopic('p');
+    const topic = uniqueTopic();
+    const producer = await fx.service({ prefix, scheduler: false });
+    const { nextRunAt: missedFrom } = await producer.upsertSchedule(topic, 'job', { everyMs: 200 });
+    // No scheduler runs: several periods pass, more than the catch-up bound.
+    await quietFor(CATCH_UP_AFTER_MS + 800, 'a tick while no scheduler runs');
+    expect((await producer.stats(topic)).ready).toBe(0);
+
+    const restarted = await fx.service({ prefix });
+    const restartedAt = await serverNow();
+    // The same definition again keeps the pending (missed) tick: a restart does not skip it.
+    expect((await restarted.upsertSchedule(topic, 'job', { everyMs: 200 })).nextRunAt).toBe(missedFrom);
+    await eventually(async () => (await producer.stats(topic)).ready >= 4);
+    const ticks = (await take(producer, topic)).map(({ id }) => tickOf(id));
+    // One catch-up tick: the last one due at the restart (nothing from the missed stretch before it).
+    expect(ticks[0]).toBeGreaterThan(missedFrom! + CATCH_UP_AFTER_MS);
+    expect(ticks[0]).toBeLessThanOrEqual(restartedAt + 200);
+    ticks.forEach((tick, i) => i > 0 && expect(tick - ticks[i - 1]).toBe(200));
+  });
+
+  it('pushes the ticks of a partitioned topic into the partition its ids route to, exactly once', async () => {
+    const topic = uniqueTopic();
+    const { queue } = await isolated({ topics: { [topic]: { partitions: 4 } } });
+    const handled: string[] = [];
+    const consumer = queue.consume(topic, (_payload, context) => void handled.push(context.id));
+    await queue.upsertSchedule(topic, 'spread', { everyMs: 200 });
+    await eventually(() => handled.length >= 4);
+    await consumer.close();
+    expect(new Set(handled).size).toBe(handled.length);
+    for (const id of handled) {
+      expect(id).toMatch(/^schedule:spread:\d+(#\d+)?$/);
+      expect(partitionOf(id, 4)).toBe(0);
+    }
+    const ticks = handled.map(tickOf).sort((x, y) => x - y);
+    ticks.forEach((tick, i) => i > 0 && expect(tick - ticks[i - 1]).toBe(200));
+  });
+
+  it('costs an idle scheduler about one command every two seconds', async () => {
+    const { queue } = await isolated();
+    await queue.upsertSchedule(uniqueTopic(), 'hourly', { everyMs: 3_600_000 });
+    await quietFor(500, 'the scheduler loading its schedules');
+    const before = await commandCounts(fx.redis);
+    await quietFor(6_000, 'an idle scheduler sending more than a command every two seconds');
+    const after = await commandCounts(fx.redis);
+    const ran = Object.keys(after)
+      .filter((name) => !['info', 'replconf', 'cluster|slots', 'cluster'].includes(name))
+      .reduce((sum, name) => sum + after[name] - (before[name] ?? 0), 0);
+    expect(ran).toBeLessThanOrEqual(4);
+  });
+});
