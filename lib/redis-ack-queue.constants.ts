@@ -13,6 +13,8 @@ export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [
   'dead',
   'lease-lost',
   'error',
+  'cancelled',
+  'progress',
 ];
 
 /** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
@@ -41,6 +43,12 @@ export const DEFAULTS = {
   logLevel: 'warn',
   /** Dead letters kept per topic: the oldest beyond the count, or older than the age, are deleted. */
   deadLetters: { maxCount: 10_000, maxAgeMs: 14 * 24 * 3_600_000 },
+  /** Completed messages kept per topic once `keepCompleted` is on (per partition). */
+  keepCompleted: { maxCount: 1_000, maxAgeMs: 24 * 3_600_000 },
+  /** Largest `context.progress` value, as JSON bytes. */
+  maxProgressBytes: 4_096,
+  /** A handler's progress is written at most this often (ms); the latest value wins. */
+  progressIntervalMs: 200,
 } as const;
 
 /** Bounds that keep one call short: no script runs long enough to stall Redis. */
@@ -74,4 +82,7 @@ export const BOUNDS = {
   replicas: [1, 100],
   replicationTimeoutMs: [1, MAX_TIMER_MS],
   deadLetterPage: [1, 10_000],
+  listPage: [1, 10_000],
+  completedMaxCount: [1, 10_000_000],
+  completedMaxAgeMs: [1, Number.MAX_SAFE_INTEGER],
 } as const satisfies Record<string, readonly [number, number]>;

@@ -14,6 +14,8 @@ export class AckBatcher<L> {
     private readonly settled: (lease: L, acked: boolean) => void,
     /** The call failed: its leases run out and are delivered again. */
     private readonly failed: (lease: L, error: unknown) => void,
+    /** False when acks must go on their own (a topic that keeps completed messages): `take` then gives none. */
+    private readonly rideAlong: () => boolean = () => true,
   ) {}
 
   ack(lease: L): void {
@@ -25,6 +27,10 @@ export class AckBatcher<L> {
    * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
    */
   take(max = Infinity): L[] {
+    return this.rideAlong() ? this.takeBatch(max) : [];
+  }
+
+  private takeBatch(max = Infinity): L[] {
     if (this.batch.length <= max) {
       const batch = this.batch;
       this.batch = [];
@@ -66,7 +72,7 @@ export class AckBatcher<L> {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.take();
+    const batch = this.takeBatch();
     if (batch.length === 0) return;
     try {
       this.settle(batch, await this.send(batch));

@@ -6,12 +6,15 @@ import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import type { CancelSignals } from './cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
   events: QueueEvents;
   logger: QueueLogger;
+  /** Where it hears of its leased messages being cancelled (see CancelSignals). */
+  cancels?: CancelSignals;
 }
 
 /**

@@ -12,6 +12,8 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   lost: boolean;
   /** performance.now() when the handler started. */
   started: number;
+  /** Of a topic that keeps completed messages: the end of its record (duration, result). */
+  completion?: string;
 }
 
 /** What the poller hears from the keeper. */

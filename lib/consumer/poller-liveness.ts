@@ -40,6 +40,9 @@ export class PollerLiveness {
       settle: (action, topic, leases, leaseMs) => noted(engine.settle(action, topic, leases, leaseMs)),
       nack: (topic, lease, failure) => noted(engine.nack(topic, lease, failure)),
       bury: (topic, leases, reason, error) => noted(engine.bury(topic, leases, reason, error)),
+      completedPolicy: (topic) => engine.completedPolicy(topic),
+      complete: (topic, leases) => noted(engine.complete(topic, leases)),
+      progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),
     };
   }
 

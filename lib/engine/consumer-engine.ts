@@ -26,6 +26,19 @@ export interface ReserveResult<T> {
 
 export type SettleAction = 'ack' | 'extend' | 'release';
 
+/** How a topic keeps its completed messages (`keepCompleted`), with every bound filled in. */
+export interface CompletedPolicy {
+  maxCount: number;
+  maxAgeMs: number;
+  /** Largest result kept, as JSON bytes (the service's maxPayloadBytes). */
+  maxResultBytes: number;
+}
+
+/** A lease to complete: `extra` ends its completed record (see completionExtra). */
+export interface CompletedLease extends HeldLease {
+  extra: string;
+}
+
 /**
  * What a consumer needs of the engine: the poller and the lease keeper depend on this, never
  * on the service, so a shutdown can always hand messages back and a test can pass a fake.
@@ -44,4 +57,10 @@ export interface ConsumerEngine {
   ): Promise<NackResult>;
   /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
+  /** How `topic` keeps completed messages; undefined when it keeps none (acks delete). */
+  completedPolicy(topic: string): CompletedPolicy | undefined;
+  /** Acks leases of a topic that keeps completed messages, storing their records; one flag per lease. */
+  complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
+  /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
+  progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;
 }

@@ -3,7 +3,16 @@ import { errorText } from '../errors/error-text';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
-import type { ConsumerEngine, HeldLease, ReserveRequest, ReserveResult, SettleAction } from './consumer-engine';
+import type {
+  CompletedLease,
+  CompletedPolicy,
+  ConsumerEngine,
+  HeldLease,
+  ReserveRequest,
+  ReserveResult,
+  SettleAction,
+} from './consumer-engine';
+import { JobRecords } from './job-records';
 import { partitionOf } from './partitions';
 import type { RedisClient } from './connection';
 import { LeaseSettler } from './lease-settler';
@@ -21,6 +30,8 @@ export interface EngineConfig {
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** How each topic keeps completed messages; undefined where it keeps none. */
+  keepCompleted(topic: string): CompletedPolicy | undefined;
 }
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
@@ -36,6 +47,7 @@ export class QueueEngine implements ConsumerEngine {
   readonly layouts: TopicLayouts;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
+  private readonly records: JobRecords;
 
   constructor(
     client: RedisClient,
@@ -47,6 +59,7 @@ export class QueueEngine implements ConsumerEngine {
     const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
     this.settler = new LeaseSettler(this.scripts, this.layouts);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes);
+    this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
   }
 
   partitionCount(topic: string): number {
@@ -151,6 +164,18 @@ export class QueueEngine implements ConsumerEngine {
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
     if (result === 'retry' && layout.partitions.length > 1) await this.wakeHome(layout);
     return result;
+  }
+
+  completedPolicy(topic: string): CompletedPolicy | undefined {
+    return this.config.keepCompleted(topic);
+  }
+
+  complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    return this.records.complete(topic, leases);
+  }
+
+  progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
+    return this.records.progress(topic, lease, json);
   }
 
   /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */

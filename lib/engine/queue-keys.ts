@@ -31,6 +31,12 @@ export interface QueueKeys {
   sequence: string;
   /** LIST holding at most one wake-up token for blocked consumers. */
   wake: string;
+  /** ZSET id -> completion time (ms) of completed messages kept (`keepCompleted`). */
+  completed: string;
+  /** HASH id -> JSON progress value of a leased message (`context.progress`). */
+  progress: string;
+  /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
+  cancelled: string;
 }
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
@@ -51,5 +57,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     deadInfo: `${tag}:dead-info`,
     sequence: `${tag}:sequence`,
     wake: `${tag}:wake`,
+    completed: `${tag}:completed`,
+    progress: `${tag}:progress`,
+    cancelled: `${tag}:cancelled`,
   };
 }

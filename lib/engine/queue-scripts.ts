@@ -29,6 +29,35 @@ export const QUEUE_SCRIPTS = {
   deadRequeue: { file: 'dead-requeue.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake'] },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts'] },
   wake: { file: 'wake.lua', keys: ['wake'] },
+  // Look-up, cancel, completed records and progress (job control).
+  get: {
+    file: 'get.lua',
+    keys: ['delayed', 'leased', 'messages', 'attempts', 'tokens', 'dead', 'deadInfo', 'completed', 'progress'],
+    readOnly: true,
+  },
+  list: {
+    file: 'list.lua',
+    keys: ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens', 'completed'],
+    readOnly: true,
+  },
+  cancel: {
+    file: 'cancel.lua',
+    keys: [
+      'ready',
+      'delayed',
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
+      'dead',
+      'deadInfo',
+      'completed',
+      'progress',
+      'cancelled',
+    ],
+  },
+  complete: { file: 'complete.lua', keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress'] },
+  progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
 } satisfies Record<string, ScriptSpec>;
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;

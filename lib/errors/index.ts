@@ -3,3 +3,4 @@ export * from './input.errors';
 export * from './redis.errors';
 export * from './consumer.errors';
 export * from './module.errors';
+export * from './job-control.errors';

@@ -4,9 +4,12 @@
  * backoff. `dead`: moved to the dead letters after its last failure, or as `malformed` (one
  * whose last lease expired makes no event). `lease-lost`: a running handler's lease expired.
  * `error`: a consumer's call to Redis failed (reserving pauses and retries; a message whose
- * ack or nack failed is delivered again once its lease runs out).
+ * ack or nack failed is delivered again once its lease runs out). `cancelled`: `cancel()`
+ * removed a message (from the service that cancelled it). `progress`: a handler's
+ * `context.progress` value was stored (from the consumer; the value itself is not in the event).
  */
-export type RedisAckQueueEventType = 'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error';
+export type RedisAckQueueEventType =
+  'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'cancelled' | 'progress';
 
 /** One entry of `service.events$`. Never carries payloads. */
 export interface RedisAckQueueEvent {

@@ -7,3 +7,4 @@ export * from './queue-consumer-api.interface';
 export * from './queue-producer-api.interface';
 export * from './topic.interface';
 export * from './queue-request.interface';
+export * from './queue-lookup-api.interface';

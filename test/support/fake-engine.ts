@@ -1,4 +1,6 @@
 import type {
+  CompletedLease,
+  CompletedPolicy,
   ConsumerEngine,
   HeldLease,
   ReserveRequest,
@@ -235,6 +237,21 @@ export class FakeEngine implements ConsumerEngine {
     this.nacks.push({ id: lease.id, attempt: held?.attempt ?? 0, ...failure, result });
     if (result === 'retry') this.onReady?.();
     return this.answer(result);
+  }
+
+  /** This fake keeps no completed messages: acks delete, as with `keepCompleted` off. */
+  completedPolicy(): CompletedPolicy | undefined {
+    return undefined;
+  }
+
+  async complete(_topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    return this.settle('ack', _topic, leases);
+  }
+
+  /** Progress of a lease still held is accepted (and not kept). */
+  async progress(_topic: string, lease: HeldLease): Promise<boolean> {
+    await Promise.resolve();
+    return this.held(lease) !== undefined;
   }
 
   private held(lease: HeldLease): Held | undefined {

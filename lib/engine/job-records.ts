@@ -1,0 +1,63 @@
+import { LIMITS } from '../redis-ack-queue.constants';
+import type { CompletedLease, CompletedPolicy, HeldLease } from './consumer-engine';
+import type { LeaseSettler } from './lease-settler';
+import type { ScriptRunner } from './script-runner';
+import { byPartition, type TopicLayouts } from './topic-layouts';
+
+/**
+ * What a lease writes besides its end: the completed records of topics that keep them
+ * (complete.lua, an ack that keeps the message's id and result) and progress (progress.lua).
+ * Both are fenced by the lease's token.
+ */
+export class JobRecords {
+  constructor(
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+    private readonly settler: LeaseSettler,
+    private readonly policyOf: (topic: string) => CompletedPolicy | undefined,
+  ) {}
+
+  /**
+   * Acks leases of a topic that keeps completed messages, storing each one's record; at most
+   * 500 per script call (per partition). One flag per lease, as ack's: true where it was held.
+   */
+  async complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    const layout = this.layouts.get(topic);
+    const policy = this.policyOf(topic);
+    if (!policy) throw new Error(`complete() on topic "${topic}", which keeps no completed messages`);
+    const flags = new Array<boolean>(leases.length);
+    const calls: Promise<void>[] = [];
+    for (const [partition, positions] of byPartition(layout, leases)) {
+      for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
+        const batch = positions.slice(start, start + LIMITS.idsPerCall);
+        const args: (string | number)[] = [policy.maxCount, policy.maxAgeMs];
+        for (const i of batch) args.push(leases[i].id, leases[i].token, leases[i].extra);
+        const mark = this.scripts.mark;
+        calls.push(
+          this.scripts.run<number[]>('complete', topic, layout.partitions[partition], args).then((reply) => {
+            const held = this.settler.ackFlags(
+              batch.map((i) => leases[i]),
+              reply,
+              mark,
+            );
+            batch.forEach((position, k) => (flags[position] = held[k]));
+          }),
+        );
+      }
+    }
+    await Promise.all(calls);
+    return flags;
+  }
+
+  /** Stores a lease's progress value (JSON text); false when the lease is no longer this one. */
+  async progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
+    const layout = this.layouts.get(topic);
+    const [[partition]] = byPartition(layout, [lease]);
+    const reply = await this.scripts.run<number>('progress', topic, layout.partitions[partition], [
+      lease.id,
+      lease.token,
+      json,
+    ]);
+    return reply === 1;
+  }
+}
