@@ -14,8 +14,8 @@ export class AckBatcher<L> {
     private readonly settled: (lease: L, acked: boolean) => void,
     /** The call failed: its leases run out and are delivered again. */
     private readonly failed: (lease: L, error: unknown) => void,
-    /** False when acks must go on their own (a topic that keeps completed messages): `take` then gives none. */
-    private readonly rideAlong: () => boolean = () => true,
+    /** False for an ack that must go on its own (a completed record to keep): `take` leaves it. */
+    private readonly rideAlong: (lease: L) => boolean = () => true,
   ) {}
 
   ack(lease: L): void {
@@ -27,7 +27,11 @@ export class AckBatcher<L> {
    * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
    */
   take(max = Infinity): L[] {
-    return this.rideAlong() ? this.takeBatch(max) : [];
+    if (this.batch.every(this.rideAlong)) return this.takeBatch(max);
+    const riding = this.batch.filter(this.rideAlong).slice(0, max);
+    const taken = new Set(riding);
+    this.batch = this.batch.filter((lease) => !taken.has(lease));
+    return riding;
   }
 
   private takeBatch(max = Infinity): L[] {

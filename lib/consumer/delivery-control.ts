@@ -39,14 +39,16 @@ export class DeliveryControl<T> {
     return new HandlerContext(entry, extend, this.progress.progress);
   }
 
-  /** Whether acks may ride along with a reserve (reserve.lua deletes; a kept message needs complete.lua). */
-  get acksRideAlong(): boolean {
-    return this.policy === undefined;
-  }
-
-  /** A handler resolved with `result`: keeps what its completed record needs. */
+  /**
+   * A handler resolved with `result`: keeps what its completed record needs. Its ack goes
+   * through complete.lua when the topic keeps completed messages, or when it reported
+   * progress (which reserve.lua's acks leave behind); else it may ride along with a reserve.
+   */
   succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
-    if (!this.policy) return entry;
+    if (!this.policy) {
+      if (this.progress.reported(entry)) entry.completion = '{}';
+      return entry;
+    }
     const encoded = result === undefined ? undefined : encodeStoredValue(result, this.policy.maxResultBytes);
     if (encoded && 'problem' in encoded) {
       this.report.logger.warn(MESSAGES.resultDropped(this.topic, entry.message.id, encoded.problem));
@@ -56,15 +58,24 @@ export class DeliveryControl<T> {
   }
 
   /** Acks finished handlers: deleted, or kept as completed records. One flag per entry. */
-  sendAcks(entries: InFlight<T>[]): Promise<boolean[]> {
-    if (!this.policy) return this.engine.settle('ack', this.topic, messagesOf(entries));
-    const leases = entries.map(({ message, completion }) => ({
+  async sendAcks(entries: InFlight<T>[]): Promise<boolean[]> {
+    const completing = entries.filter((entry) => entry.completion !== undefined);
+    if (completing.length === 0) return this.engine.settle('ack', this.topic, messagesOf(entries));
+    const plain = entries.filter((entry) => entry.completion === undefined);
+    const leases = completing.map(({ message, completion }) => ({
       id: message.id,
       token: message.token,
       leaseDeadline: message.leaseDeadline,
-      extra: completion ?? '{}',
+      extra: completion!,
     }));
-    return this.engine.complete(this.topic, leases);
+    const [completed, acked] = await Promise.all([
+      this.engine.complete(this.topic, leases),
+      plain.length > 0 ? this.engine.settle('ack', this.topic, messagesOf(plain)) : [],
+    ]);
+    const flags = new Map<InFlight<T>, boolean>();
+    completing.forEach((entry, i) => flags.set(entry, completed[i]));
+    plain.forEach((entry, i) => flags.set(entry, acked[i]));
+    return entries.map((entry) => flags.get(entry)!);
   }
 
   close(): void {

@@ -12,7 +12,10 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   lost: boolean;
   /** performance.now() when the handler started. */
   started: number;
-  /** Of a topic that keeps completed messages: the end of its record (duration, result). */
+  /**
+   * Set when its ack must go through complete.lua (not along with a reserve): the end of its
+   * completed record (duration, result) where the topic keeps them, '{}' when it reported progress.
+   */
   completion?: string;
 }
 

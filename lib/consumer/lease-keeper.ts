@@ -27,7 +27,7 @@ export class LeaseKeeper<T> {
     (entries) => this.control.sendAcks(entries),
     (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
     (entry, error) => this.settleFailed(entry, error),
-    () => this.control.acksRideAlong,
+    (entry) => entry.completion === undefined,
   );
   private heartbeat: NodeJS.Timeout | undefined;
   private beating = false;

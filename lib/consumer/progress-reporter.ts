@@ -44,6 +44,11 @@ export class ProgressReporter {
     else throttle.timer = setTimeout(() => this.flush(target, throttle), waitMs);
   };
 
+  /** Whether the handler of `target` reported progress. */
+  reported(target: ContextTarget): boolean {
+    return this.throttles.has(target);
+  }
+
   private flush(target: ContextTarget, throttle: Throttle): void {
     throttle.timer = undefined;
     const json = throttle.pending;

@@ -59,7 +59,10 @@ export interface ConsumerEngine {
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
   /** How `topic` keeps completed messages; undefined when it keeps none (acks delete). */
   completedPolicy(topic: string): CompletedPolicy | undefined;
-  /** Acks leases of a topic that keeps completed messages, storing their records; one flag per lease. */
+  /**
+   * Acks leases with complete.lua: kept as completed records where the topic keeps them,
+   * else deleted with their progress. One flag per lease.
+   */
   complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
   /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;

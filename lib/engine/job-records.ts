@@ -18,13 +18,13 @@ export class JobRecords {
   ) {}
 
   /**
-   * Acks leases of a topic that keeps completed messages, storing each one's record; at most
-   * 500 per script call (per partition). One flag per lease, as ack's: true where it was held.
+   * Acks leases with complete.lua: of a topic that keeps completed messages, storing each
+   * one's record; of another, deleting them with their progress. At most 500 per script call
+   * (per partition). One flag per lease, as ack's: true where it was held.
    */
   async complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
     const layout = this.layouts.get(topic);
-    const policy = this.policyOf(topic);
-    if (!policy) throw new Error(`complete() on topic "${topic}", which keeps no completed messages`);
+    const policy = this.policyOf(topic) ?? { maxCount: 0, maxAgeMs: 0 };
     const flags = new Array<boolean>(leases.length);
     const calls: Promise<void>[] = [];
     for (const [partition, positions] of byPartition(layout, leases)) {

@@ -42,7 +42,7 @@ describe('get, list and cancel', () => {
       headers: {},
       attempt: 0,
       maxAttempts: 4,
-      enqueuedAt: expect.any(Number),
+      enqueuedAt: expect.any(Number) as unknown,
     });
     const delayed = await queue.get(topic, 'd1');
     expect(delayed).toMatchObject({ state: 'delayed', payload: 'd1', attempt: 0 });
@@ -56,8 +56,8 @@ describe('get, list and cancel', () => {
       headers: { h: 'x' },
       attempt: 1,
       maxAttempts: 1,
-      error: expect.stringMatching(/boom/),
-      deadAt: expect.any(Number),
+      error: expect.stringMatching(/boom/) as unknown,
+      deadAt: expect.any(Number) as unknown,
     });
     expect(await queue.get(topic, 'nope')).toBeNull();
     expect(await queue.get(uniqueTopic(), 'r1')).toBeNull();
@@ -75,9 +75,9 @@ describe('get, list and cancel', () => {
     expect(await ids('dead')).toEqual(['x1']);
     expect(await ids('completed')).toEqual([]);
     const [dead] = await queue.list(topic, 'dead');
-    expect(dead).toMatchObject({ state: 'dead', payload: { n: 'x' }, error: expect.stringMatching(/boom/) });
+    expect(dead).toMatchObject({ state: 'dead', payload: { n: 'x' }, error: expect.stringMatching(/boom/) as unknown });
     const [first] = await queue.list(topic, 'delayed');
-    expect(first).toMatchObject({ state: 'delayed', payload: 'd1', dueAt: expect.any(Number) });
+    expect(first).toMatchObject({ state: 'delayed', payload: 'd1', dueAt: expect.any(Number) as unknown });
   });
 
   it('cancels a message in each state, leaving no key of it behind', async () => {
@@ -165,7 +165,7 @@ describe('get, list and cancel', () => {
     const kept = await fx.service({ keepCompleted: true });
     const cases: [() => Promise<unknown>, new (...args: never[]) => Error, RegExp][] = [
       [() => queue.get('a b', 'r1'), InvalidTopicError, /Invalid topic/],
-      [() => queue.get(topic, '' as never), InvalidMessageIdError, /non-empty string/],
+      [() => queue.get(topic, ''), InvalidMessageIdError, /non-empty string/],
       [() => queue.get(topic, 5 as never), InvalidMessageIdError, /Invalid message id 5/],
       [() => queue.cancel(topic, null as never), InvalidMessageIdError, /Invalid message id null/],
       [() => queue.cancel('{x}', 'r1'), InvalidTopicError, /Invalid topic/],

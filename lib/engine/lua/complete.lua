@@ -2,7 +2,8 @@
 -- the given token is still its lease, leaves the leased set, and its body is replaced by its
 -- completed record, kept under its id (a push of the same id stays a duplicate) and listed in
 -- completed. The completed set is bounded like the dead letters: the oldest beyond maxCount,
--- or older than maxAgeMs, are deleted for good (at most 100 per call).
+-- or older than maxAgeMs, are deleted for good (at most 100 per call). With maxCount 0 it
+-- keeps nothing and acks as ack.lua does, also deleting the progress that ack.lua leaves.
 --
 -- KEYS[1] leased    ZSET  id -> lease deadline (ms)
 -- KEYS[2] messages  HASH  id -> stored body; becomes the completed record
@@ -10,7 +11,7 @@
 -- KEYS[4] tokens    HASH  id -> token of the current lease: <sequence>.<attempt>
 -- KEYS[5] completed ZSET  id -> completion time (ms)
 -- KEYS[6] progress  HASH  id -> JSON progress value of a leased message
--- ARGV[1] maxCount  completed records kept at most (the oldest go first)
+-- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
 --           "r" result, whose members end the record)
@@ -27,7 +28,14 @@ local results = {}
 for i = 3, #ARGV, 3 do
   local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local current = redis.call('HGET', K_TOKENS, id)
-  if current == token then
+  if current == token and max_count == 0 then
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_TOKENS, id)
+    redis.call('HDEL', K_ATTEMPTS, id)
+    redis.call('HDEL', K_PROGRESS, id)
+    redis.call('HDEL', K_MESSAGES, id)
+    results[#results + 1] = 1
+  elseif current == token then
     -- The stored body starts with '{"t":<enqueuedAt>,' (push.lua) and may end with ',"m":<n>}'.
     local body = redis.call('HGET', K_MESSAGES, id) or ''
     local record = string.format('{"c":%d,"t":%s,"a":%d', now, string.match(body, '^{"t":(%d+),') or '0',
@@ -51,6 +59,9 @@ for i = 3, #ARGV, 3 do
   end
 end
 
+if max_count == 0 then
+  return results
+end
 local aged = #redis.call('ZRANGE', K_COMPLETED, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
 local excess = math.min(math.max(redis.call('ZCARD', K_COMPLETED) - max_count, 0), 100)
 local drop = math.max(aged, excess)
