@@ -211,6 +211,22 @@ describe('job control in handlers: cancel, progress, completed results', () => {
     expect(await fx.redis.zcard(`{ackq:${kept}}:completed`)).toBe(1);
   });
 
+  it('keeps completed records of a partitioned topic in each partition, listed newest first', async () => {
+    const topic = uniqueTopic('kept-parts');
+    const queue = await fx.service({ keepCompleted: true, topics: { [topic]: { partitions: 3 } } });
+    const consumer = queue.consume(topic, (payload: number) => payload + 1);
+    const ids = Array.from({ length: 9 }, (_, i) => `q${i}`);
+    for (const [i, id] of ids.entries()) {
+      await queue.push(topic, i, { id });
+      await eventually(async () => (await queue.get(topic, id))?.state === 'completed');
+    }
+    await consumer.close();
+    const page = await queue.list(topic, 'completed', { offset: 2, limit: 4 });
+    expect(page.map((m) => m.id)).toEqual([...ids].reverse().slice(2, 6));
+    expect(page.map((m) => m.result)).toEqual([7, 6, 5, 4]);
+    expect(await queue.push(topic, 0, { id: 'q0' })).toEqual({ id: 'q0', duplicate: true });
+  });
+
   it('deletes completed records older than maxAgeMs', async () => {
     const topic = uniqueTopic('aged');
     const queue = await fx.service({ keepCompleted: { maxAgeMs: 200 } });

@@ -6,8 +6,9 @@ import {
   InvalidStoredValueError,
   InvalidTopicError,
   QueueClosedError,
-  type RedisAckQueueService,
+  RedisAckQueueService,
 } from '../../lib';
+import type { QueueEngine } from '../../lib/engine/queue-engine';
 import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('get, list and cancel', () => {
@@ -182,6 +183,31 @@ describe('get, list and cancel', () => {
       await expect(failure).rejects.toThrow(text);
     }
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('refuses bad keepCompleted options when the service is made', async () => {
+    for (const keepCompleted of [{ maxCount: 0 }, { maxAgeMs: -1 }, 'yes', []]) {
+      expect(
+        () => new RedisAckQueueService({ connection: fx.connection, keepCompleted: keepCompleted as never }),
+      ).toThrow(InvalidOptionError);
+    }
+    expect(
+      () =>
+        new RedisAckQueueService({ connection: fx.connection, topics: { t: { keepCompleted: { maxCount: 1.5 } } } }),
+    ).toThrow(/Invalid topics\.t\.keepCompleted\.maxCount 1\.5/);
+  });
+
+  it('deletes the progress of messages no longer leased when progress is written', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 1, { id: 'live' });
+    const [live] = await queue.reserve(topic, { leaseMs: 60_000 });
+    // Left by a delivery acked through reserve.lua, which does not know of progress.
+    await fx.redis.hset(`{ackq:${topic}}:progress`, 'gone', '1');
+    const engine = (queue as unknown as { engine: QueueEngine }).engine;
+    expect(await engine.progress(topic, live, '{"step":2}')).toBe(true);
+    expect(await fx.redis.hgetall(`{ackq:${topic}}:progress`)).toEqual({ live: '{"step":2}' });
+    expect((await queue.get(topic, 'live'))?.progress).toEqual({ step: 2 });
   });
 
   it('fails with QueueClosedError once closed', async () => {
