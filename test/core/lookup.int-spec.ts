@@ -185,7 +185,7 @@ describe('get, list and cancel', () => {
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
   });
 
-  it('refuses bad keepCompleted options when the service is made', async () => {
+  it('refuses bad keepCompleted options when the service is made', () => {
     for (const keepCompleted of [{ maxCount: 0 }, { maxAgeMs: -1 }, 'yes', []]) {
       expect(
         () => new RedisAckQueueService({ connection: fx.connection, keepCompleted: keepCompleted as never }),
