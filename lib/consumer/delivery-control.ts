@@ -35,7 +35,8 @@ export class DeliveryControl<T> {
 
   /** The context of a handler that starts now (aborted at once if its lease was cancelled meanwhile). */
   context(entry: InFlight<T>, extend: (target: ContextTarget, ms: number) => Promise<boolean>): HandlerContext {
-    if (this.earlyCancels.delete(`${entry.message.token} ${entry.message.id}`)) this.cancel(entry);
+    const { token, id } = entry.message;
+    if (this.earlyCancels.size > 0 && this.earlyCancels.delete(`${token} ${id}`)) this.cancel(entry);
     return new HandlerContext(entry, extend, this.progress.progress);
   }
 
@@ -46,7 +47,7 @@ export class DeliveryControl<T> {
    */
   succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
     if (!this.policy) {
-      if (this.progress.reported(entry)) entry.completion = '{}';
+      if (this.progress.used && this.progress.reported(entry)) entry.completion = '{}';
       return entry;
     }
     const encoded = result === undefined ? undefined : encodeStoredValue(result, this.policy.maxResultBytes);

@@ -24,6 +24,8 @@ interface Throttle {
  */
 export class ProgressReporter {
   private readonly throttles = new WeakMap<ContextTarget, Throttle>();
+  /** Whether any handler reported progress yet: acks skip the lookup until one does. */
+  used = false;
 
   constructor(
     private readonly engine: ConsumerEngine,
@@ -36,7 +38,10 @@ export class ProgressReporter {
     const encoded = encodeStoredValue(value, DEFAULTS.maxProgressBytes);
     if ('problem' in encoded) throw new InvalidStoredValueError('progress', this.topic, encoded.problem);
     let throttle = this.throttles.get(target);
-    if (!throttle) this.throttles.set(target, (throttle = { lastWriteAt: 0, pending: undefined, timer: undefined }));
+    if (!throttle) {
+      this.used = true;
+      this.throttles.set(target, (throttle = { lastWriteAt: 0, pending: undefined, timer: undefined }));
+    }
     throttle.pending = encoded.json;
     if (throttle.timer) return;
     const waitMs = throttle.lastWriteAt + this.intervalMs - Date.now();
