@@ -14,6 +14,8 @@ export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [
   'lease-lost',
   'error',
   'deferred',
+  'cancelled',
+  'progress',
 ];
 
 /** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */
@@ -44,6 +46,12 @@ export const DEFAULTS = {
   deadLetters: { maxCount: 10_000, maxAgeMs: 14 * 24 * 3_600_000 },
   /** Times a message may be deferred (retryLater) without counting an attempt. */
   maxDeferrals: 100,
+  /** Completed messages kept per topic once `keepCompleted` is on (per partition). */
+  keepCompleted: { maxCount: 1_000, maxAgeMs: 24 * 3_600_000 },
+  /** Largest `context.progress` value, as JSON bytes. */
+  maxProgressBytes: 4_096,
+  /** A handler's progress is written at most this often (ms); the latest value wins. */
+  progressIntervalMs: 200,
 } as const;
 
 /** Bounds that keep one call short: no script runs long enough to stall Redis. */
@@ -80,4 +88,7 @@ export const BOUNDS = {
   priority: [0, 9],
   maxDeferrals: [0, 1_000_000],
   retryLaterMs: [0, MAX_TIMER_MS],
+  listPage: [1, 10_000],
+  completedMaxCount: [1, 10_000_000],
+  completedMaxAgeMs: [1, Number.MAX_SAFE_INTEGER],
 } as const satisfies Record<string, readonly [number, number]>;

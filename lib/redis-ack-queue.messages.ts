@@ -106,6 +106,16 @@ export const MESSAGES = {
   invalidSchedule: (topic: string, name: unknown, reason: string) =>
     `Invalid schedule ${describe(name)} of topic "${topic}": ${reason}`,
   schedulerFailed: (reason: string) => `Scheduler paused: ${reason}; retrying every second`,
+  // Look-up, cancel, completed records and progress.
+  messageCancelled: (topic: string, id: string) =>
+    `Message ${id} of "${topic}" was cancelled while its handler ran: its outcome is ignored`,
+  invalidStoredValue: (what: string, topic: string, reason: string) =>
+    `The ${what} of a message of "${topic}" cannot be stored: ${reason}`,
+  valueTooLarge: (bytes: number, limit: number) =>
+    `its JSON is ${bytes} bytes, over the limit of ${limit}: store a smaller value (a summary, a reference)`,
+  valueNotJson: (reason: string) => `it is not JSON-serializable (${reason}): pass plain JSON data`,
+  resultDropped: (topic: string, id: string, reason: string) =>
+    `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
 } as const;
 
 function describe(value: unknown): string {

@@ -14,6 +14,8 @@ export class AckBatcher<L> {
     private readonly settled: (lease: L, acked: boolean) => void,
     /** The call failed: its leases run out and are delivered again. */
     private readonly failed: (lease: L, error: unknown) => void,
+    /** False for an ack that must go on its own (a completed record to keep): `take` leaves it. */
+    private readonly rideAlong: (lease: L) => boolean = () => true,
   ) {}
 
   ack(lease: L): void {
@@ -25,6 +27,14 @@ export class AckBatcher<L> {
    * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
    */
   take(max = Infinity): L[] {
+    if (this.batch.every(this.rideAlong)) return this.takeBatch(max);
+    const riding = this.batch.filter(this.rideAlong).slice(0, max);
+    const taken = new Set(riding);
+    this.batch = this.batch.filter((lease) => !taken.has(lease));
+    return riding;
+  }
+
+  private takeBatch(max = Infinity): L[] {
     if (this.batch.length <= max) {
       const batch = this.batch;
       this.batch = [];
@@ -66,7 +76,7 @@ export class AckBatcher<L> {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.take();
+    const batch = this.takeBatch();
     if (batch.length === 0) return;
     try {
       this.settle(batch, await this.send(batch));

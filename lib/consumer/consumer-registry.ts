@@ -2,6 +2,7 @@ import { openBlockingConnection, type RedisClient } from '../engine/connection';
 import type { QueueEngine } from '../engine/queue-engine';
 import type { ConsumerLiveness, QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
 import { resolveConsumerSettings, type ConsumerSettings } from '../queue/settings';
+import { CancelSignals } from './cancel-signals';
 import type { ConsumerReporting } from './failed-deliveries';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
@@ -14,13 +15,17 @@ import { BlockingWakeSignal } from './wake-signal';
 export class ConsumerRegistry {
   /** Each running consumer, with what a health check sees of it. */
   private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
+  /** One pub/sub connection for every consumer of the service, opened by the first. */
+  readonly cancels: CancelSignals;
 
   constructor(
     private readonly engine: QueueEngine,
     private readonly client: RedisClient,
     private readonly report: ConsumerReporting,
     private readonly defaults: ConsumerSettings,
-  ) {}
+  ) {
+    this.cancels = new CancelSignals(client, (topic) => engine.layouts.get(topic).partitions.map((k) => k.cancelled));
+  }
 
   /** Starts a consumer of `topic`; options are checked (a bad one throws before anything starts). */
   consume<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
@@ -33,6 +38,7 @@ export class ConsumerRegistry {
       engine: liveness.watch(this.engine),
       wake,
       ...this.report,
+      cancels: this.cancels,
       onClosed: () => {
         liveness.stop();
         this.consumers.delete(poller);
@@ -55,5 +61,6 @@ export class ConsumerRegistry {
   /** Drains every running consumer (each releases what did not finish within drainMs). */
   async closeAll(drainMs?: number): Promise<void> {
     await Promise.all([...this.consumers.keys()].map((consumer) => consumer.close(drainMs)));
+    await this.cancels.close();
   }
 }

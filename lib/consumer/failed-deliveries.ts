@@ -6,6 +6,7 @@ import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
+import type { CancelSignals } from './cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
 
@@ -13,6 +14,8 @@ import { deferDelivery } from './retry-later';
 export interface ConsumerReporting {
   events: QueueEvents;
   logger: QueueLogger;
+  /** Where it hears of its leased messages being cancelled (see CancelSignals). */
+  cancels?: CancelSignals;
 }
 
 /**

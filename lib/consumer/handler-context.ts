@@ -22,8 +22,13 @@ export class HandlerContext implements MessageContext {
   readonly enqueuedAt: number;
   readonly #target: ContextTarget;
   readonly #extend: (target: ContextTarget, ms: number) => Promise<boolean>;
+  readonly #progress: ReportProgress | undefined;
 
-  constructor(target: ContextTarget, extend: (target: ContextTarget, ms: number) => Promise<boolean>) {
+  constructor(
+    target: ContextTarget,
+    extend: (target: ContextTarget, ms: number) => Promise<boolean>,
+    progress?: ReportProgress,
+  ) {
     const { message } = target;
     this.id = message.id;
     this.topic = message.topic;
@@ -33,6 +38,7 @@ export class HandlerContext implements MessageContext {
     this.enqueuedAt = message.enqueuedAt;
     this.#target = target;
     this.#extend = extend;
+    this.#progress = progress;
   }
 
   get signal(): AbortSignal {
@@ -47,7 +53,14 @@ export class HandlerContext implements MessageContext {
   retryLater(delayMs: number): never {
     throw (this.#target.deferral = new RetryLaterError(delayMs));
   }
+
+  progress(value: unknown): void {
+    this.#progress?.(this.#target, value);
+  }
 }
+
+/** What a context's `progress` does (see ProgressReporter). */
+export type ReportProgress = (target: ContextTarget, value: unknown) => void;
 
 /** Aborts the handler's signal (making its controller if the handler never asked for it). */
 export function abortHandler(target: ContextTarget, reason: Error): void {

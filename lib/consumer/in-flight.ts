@@ -12,6 +12,11 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   lost: boolean;
   /** performance.now() when the handler started. */
   started: number;
+  /**
+   * Set when its ack must go through complete.lua (not along with a reserve): the end of its
+   * completed record (duration, result) where the topic keeps them, '{}' when it reported progress.
+   */
+  completion?: string;
 }
 
 /** What the poller hears from the keeper. */

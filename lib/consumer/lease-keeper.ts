@@ -6,8 +6,9 @@ import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
+import { DeliveryControl } from './delivery-control';
 import { firstWaitMs } from './delivery-timings';
-import { abortHandler, HandlerContext, invokeHandler, withTimeout, type ContextTarget } from './handler-context';
+import { abortHandler, invokeHandler, withTimeout, type ContextTarget } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from './settle-within';
 
@@ -23,15 +24,18 @@ export class LeaseKeeper<T> {
   /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
   readonly acks = new AckBatcher<InFlight<T>>(
-    (entries) => this.engine.settle('ack', this.topic, messagesOf(entries)),
+    (entries) => this.control.sendAcks(entries),
     (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
     (entry, error) => this.settleFailed(entry, error),
+    (entry) => entry.completion === undefined,
   );
   private heartbeat: NodeJS.Timeout | undefined;
   private beating = false;
   /** Resolves the shutdown's wait once no handler runs. */
   private emptied: (() => void) | undefined;
   private readonly failures: FailedDeliveries;
+  /** Cancels, progress and completed records (job control). */
+  private readonly control: DeliveryControl<T>;
   private readonly events: ConsumerReporting['events'];
   private readonly logger: ConsumerReporting['logger'];
 
@@ -46,6 +50,7 @@ export class LeaseKeeper<T> {
     this.events = report.events;
     this.logger = report.logger;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
+    this.control = new DeliveryControl(engine, topic, report, this.inFlight);
   }
 
   get running(): number {
@@ -61,17 +66,17 @@ export class LeaseKeeper<T> {
     const entry = newInFlight(message);
     this.inFlight.set(message.token, entry);
     if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
-    let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.extend));
+    let work = invokeHandler(this.handler, message.payload, this.control.context(entry, this.extend));
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
-      () => this.finished(entry, undefined),
+      (result: unknown) => this.finished(entry, undefined, result),
       (error: unknown) => this.finished(entry, { error }),
     );
   }
 
   /** Frees the handler's slot as soon as it settles, then acks or nacks. */
-  private finished(entry: InFlight<T>, outcome: { error: unknown } | undefined): void {
+  private finished(entry: InFlight<T>, outcome: { error: unknown } | undefined, result?: unknown): void {
     const failure = entry.deferral ? { error: entry.deferral } : outcome;
     this.inFlight.delete(entry.message.token);
     entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
@@ -79,7 +84,7 @@ export class LeaseKeeper<T> {
     if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;
     entry.settling = true;
-    if (!failure) return this.acks.ack(entry);
+    if (!failure) return this.acks.ack(this.control.succeeded(entry, result));
     const settled = this.failures.settle(entry.message, failure.error, entry);
     this.track(
       settled.then(
@@ -173,6 +178,7 @@ export class LeaseKeeper<T> {
       await settleWithin(emptied, Math.max(0, deadline - Date.now()));
     }
     clearInterval(this.heartbeat);
+    this.control.close();
     const left = [...this.inFlight.values()];
     if (left.length > 0) {
       for (const entry of left) {

@@ -41,6 +41,9 @@ export class PollerLiveness {
       nack: (topic, lease, failure) => noted(engine.nack(topic, lease, failure)),
       defer: (topic, lease, delayMs, maxDeferrals) => noted(engine.defer(topic, lease, delayMs, maxDeferrals)),
       bury: (topic, leases, reason, error) => noted(engine.bury(topic, leases, reason, error)),
+      completedPolicy: (topic) => engine.completedPolicy(topic),
+      complete: (topic, leases) => noted(engine.complete(topic, leases)),
+      progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),
     };
   }
 

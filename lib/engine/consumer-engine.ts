@@ -30,6 +30,18 @@ export type SettleAction = 'ack' | 'extend' | 'release';
 
 /** `deferred`: back to delayed, attempt not counted; `over`: deferred too often, nothing changed; `lost`: stale lease. */
 export type DeferResult = 'deferred' | 'over' | 'lost';
+/** How a topic keeps its completed messages (`keepCompleted`), with every bound filled in. */
+export interface CompletedPolicy {
+  maxCount: number;
+  maxAgeMs: number;
+  /** Largest result kept, as JSON bytes (the service's maxPayloadBytes). */
+  maxResultBytes: number;
+}
+
+/** A lease to complete: `extra` ends its completed record (see completionExtra). */
+export interface CompletedLease extends HeldLease {
+  extra: string;
+}
 
 /**
  * What a consumer needs of the engine: the poller and the lease keeper depend on this, never
@@ -51,4 +63,13 @@ export interface ConsumerEngine {
   defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult>;
   /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
+  /** How `topic` keeps completed messages; undefined when it keeps none (acks delete). */
+  completedPolicy(topic: string): CompletedPolicy | undefined;
+  /**
+   * Acks leases with complete.lua: kept as completed records where the topic keeps them,
+   * else deleted with their progress. One flag per lease.
+   */
+  complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
+  /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
+  progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;
 }

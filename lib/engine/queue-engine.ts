@@ -4,6 +4,8 @@ import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../redis-ack-queue.constants';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import type {
+  CompletedLease,
+  CompletedPolicy,
   ConsumerEngine,
   DeferResult,
   HeldLease,
@@ -11,6 +13,7 @@ import type {
   ReserveResult,
   SettleAction,
 } from './consumer-engine';
+import { JobRecords } from './job-records';
 import { partitionOf } from './partitions';
 import type { RedisClient } from './connection';
 import { LeaseSettler } from './lease-settler';
@@ -28,10 +31,11 @@ export interface EngineConfig {
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** How each topic keeps completed messages; undefined where it keeps none. */
+  keepCompleted(topic: string): CompletedPolicy | undefined;
 }
 
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
-const DEFER_RESULTS: DeferResult[] = ['lost', 'deferred', 'lost', 'over'];
 
 /**
  * The only code that changes queue state in Redis: one method per script, decoded results,
@@ -44,6 +48,7 @@ export class QueueEngine implements ConsumerEngine {
   readonly layouts: TopicLayouts;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
+  private readonly records: JobRecords;
 
   constructor(
     client: RedisClient,
@@ -55,6 +60,7 @@ export class QueueEngine implements ConsumerEngine {
     const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
     this.settler = new LeaseSettler(this.scripts, this.layouts);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes);
+    this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
   }
 
   partitionCount(topic: string): number {
@@ -162,17 +168,21 @@ export class QueueEngine implements ConsumerEngine {
     return result;
   }
 
-  /**
-   * Ends a lease without counting its attempt: the message waits delayMs in delayed. 'over'
-   * when it was deferred maxDeferrals times already (nothing changed: the caller nacks).
-   */
-  async defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
-    const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
-    const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals];
-    const result = DEFER_RESULTS[await this.scripts.run<number>('defer', topic, keys, args)];
-    if (result === 'deferred' && layout.partitions.length > 1) await this.wakeHome(layout);
-    return result;
+  /** See JobRecords.defer. */
+  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
+    return this.records.defer(topic, lease, delayMs, maxDeferrals);
+  }
+
+  completedPolicy(topic: string): CompletedPolicy | undefined {
+    return this.config.keepCompleted(topic);
+  }
+
+  complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    return this.records.complete(topic, leases);
+  }
+
+  progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
+    return this.records.progress(topic, lease, json);
   }
 
   /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */

@@ -56,6 +56,12 @@ export interface QueueKeys {
   scheduleDue: string;
   /** HASH schedule name -> its last tick that pushed a message (ms). */
   scheduleLast: string;
+  /** ZSET id -> completion time (ms) of completed messages kept (`keepCompleted`). */
+  completed: string;
+  /** HASH id -> JSON progress value of a leased message (`context.progress`). */
+  progress: string;
+  /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
+  cancelled: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -106,6 +112,9 @@ export function tagKeys(hashTag: string): QueueKeys {
     schedules: `${tag}:schedules`,
     scheduleDue: `${tag}:schedule-due`,
     scheduleLast: `${tag}:schedule-last`,
+    completed: `${tag}:completed`,
+    progress: `${tag}:progress`,
+    cancelled: `${tag}:cancelled`,
   };
 }
 

@@ -51,7 +51,8 @@ export function encodeBody(topic: string, payload: unknown, options: PushOptions
   return `${body}}`;
 }
 
-function strictJson(this: unknown, key: string, value: unknown): unknown {
+/** A JSON.stringify replacer that refuses what JSON would silently change or drop. */
+export function strictJson(this: unknown, key: string, value: unknown): unknown {
   switch (typeof value) {
     case 'function':
     case 'symbol':

@@ -5,3 +5,4 @@ export * from './consumer.errors';
 export * from './module.errors';
 export * from './retry-later.error';
 export * from './schedule.errors';
+export * from './job-control.errors';

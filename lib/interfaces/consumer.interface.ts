@@ -14,7 +14,10 @@ export interface MessageContext {
   headers: Record<string, string>;
   /** When it was pushed (epoch ms, Redis server clock). */
   enqueuedAt: number;
-  /** Aborted when the handler times out, the lease is lost, or shutdown's `drainMs` runs out. */
+  /**
+   * Aborted when the handler times out, the lease is lost, the message is cancelled (reason:
+   * MessageCancelledError), or shutdown's `drainMs` runs out.
+   */
   signal: AbortSignal;
   /**
    * Moves the lease deadline to now + ms; false when the lease was already lost.
@@ -32,6 +35,16 @@ export interface MessageContext {
    * @throws {InvalidOptionError} when `delayMs` is not a whole number from 0 to 2^31-1.
    */
   retryLater(delayMs: number): never;
+  /**
+   * Reports how far the handler got: any small JSON value (at most 4 KiB), stored on the
+   * leased message (`get` shows it as `progress`) while this delivery still holds its lease,
+   * and announced by a `progress` event (without the value). Writes are throttled: at most
+   * one per message every 200 ms, the latest value wins and is written at the end of the
+   * interval, so calling it in a tight loop is cheap. A value still waiting when the handler
+   * settles is dropped (an acked message's progress is gone with its lease).
+   * @throws {InvalidProgressError} when `value` is not JSON data or its JSON is over 4 KiB.
+   */
+  progress(value: unknown): void;
 }
 
 /**

@@ -9,9 +9,12 @@ import type { DeadLetterReason } from './message.interface';
  * ack or nack failed is delivered again once its lease runs out). `deferred`: a handler asked
  * to retry later (`context.retryLater` or `RetryLaterError`): back to delayed without counting
  * the attempt (past `maxDeferrals` it counts, and the event is `retried` or `dead` instead).
+ * `cancelled`: `cancel()` removed a message (from the service that cancelled it). `progress`:
+ * a handler's `context.progress` value was stored (from the consumer; the value itself is not
+ * in the event).
  */
 export type RedisAckQueueEventType =
-  'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'deferred';
+  'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'deferred' | 'cancelled' | 'progress';
 
 /** One entry of `service.events$`. Never carries payloads. */
 export interface RedisAckQueueEvent {

@@ -9,3 +9,4 @@ export * from './topic.interface';
 export * from './queue-request.interface';
 export * from './queue-pause-api.interface';
 export * from './queue-schedule-api.interface';
+export * from './queue-lookup-api.interface';

@@ -29,13 +29,17 @@ export interface RedisAckQueueConsumerApi {
 
   /**
    * Removes a message for good; false when nothing was acked (the lease was no longer this one, or no such message).
+   * On a topic with `keepCompleted`, the message is kept as `completed` instead, with
+   * `result` (any JSON value, at most `maxPayloadBytes`); elsewhere `result` is ignored.
    * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidStoredValueError} on a topic with `keepCompleted`, when `result` is not
+   *   JSON data or is over `maxPayloadBytes` (nothing changed: ack again without it).
    * @throws {InvalidOptionError | InvalidTopicError | InvalidMessageIdError} when `message` is
    *   not one that `reserve()` returned (not an object, or a bad token, topic or id).
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
-  ack(message: ReservedMessage): Promise<boolean>;
+  ack(message: ReservedMessage, result?: unknown): Promise<boolean>;
 
   /**
    * Ends a lease after a failure: retried after the backoff (or delayMs) while attempts remain, else dead.

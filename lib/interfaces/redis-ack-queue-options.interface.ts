@@ -1,6 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { BackoffOption } from './backoff.interface';
 import type { ScheduleDefinition } from './queue-schedule-api.interface';
+import type { KeepCompletedOptions } from './queue-lookup-api.interface';
 
 /** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
 export interface RedisAckQueueClusterConnection {
@@ -69,6 +70,13 @@ export interface TopicOptions {
    * @defaultValue `1`
    */
   partitions?: number;
+  /**
+   * Keep this topic's acked messages for look-up (see {@link KeepCompletedOptions}): `true`
+   * for the defaults, an object to set the bounds, `false` to keep none even when the
+   * service's `keepCompleted` is on.
+   * @defaultValue the service's `keepCompleted`
+   */
+  keepCompleted?: boolean | KeepCompletedOptions;
 }
 
 /**
@@ -129,6 +137,13 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @defaultValue `false`
    */
   allowEviction?: boolean;
+  /**
+   * Keep acked messages for look-up on every topic (see {@link KeepCompletedOptions}): `true`
+   * for the defaults (1,000 per topic, 24 h), an object to set the bounds. A topic's own
+   * `topics.<name>.keepCompleted` wins. Off by default: an acked message is deleted at once.
+   * @defaultValue `false`
+   */
+  keepCompleted?: boolean | KeepCompletedOptions;
   /** Per-topic layout, by topic name: `{ orders: { partitions: 6 } }`. Default: 1 partition each. */
   topics?: Record<string, TopicOptions>;
   /**

@@ -9,6 +9,7 @@ import type {
   QueueHandlerFn,
   QueueHandlerOptions,
   RedisAckQueueConsumerApi,
+  RedisAckQueueLookupApi,
   RedisAckQueueProducerApi,
   RedisAckQueueScheduleApi,
   ReserveOptions,
@@ -33,7 +34,12 @@ import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf }
  */
 export class RedisAckQueueService
   extends QueueScheduleFacade
-  implements RedisAckQueueProducerApi, RedisAckQueueConsumerApi, RedisAckQueueScheduleApi, OnApplicationShutdown
+  implements
+    RedisAckQueueProducerApi,
+    RedisAckQueueConsumerApi,
+    RedisAckQueueLookupApi,
+    RedisAckQueueScheduleApi,
+    OnApplicationShutdown
 {
   async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
@@ -45,13 +51,14 @@ export class RedisAckQueueService
     return messages;
   }
 
-  async ack(message: ReservedMessage): Promise<boolean> {
+  async ack(message: ReservedMessage, result?: unknown): Promise<boolean> {
     this.assertOpen('ack');
     assertReserved(message);
+    const kept = this.completeAck(message, result);
     const [acked] = await this.connection.within(
       'ack',
       message.topic,
-      this.engine.settle('ack', message.topic, [message]),
+      kept ?? this.engine.settle('ack', message.topic, [message]),
     );
     if (acked) this.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
     return acked;

@@ -1,8 +1,9 @@
 import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
-import type { ReserveRequest } from '../engine/consumer-engine';
+import type { CompletedPolicy, ReserveRequest } from '../engine/consumer-engine';
 import type { QueueHandlerDefaults, RedisAckQueueLogLevel, RedisAckQueueOptions, ReserveOptions } from '../interfaces';
 import { LOG_LEVEL_RANKS } from '../observability/queue-logger';
 import { assertBackoff, resolveBackoff } from './backoff';
+import { resolveKeepCompleted } from './completed-settings';
 import { InvalidOptionError } from '../errors';
 import {
   assertBounded,
@@ -39,6 +40,8 @@ export interface ServiceSettings extends ConsumerSettings {
   partitions: ReadonlyMap<string, number>;
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
   logLevel: RedisAckQueueLogLevel;
+  /** How each topic keeps completed messages (`keepCompleted`); undefined where it keeps none. */
+  keepCompleted(topic: string): CompletedPolicy | undefined;
 }
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
@@ -63,11 +66,12 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
   const dead = options.deadLetters ?? {};
   assertOptionalInteger('deadLetters.maxCount', dead.maxCount, 0);
   assertOptionalInteger('deadLetters.maxAgeMs', dead.maxAgeMs, 0);
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
   return {
     ...resolveConsumerSettings(options, undefined),
     drainMs: options.drainMs ?? DEFAULTS.drainMs,
     prefix,
-    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
+    maxPayloadBytes,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
     commandTimeoutMs: options.commandTimeoutMs ?? DEFAULTS.commandTimeoutMs,
     deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
@@ -76,6 +80,7 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     partitions: resolvePartitions(options.topics),
     replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
     logLevel: resolveLogLevel(options.logLevel),
+    keepCompleted: resolveKeepCompleted(options, maxPayloadBytes),
   };
 }
 
@@ -97,7 +102,7 @@ function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, 
   const partitions = new Map<string, number>();
   if (topics === undefined) return partitions;
   if (typeof topics !== 'object' || topics === null || Array.isArray(topics)) {
-    throw new InvalidOptionError('topics', topics, 'an object of { partitions } by topic name');
+    throw new InvalidOptionError('topics', topics, 'an object of { partitions, keepCompleted } by topic name');
   }
   for (const [topic, layout] of Object.entries(topics)) {
     assertTopic(topic);

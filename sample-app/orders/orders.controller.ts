@@ -31,10 +31,14 @@ export class OrdersController {
     return order;
   }
 
+  /** Pays an order: its payment timeout, a delayed message, is cancelled at once (it would do nothing anyway). */
   @Post('orders/:id/pay')
-  pay(@Param('id') id: string): Order {
+  async pay(@Param('id') id: string): Promise<Order> {
     const order = this.store.get(id);
-    if (order.status === 'awaiting-payment') order.status = 'paid';
+    if (order.status === 'awaiting-payment') {
+      order.status = 'paid';
+      await this.queue.cancel(TOPICS.paymentTimeout, order.id);
+    }
     return order;
   }
 

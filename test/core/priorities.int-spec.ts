@@ -102,6 +102,37 @@ describe('priorities', () => {
     expect(keys.filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
   });
 
+  it('get, list and cancel see every level: list ready in serving order, get says the priority, cancel leaves no trace', async () => {
+    const queue = await fx.service({ keepCompleted: true });
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [
+      { id: 'a0', payload: 'a0' },
+      { id: 'b5', payload: 'b5', priority: 5 },
+      { id: 'c9', payload: 'c9', priority: 9 },
+      { id: 'd5', payload: 'd5', priority: 5 },
+      { id: 'e0', payload: 'e0' },
+    ]);
+    const ready = await queue.list(topic, 'ready');
+    expect(ready.map((m) => m.id)).toEqual(['c9', 'b5', 'd5', 'a0', 'e0']);
+    expect((await queue.list(topic, 'ready', { offset: 2, limit: 2 })).map((m) => m.id)).toEqual(['d5', 'a0']);
+    expect(await queue.get(topic, 'b5')).toMatchObject({ state: 'ready', priority: 5, payload: 'b5' });
+    expect((await queue.get(topic, 'a0'))?.priority).toBeUndefined();
+
+    // Cancelling the only level-9 message empties its level: reserve serves level 5 next.
+    expect(await queue.cancel(topic, 'c9')).toBe('ready');
+    expect(await queue.cancel(topic, 'b5')).toBe('ready');
+    expect(await queue.get(topic, 'c9')).toBeNull();
+    expect(await fx.redis.zrange(`{ackq:${topic}}:ready-levels`, '0', '-1')).toEqual(['5']);
+    expect(await fx.redis.hkeys(`{ackq:${topic}}:priority`)).toEqual(['d5']);
+    const [next] = await queue.reserve(topic);
+    expect(next.id).toBe('d5');
+    // A completed message keeps no priority entry behind.
+    await queue.ack(next);
+    expect(await queue.get(topic, 'd5')).toMatchObject({ state: 'completed' });
+    expect(await fx.redis.exists(`{ackq:${topic}}:priority`, `{ackq:${topic}}:ready-levels`)).toBe(0);
+    expect(await queue.stats(topic)).toEqual({ ready: 2, delayed: 0, leased: 0, dead: 0, paused: false });
+  });
+
   it('works on a partitioned topic: each partition serves its highest level first', async () => {
     const topic = uniqueTopic('prio');
     const queue = await fx.service({ topics: { [topic]: { partitions: 3 } } });

@@ -106,6 +106,18 @@ describe('sample app (HTTP, real Redis)', () => {
     });
   });
 
+  it('cancels the payment timeout of an order as soon as it is paid', async () => {
+    const { app, url } = await startApp({ PAYMENT_TIMEOUT_MS: '60000' });
+    const queue = app.get(RedisAckQueueService);
+    const unpaid = await read<Order>(post(`${url}/orders`, { item: 'lamp', amount: 30 }));
+    const paid = await read<Order>(post(`${url}/orders`, { item: 'desk', amount: 200 }));
+    expect(await queue.get(TOPICS.paymentTimeout, paid.id)).toMatchObject({ state: 'delayed' });
+    expect((await read<Order>(post(`${url}/orders/${paid.id}/pay`))).status).toBe('paid');
+    expect(await queue.get(TOPICS.paymentTimeout, paid.id)).toBeNull();
+    expect(await queue.get(TOPICS.paymentTimeout, unpaid.id)).toMatchObject({ state: 'delayed' });
+    expect((await queue.list(TOPICS.paymentTimeout, 'delayed')).map((m) => m.id)).toEqual([unpaid.id]);
+  });
+
   it('retries a failing invoice three times, then shows it in the dead letters', async () => {
     // The consumer logs both retries (warn) and the dead letter (error).
     expectLogs(

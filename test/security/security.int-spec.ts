@@ -13,12 +13,14 @@ const ACL_RULES = [
   'resetkeys',
   '~{shop:*',
   'resetchannels',
+  '&{shop:*',
   '-@all',
   '+@read',
   '+@write',
   '+@scripting',
   '+@connection',
   '+@blocking',
+  '+@pubsub',
   '-@dangerous',
   '+info',
   '+time',
@@ -51,6 +53,10 @@ describe('security', () => {
     await eventually(async () => (await queue.stats(topic)).dead === 1);
     expect(await queue.purgeDead(topic)).toBe(1);
     await consumer.close();
+    // Cancelling a leased message publishes on the topic's channel (&{<prefix>:*, +@pubsub).
+    await queue.push(topic, 'leased', { id: 'c1' });
+    const [leased] = await queue.reserve(topic, { leaseMs: 60_000 });
+    expect(await queue.cancel(topic, leased.id)).toBe('leased');
     // The same user cannot touch keys outside its prefix, nor run dangerous commands.
     const outside = await fx.service({
       connection: `redis://queue-user:queue-user-pw@127.0.0.1:${fx.server.port}`,

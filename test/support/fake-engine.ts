@@ -1,4 +1,6 @@
 import type {
+  CompletedLease,
+  CompletedPolicy,
   ConsumerEngine,
   DeferResult,
   HeldLease,
@@ -246,6 +248,21 @@ export class FakeEngine implements ConsumerEngine {
     this.leases.delete(lease.token);
     this.delayed.push(lease.id);
     return this.answer<DeferResult>('deferred');
+  }
+
+  /** This fake keeps no completed messages: acks delete, as with `keepCompleted` off. */
+  completedPolicy(): CompletedPolicy | undefined {
+    return undefined;
+  }
+
+  async complete(_topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    return this.settle('ack', _topic, leases);
+  }
+
+  /** Progress of a lease still held is accepted (and not kept). */
+  async progress(_topic: string, lease: HeldLease): Promise<boolean> {
+    await Promise.resolve();
+    return this.held(lease) !== undefined;
   }
 
   private held(lease: HeldLease): Held | undefined {

@@ -29,6 +29,24 @@ describe('AckBatcher', () => {
     ]);
   });
 
+  it('leaves the acks that may not ride along to its own call (kept completed records)', async () => {
+    const sends: string[][] = [];
+    const acks = new AckBatcher<string>(
+      (leases) => (sends.push([...leases]), Promise.resolve(leases.map(() => true))),
+      () => undefined,
+      () => undefined,
+      (lease) => !lease.startsWith('kept'),
+    );
+    acks.ack('a');
+    acks.ack('kept-1');
+    acks.ack('b');
+    expect(acks.take(1)).toEqual(['a']);
+    expect(acks.take()).toEqual(['b']);
+    expect(acks.take()).toEqual([]);
+    await acks.drain();
+    expect(sends).toEqual([['kept-1']]);
+  });
+
   it('sends acks of a later turn in a call of their own', async () => {
     const { acks, sends } = batcher();
     acks.ack('a');

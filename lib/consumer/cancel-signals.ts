@@ -1,0 +1,82 @@
+import { Cluster } from 'ioredis';
+import type { RedisClient } from '../engine/connection';
+
+/** Called with the token and id of a leased message that `cancel()` removed. */
+export type CancelListener = (token: string, id: string) => void;
+
+/**
+ * The one pub/sub connection of a service's consumers: cancel.lua publishes `<token> <id>`
+ * on the cancelled channel of the message's partition, and every consumer of the topic, in
+ * any process, hears it at once (not at its next heartbeat). The connection opens when the
+ * first consumer listens and closes with the service; it works on a Cluster too (ioredis
+ * subscribes through one node; the cluster bus delivers every node's publishes).
+ */
+export class CancelSignals {
+  private subscriber: RedisClient | undefined;
+  private readonly listeners = new Map<string, Set<CancelListener>>();
+
+  constructor(
+    private readonly client: RedisClient,
+    /** The cancelled channel of each partition of a topic. */
+    private readonly channelsOf: (topic: string) => string[],
+  ) {}
+
+  /** Calls `listener` for each cancelled lease of `topic`; returns what stops it. */
+  listen(topic: string, listener: CancelListener): () => void {
+    const channels = this.channelsOf(topic);
+    for (const channel of channels) {
+      let set = this.listeners.get(channel);
+      if (!set) {
+        this.listeners.set(channel, (set = new Set()));
+        // A failed subscribe (Redis down) is retried by ioredis on reconnect, as every subscription is.
+        this.connection()
+          .subscribe(channel)
+          .catch(() => undefined);
+      }
+      set.add(listener);
+    }
+    return () => {
+      for (const channel of channels) {
+        const set = this.listeners.get(channel);
+        set?.delete(listener);
+        if (set?.size === 0) {
+          this.listeners.delete(channel);
+          this.subscriber?.unsubscribe(channel).catch(() => undefined);
+        }
+      }
+    };
+  }
+
+  /** Resolves once the connection is subscribed to every channel listened to (for tests and startup). */
+  async ready(): Promise<void> {
+    if (this.listeners.size > 0) await this.connection().subscribe(...this.listeners.keys());
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    this.listeners.clear();
+    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  private connection(): RedisClient {
+    if (!this.subscriber) {
+      const { client } = this;
+      const subscriber: RedisClient =
+        client instanceof Cluster
+          ? client.duplicate(undefined, { enableAutoPipelining: false })
+          : client.duplicate({ enableAutoPipelining: false });
+      // Its failures show as missed cancels at worst: the cancelled lease's late ack still changes nothing.
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (channel: string, text: string) => {
+        const space = text.indexOf(' ');
+        const token = text.slice(0, space);
+        const id = text.slice(space + 1);
+        for (const listener of this.listeners.get(channel) ?? []) listener(token, id);
+      });
+      this.subscriber = subscriber;
+      return subscriber;
+    }
+    return this.subscriber;
+  }
+}

@@ -1,0 +1,102 @@
+import type { ConsumerEngine, CompletedPolicy } from '../engine/consumer-engine';
+import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
+import { MessageCancelledError } from '../errors';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import type { ConsumerReporting } from './failed-deliveries';
+import { abortHandler, HandlerContext, type ContextTarget } from './handler-context';
+import { messagesOf, type InFlight } from './in-flight';
+import { ProgressReporter } from './progress-reporter';
+
+/** Cancels heard for leases not running yet (prefetched): their handler starts already aborted. */
+const EARLY_CANCELS_KEPT = 1_000;
+
+/**
+ * A LeaseKeeper's job control: cancels heard from other processes (the running handler's
+ * signal aborts, its outcome is ignored), progress, and acks of topics that keep completed
+ * messages (complete.lua, with the handler's result, instead of riding along with reserve).
+ */
+export class DeliveryControl<T> {
+  readonly policy: CompletedPolicy | undefined;
+  private readonly progress: ProgressReporter;
+  private readonly earlyCancels = new Set<string>();
+  private readonly stopListening: (() => void) | undefined;
+
+  constructor(
+    private readonly engine: ConsumerEngine,
+    private readonly topic: string,
+    private readonly report: ConsumerReporting,
+    /** The keeper's running handlers, by lease token. */
+    private readonly inFlight: ReadonlyMap<string, InFlight<T>>,
+  ) {
+    this.policy = engine.completedPolicy(topic);
+    this.progress = new ProgressReporter(engine, topic, report);
+    this.stopListening = report.cancels?.listen(topic, (token, id) => this.cancelled(token, id));
+  }
+
+  /** The context of a handler that starts now (aborted at once if its lease was cancelled meanwhile). */
+  context(entry: InFlight<T>, extend: (target: ContextTarget, ms: number) => Promise<boolean>): HandlerContext {
+    const { token, id } = entry.message;
+    if (this.earlyCancels.size > 0 && this.earlyCancels.delete(`${token} ${id}`)) this.cancel(entry);
+    return new HandlerContext(entry, extend, this.progress.progress);
+  }
+
+  /**
+   * A handler resolved with `result`: keeps what its completed record needs. Its ack goes
+   * through complete.lua when the topic keeps completed messages, or when it reported
+   * progress (which reserve.lua's acks leave behind); else it may ride along with a reserve.
+   */
+  succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
+    if (!this.policy) {
+      if (this.progress.used && this.progress.reported(entry)) entry.completion = '{}';
+      return entry;
+    }
+    const encoded = result === undefined ? undefined : encodeStoredValue(result, this.policy.maxResultBytes);
+    if (encoded && 'problem' in encoded) {
+      this.report.logger.warn(MESSAGES.resultDropped(this.topic, entry.message.id, encoded.problem));
+    }
+    entry.completion = completionExtra(encoded && 'json' in encoded ? encoded.json : undefined, entry.durationMs);
+    return entry;
+  }
+
+  /** Acks finished handlers: deleted, or kept as completed records. One flag per entry. */
+  async sendAcks(entries: InFlight<T>[]): Promise<boolean[]> {
+    const completing = entries.filter((entry) => entry.completion !== undefined);
+    if (completing.length === 0) return this.engine.settle('ack', this.topic, messagesOf(entries));
+    const plain = entries.filter((entry) => entry.completion === undefined);
+    const leases = completing.map(({ message, completion }) => ({
+      id: message.id,
+      token: message.token,
+      leaseDeadline: message.leaseDeadline,
+      extra: completion!,
+    }));
+    const [completed, acked] = await Promise.all([
+      this.engine.complete(this.topic, leases),
+      plain.length > 0 ? this.engine.settle('ack', this.topic, messagesOf(plain)) : [],
+    ]);
+    const flags = new Map<InFlight<T>, boolean>();
+    completing.forEach((entry, i) => flags.set(entry, completed[i]));
+    plain.forEach((entry, i) => flags.set(entry, acked[i]));
+    return entries.map((entry) => flags.get(entry)!);
+  }
+
+  close(): void {
+    this.stopListening?.();
+  }
+
+  private cancelled(token: string, id: string): void {
+    const entry = this.inFlight.get(token);
+    if (entry && entry.message.id === id) return this.cancel(entry);
+    // Maybe prefetched and not started yet: remember it for a while.
+    this.earlyCancels.add(`${token} ${id}`);
+    if (this.earlyCancels.size > EARLY_CANCELS_KEPT) {
+      this.earlyCancels.delete(this.earlyCancels.values().next().value!);
+    }
+  }
+
+  /** Its outcome no longer counts (released), and its late ack's refusal is no lost lease (lost). */
+  private cancel(entry: InFlight<T>): void {
+    entry.released = true;
+    entry.lost = true;
+    abortHandler(entry, new MessageCancelledError(this.topic, entry.message.id));
+  }
+}

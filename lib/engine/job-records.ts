@@ -1,0 +1,79 @@
+import { LIMITS } from '../redis-ack-queue.constants';
+import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease } from './consumer-engine';
+import { partitionOf } from './partitions';
+import type { LeaseSettler } from './lease-settler';
+import type { ScriptRunner } from './script-runner';
+import { byPartition, type TopicLayouts } from './topic-layouts';
+
+/**
+ * What job control writes of a held lease: the completed records of topics that keep them
+ * (complete.lua, an ack that keeps the message's id and result), progress (progress.lua) and
+ * deferrals (defer.lua, retry later without an attempt). All are fenced by the lease's token.
+ */
+const DEFER_RESULTS: DeferResult[] = ['lost', 'deferred', 'lost', 'over'];
+
+export class JobRecords {
+  constructor(
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+    private readonly settler: LeaseSettler,
+    private readonly policyOf: (topic: string) => CompletedPolicy | undefined,
+  ) {}
+
+  /**
+   * Acks leases with complete.lua: of a topic that keeps completed messages, storing each
+   * one's record; of another, deleting them with their progress. At most 500 per script call
+   * (per partition). One flag per lease, as ack's: true where it was held.
+   */
+  async complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
+    const layout = this.layouts.get(topic);
+    const policy = this.policyOf(topic) ?? { maxCount: 0, maxAgeMs: 0 };
+    const flags = new Array<boolean>(leases.length);
+    const calls: Promise<void>[] = [];
+    for (const [partition, positions] of byPartition(layout, leases)) {
+      for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
+        const batch = positions.slice(start, start + LIMITS.idsPerCall);
+        const args: (string | number)[] = [policy.maxCount, policy.maxAgeMs];
+        for (const i of batch) args.push(leases[i].id, leases[i].token, leases[i].extra);
+        const mark = this.scripts.mark;
+        calls.push(
+          this.scripts.run<number[]>('complete', topic, layout.partitions[partition], args).then((reply) => {
+            const held = this.settler.ackFlags(
+              batch.map((i) => leases[i]),
+              reply,
+              mark,
+            );
+            batch.forEach((position, k) => (flags[position] = held[k]));
+          }),
+        );
+      }
+    }
+    await Promise.all(calls);
+    return flags;
+  }
+
+  /** Stores a lease's progress value (JSON text); false when the lease is no longer this one. */
+  async progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
+    const layout = this.layouts.get(topic);
+    const [[partition]] = byPartition(layout, [lease]);
+    const reply = await this.scripts.run<number>('progress', topic, layout.partitions[partition], [
+      lease.id,
+      lease.token,
+      json,
+    ]);
+    return reply === 1;
+  }
+
+  /**
+   * Ends a lease without counting its attempt: the message waits delayMs in delayed. 'over'
+   * when it was deferred maxDeferrals times already (nothing changed: the caller nacks).
+   */
+  async defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
+    const layout = this.layouts.get(topic);
+    const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
+    const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals];
+    const result = DEFER_RESULTS[await this.scripts.run<number>('defer', topic, keys, args)];
+    if (result === 'deferred' && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    return result;
+  }
+}

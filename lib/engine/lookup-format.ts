@@ -1,0 +1,139 @@
+import type { DeadLetter, MessageInfo, MessageState } from '../interfaces';
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
+
+/**
+ * The formats of look-up, completed records and progress: what get.lua and list.lua answer,
+ * and what complete.lua and progress.lua store. A completed record replaces the body under
+ * the message's id in `messages`: `{ c: completedAt, t: enqueuedAt, a: attempt, m?: maxAttempts,
+ * d?: durationMs, r?: result }` (complete.lua writes c, t, a and m; the client's extra ends it).
+ */
+
+interface CompletedRecord {
+  c?: number;
+  t?: number;
+  a?: number;
+  m?: number;
+  d?: number;
+  r?: unknown;
+}
+
+/** A value as JSON text within `maxBytes`, or why it cannot be stored (never quoting it). */
+export function encodeStoredValue(value: unknown, maxBytes: number): { json: string } | { problem: string } {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, strictJson);
+  } catch (error) {
+    return { problem: MESSAGES.valueNotJson(error instanceof Error ? error.message.split('\n')[0] : String(error)) };
+  }
+  if (json === undefined) return { problem: MESSAGES.valueNotJson('the value is undefined') };
+  const bytes = Buffer.byteLength(json);
+  return bytes > maxBytes ? { problem: MESSAGES.valueTooLarge(bytes, maxBytes) } : { json };
+}
+
+/** The members the client adds to a completed record (complete.lua's `extra`): duration and result. */
+export function completionExtra(resultJson: string | undefined, durationMs: number | undefined): string {
+  const members: string[] = [];
+  if (durationMs !== undefined) members.push(`"d":${Math.round(durationMs * 1000) / 1000}`);
+  if (resultJson !== undefined) members.push(`"r":${resultJson}`);
+  return `{${members.join(',')}}`;
+}
+
+function parseOr(raw: string | null | false): unknown {
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One message from its state, stored body or record, score, attempts or token. */
+function decodeInfo<T>(
+  state: MessageState,
+  id: string,
+  raw: string | null,
+  score: string | null,
+  attemptsOrToken: string | null,
+  defaultMaxAttempts: number,
+): MessageInfo<T> {
+  const body = tryDecodeBody(raw) as ReturnType<typeof tryDecodeBody> & CompletedRecord;
+  const at = score === null ? undefined : Number(score);
+  const info: MessageInfo<T> = {
+    id,
+    state,
+    payload: state === 'completed' ? undefined : (body.p as T | undefined),
+    headers: body.h ?? {},
+    attempt: Number(attemptsOrToken ?? 0),
+    maxAttempts: body.m ?? defaultMaxAttempts,
+    enqueuedAt: body.t,
+  };
+  if (state === 'leased') {
+    info.attempt = attemptsOrToken ? tokenAttempt(attemptsOrToken) : 0;
+    info.leaseDeadline = at;
+  } else if (state === 'delayed') info.dueAt = at;
+  else if (state === 'completed') {
+    info.attempt = body.a ?? 0;
+    info.completedAt = body.c ?? at;
+    if (body.d !== undefined) info.durationMs = body.d;
+    if ('r' in body) info.result = body.r;
+  }
+  return info;
+}
+
+/**
+ * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority }`.
+ */
+export function decodeGetReply<T>(
+  id: string,
+  reply: (string | null)[] | null,
+  defaultMaxAttempts: number,
+): MessageInfo<T> | null {
+  if (!reply) return null;
+  const [state, body, score, attempts, token, deadInfo, progress, priority] = reply;
+  const info = decodeInfo<T>(
+    state as MessageState,
+    id,
+    body,
+    score,
+    state === 'leased' ? token : attempts,
+    defaultMaxAttempts,
+  );
+  if (state === 'dead') {
+    const dead = tryDecodeBody(deadInfo) as { e?: string; a?: number; t?: number };
+    info.attempt = dead.a ?? 0;
+    info.deadAt = dead.t ?? (score === null ? undefined : Number(score));
+    info.error = dead.e ?? null;
+  }
+  if (progress) info.progress = parseOr(progress);
+  if (priority) info.priority = Number(priority);
+  return info;
+}
+
+/** list.lua answers `{ id, score, body, attempts or token, ... }`, four per message. */
+export function decodeListReply<T>(
+  state: MessageState,
+  reply: (string | null)[],
+  defaultMaxAttempts: number,
+): MessageInfo<T>[] {
+  const infos: MessageInfo<T>[] = [];
+  for (let i = 0; i < reply.length; i += 4) {
+    infos.push(decodeInfo<T>(state, String(reply[i]), reply[i + 2], reply[i + 1], reply[i + 3], defaultMaxAttempts));
+  }
+  return infos;
+}
+
+/** A dead letter as `list(topic, 'dead')` shows it. */
+export function deadLetterInfo<T>(letter: DeadLetter<T>, defaultMaxAttempts: number): MessageInfo<T> {
+  return {
+    id: letter.id,
+    state: 'dead',
+    payload: letter.payload,
+    headers: letter.headers,
+    attempt: letter.attempt,
+    maxAttempts: defaultMaxAttempts,
+    enqueuedAt: letter.enqueuedAt,
+    deadAt: letter.deadAt,
+    error: letter.error,
+  };
+}

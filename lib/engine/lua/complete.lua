@@ -1,0 +1,80 @@
+-- complete: acks leased messages of a topic that keeps completed messages: each one, while
+-- the given token is still its lease, leaves the leased set, and its body is replaced by its
+-- completed record, kept under its id (a push of the same id stays a duplicate) and listed in
+-- completed. The completed set is bounded like the dead letters: the oldest beyond maxCount,
+-- or older than maxAgeMs, are deleted for good (at most 100 per call). With maxCount 0 it
+-- keeps nothing and acks as ack.lua does, also deleting the progress that ack.lua leaves.
+--
+-- KEYS[1] leased    ZSET  id -> lease deadline (ms)
+-- KEYS[2] messages  HASH  id -> stored body; becomes the completed record
+-- KEYS[3] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- KEYS[4] tokens    HASH  id -> token of the current lease: <sequence>.<attempt>
+-- KEYS[5] completed ZSET  id -> completion time (ms)
+-- KEYS[6] progress  HASH  id -> JSON progress value of a leased message
+-- KEYS[7] priority  HASH  id -> priority level 1-9 (dropped: a completed message is never ready again)
+-- KEYS[8] deferrals HASH  id -> times deferred by retryLater (dropped likewise)
+-- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
+-- ARGV[2] maxAgeMs  completed records older than this are deleted
+-- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
+--           "r" result, whose members end the record)
+-- Returns one integer per triple: 1 completed, 0 stale token, 2 already gone (no lease: completed
+--         before, by this token if its lease was still live, e.g. a resent call; or removed)
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_COMPLETED, K_PROGRESS, K_PRIORITY, K_DEFERRALS = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_COMPLETED, 'zset',
+  K_PROGRESS, 'hash', K_PRIORITY, 'hash', K_DEFERRALS, 'hash')
+
+local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now = now_ms()
+local results = {}
+for i = 3, #ARGV, 3 do
+  local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local current = redis.call('HGET', K_TOKENS, id)
+  if current == token and max_count == 0 then
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_TOKENS, id)
+    redis.call('HDEL', K_ATTEMPTS, id)
+    redis.call('HDEL', K_PROGRESS, id)
+    redis.call('HDEL', K_PRIORITY, id)
+    redis.call('HDEL', K_DEFERRALS, id)
+    redis.call('HDEL', K_MESSAGES, id)
+    results[#results + 1] = 1
+  elseif current == token then
+    -- The stored body starts with '{"t":<enqueuedAt>,' (push.lua) and may end with ',"m":<n>}'.
+    local body = redis.call('HGET', K_MESSAGES, id) or ''
+    local record = string.format('{"c":%d,"t":%s,"a":%d', now, string.match(body, '^{"t":(%d+),') or '0',
+      token_attempt(token) or 0)
+    local max_attempts = string.match(string.sub(body, -20), ',"m":(%d+)}$')
+    if max_attempts then
+      record = record .. ',"m":' .. max_attempts
+    end
+    record = record .. (extra == '{}' and '}' or ',' .. string.sub(extra, 2))
+    redis.call('ZREM', K_LEASED, id)
+    redis.call('HDEL', K_TOKENS, id)
+    redis.call('HDEL', K_ATTEMPTS, id)
+    redis.call('HDEL', K_PROGRESS, id)
+    redis.call('HDEL', K_PRIORITY, id)
+    redis.call('HDEL', K_DEFERRALS, id)
+    redis.call('HSET', K_MESSAGES, id, record)
+    redis.call('ZADD', K_COMPLETED, now, id)
+    results[#results + 1] = 1
+  elseif not current and (redis.call('ZSCORE', K_COMPLETED, id) or redis.call('HEXISTS', K_MESSAGES, id) == 0) then
+    results[#results + 1] = 2
+  else
+    results[#results + 1] = 0
+  end
+end
+
+if max_count == 0 then
+  return results
+end
+local aged = #redis.call('ZRANGE', K_COMPLETED, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
+local excess = math.min(math.max(redis.call('ZCARD', K_COMPLETED) - max_count, 0), 100)
+local drop = math.max(aged, excess)
+if drop > 0 then
+  local ids = redis.call('ZRANGE', K_COMPLETED, 0, drop - 1)
+  redis.call('HDEL', K_MESSAGES, unpack(ids))
+  redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, drop - 1)
+end
+return results

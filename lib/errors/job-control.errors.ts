@@ -1,0 +1,44 @@
+import { MESSAGES } from '../redis-ack-queue.messages';
+import { RedisAckQueueError } from './redis-ack-queue.error';
+
+/**
+ * The message was cancelled (`cancel()`) while its handler ran: the reason of the handler's
+ * aborted `context.signal`. The delivery's outcome is ignored: it counts as neither a success
+ * nor a failure.
+ */
+export class MessageCancelledError extends RedisAckQueueError {
+  /** Always `MESSAGE_CANCELLED`. */
+  readonly code = 'MESSAGE_CANCELLED';
+  /**
+   * @param topic - The message's topic.
+   * @param id - The message's id.
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+  ) {
+    super(MESSAGES.messageCancelled(topic, id));
+  }
+}
+
+/**
+ * A value that cannot be stored with a message: a `context.progress` value, or the result
+ * given to `ack`, that is not JSON data (functions, BigInt, cycles...) or whose JSON is over
+ * its limit (4 KiB for progress, `maxPayloadBytes` for a result). Nothing was changed.
+ */
+export class InvalidStoredValueError extends RedisAckQueueError {
+  /** Always `INVALID_STORED_VALUE`. */
+  readonly code = 'INVALID_STORED_VALUE';
+  /**
+   * @param what - `progress` or `result`.
+   * @param topic - The message's topic.
+   * @param reason - What is wrong with the value (never the value itself).
+   */
+  constructor(
+    readonly what: 'progress' | 'result',
+    readonly topic: string,
+    reason: string,
+  ) {
+    super(MESSAGES.invalidStoredValue(what, topic, reason));
+  }
+}

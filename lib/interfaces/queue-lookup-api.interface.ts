@@ -1,0 +1,141 @@
+/**
+ * Where a message is: `ready` (waiting in line), `delayed` (waiting for its due time, or for
+ * its retry), `leased` (a consumer works on it), `dead` (a dead letter), `completed` (acked on
+ * a topic with `keepCompleted`, kept for look-up). The state is the structure that holds the
+ * message now: a delayed message already due, or a lease already expired, moves to ready at
+ * the next reserve.
+ */
+export type MessageState = 'ready' | 'delayed' | 'leased' | 'dead' | 'completed';
+
+/** One message as `get` and `list` show it; all times are epoch ms on the Redis server's clock. */
+export interface MessageInfo<T = unknown> {
+  /** The message's id. */
+  id: string;
+  /** Where it is now. */
+  state: MessageState;
+  /** The payload; undefined for a completed message (its record keeps no payload) or an unreadable body. */
+  payload: T | undefined;
+  /** String metadata given at push (`{}` when none, and for a completed message). */
+  headers: Record<string, string>;
+  /**
+   * Deliveries so far: of a leased message, the number of the running delivery; of a ready
+   * or delayed one, the deliveries that ended without an ack (0 before the first); of a dead
+   * or completed one, its last delivery.
+   */
+  attempt: number;
+  /** Deliveries allowed: the message's own `maxAttempts`, else the service's. */
+  maxAttempts: number;
+  /** When it was pushed; undefined when its stored body is missing or unreadable. */
+  enqueuedAt: number | undefined;
+  /** Of a delayed message: when it becomes due. */
+  dueAt?: number;
+  /** Of a leased message: when its lease runs out unless extended. */
+  leaseDeadline?: number;
+  /** The priority it was pushed with, when it has one. */
+  priority?: number;
+  /** Of a leased message whose handler reported progress (`context.progress`): the latest value stored. */
+  progress?: unknown;
+  /** Of a completed message: what the handler returned (or `ack` was given), when it was kept. */
+  result?: unknown;
+  /** Of a completed message: when it was acked. */
+  completedAt?: number;
+  /** Of a completed message acked by a consumer: how long its handler ran (ms). */
+  durationMs?: number;
+  /** Of a dead letter: when it died. */
+  deadAt?: number;
+  /** Of a dead letter: the error text of its last failure. */
+  error?: string | null;
+}
+
+/** Options of `list`. */
+export interface ListOptions {
+  /**
+   * How many to skip (a whole number >= 0).
+   * @defaultValue `0`
+   */
+  offset?: number;
+  /**
+   * Most to return (1-10,000).
+   * @defaultValue `100`
+   */
+  limit?: number;
+}
+
+/**
+ * Keeping acked messages for look-up: their id stays taken (a push with it is a duplicate)
+ * and `get` shows them as `completed` with the handler's result. The oldest beyond
+ * `maxCount`, or older than `maxAgeMs`, are deleted for good, as dead letters are.
+ */
+export interface KeepCompletedOptions {
+  /**
+   * Most completed messages kept per topic (per partition of a partitioned topic; 1 to 10,000,000).
+   * @defaultValue `1_000`
+   */
+  maxCount?: number;
+  /**
+   * Oldest completed message kept (ms, a whole number >= 1).
+   * @defaultValue `86_400_000` (24 h)
+   */
+  maxAgeMs?: number;
+}
+
+/**
+ * Looking messages up, listing them by state, and cancelling them: the job-control part of
+ * `RedisAckQueueService`.
+ *
+ * Methods that return a promise report every error by rejecting it; each error the library
+ * raises is a `RedisAckQueueError` with a stable `code`.
+ */
+export interface RedisAckQueueLookupApi {
+  /**
+   * One message by id, read in one atomic script call (of a partitioned topic: in the
+   * partition its id belongs to); null when no message of the topic has this id (never
+   * pushed, acked without `keepCompleted`, cancelled, or deleted by a bound).
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidMessageIdError} when `id` is not 1-256 characters.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * const message = await queue.get('order.payment-timeout', 'order-42');
+   * if (message?.state === 'delayed') console.log('due at', new Date(message.dueAt!));
+   * ```
+   */
+  get<T = unknown>(topic: string, id: string): Promise<MessageInfo<T> | null>;
+
+  /**
+   * A page of the messages of one state, in the order they will be served: `ready` head first,
+   * `delayed` by due time, `leased` by lease deadline, `completed` newest first, `dead` oldest
+   * first (the page of `deadLetters`, shown as MessageInfo). Of a partitioned topic, each
+   * partition's first `offset + limit` are merged in that order (ready ones by push time,
+   * since partitions take turns), so a page costs one call per partition.
+   * @param state - `'ready' | 'delayed' | 'leased' | 'completed' | 'dead'`.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidOptionError} when `state` is not one of those, or `offset` or `limit` is out of range.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   */
+  list<T = unknown>(topic: string, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]>;
+
+  /**
+   * Removes a message for good, whatever its state, with everything stored about it; emits
+   * `cancelled`. A leased message's lease ends at once: its late ack returns false and its
+   * nack `'lost'`, it is never delivered again, and the handler running it (in any process)
+   * sees `context.signal` abort with MessageCancelledError within about 100 ms; its outcome
+   * is then ignored (neither acked, retried nor dead-lettered).
+   * @returns The state it was in, or null when the topic had no message with this id.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidMessageIdError} when `id` is not 1-256 characters.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * // The order was paid: its payment timeout must not fire.
+   * await queue.cancel('order.payment-timeout', 'order-42');
+   * ```
+   */
+  cancel(topic: string, id: string): Promise<MessageState | null>;
+}

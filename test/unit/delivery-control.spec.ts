@@ -1,0 +1,54 @@
+import type { CancelListener, CancelSignals } from '../../lib/consumer/cancel-signals';
+import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
+import { MessageCancelledError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
+import { QueueLogger } from '../../lib/observability/queue-logger';
+import { QueueEvents } from '../../lib/queue/queue-events';
+import { resolveConsumerSettings } from '../../lib/queue/settings';
+import { deferred, turns } from '../support/async-helpers';
+import { FakeEngine } from '../support/fake-engine';
+
+/** CancelSignals without Redis: the test calls the listeners as a publish would. */
+function fakeCancels() {
+  const listeners = new Set<CancelListener>();
+  const cancels = {
+    listen: (_topic: string, listener: CancelListener) => (listeners.add(listener), () => listeners.delete(listener)),
+  } as unknown as CancelSignals;
+  return { cancels, publish: (token: string, id: string) => listeners.forEach((listener) => listener(token, id)) };
+}
+
+describe('job control in the lease keeper', () => {
+  it('starts a prefetched message cancelled before it ran with its signal aborted, and counts no outcome', async () => {
+    const engine = new FakeEngine();
+    const events: RedisAckQueueEvent[] = [];
+    const queueEvents = new QueueEvents();
+    queueEvents.stream$.subscribe((event) => events.push(event));
+    const { cancels, publish } = fakeCancels();
+    const seen = deferred<MessageContext>();
+    const keeper = new LeaseKeeper<string>(
+      engine,
+      'jobs',
+      (_payload, context) => seen.resolve(context),
+      resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
+      { events: queueEvents, logger: new QueueLogger('warn'), cancels },
+      { finished: () => undefined, beat: () => undefined },
+    );
+    keeper.start();
+    try {
+      engine.push(['a'], { maxAttempts: 3 });
+      const [message] = (await engine.reserve<string>('jobs', 0, { count: 1, leaseMs: 60_000, maxAttempts: 3 }, []))
+        .messages;
+      // The cancel is heard while the message waits in the prefetch buffer; another lease's is ignored.
+      publish(message.token, message.id);
+      publish('9.9', 'other');
+      keeper.run(message);
+      const context = await seen.promise;
+      expect(context.signal.aborted).toBe(true);
+      expect(context.signal.reason).toBeInstanceOf(MessageCancelledError);
+      await turns(5);
+      expect(engine.acked).toEqual([]);
+      expect(events.filter((e) => e.type !== 'reserved')).toEqual([]);
+    } finally {
+      await keeper.close(Date.now());
+    }
+  });
+});
