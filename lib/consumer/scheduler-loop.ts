@@ -1,5 +1,5 @@
 import type { ScheduleStore } from '../engine/schedule-store';
-import { errorText } from '../errors/error-text';
+import { errorSummary } from '../errors/error-text';
 import type { RedisAckQueueEvent } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
 import { MESSAGES } from '../redis-ack-queue.messages';
@@ -91,7 +91,7 @@ export class SchedulerLoop {
         await this.sleep(await this.msUntilNextTick());
       } catch (error) {
         if (this.stopped) return;
-        if (!this.failing) this.logger.warn(MESSAGES.schedulerFailed(errorText(error)));
+        if (!this.failing) this.logger.warn(MESSAGES.schedulerFailed(errorSummary(error)));
         this.failing = true;
         this.reloadNeeded = true;
         await this.sleep(RETRY_MS);

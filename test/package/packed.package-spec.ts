@@ -116,7 +116,7 @@ describeOnline('the packed package in new apps', () => {
       expect(JSON.parse(stdout.trim().split('\n').pop() ?? '')).toEqual({
         payload: { hello: 'world' },
         attempt: 1,
-        stats: { ready: 0, delayed: 0, leased: 0, dead: 0 },
+        stats: { ready: 0, delayed: 0, leased: 0, dead: 0, paused: false },
         format: app.format,
       });
     },
