@@ -35,7 +35,15 @@ export class QueueInspector {
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     const oldestReadyAgeMs = Math.max(-1, ...replies.map((reply) => reply[4]));
     const paused = replies.some((reply) => reply[5] === 1);
-    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused, oldestReadyAgeMs };
+    return {
+      ready: sum(0),
+      delayed: sum(1),
+      leased: sum(2),
+      dead: sum(3),
+      paused,
+      oldestReadyAgeMs,
+      completed: sum(6),
+    };
   }
 
   /** A page of dead letters, oldest first. */

@@ -72,7 +72,7 @@ export const QUEUE_SCRIPTS = {
   },
   metrics: {
     file: 'metrics.lua',
-    keys: ['ready', 'delayed', 'leased', 'dead', 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed'],
     readOnly: true,
   },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },

@@ -135,6 +135,8 @@ export interface QueueGauges extends QueueStats {
    * but not moved yet.
    */
   oldestReadyAgeMs: number;
+  /** Completed messages kept (`keepCompleted`; 0 when the topic keeps none). */
+  completed: number;
 }
 
 /** A message that ran out of attempts (or could not be read), kept for inspection. */

@@ -99,6 +99,23 @@ describe('Prometheus metrics', () => {
     expect(sample(after, 'redis_ack_queue_oldest_ready_age_seconds', t)).toBe(0);
   });
 
+  it('reads completed messages kept (keepCompleted) and the paused state as gauges', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service({ keepCompleted: true });
+    const registry = new Registry();
+    metrics = new RedisAckQueueMetrics(queue, { registry, topics: [topic] });
+    await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+    for (const message of await queue.reserve(topic, { count: 2 })) await queue.ack(message, 'done');
+    const t = `topic="${topic}"`;
+    const before = await registry.metrics();
+    expect(sample(before, 'redis_ack_queue_messages', `${t},state="completed"`)).toBe(2);
+    expect(sample(before, 'redis_ack_queue_messages', `${t},state="ready"`)).toBe(1);
+    expect(sample(before, 'redis_ack_queue_paused', t)).toBe(0);
+    await queue.pause(topic);
+    expect(sample(await registry.metrics(), 'redis_ack_queue_paused', t)).toBe(1);
+    expect(await queue.gauges(topic)).toMatchObject({ completed: 2, paused: true });
+  });
+
   it('sums the partitions of a partitioned topic and takes the oldest age of any', async () => {
     const topic = uniqueTopic();
     const queue = await fx.service({ topics: { [topic]: { partitions: 3 } } });

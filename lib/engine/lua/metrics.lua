@@ -21,13 +21,16 @@
 -- KEYS[14] ready7    LIST
 -- KEYS[15] ready8    LIST
 -- KEYS[16] ready9    LIST
+-- KEYS[17] completed ZSET id -> completion time (ms) of completed messages kept
 -- ARGV    none
--- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0) }
+-- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),
+--          completed }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_DEAD, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_PAUSED, K_LEVELS = KEYS[6], KEYS[7]
+local K_PAUSED, K_LEVELS, K_COMPLETED = KEYS[6], KEYS[7], KEYS[17]
 local LEVEL_KEYS = 8
-check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash', K_LEVELS, 'zset')
+check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash', K_LEVELS, 'zset',
+  K_COMPLETED, 'zset')
 
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
@@ -59,4 +62,5 @@ return {
   redis.call('ZCARD', K_DEAD),
   oldest == math.huge and -1 or math.max(0, now - oldest),
   redis.call('EXISTS', K_PAUSED),
+  redis.call('ZCARD', K_COMPLETED),
 }

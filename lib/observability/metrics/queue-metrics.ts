@@ -10,12 +10,13 @@ import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from '
 
 /** Event types counted, each in its own counter; `rejected` counts the dead events of reason rejected. */
 const COUNTED = ['pushed', 'acked', 'retried', 'dead', 'rejected', 'lease-lost', 'cancelled'] as const;
-const STATES = ['ready', 'delayed', 'leased', 'dead'] as const;
+const STATES = ['ready', 'delayed', 'leased', 'dead', 'completed'] as const;
 const GAUGE_AND_HISTOGRAM_NAMES = [
   'redis_ack_queue_handler_duration_seconds',
   'redis_ack_queue_wait_seconds',
   'redis_ack_queue_messages',
   'redis_ack_queue_oldest_ready_age_seconds',
+  'redis_ack_queue_paused',
 ];
 const counterName = (type: string) => `redis_ack_queue_${type.replace('-', '_')}_total`;
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -80,7 +81,7 @@ export class RedisAckQueueMetrics {
     });
     this.messages = new prom.Gauge({
       name: 'redis_ack_queue_messages',
-      help: 'Messages per state (ready, delayed, leased, dead), read from Redis at scrape time',
+      help: 'Messages per state (ready, delayed, leased, dead, completed), read from Redis at scrape time',
       labelNames: ['topic', 'state'],
       registers,
       collect: async () => {
@@ -99,6 +100,16 @@ export class RedisAckQueueMetrics {
         this.lag.reset();
         for (const [topic, gauges] of await this.read())
           this.lag.set({ topic }, Math.max(0, gauges.oldestReadyAgeMs) / 1000);
+      },
+    });
+    const paused: Gauge<'topic'> = new prom.Gauge({
+      name: 'redis_ack_queue_paused',
+      help: '1 while the topic is paused (pause()), else 0, read from Redis at scrape time',
+      labelNames,
+      registers,
+      collect: async () => {
+        paused.reset();
+        for (const [topic, gauges] of await this.read()) paused.set({ topic }, gauges.paused ? 1 : 0);
       },
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
