@@ -9,7 +9,12 @@ import type { RedisServer } from '../support/redis-server';
 describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promoted)', () => {
   // What the failover causes, and the ledger explains: consumers pausing until the replica is
   // promoted, lost connections, leases on the killed master that ran out meanwhile.
-  expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/, /^Lost the lease of message/);
+  expectLogs(
+    /^Consumer of ".*" paused/,
+    /^Lost the connection to Redis/,
+    /^Lost the lease of message/,
+    /^Scheduler paused/,
+  );
   let cluster: RedisCluster;
   const services: RedisAckQueueService[] = [];
   const fx = {
