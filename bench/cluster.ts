@@ -224,7 +224,9 @@ async function runScenario(
       perApp,
       redelivered,
       missing,
-      leftover: Object.values(stats).every((n) => n === 0) ? '' : JSON.stringify(stats),
+      leftover: [stats.ready, stats.delayed, stats.leased, stats.dead].every((n) => n === 0)
+        ? ''
+        : JSON.stringify(stats),
       partitionsPerMaster,
       homeMaster: owner(keySlot(`${DEFAULT_PREFIX}:${topic}`)),
     };
