@@ -119,7 +119,7 @@ export function tagKeys(hashTag: string): QueueKeys {
 }
 
 /**
- * The prefix-wide keys of schedules, in a slot of their own (the tag `{<prefix>}` is no
+ * The prefix-wide keys of schedules, in a slot of their own (the tag `{<prefix>:}` is no
  * topic's): which topics have schedules, and a counter every change of a schedule bumps.
  */
 export interface ScheduleIndexKeys {
@@ -130,5 +130,8 @@ export interface ScheduleIndexKeys {
 }
 
 export function scheduleIndexKeys(prefix: string): ScheduleIndexKeys {
-  return { scheduleTopics: `{${prefix}}:schedule-topics`, scheduleVersion: `{${prefix}}:schedule-version` };
+  // Tag `{<prefix>:}`: never a topic's (names are not empty), and inside `~{<prefix>:*` of the
+  // documented ACL user, as every other key of the queue.
+  const tag = `{${prefix}:}`;
+  return { scheduleTopics: `${tag}:schedule-topics`, scheduleVersion: `${tag}:schedule-version` };
 }

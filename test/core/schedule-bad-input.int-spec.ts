@@ -90,7 +90,7 @@ const cases: Case[] = [
 describe('bad schedule input gets a typed error and changes nothing', () => {
   const fx = useRedis();
   const prefix = uniqueTopic('p');
-  const index = [`{${prefix}}:schedule-topics`, `{${prefix}}:schedule-version`];
+  const index = [`{${prefix}:}:schedule-topics`, `{${prefix}:}:schedule-version`];
   let queue: RedisAckQueueService;
   let topic: string;
 

@@ -53,6 +53,10 @@ describe('security', () => {
     await eventually(async () => (await queue.stats(topic)).dead === 1);
     expect(await queue.purgeDead(topic)).toBe(1);
     await consumer.close();
+    // Schedules and their prefix-wide index (`{<prefix>:}:...`) are inside ~{<prefix>:* too.
+    await queue.upsertSchedule(topic, 'acl', { everyMs: 3_600_000 });
+    expect((await queue.schedules()).map((s) => `${s.topic}/${s.name}`)).toEqual([`${topic}/acl`]);
+    expect(await queue.removeSchedule(topic, 'acl')).toBe(true);
     // Cancelling a leased message publishes on the topic's channel (&{<prefix>:*, +@pubsub).
     await queue.push(topic, 'leased', { id: 'c1' });
     const [leased] = await queue.reserve(topic, { leaseMs: 60_000 });
