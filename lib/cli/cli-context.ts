@@ -36,6 +36,7 @@ export function connectionOf(options: GlobalOptions, env: NodeJS.ProcessEnv): Re
 export class CliContext {
   private service: RedisAckQueueService | undefined;
   private readonly partitions = new Map<string, number>();
+  private readonly checked = new Set<string>();
 
   constructor(
     readonly options: GlobalOptions,
@@ -61,16 +62,23 @@ export class CliContext {
     return this.service;
   }
 
-  /** Runs `work` on the service; again once with the topic's recorded partition count if it differs. */
+  /**
+   * Runs `work` on the service once the topic's partition count is checked (checkTopic): when
+   * Redis records another count, the service is made again with the recorded one.
+   */
   async onTopic<T>(topic: string, work: (queue: RedisAckQueueService) => Promise<T>): Promise<T> {
-    try {
-      return await work(await this.queue());
-    } catch (error) {
-      if (!(error instanceof PartitionCountMismatchError) || error.topic !== topic) throw error;
-      this.partitions.set(topic, error.stored);
-      await this.close();
-      return work(await this.queue());
+    if (!this.checked.has(topic)) {
+      try {
+        await (await this.queue()).checkTopic(topic);
+      } catch (error) {
+        if (!(error instanceof PartitionCountMismatchError) || error.topic !== topic) throw error;
+        this.partitions.set(topic, error.stored);
+        await this.close();
+        await (await this.queue()).checkTopic(topic);
+      }
+      this.checked.add(topic);
     }
+    return work(await this.queue());
   }
 
   /** Asks before a destructive change; refuses off a terminal unless --yes. */

@@ -72,7 +72,8 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
 async function listDead(ctx: CliContext, topic: string, page: PageOptions): Promise<void> {
   const letters = await ctx.onTopic(topic, (queue) => queue.deadLetters(topic, page));
   if (ctx.options.json) return printJson(ctx.io, letters);
-  const rows = letters.map((l) => ({ ...l, deadAt: time(l.deadAt) }));
+  // The error's first line only (its stack stays in --json and `get`), so each letter is one row.
+  const rows = letters.map((l) => ({ ...l, deadAt: time(l.deadAt), error: l.error?.split('\n')[0] }));
   printTable(ctx.io, rows, ['id', 'attempt', 'reason', 'deadAt', 'error'], `No dead letters in ${topic}.`);
 }
 
