@@ -1,10 +1,15 @@
+import { RedisCommandError } from '../errors';
+import type { QueueLogger } from '../observability/queue-logger';
+import { MESSAGES } from '../redis-ack-queue.messages';
 import { topicIndexKeys, type TopicIndexKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 
 /**
  * The prefix-wide registry of topics (one SET in a slot of its own). A service records each
  * topic once, the first time it pushes to it or consumes it: later calls cost a lookup in a
- * local Set and no command. A failed record is forgotten locally, so the next call retries.
+ * local Set and no command. A record Redis could not take (unavailable) is forgotten locally,
+ * so the next call retries; one Redis refused (NOPERM: an ACL user without `{<prefix>}:*`) is
+ * logged once and does not fail the push or reserve that caused it.
  */
 export class TopicRegistry {
   private readonly keys: TopicIndexKeys;
@@ -14,6 +19,7 @@ export class TopicRegistry {
   constructor(
     private readonly scripts: ScriptRunner,
     prefix: string,
+    private readonly logger: QueueLogger,
   ) {
     this.keys = topicIndexKeys(prefix);
   }
@@ -24,6 +30,8 @@ export class TopicRegistry {
     const recording = this.scripts.run<number>('topicAdd', topic, this.keys, [topic]).then(
       () => undefined,
       (error: unknown) => {
+        if (error instanceof RedisCommandError)
+          return this.logger.warn(MESSAGES.topicNotRegistered(topic, error.message));
         this.recorded.delete(topic);
         throw error;
       },

@@ -66,7 +66,7 @@ export abstract class QueueProducerFacade {
     this.connection = new QueueConnection(options?.connection, this.settings.commandTimeoutMs, logger);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
-    this.topicRegistry = new TopicRegistry(this.engine.scripts, this.settings.prefix);
+    this.topicRegistry = new TopicRegistry(this.engine.scripts, this.settings.prefix, logger);
     this.consumers = new ConsumerRegistry(
       this.engine,
       this.connection.client,
