@@ -9,6 +9,9 @@ export const MESSAGES = {
     `The consumer of topic "${topic}" was stalled for ${ms} ms in the last minute (over ${bound}): a blocked event loop`,
   healthLag: (topic: string, ms: number, bound: number) =>
     `Topic "${topic}" lags: its oldest ready message is ${ms} ms old (over ${bound})`,
+  topicNotRegistered: (topic: string, reason: string) =>
+    `The topic registry could not record topic "${topic}" (${reason}); topics() will not list it: ` +
+    `allow the queue's user every key under {<prefix>: (the README's ACL line: ~{<prefix>:*)`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,

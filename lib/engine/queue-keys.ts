@@ -135,3 +135,16 @@ export function scheduleIndexKeys(prefix: string): ScheduleIndexKeys {
   const tag = `{${prefix}:}`;
   return { scheduleTopics: `${tag}:schedule-topics`, scheduleVersion: `${tag}:schedule-version` };
 }
+
+/**
+ * The prefix-wide registry of topics, in the same slot of its own as the schedule index (tag
+ * `{<prefix>:}`), so listing topics never needs SCAN, on Cluster too.
+ */
+export interface TopicIndexKeys {
+  /** SET of the topics a service pushed to or consumed (until forgotten). */
+  topicIndex: string;
+}
+
+export function topicIndexKeys(prefix: string): TopicIndexKeys {
+  return { topicIndex: `{${prefix}:}:topics` };
+}

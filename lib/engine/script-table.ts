@@ -1,8 +1,8 @@
-import { READY_LEVEL_KEYS, type QueueKeys, type ScheduleIndexKeys } from './queue-keys';
+import { READY_LEVEL_KEYS, type QueueKeys, type ScheduleIndexKeys, type TopicIndexKeys } from './queue-keys';
 
-export type Key = keyof QueueKeys | keyof ScheduleIndexKeys;
-/** The keys a script is given: a topic's (partition's), or the prefix-wide schedule index. */
-export type ScriptKeys = QueueKeys | ScheduleIndexKeys;
+export type Key = keyof QueueKeys | keyof ScheduleIndexKeys | keyof TopicIndexKeys;
+/** The keys a script is given: a topic's (partition's), or a prefix-wide index (schedules, topics). */
+export type ScriptKeys = QueueKeys | ScheduleIndexKeys | TopicIndexKeys;
 
 /** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
 const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
@@ -156,4 +156,8 @@ export const QUEUE_SCRIPTS = {
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals'],
   },
   progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
+  // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
+  topicAdd: { file: 'topic-add.lua', keys: ['topicIndex'] },
+  topicForget: { file: 'topic-forget.lua', keys: ['topicIndex'] },
+  topicList: { file: 'topic-list.lua', keys: ['topicIndex'], readOnly: true },
 } satisfies Record<string, ScriptSpec>;

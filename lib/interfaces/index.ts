@@ -10,3 +10,4 @@ export * from './queue-request.interface';
 export * from './queue-pause-api.interface';
 export * from './queue-schedule-api.interface';
 export * from './queue-lookup-api.interface';
+export * from './queue-topics-api.interface';

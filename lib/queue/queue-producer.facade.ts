@@ -3,6 +3,7 @@ import { ConsumerRegistry } from '../consumer/consumer-registry';
 import { QueueConnection } from '../engine/queue-connection';
 import { QueueEngine } from '../engine/queue-engine';
 import { QueueInspector, type DeadSweep } from '../engine/queue-inspector';
+import { TopicRegistry } from '../engine/topic-registry';
 import { InvalidOptionError, QueueClosedError } from '../errors';
 import type {
   DeadLetter,
@@ -44,6 +45,8 @@ export abstract class QueueProducerFacade {
   /** @internal */
   protected readonly consumers: ConsumerRegistry;
   /** @internal */
+  protected readonly topicRegistry: TopicRegistry;
+  /** @internal */
   protected readonly ids = new MessageIds();
   /** @internal */
   protected readonly tracing: QueueTracing | undefined;
@@ -63,6 +66,7 @@ export abstract class QueueProducerFacade {
     this.connection = new QueueConnection(options?.connection, this.settings.commandTimeoutMs, logger);
     this.engine = new QueueEngine(this.connection.client, this.settings);
     this.inspector = new QueueInspector(this.engine.scripts, this.engine.layouts);
+    this.topicRegistry = new TopicRegistry(this.engine.scripts, this.settings.prefix, logger);
     this.consumers = new ConsumerRegistry(
       this.engine,
       this.connection.client,
@@ -92,10 +96,12 @@ export abstract class QueueProducerFacade {
     assertTopic(topic);
     if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
     const encoded = items.map((item) => encodePushItem(topic, item, this.settings.maxPayloadBytes, this.ids));
+    // The first push of this service to the topic registers it first (see TopicRegistry).
+    const noted = this.topicRegistry.note(topic);
     const stored = await this.connection.within(
       'push',
       topic,
-      this.engine.push(topic, encoded),
+      noted ? noted.then(() => this.engine.push(topic, encoded)) : this.engine.push(topic, encoded),
       this.settings.replicatedPushes?.timeoutMs,
     );
     return encoded.map(([id], i) => {

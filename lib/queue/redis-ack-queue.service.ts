@@ -12,11 +12,12 @@ import type {
   RedisAckQueueLookupApi,
   RedisAckQueueProducerApi,
   RedisAckQueueScheduleApi,
+  RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
   Topic,
 } from '../interfaces';
-import { QueueScheduleFacade } from './queue-schedule.facade';
+import { QueueTopicsFacade } from './queue-topics.facade';
 import { resolveReserveRequest } from './settings';
 import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from './validation';
 
@@ -27,24 +28,29 @@ import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf }
  * module provides the same class through dependency injection. It is built in layers, one
  * file each: producing and inspecting (queue-producer.facade.ts), look-up and cancel
  * (queue-lookup.facade.ts), pause (queue-pause.facade.ts), schedules
- * (queue-schedule.facade.ts); this file adds the consuming half.
+ * (queue-schedule.facade.ts), the topic registry (queue-topics.facade.ts); this file adds the consuming half.
  *
  * Methods that return a promise report every error by rejecting it; each error the library
  * raises is a {@link RedisAckQueueError} with a stable `code`.
  */
 export class RedisAckQueueService
-  extends QueueScheduleFacade
+  extends QueueTopicsFacade
   implements
     RedisAckQueueProducerApi,
     RedisAckQueueConsumerApi,
     RedisAckQueueLookupApi,
     RedisAckQueueScheduleApi,
+    RedisAckQueueTopicsApi,
     OnApplicationShutdown
 {
   async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     this.assertOpen('reserve');
     assertTopic(topic);
-    const reserved = this.engine.reserveAny<T>(topic, resolveReserveRequest(options, this.settings));
+    const request = resolveReserveRequest(options, this.settings);
+    const noted = this.topicRegistry.note(topic);
+    const reserved = noted
+      ? noted.then(() => this.engine.reserveAny<T>(topic, request))
+      : this.engine.reserveAny<T>(topic, request);
     const { messages, buried } = await this.connection.within('reserve', topic, reserved);
     for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
     for (const { id, attempt } of messages) this.events.emit({ type: 'reserved', topic, id, attempt });
@@ -130,6 +136,8 @@ export class RedisAckQueueService
       optionsOf(options),
     );
     this.startScheduler();
+    // Registered in the background: a failure is retried by the next push, reserve or consume.
+    this.topicRegistry.note(topic)?.catch(() => undefined);
     return consumer;
   }
 

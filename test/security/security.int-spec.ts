@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { RedisAckQueueService, RedisConnectionError } from '../../lib';
-import { captureLogs, expectLogs } from '../support/capture-logs';
+import { captureLogs, expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TlsRedisServer } from '../support/tls-redis';
 import { untilConsumerBlocked } from '../support/waits';
@@ -67,6 +67,24 @@ describe('security', () => {
       prefix: 'other',
     });
     await expect(outside.push(topic, 1)).rejects.toMatchObject({ redisCode: 'NOPERM', operation: 'push' });
+    // The prefix-wide keys (topic registry, schedule index) are under {<prefix>:}, inside ~{<prefix>:*.
+    expect(await queue.topics()).toEqual([topic]);
+  });
+
+  it('pushes with an ACL narrower than ~{<prefix>:* that leaves the topic registry out, warning once', async () => {
+    expectLogs(/topic registry could not record topic/);
+    // ~{shop:t* covers the topics' keys ({shop:topic...}) but not the registry ({shop:}:topics).
+    const rules = ACL_RULES.map((rule) => (rule === '~{shop:*' ? '~{shop:t*' : rule));
+    await fx.redis.acl('SETUSER', 'old-queue-user', ...rules.map((r) => r.replace('queue-user-pw', 'old-pw')));
+    const queue = await fx.service({
+      connection: `redis://old-queue-user:old-pw@127.0.0.1:${fx.server.port}`,
+      prefix: 'shop',
+    });
+    const topic = uniqueTopic();
+    await queue.push(topic, 1);
+    await queue.push(topic, 2);
+    expect((await queue.stats(topic)).ready).toBe(2);
+    expect(loggedLines(/topic registry could not record/)).toHaveLength(1);
   });
 
   it('works over TLS (rediss://), blocking consumer connections included', async () => {

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import type { CliContext } from './cli-context';
+import { CliFailure, EXIT } from './exit-codes';
+import { printJson } from './output';
+import type { CommandRunner } from './program-parts';
+
+type Sweep = 'requeue' | 'purge';
+
+/** Commands that change state: requeue, purge, cancel (confirmed first), pause, resume. */
+export function addControlCommands(program: Command, run: CommandRunner): void {
+  for (const sweep of ['requeue', 'purge'] as const) {
+    program
+      .command(`${sweep} <topic> [ids...]`)
+      .description(`${sweep === 'requeue' ? 'requeue' : 'delete'} dead letters of a topic: the ids given, or --all`)
+      .option('--all', 'every dead letter of the topic')
+      .action(
+        run(async (ctx, topic: string, ids: string[], options: { all?: boolean }) =>
+          sweepDead(ctx, sweep, topic, ids, options.all === true),
+        ),
+      );
+  }
+  program
+    .command('cancel <topic> <id>')
+    .description('remove one message wherever it is (exit 3 when there is none)')
+    .action(run(async (ctx, topic: string, id: string) => cancel(ctx, topic, id)));
+  for (const paused of [true, false]) {
+    program
+      .command(`${paused ? 'pause' : 'resume'} <topic>`)
+      .description(paused ? 'stop every consumer from leasing messages of a topic' : 'let consumers lease again')
+      .action(run(async (ctx, topic: string) => setPaused(ctx, topic, paused)));
+  }
+}
+
+async function sweepDead(ctx: CliContext, sweep: Sweep, topic: string, ids: string[], all: boolean): Promise<void> {
+  if (all === ids.length > 0) throw new CliFailure(`${sweep}: give dead letter ids or --all (not both)`, EXIT.usage);
+  const count = all ? (await ctx.onTopic(topic, (queue) => queue.stats(topic))).dead : ids.length;
+  const verb = sweep === 'requeue' ? 'Requeue' : 'Purge';
+  if (!(await ctx.confirm(`${verb} ${count} dead letter${count === 1 ? '' : 's'} of ${topic}?`))) return;
+  const done = await ctx.onTopic(topic, (queue) =>
+    sweep === 'requeue'
+      ? queue.requeueDead(topic, all ? undefined : ids)
+      : queue.purgeDead(topic, all ? undefined : ids),
+  );
+  if (ctx.options.json) return printJson(ctx.io, { topic, [sweep === 'requeue' ? 'requeued' : 'purged']: done });
+  ctx.io.out(
+    `${sweep === 'requeue' ? 'Requeued' : 'Purged'} ${done} dead letter${done === 1 ? '' : 's'} of ${topic}.\n`,
+  );
+}
+
+async function cancel(ctx: CliContext, topic: string, id: string): Promise<void> {
+  if (!(await ctx.confirm(`Cancel message ${id} of ${topic}?`))) return;
+  const state = await ctx.onTopic(topic, (queue) => queue.cancel(topic, id));
+  if (!state) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
+  if (ctx.options.json) return printJson(ctx.io, { topic, id, cancelled: state });
+  ctx.io.out(`Cancelled ${id} of ${topic} (was ${state}).\n`);
+}
+
+async function setPaused(ctx: CliContext, topic: string, paused: boolean): Promise<void> {
+  await ctx.onTopic(topic, (queue) => (paused ? queue.pause(topic) : queue.resume(topic)));
+  if (ctx.options.json) return printJson(ctx.io, { topic, paused });
+  ctx.io.out(`${paused ? 'Paused' : 'Resumed'} ${topic}.\n`);
+}

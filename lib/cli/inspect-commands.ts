@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import type { MessageState } from '../interfaces';
+import type { CliContext } from './cli-context';
+import { CliFailure, EXIT } from './exit-codes';
+import { printJson, printRecord, printTable, time } from './output';
+import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
+import { statsCommand } from './stats-command';
+
+/** Read-only commands: topics, stats, list, get, dead, schedules. */
+export function addInspectCommands(program: Command, run: CommandRunner): void {
+  program
+    .command('topics')
+    .description('list the registered topics of the prefix')
+    .action(run(async (ctx) => showTopics(ctx)));
+
+  statsCommand(program, run);
+
+  pageOptions(
+    program
+      .command('list <topic> <state>')
+      .description('list messages of a topic in a state: ready, delayed, leased, dead or completed'),
+  ).action(run(async (ctx, topic: string, state: string, page: PageOptions) => listMessages(ctx, topic, state, page)));
+
+  program
+    .command('get <topic> <id>')
+    .description('show one message (exit 3 when there is none)')
+    .action(run(async (ctx, topic: string, id: string) => getMessage(ctx, topic, id)));
+
+  pageOptions(program.command('dead <topic>').description('list the dead letters of a topic, oldest first')).action(
+    run(async (ctx, topic: string, page: PageOptions) => listDead(ctx, topic, page)),
+  );
+
+  program
+    .command('schedules [topic]')
+    .description('list the schedules of a topic, or of every topic')
+    .action(run(async (ctx, topic: string | undefined) => listSchedules(ctx, topic)));
+}
+
+async function showTopics(ctx: CliContext): Promise<void> {
+  const topics = await (await ctx.queue()).topics();
+  if (ctx.options.json) printJson(ctx.io, topics);
+  else ctx.io.out(topics.length === 0 ? 'No topics registered.\n' : `${topics.join('\n')}\n`);
+}
+
+async function listMessages(ctx: CliContext, topic: string, state: string, page: PageOptions): Promise<void> {
+  const messages = await ctx.onTopic(topic, (queue) => queue.list(topic, state as MessageState, page));
+  if (ctx.options.json) return printJson(ctx.io, messages);
+  const rows = messages.map((m) => ({
+    id: m.id,
+    attempt: m.attempt,
+    enqueued: time(m.enqueuedAt),
+    due: time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
+    priority: m.priority,
+  }));
+  printTable(ctx.io, rows, ['id', 'attempt', 'enqueued', 'due', 'priority'], `No ${state} messages in ${topic}.`);
+}
+
+async function getMessage(ctx: CliContext, topic: string, id: string): Promise<void> {
+  const message = await ctx.onTopic(topic, (queue) => queue.get(topic, id));
+  if (!message) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
+  if (ctx.options.json) return printJson(ctx.io, message);
+  printRecord(ctx.io, {
+    ...message,
+    enqueuedAt: time(message.enqueuedAt),
+    dueAt: time(message.dueAt),
+    leaseDeadline: time(message.leaseDeadline),
+    completedAt: time(message.completedAt),
+    deadAt: time(message.deadAt),
+  });
+}
+
+async function listDead(ctx: CliContext, topic: string, page: PageOptions): Promise<void> {
+  const letters = await ctx.onTopic(topic, (queue) => queue.deadLetters(topic, page));
+  if (ctx.options.json) return printJson(ctx.io, letters);
+  // The error's first line only (its stack stays in --json and `get`), so each letter is one row.
+  const rows = letters.map((l) => ({ ...l, deadAt: time(l.deadAt), error: l.error?.split('\n')[0] }));
+  printTable(ctx.io, rows, ['id', 'attempt', 'reason', 'deadAt', 'error'], `No dead letters in ${topic}.`);
+}
+
+async function listSchedules(ctx: CliContext, topic: string | undefined): Promise<void> {
+  const queue = await ctx.queue();
+  const schedules = topic ? await ctx.onTopic(topic, (q) => q.schedules(topic)) : await queue.schedules();
+  if (ctx.options.json) return printJson(ctx.io, schedules);
+  const rows = schedules.map((s) => ({
+    ...s,
+    every: s.cron ?? (s.everyMs === undefined ? undefined : `${s.everyMs} ms`),
+    next: time(s.nextRunAt),
+    last: time(s.lastRunAt),
+  }));
+  printTable(ctx.io, rows, ['topic', 'name', 'every', 'tz', 'next', 'last'], 'No schedules.');
+}

@@ -1,0 +1,240 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { CliIo } from '../../lib/cli/cli-io';
+import { runCli } from '../../lib/cli/program';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
+const MAIN = join(__dirname, '../../dist/cli/main.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('redis-ack-queue CLI', () => {
+  const fx = useRedis();
+  let prefixes = 0;
+
+  /** A fresh prefix and a service on it, so each test sees only its own topics. */
+  async function setUp() {
+    const prefix = `cli${++prefixes}`;
+    const queue = await fx.service({ prefix, maxAttempts: 1 });
+    const cli = (...args: string[]) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
+    return { prefix, queue, cli };
+  }
+
+  function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [MAIN, ...args],
+        { timeout: 20_000, env: { PATH: process.env.PATH ?? '', ...env } },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  /** Pushes messages that die at once (maxAttempts 1): returns their ids. */
+  async function deadLetters(queue: Awaited<ReturnType<typeof setUp>>['queue'], topic: string, ids: string[]) {
+    await queue.pushMany(
+      topic,
+      ids.map((id) => ({ id, payload: { id } })),
+    );
+    for (const message of await queue.reserve(topic, { count: ids.length, leaseMs: 60_000 }))
+      await queue.nack(message, { error: new Error('boom') });
+    return ids;
+  }
+
+  it('topics lists the pushed topics, sorted, as text and JSON', async () => {
+    const { queue, cli } = await setUp();
+    const [b, a] = [uniqueTopic('b'), uniqueTopic('a')];
+    await queue.push(b, 1);
+    await queue.push(a, 1);
+    expect(await cli('topics')).toEqual({ code: 0, stdout: `${a}\n${b}\n`, stderr: '' });
+    expect(JSON.parse((await cli('topics', '--json')).stdout)).toEqual([a, b]);
+  });
+
+  it('stats shows every registered topic as an aligned table, one topic as JSON, and pause/resume in it', async () => {
+    const { queue, cli } = await setUp();
+    const [t1, t2] = [uniqueTopic('s1'), uniqueTopic('s2')];
+    await queue.pushMany(t1, [{ payload: 1 }, { payload: 2 }, { payload: 3, delayMs: 60_000 }]);
+    await queue.push(t2, 1);
+    const table = await cli('stats');
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^TOPIC\s+READY\s+DELAYED\s+LEASED\s+DEAD\s+PAUSED$/);
+    expect(lines[1].split(/\s+/)).toEqual([t1, '2', '1', '0', '0', 'false']);
+    expect(lines[2].split(/\s+/)).toEqual([t2, '1', '0', '0', '0', 'false']);
+    expect(lines[1].indexOf('2')).toBe(lines[0].indexOf('READY'));
+
+    expect(await cli('pause', t1)).toEqual({ code: 0, stdout: `Paused ${t1}.\n`, stderr: '' });
+    expect(JSON.parse((await cli('stats', t1, '--json')).stdout)).toEqual({
+      topic: t1,
+      ready: 2,
+      delayed: 1,
+      leased: 0,
+      dead: 0,
+      paused: true,
+    });
+    expect((await queue.stats(t1)).paused).toBe(true);
+    expect((await cli('resume', t1, '--json')).stdout).toContain('"paused": false');
+    expect((await queue.stats(t1)).paused).toBe(false);
+  });
+
+  it('finds a partitioned topic by its recorded partition count', async () => {
+    const { prefix, cli } = await setUp();
+    const topic = uniqueTopic('parted');
+    const queue = await fx.service({ prefix, topics: { [topic]: { partitions: 3 } } });
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 6 }, (_, i) => ({ id: `p${i}`, payload: i })),
+    );
+    expect(JSON.parse((await cli('stats', topic, '--json')).stdout)).toMatchObject({ ready: 6 });
+    expect(JSON.parse((await cli('get', topic, 'p4', '--json')).stdout)).toMatchObject({ id: 'p4', payload: 4 });
+  });
+
+  it('stats --watch prints a refresh and ends cleanly on SIGINT', async () => {
+    const { queue, prefix } = await setUp();
+    const topic = uniqueTopic('watched');
+    await queue.push(topic, 1);
+    const child = execFile(process.execPath, [MAIN, '--url', fx.server.url, '--prefix', prefix, 'stats', '--watch']);
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve) =>
+      child.stdout!.on('data', (chunk: string) => {
+        stdout += chunk;
+        if (stdout.includes(topic)) resolve();
+      }),
+    );
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+
+  it('list and get show messages; get of a missing id exits 3', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('list');
+    await queue.pushMany(topic, [
+      { id: 'm1', payload: { n: 1 }, headers: { origin: 'test' } },
+      { id: 'm2', payload: { n: 2 } },
+    ]);
+    const listed = await cli('list', topic, 'ready');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['ID', 'm1', 'm2', '']);
+    expect(JSON.parse((await cli('list', topic, 'ready', '--offset', '1', '--limit', '1', '--json')).stdout)).toEqual([
+      expect.objectContaining({ id: 'm2', state: 'ready', payload: { n: 2 } }),
+    ]);
+    const shown = await cli('get', topic, 'm1');
+    expect(shown.stdout).toMatch(/^id:\s+m1$/m);
+    expect(shown.stdout).toMatch(/^payload:\s+\{"n":1\}$/m);
+    expect(JSON.parse((await cli('get', topic, 'm1', '--json')).stdout)).toMatchObject({
+      id: 'm1',
+      headers: { origin: 'test' },
+    });
+    const missing = await cli('get', topic, 'nope');
+    expect([missing.code, missing.stdout]).toEqual([3, '']);
+    expect(missing.stderr).toMatch(/^[^\n]*nope[^\n]*\n$/);
+  });
+
+  it('dead lists dead letters; requeue and purge need --yes off a terminal', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('dead');
+    await deadLetters(queue, topic, ['d1', 'd2', 'd3']);
+    const dead = await cli('dead', topic);
+    expect(dead.stdout).toMatch(/^ID\s+ATTEMPT\s+REASON\s+DEADAT\s+ERROR$/m);
+    expect(dead.stdout).toMatch(/^d1\s+1\s+failed\s+\S+\s+Error: boom$/m);
+
+    const refused = await cli('purge', topic, '--all');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^[^\n]*--yes[^\n]*\n$/);
+    expect((await queue.stats(topic)).dead).toBe(3);
+
+    expect(await cli('requeue', topic, 'd1', '--yes')).toEqual({
+      code: 0,
+      stdout: `Requeued 1 dead letter of ${topic}.\n`,
+      stderr: '',
+    });
+    expect(JSON.parse((await cli('purge', topic, '--all', '--yes', '--json')).stdout)).toEqual({ topic, purged: 2 });
+    expect(await queue.stats(topic)).toMatchObject({ ready: 1, dead: 0 });
+    expect((await cli('purge', topic, '--yes')).code).toBe(2);
+  });
+
+  it('cancel removes a message with --yes, exits 3 when there is none, refuses without --yes', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('cancel');
+    await queue.push(topic, 1, { id: 'c1', delayMs: 60_000 });
+    expect((await cli('cancel', topic, 'c1')).code).toBe(2);
+    expect(await cli('cancel', topic, 'c1', '--yes')).toEqual({
+      code: 0,
+      stdout: `Cancelled c1 of ${topic} (was delayed).\n`,
+      stderr: '',
+    });
+    expect(await queue.get(topic, 'c1')).toBeNull();
+    expect((await cli('cancel', topic, 'c1', '--yes')).code).toBe(3);
+  });
+
+  it('asks on a terminal: yes purges, anything else changes nothing', async () => {
+    const { queue, prefix } = await setUp();
+    const topic = uniqueTopic('asked');
+    await deadLetters(queue, topic, ['a1', 'a2', 'a3']);
+    const questions: string[] = [];
+    const io = (answer: string): CliIo => ({
+      out: () => undefined,
+      err: () => undefined,
+      interactive: true,
+      ask: (question) => (questions.push(question), Promise.resolve(answer)),
+    });
+    const argv = ['node', 'redis-ack-queue', '--url', fx.server.url, '--prefix', prefix, 'purge', topic, '--all'];
+    expect(await runCli(argv, io('n'), {})).toBe(0);
+    expect((await queue.stats(topic)).dead).toBe(3);
+    expect(await runCli(argv, io('y'), {})).toBe(0);
+    expect((await queue.stats(topic)).dead).toBe(0);
+    expect(questions).toEqual([`Purge 3 dead letters of ${topic}? [y/N] `, `Purge 3 dead letters of ${topic}? [y/N] `]);
+  });
+
+  it('schedules lists the schedules of a topic and of every topic', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('sched');
+    await queue.upsertSchedule(topic, 'nightly', { cron: '0 3 * * *', payload: {} });
+    const shown = await cli('schedules');
+    expect(shown.stdout).toMatch(new RegExp(`^${topic.replace(/\./g, '\\.')}\\s+nightly\\s+0 3 \\* \\* \\*`, 'm'));
+    expect(JSON.parse((await cli('schedules', topic, '--json')).stdout)).toEqual([
+      expect.objectContaining({ topic, name: 'nightly', cron: '0 3 * * *' }),
+    ]);
+  });
+
+  it('reads REDIS_URL when --url is not given', async () => {
+    const { queue, prefix } = await setUp();
+    const topic = uniqueTopic('env');
+    await queue.push(topic, 1);
+    const result = await run(['--prefix', prefix, 'topics'], { REDIS_URL: fx.server.url });
+    expect(result).toEqual({ code: 0, stdout: `${topic}\n`, stderr: '' });
+  });
+
+  it('exits 2 on bad usage', async () => {
+    const { cli } = await setUp();
+    for (const args of [
+      ['bogus'],
+      ['get', 't'],
+      ['list', 't', 'ready', '--limit', 'x'],
+      ['list', 't', 'nowhere'],
+      ['stats', 'bad topic'],
+    ]) {
+      const result = await cli(...args);
+      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('exits 1 quickly with one line and no stack or password when Redis is down', async () => {
+    const started = Date.now();
+    const result = await run(['--url', 'redis://:s3cret@127.0.0.1:1', '--timeout', '500', 'stats']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^redis-ack-queue: [^\n]*127\.0\.0\.1:1[^\n]*\n$/);
+    expect(result.stderr).not.toContain('s3cret');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
