@@ -43,9 +43,11 @@ describe('fault: connections cut by the server', () => {
     const topic = uniqueTopic('client-kill');
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
-    const producer = await fx.service();
+    // No scheduler: its look for schedule changes every 2 s keeps a connection from ever idling
+    // past a 1 s timeout, and this test waits for the server to close every idle one.
+    const producer = await fx.service({ scheduler: false });
     const { consumers } = await followedConsumers(fx, topic, ledger, {
-      options: { leaseMs: 2000 },
+      options: { leaseMs: 2000, scheduler: false },
       onStart: (at) => startTimes.push(at),
     });
     const total = 3000;
@@ -89,9 +91,11 @@ describe('fault: connections cut by the server', () => {
     const topic = uniqueTopic('idle-timeout');
     const ledger = new FaultLedger();
     const startTimes: number[] = [];
-    const producer = await fx.service();
+    // No scheduler: its look for schedule changes every 2 s keeps a connection from ever idling
+    // past a 1 s timeout, and this test waits for the server to close every idle one.
+    const producer = await fx.service({ scheduler: false });
     const { consumers } = await followedConsumers(fx, topic, ledger, {
-      options: { leaseMs: 2000 },
+      options: { leaseMs: 2000, scheduler: false },
       onStart: (at) => startTimes.push(at),
     });
     const ownId = String(await fx.redis.call('CLIENT', 'ID'));
