@@ -27,17 +27,20 @@ check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
+-- The lease ends and nothing of the message stays but its body (or record).
+local function end_lease(id)
+  redis.call('ZREM', K_LEASED, id)
+  for _, key in ipairs({ K_TOKENS, K_ATTEMPTS, K_PROGRESS, K_PRIORITY, K_DEFERRALS }) do
+    redis.call('HDEL', key, id)
+  end
+end
+
 local results = {}
 for i = 3, #ARGV, 3 do
   local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local current = redis.call('HGET', K_TOKENS, id)
   if current == token and max_count == 0 then
-    redis.call('ZREM', K_LEASED, id)
-    redis.call('HDEL', K_TOKENS, id)
-    redis.call('HDEL', K_ATTEMPTS, id)
-    redis.call('HDEL', K_PROGRESS, id)
-    redis.call('HDEL', K_PRIORITY, id)
-    redis.call('HDEL', K_DEFERRALS, id)
+    end_lease(id)
     redis.call('HDEL', K_MESSAGES, id)
     results[#results + 1] = 1
   elseif current == token then
@@ -50,12 +53,7 @@ for i = 3, #ARGV, 3 do
       record = record .. ',"m":' .. max_attempts
     end
     record = record .. (extra == '{}' and '}' or ',' .. string.sub(extra, 2))
-    redis.call('ZREM', K_LEASED, id)
-    redis.call('HDEL', K_TOKENS, id)
-    redis.call('HDEL', K_ATTEMPTS, id)
-    redis.call('HDEL', K_PROGRESS, id)
-    redis.call('HDEL', K_PRIORITY, id)
-    redis.call('HDEL', K_DEFERRALS, id)
+    end_lease(id)
     redis.call('HSET', K_MESSAGES, id, record)
     redis.call('ZADD', K_COMPLETED, now, id)
     results[#results + 1] = 1
