@@ -8,7 +8,7 @@ import type { ScriptRunner } from './script-runner';
  * The prefix-wide registry of topics (one SET in a slot of its own). A service records each
  * topic once, the first time it pushes to it or consumes it: later calls cost a lookup in a
  * local Set and no command. A record Redis could not take (unavailable) is forgotten locally,
- * so the next call retries; one Redis refused (NOPERM: an ACL user whose key patterns leave out `{<prefix>:}:topics`) is
+ * so the next call retries, and never fails the call that caused it; one Redis refused (NOPERM: an ACL user whose key patterns leave out `{<prefix>:}:topics`) is
  * logged once and does not fail the push or reserve that caused it.
  */
 export class TopicRegistry {
@@ -32,8 +32,8 @@ export class TopicRegistry {
       (error: unknown) => {
         if (error instanceof RedisCommandError)
           return this.logger.warn(MESSAGES.topicNotRegistered(topic, error.message));
+        // Unavailable: the call that caused it goes on and fails (or not) under its own name.
         this.recorded.delete(topic);
-        throw error;
       },
     );
     this.recorded.set(topic, recording);
