@@ -4,6 +4,9 @@ export type Key = keyof QueueKeys | keyof ScheduleIndexKeys | keyof TopicIndexKe
 /** The keys a script is given: a topic's (partition's), or a prefix-wide index (schedules, topics). */
 export type ScriptKeys = QueueKeys | ScheduleIndexKeys | TopicIndexKeys;
 
+/** Where a message can be and what it holds: the first keys of reserve, list and cancel. */
+const MESSAGE_KEYS = ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens'] as const;
+
 /** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
 const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
 
@@ -22,20 +25,7 @@ export const QUEUE_SCRIPTS = {
   },
   reserve: {
     file: 'reserve.lua',
-    keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
-      'dead',
-      'deadInfo',
-      'sequence',
-      'wake',
-      ...FLOW_KEYS,
-      ...READY_LEVEL_KEYS,
-    ],
+    keys: [...MESSAGE_KEYS, 'dead', 'deadInfo', 'sequence', 'wake', ...FLOW_KEYS, ...READY_LEVEL_KEYS],
   },
   ack: { file: 'ack.lua', keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals'] },
   nack: {
@@ -118,28 +108,13 @@ export const QUEUE_SCRIPTS = {
   },
   list: {
     file: 'list.lua',
-    keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
-      'completed',
-      'readyLevels',
-      ...READY_LEVEL_KEYS,
-    ],
+    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS],
     readOnly: true,
   },
   cancel: {
     file: 'cancel.lua',
     keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
+      ...MESSAGE_KEYS,
       'dead',
       'deadInfo',
       'completed',
