@@ -67,12 +67,9 @@ end
 if max_count == 0 then
   return results
 end
-local aged = #redis.call('ZRANGE', K_COMPLETED, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
-local excess = math.min(math.max(redis.call('ZCARD', K_COMPLETED) - max_count, 0), 100)
-local drop = math.max(aged, excess)
-if drop > 0 then
-  local ids = redis.call('ZRANGE', K_COMPLETED, 0, drop - 1)
-  redis.call('HDEL', K_MESSAGES, unpack(ids))
-  redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, drop - 1)
+local dropped = oldest_beyond(K_COMPLETED, now, max_count, max_age)
+if #dropped > 0 then
+  redis.call('HDEL', K_MESSAGES, unpack(dropped))
+  redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, #dropped - 1)
 end
 return results

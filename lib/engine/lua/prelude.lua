@@ -44,20 +44,26 @@ end
 -- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
 -- are deleted for good (at most 100 per call, so one call stays short).
 -- A dead letter keeps its priority (a requeue restores it); its deferrals start over.
+-- The oldest members of a ZSET scored by time that are beyond max_count or older than max_age,
+-- at most 100 (so one call stays short): what a bounded record set drops next.
+local function oldest_beyond(key, now, max_count, max_age)
+  local aged = #redis.call('ZRANGE', key, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
+  local excess = math.min(math.max(redis.call('ZCARD', key) - max_count, 0), 100)
+  local drop = math.max(aged, excess)
+  return drop > 0 and redis.call('ZRANGE', key, 0, drop - 1) or {}
+end
+
 local function bury(dead_key, info_key, messages_key, id, reason, message, attempt, now, max_count, max_age,
                     priority_key, deferrals_key)
   redis.call('HDEL', deferrals_key, id)
   redis.call('ZADD', dead_key, now, id)
   redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
-  local aged = #redis.call('ZRANGE', dead_key, '-inf', now - max_age, 'BYSCORE', 'LIMIT', 0, 100)
-  local excess = math.min(math.max(redis.call('ZCARD', dead_key) - max_count, 0), 100)
-  local drop = math.max(aged, excess)
-  if drop > 0 then
-    local ids = redis.call('ZRANGE', dead_key, 0, drop - 1)
+  local ids = oldest_beyond(dead_key, now, max_count, max_age)
+  if #ids > 0 then
     redis.call('HDEL', messages_key, unpack(ids))
     redis.call('HDEL', info_key, unpack(ids))
     redis.call('HDEL', priority_key, unpack(ids))
-    redis.call('ZREMRANGEBYRANK', dead_key, 0, drop - 1)
+    redis.call('ZREMRANGEBYRANK', dead_key, 0, #ids - 1)
   end
 end
 
