@@ -1,12 +1,8 @@
 import { Cluster } from 'ioredis';
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisClient } from './connection';
+import { withClusterResends } from './cluster-resend';
 import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
-
-/** ioredis' error for a command whose connection closed before it was answered. */
-const CONNECTION_CLOSED = 'Connection is closed.';
-/** How often one call is sent again after its Cluster connection closed (see `resendable`). */
-const MAX_CLUSTER_RESENDS = 3;
 
 /**
  * Runs the queue's scripts on one client, turning failures into typed errors. It also
@@ -39,29 +35,10 @@ export class ScriptRunner {
     keys: ScriptKeys,
     args: (string | number)[],
   ): Promise<T> {
-    for (let resends = 0; ; resends++) {
-      try {
-        return await runQueueScript<T>(this.client, name, keys, args);
-      } catch (error) {
-        if (resends < MAX_CLUSTER_RESENDS && this.resendable(error)) continue;
-        throw mapRedisError(error, name, topic);
-      }
+    try {
+      return await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
+    } catch (error) {
+      throw mapRedisError(error, name, topic);
     }
-  }
-
-  /**
-   * A plain client resends the commands a dropped connection left unanswered. A Cluster does
-   * too, but only while it is 'ready': when every node connection drops at once (CLIENT KILL,
-   * a network cut) it fails them with "Connection is closed.". Sent again, the command waits
-   * in its offline queue until it reconnects, as a plain client's would; the caller's bound
-   * (commandTimeoutMs) still applies, and `droppedSince` still flags the answer as resent.
-   */
-  private resendable(error: unknown): boolean {
-    return (
-      this.client instanceof Cluster &&
-      this.client.status !== 'end' &&
-      error instanceof Error &&
-      error.message === CONNECTION_CLOSED
-    );
   }
 }

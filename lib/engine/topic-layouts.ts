@@ -1,5 +1,6 @@
 import { PartitionCountMismatchError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
+import { withClusterResends } from './cluster-resend';
 import { partitionOf, partitionTags } from './partitions';
 import { partitionCountKey, queueKeys, tagKeys, type QueueKeys } from './queue-keys';
 import type { RedisClient } from './connection';
@@ -52,7 +53,10 @@ export class TopicLayouts {
     const count = layout.partitions.length;
     let stored: string | null;
     try {
-      stored = count === 1 ? await this.client.get(key) : await this.client.set(key, count, 'NX', 'GET');
+      // SET NX GET sent twice answers the count the first one wrote: safe to resend.
+      stored = await withClusterResends(this.client, () =>
+        count === 1 ? this.client.get(key) : this.client.set(key, count, 'NX', 'GET'),
+      );
     } catch (error) {
       throw mapRedisError(error, operation, layout.name);
     }

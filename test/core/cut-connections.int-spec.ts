@@ -49,4 +49,28 @@ describe('cut connections', () => {
       }
     },
   );
+
+  (onCluster ? it : it.skip)(
+    "a topic's first push, whose layout check is in flight when every Cluster connection drops, is sent again too",
+    async () => {
+      // The first push on a topic reads its partition count before its script: CLIENT PAUSE ALL
+      // holds that read, so the drop lands on it rather than on the script.
+      const client = fx.cluster.client();
+      const queue = await fx.service({ connection: client });
+      const topic = uniqueTopic();
+      const master = (await fx.cluster.nodeForKey(`{ackq:${topic}}`)).client();
+      try {
+        await queue.push(uniqueTopic(), 'connected');
+        await master.call('CLIENT', 'PAUSE', '300', 'ALL');
+        const held = queue.push(topic, 'held', { id: 'held' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        client.disconnect(true);
+        await expect(held).resolves.toMatchObject({ id: 'held', duplicate: false });
+        expect((await queue.stats(topic)).ready).toBe(1);
+      } finally {
+        master.disconnect();
+        client.disconnect();
+      }
+    },
+  );
 });

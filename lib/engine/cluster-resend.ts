@@ -1,0 +1,32 @@
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './connection';
+
+/** ioredis' error for a command whose connection closed before it was answered. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+/** How often one call is sent again after its Cluster connection closed. */
+const MAX_CLUSTER_RESENDS = 3;
+
+/**
+ * Runs `send`, sending it again when a Cluster dropped its connection under it. A plain client
+ * resends the commands a dropped connection left unanswered. A Cluster does too, but only while
+ * it is 'ready': when every node connection drops at once (CLIENT KILL, a network cut) it fails
+ * them with "Connection is closed.". Sent again, the command waits in its offline queue until it
+ * reconnects, as a plain client's would; the caller's bound (commandTimeoutMs) still applies.
+ * Only idempotent commands and the queue's scripts (fenced or deduplicated) go through here.
+ */
+export async function withClusterResends<T>(client: RedisClient, send: () => Promise<T>): Promise<T> {
+  for (let resends = 0; ; resends++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (resends < MAX_CLUSTER_RESENDS && resendable(client, error)) continue;
+      throw error;
+    }
+  }
+}
+
+function resendable(client: RedisClient, error: unknown): boolean {
+  return (
+    client instanceof Cluster && client.status !== 'end' && error instanceof Error && error.message === CONNECTION_CLOSED
+  );
+}
