@@ -27,6 +27,9 @@ export async function withClusterResends<T>(client: RedisClient, send: () => Pro
 
 function resendable(client: RedisClient, error: unknown): boolean {
   return (
-    client instanceof Cluster && client.status !== 'end' && error instanceof Error && error.message === CONNECTION_CLOSED
+    client instanceof Cluster &&
+    client.status !== 'end' &&
+    error instanceof Error &&
+    error.message === CONNECTION_CLOSED
   );
 }
