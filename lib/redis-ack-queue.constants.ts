@@ -91,4 +91,8 @@ export const BOUNDS = {
   listPage: [1, 10_000],
   completedMaxCount: [1, 10_000_000],
   completedMaxAgeMs: [1, Number.MAX_SAFE_INTEGER],
+  globalConcurrency: [1, 100_000],
+  rateMax: [1, 1_000_000],
+  ratePerMs: [10, 86_400_000],
+  groupConcurrency: [1, 1_000],
 } as const satisfies Record<string, readonly [number, number]>;

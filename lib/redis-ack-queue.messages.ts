@@ -89,6 +89,9 @@ export const MESSAGES = {
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
   retryLater: (ms: number) => `The handler asked to retry later, in ${ms} ms`,
+  limitsNotWritten: (topic: string, reason: string) =>
+    `Could not write the limits of topic "${topic}" (${reason}); its consumer starts once they are written, retrying every second`,
+  rateLimited: (ms: number) => `A downstream rate limit holds the message's group or topic for ${ms} ms`,
   deferred: (topic: string, id: string, attempt: number, ms: number) =>
     `Deferred message ${id} on topic "${topic}" for ${ms} ms (attempt ${attempt} not counted)`,
   overDeferred: (topic: string, id: string, max: number) =>

@@ -1,8 +1,11 @@
 import { openBlockingConnection, type RedisClient } from '../engine/connection';
 import type { QueueEngine } from '../engine/queue-engine';
 import type { ConsumerLiveness, QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
-import { resolveConsumerSettings, type ConsumerSettings } from '../queue/settings';
+import { assertShareable, TopicLimitsStore } from '../engine/topic-limits';
+import { pickLimits } from '../queue/limit-settings';
+import { resolveConsumerSettings, type ConsumerSettings, type ServiceSettings } from '../queue/settings';
 import { CancelSignals } from './cancel-signals';
+import { writeLimitsFirst } from './limits-first';
 import type { ConsumerReporting } from './failed-deliveries';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
@@ -17,19 +20,24 @@ export class ConsumerRegistry {
   private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
+  /** Where consumers write their topic's limits before they start. */
+  private readonly limits: TopicLimitsStore;
 
   constructor(
     private readonly engine: QueueEngine,
     private readonly client: RedisClient,
     private readonly report: ConsumerReporting,
-    private readonly defaults: ConsumerSettings,
+    private readonly defaults: ConsumerSettings & Pick<ServiceSettings, 'limits'>,
   ) {
+    this.limits = new TopicLimitsStore(engine.scripts, engine.layouts);
     this.cancels = new CancelSignals(client, (topic) => engine.layouts.get(topic).partitions.map((k) => k.cancelled));
   }
 
   /** Starts a consumer of `topic`; options are checked (a bad one throws before anything starts). */
   consume<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
     const settings = resolveConsumerSettings(options, this.defaults);
+    const limits = pickLimits(options) ?? this.defaults.limits(topic);
+    if (limits) assertShareable(limits, this.engine.partitionCount(topic));
     const wakeKey = this.engine.layouts.get(topic).home.wake;
     const wake = new BlockingWakeSignal(openBlockingConnection(this.client, `ackq:${topic}`), wakeKey);
     const liveness = new PollerLiveness(topic);
@@ -45,7 +53,13 @@ export class ConsumerRegistry {
       },
     });
     this.consumers.set(poller, liveness);
-    poller.start();
+    if (!limits) poller.start();
+    else {
+      const closed = () => !this.consumers.has(poller);
+      void writeLimitsFirst(this.limits, topic, limits, this.report.logger, closed).then(() => {
+        if (!closed()) poller.start();
+      });
+    }
     return poller;
   }
 

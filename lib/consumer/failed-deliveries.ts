@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { MessageRejectedError, RetryLaterError } from '../errors';
+import { MessageRejectedError, RateLimitedError, RetryLaterError } from '../errors';
 import { asError, errorSummary } from '../errors/error-text';
 import type { DeadLetterReason, ReservedMessage } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
@@ -42,7 +42,7 @@ export class FailedDeliveries {
       return buried;
     }
     let delayMs: number;
-    if (error instanceof RetryLaterError) {
+    if (error instanceof RetryLaterError || error instanceof RateLimitedError) {
       const deferred = await deferDelivery(
         this.engine,
         this.topic,
@@ -51,6 +51,7 @@ export class FailedDeliveries {
         message,
         error.delayMs,
         timings,
+        error instanceof RateLimitedError,
       );
       if (deferred !== 'over') return deferred;
       delayMs = error.delayMs;

@@ -1,5 +1,5 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { HandlerTimeoutError, RetryLaterError } from '../errors';
+import { HandlerTimeoutError, RateLimitedError, RetryLaterError } from '../errors';
 import type { MessageContext, QueueHandlerFn, ReservedMessage } from '../interfaces';
 import { assertBounded } from '../queue/validation';
 
@@ -9,7 +9,7 @@ export interface ContextTarget {
   /** Made on first use: most handlers never look at their signal. */
   controller: AbortController | undefined;
   /** Set by `retryLater`: the delivery ends deferred, whatever the handler does next. */
-  deferral?: RetryLaterError;
+  deferral?: RetryLaterError | RateLimitedError;
 }
 
 /** A handler's second argument: one object per message, its accessors on the prototype. */
@@ -20,6 +20,7 @@ export class HandlerContext implements MessageContext {
   readonly maxAttempts: number;
   readonly headers: Record<string, string>;
   readonly enqueuedAt: number;
+  readonly group: string | undefined;
   readonly #target: ContextTarget;
   readonly #extend: (target: ContextTarget, ms: number) => Promise<boolean>;
   readonly #progress: ReportProgress | undefined;
@@ -36,6 +37,7 @@ export class HandlerContext implements MessageContext {
     this.maxAttempts = message.maxAttempts;
     this.headers = message.headers;
     this.enqueuedAt = message.enqueuedAt;
+    this.group = message.group;
     this.#target = target;
     this.#extend = extend;
     this.#progress = progress;
@@ -52,6 +54,10 @@ export class HandlerContext implements MessageContext {
 
   retryLater(delayMs: number): never {
     throw (this.#target.deferral = new RetryLaterError(delayMs));
+  }
+
+  rateLimited(delayMs: number): never {
+    throw (this.#target.deferral = new RateLimitedError(delayMs));
   }
 
   progress(value: unknown): void {

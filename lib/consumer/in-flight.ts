@@ -25,6 +25,8 @@ export interface KeeperHooks {
   finished(ms: number): void;
   /** Each heartbeat tick, before the running leases are extended. */
   beat(): void;
+  /** A handler's rateLimited held the whole topic (its message has no group) for `ms`. */
+  held(ms: number): void;
 }
 
 /** The entry of a handler that starts now. */

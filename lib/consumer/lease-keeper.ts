@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { LeaseLostError } from '../errors';
+import { LeaseLostError, RateLimitedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
@@ -80,6 +80,8 @@ export class LeaseKeeper<T> {
     const failure = entry.deferral ? { error: entry.deferral } : outcome;
     this.inFlight.delete(entry.message.token);
     entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
+    // Before the slot frees: a held topic's prefetched messages must not take it.
+    if (failure?.error instanceof RateLimitedError && !entry.message.group) this.hooks.held(failure.error.delayMs);
     this.hooks.finished(entry.durationMs);
     if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) return;

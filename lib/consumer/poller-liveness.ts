@@ -39,7 +39,8 @@ export class PollerLiveness {
       reserve: (topic, partition, request, acks) => noted(engine.reserve(topic, partition, request, acks)),
       settle: (action, topic, leases, leaseMs) => noted(engine.settle(action, topic, leases, leaseMs)),
       nack: (topic, lease, failure) => noted(engine.nack(topic, lease, failure)),
-      defer: (topic, lease, delayMs, maxDeferrals) => noted(engine.defer(topic, lease, delayMs, maxDeferrals)),
+      defer: (topic, lease, delayMs, maxDeferrals, hold) =>
+        noted(engine.defer(topic, lease, delayMs, maxDeferrals, hold)),
       bury: (topic, leases, reason, error) => noted(engine.bury(topic, leases, reason, error)),
       completedPolicy: (topic) => engine.completedPolicy(topic),
       complete: (topic, leases) => noted(engine.complete(topic, leases)),

@@ -57,6 +57,8 @@ export class QueuePoller<T> implements QueueConsumer {
     this.keeper = new LeaseKeeper(deps.engine, topic, handler, settings, deps, {
       finished: (ms) => this.slotFreed(ms),
       beat: () => this.keeper.handBack(this.buffer.takeStale()),
+      // The topic is held: what this consumer prefetched must not start either.
+      held: () => this.keeper.handBack(this.buffer.takeAll()),
     });
   }
 

@@ -20,9 +20,10 @@ export async function deferDelivery(
   message: ReservedMessage<unknown>,
   delayMs: number,
   { durationMs }: DeliveryTimings,
+  hold = false,
 ): Promise<boolean | 'over'> {
   const { id, attempt } = message;
-  const result = await engine.defer(topic, message, delayMs, settings.maxDeferrals);
+  const result = await engine.defer(topic, message, delayMs, settings.maxDeferrals, hold);
   if (result === 'lost') return false;
   if (result === 'over') {
     report.logger.warn(MESSAGES.overDeferred(topic, id, settings.maxDeferrals));

@@ -59,8 +59,8 @@ export interface ConsumerEngine {
     lease: HeldLease,
     failure: { delayMs: number; maxAttempts: number; error: unknown },
   ): Promise<NackResult>;
-  /** Ends a lease without counting its attempt (retryLater); see DeferResult. */
-  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult>;
+  /** Ends a lease without counting its attempt (retryLater; with `hold`, rateLimited); see DeferResult. */
+  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number, hold?: boolean): Promise<DeferResult>;
   /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
   bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
   /** How `topic` keeps completed messages; undefined when it keeps none (acks delete). */

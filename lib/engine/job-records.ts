@@ -1,9 +1,8 @@
 import { LIMITS } from '../redis-ack-queue.constants';
 import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease } from './consumer-engine';
-import { partitionOf } from './partitions';
 import type { LeaseSettler } from './lease-settler';
 import type { ScriptRunner } from './script-runner';
-import { byPartition, type TopicLayouts } from './topic-layouts';
+import { byPartition, partitionOfMessage, type TopicLayouts } from './topic-layouts';
 
 /**
  * What job control writes of a held lease: the completed records of topics that keep them
@@ -30,6 +29,7 @@ export class JobRecords {
     const policy = this.policyOf(topic) ?? { maxCount: 0, maxAgeMs: 0 };
     const flags = new Array<boolean>(leases.length);
     const calls: Promise<void>[] = [];
+    let woke = false;
     for (const [partition, positions] of byPartition(layout, leases)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);
@@ -44,11 +44,14 @@ export class JobRecords {
               mark,
             );
             batch.forEach((position, k) => (flags[position] = held[k]));
+            // complete.lua ends with 1 when a freed group or concurrency slot woke consumers.
+            woke ||= reply[batch.length] === 1;
           }),
         );
       }
     }
     await Promise.all(calls);
+    if (woke && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
     return flags;
   }
 
@@ -66,12 +69,19 @@ export class JobRecords {
 
   /**
    * Ends a lease without counting its attempt: the message waits delayMs in delayed. 'over'
-   * when it was deferred maxDeferrals times already (nothing changed: the caller nacks).
+   * when it was deferred maxDeferrals times already (nothing changed: the caller nacks). With
+   * `hold` (rateLimited), its group, or the topic's partition, starts nothing for delayMs either.
    */
-  async defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
+  async defer(
+    topic: string,
+    lease: HeldLease,
+    delayMs: number,
+    maxDeferrals: number,
+    hold = false,
+  ): Promise<DeferResult> {
     const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
-    const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals];
+    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals, hold ? 1 : 0];
     const result = DEFER_RESULTS[await this.scripts.run<number>('defer', topic, keys, args)];
     if (result === 'deferred' && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
     return result;

@@ -21,6 +21,8 @@ export class LeaseSettler {
     const layout = this.layouts.get(topic);
     const calls: Promise<void>[] = [];
     const flags = new Array<boolean>(leases.length);
+    // A partition's script woke its own consumers: those of a partitioned topic wait in its home slot.
+    let woke = false;
     for (const [partition, positions] of byPartition(layout, leases)) {
       for (let start = 0; start < positions.length; start += LIMITS.idsPerCall) {
         const batch = positions.slice(start, start + LIMITS.idsPerCall);
@@ -32,15 +34,14 @@ export class LeaseSettler {
             batch.map((i) => leases[i]),
             leaseMs,
           ).then((answers) => {
-            batch.forEach((position, k) => (flags[position] = answers[k]));
+            batch.forEach((position, k) => (flags[position] = answers.flags[k]));
+            woke ||= answers.woke;
           }),
         );
       }
     }
     await (calls.length === 1 ? calls[0] : Promise.all(calls));
-    if (action === 'release' && layout.partitions.length > 1 && flags.includes(true)) {
-      await this.scripts.run('wake', layout.name, layout.home, []);
-    }
+    if (woke && layout.partitions.length > 1) await this.scripts.run('wake', layout.name, layout.home, []);
     return flags;
   }
 
@@ -50,19 +51,21 @@ export class LeaseSettler {
     partition: number,
     leases: HeldLease[],
     leaseMs: number,
-  ) {
+  ): Promise<{ flags: boolean[]; woke: boolean }> {
     const args: (string | number)[] = action === 'extend' ? [leaseMs] : [];
     for (const lease of leases) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
     const reply = await this.scripts.run<number[]>(action, layout.name, layout.partitions[partition], args);
-    if (action === 'ack') return this.ackFlags(leases, reply, mark);
+    // ack.lua ends with 1 when a freed group or concurrency slot woke consumers.
+    if (action === 'ack') return { flags: this.ackFlags(leases, reply, mark), woke: reply[leases.length] === 1 };
     // extend.lua answers the new deadline first, which heartbeats keep on the message.
     const first = action === 'extend' ? 1 : 0;
-    return leases.map((lease, k) => {
+    const flags = leases.map((lease, k) => {
       const held = reply[first + k] === 1;
       if (held && action === 'extend') lease.leaseDeadline = reply[0];
       return held;
     });
+    return { flags, woke: action === 'release' && flags.includes(true) };
   }
 
   /**

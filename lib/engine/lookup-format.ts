@@ -1,10 +1,10 @@
-import type { DeadLetter, MessageInfo, MessageState } from '../interfaces';
+import type { DeadLetter, DeadLetterReason, MessageInfo, MessageState } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
 
 /**
- * The formats of look-up, completed records and progress: what get.lua and list.lua answer,
- * and what complete.lua and progress.lua store. A completed record replaces the body under
+ * The formats of look-up, completed records, progress and dead letters: what get.lua, list.lua
+ * and dead-list.lua answer, and what complete.lua, progress.lua and bury store. A completed record replaces the body under
  * the message's id in `messages`: `{ c: completedAt, t: enqueuedAt, a: attempt, m?: maxAttempts,
  * d?: durationMs, r?: result }` (complete.lua writes c, t, a and m; the client's extra ends it).
  */
@@ -68,6 +68,7 @@ function decodeInfo<T>(
     maxAttempts: body.m ?? defaultMaxAttempts,
     enqueuedAt: body.t,
   };
+  if (typeof body.g === 'string') info.group = body.g;
   if (state === 'leased') {
     info.attempt = attemptsOrToken ? tokenAttempt(attemptsOrToken) : 0;
     info.leaseDeadline = at;
@@ -136,4 +137,28 @@ export function deadLetterInfo<T>(letter: DeadLetter<T>, defaultMaxAttempts: num
     deadAt: letter.deadAt,
     error: letter.error,
   };
+}
+
+/**
+ * dead-list.lua answers id, info, body per letter; the info record is the JSON that the
+ * scripts' `bury` writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
+ */
+export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
+  const letters: DeadLetter<T>[] = [];
+  for (let i = 0; i < reply.length; i += 3) {
+    const info = tryDecodeBody(reply[i + 1]) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
+    const body = tryDecodeBody(reply[i + 2]);
+    letters.push({
+      id: String(reply[i]),
+      topic,
+      reason: info.r ?? 'unknown',
+      error: info.e ?? null,
+      attempt: info.a ?? 0,
+      deadAt: info.t ?? 0,
+      payload: body.p as T | undefined,
+      headers: body.h ?? {},
+      enqueuedAt: body.t,
+    });
+  }
+  return letters;
 }

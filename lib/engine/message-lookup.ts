@@ -1,6 +1,7 @@
 import type { MessageInfo, MessageState } from '../interfaces';
 import { decodeGetReply, decodeListReply } from './lookup-format';
 import { partitionOf } from './partitions';
+import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import type { TopicLayout, TopicLayouts } from './topic-layouts';
 
@@ -26,7 +27,9 @@ export class MessageLookup {
   ) {}
 
   async get<T>(topic: string, id: string): Promise<MessageInfo<T> | null> {
-    const reply = await this.scripts.run<(string | null)[] | null>('get', topic, this.keysOf(topic, id), [id]);
+    const reply = await this.inAnyPartition(topic, id, (keys) =>
+      this.scripts.run<(string | null)[] | null>('get', topic, keys, [id]),
+    );
     return decodeGetReply<T>(id, reply, this.defaultMaxAttempts);
   }
 
@@ -50,11 +53,23 @@ export class MessageLookup {
 
   /** Removes the message whatever its state; the state it was in, or null when there was none. */
   async cancel(topic: string, id: string): Promise<MessageState | null> {
-    return this.scripts.run<MessageState | null>('cancel', topic, this.keysOf(topic, id), [id]);
+    return this.inAnyPartition(topic, id, (keys) => this.scripts.run<MessageState | null>('cancel', topic, keys, [id]));
   }
 
-  private keysOf(topic: string, id: string) {
-    const layout: TopicLayout = this.layouts.get(topic);
-    return layout.partitions[partitionOf(id, layout.partitions.length)];
+  /**
+   * Runs `call` in the partition of the id; when it finds nothing there (a grouped message
+   * lives in its group's partition), in the others, one at a time: the first answer wins.
+   */
+  private async inAnyPartition<R>(topic: string, id: string, call: (keys: QueueKeys) => Promise<R | null>) {
+    const { partitions }: TopicLayout = this.layouts.get(topic);
+    const home = partitionOf(id, partitions.length);
+    const found = await call(partitions[home]);
+    if (found !== null || partitions.length === 1) return found;
+    for (const [i, keys] of partitions.entries()) {
+      if (i === home) continue;
+      const answer = await call(keys);
+      if (answer !== null) return answer;
+    }
+    return null;
   }
 }

@@ -23,7 +23,8 @@ export class MessageWriter {
     let woke = false;
     const groups = byPartition(
       layout,
-      items.map(([id]) => ({ id })),
+      // A group lives in one partition: its messages are routed by the group, not their ids.
+      items.map(([id, , , , , group]) => ({ id, group: group || undefined })),
     );
     await Promise.all(
       [...groups].map(async ([partition, positions]) => {

@@ -14,13 +14,12 @@ import type {
   SettleAction,
 } from './consumer-engine';
 import { JobRecords } from './job-records';
-import { partitionOf } from './partitions';
 import type { RedisClient } from './connection';
 import { LeaseSettler } from './lease-settler';
 import { MessageWriter } from './message-writer';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScriptRunner } from './script-runner';
-import { byPartition, TopicLayouts, type TopicLayout } from './topic-layouts';
+import { byPartition, partitionOfMessage, TopicLayouts, type TopicLayout } from './topic-layouts';
 import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
 
 /** What the engine needs to know of the settings. */
@@ -138,6 +137,8 @@ export class QueueEngine implements ConsumerEngine {
       const reply = await this.scripts.run<number[]>('bury', topic, layout.partitions[partition], [...head, ...pairs]);
       positions.forEach((position, k) => (flags[position] = reply[k] === 1));
     }
+    // A grouped message's death frees its group for the next (woken in its partition only).
+    if (leases.some((lease) => lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
     return flags;
   }
 
@@ -152,7 +153,7 @@ export class QueueEngine implements ConsumerEngine {
     failure: { delayMs: number; maxAttempts: number; error: unknown },
   ): Promise<NackResult> {
     const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOf(lease.id, layout.partitions.length)];
+    const keys = layout.partitions[partitionOfMessage(layout, lease)];
     const { deadMaxCount, deadMaxAgeMs } = this.config;
     const args = [
       lease.id,
@@ -164,13 +165,14 @@ export class QueueEngine implements ConsumerEngine {
       deadMaxAgeMs,
     ];
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
-    if (result === 'retry' && layout.partitions.length > 1) await this.wakeHome(layout);
+    // A retry is ready for someone; a grouped message's death frees its group for the next.
+    if ((result === 'retry' || lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
     return result;
   }
 
   /** See JobRecords.defer. */
-  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number): Promise<DeferResult> {
-    return this.records.defer(topic, lease, delayMs, maxDeferrals);
+  defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number, hold?: boolean): Promise<DeferResult> {
+    return this.records.defer(topic, lease, delayMs, maxDeferrals, hold);
   }
 
   completedPolicy(topic: string): CompletedPolicy | undefined {

@@ -3,7 +3,7 @@ import { LIMITS } from '../redis-ack-queue.constants';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, type TopicLayouts } from './topic-layouts';
-import { decodeDeadLetters } from './wire-format';
+import { decodeDeadLetters } from './lookup-format';
 
 export type DeadSweep = 'deadRequeue' | 'deadPurge';
 

@@ -60,6 +60,27 @@ export interface QueueKeys {
   completed: string;
   /** HASH id -> JSON progress value of a leased message (`context.progress`). */
   progress: string;
+  // Ordered groups and fleet-wide limits (lua/prelude-flow.lua).
+  /** ZSET, scores 0: grouped messages waiting, as `<group>\0<sequence>\0<id>` (each group in push order). */
+  groupQueue: string;
+  /** HASH id -> its groupQueue member, from push until its first start. */
+  groupWaiting: string;
+  /** HASH id -> group, of started grouped messages until acked, dead or cancelled. */
+  groupActive: string;
+  /** HASH group -> its started messages not yet ended (at most groupConcurrency). */
+  groupSlots: string;
+  /** ZSET group -> turn: the groups that can start a message now, lowest turn first. */
+  groupTurns: string;
+  /** ZSET group -> ms until which its rate limit holds it. */
+  groupHeld: string;
+  /** STRING counter of the groups' message order and turns. */
+  groupSequence: string;
+  /** HASH of the fleet-wide limits (c, rm, rw, gm, gw, gc). */
+  limits: string;
+  /** HASH '' (the topic) or group -> `<window start>:<starts>` of its rate window. */
+  rateWindows: string;
+  /** STRING present, with a TTL, while `rateLimited` holds the topic. */
+  held: string;
   /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
   cancelled: string;
 }
@@ -75,6 +96,21 @@ export const READY_LEVEL_KEYS = [
   'ready7',
   'ready8',
   'ready9',
+] as const;
+
+/** The keys of ordered groups and fleet-wide limits, in the order prelude-flow.lua takes them. */
+export const FLOW_CONTROL_KEYS = [
+  'groupQueue',
+  'groupWaiting',
+  'groupActive',
+  'groupSlots',
+  'groupTurns',
+  'groupHeld',
+  'groupSequence',
+  'limits',
+  'rateWindows',
+  'held',
+  'wake',
 ] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
@@ -114,6 +150,16 @@ export function tagKeys(hashTag: string): QueueKeys {
     scheduleLast: `${tag}:schedule-last`,
     completed: `${tag}:completed`,
     progress: `${tag}:progress`,
+    groupQueue: `${tag}:group-queue`,
+    groupWaiting: `${tag}:group-waiting`,
+    groupActive: `${tag}:group-active`,
+    groupSlots: `${tag}:group-slots`,
+    groupTurns: `${tag}:group-turns`,
+    groupHeld: `${tag}:group-held`,
+    groupSequence: `${tag}:group-sequence`,
+    limits: `${tag}:limits`,
+    rateWindows: `${tag}:rate-windows`,
+    held: `${tag}:held`,
     cancelled: `${tag}:cancelled`,
   };
 }

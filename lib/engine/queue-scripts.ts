@@ -14,10 +14,12 @@ const LUA_DIR = join(__dirname, 'lua');
 
 let sources: Map<QueueScriptName, string> | undefined;
 
-/** The full text of a script: shebang with flags, shared preludes (helpers, priority levels), then the operation. */
+/** The full text of a script: shebang with flags, shared preludes (helpers, groups and limits, priority levels), then the operation. */
 export function scriptSource(name: QueueScriptName): string {
   if (!sources) {
-    const prelude = ['prelude.lua', 'prelude-levels.lua'].map((f) => readFileSync(join(LUA_DIR, f), 'utf8')).join('\n');
+    const prelude = ['prelude.lua', 'prelude-flow.lua', 'prelude-levels.lua']
+      .map((f) => readFileSync(join(LUA_DIR, f), 'utf8'))
+      .join('\n');
     sources = new Map();
     for (const [scriptName, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
       // Read-only scripts also run on a replica. Every script but push runs when Redis is

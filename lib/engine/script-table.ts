@@ -1,4 +1,10 @@
-import { READY_LEVEL_KEYS, type QueueKeys, type ScheduleIndexKeys, type TopicIndexKeys } from './queue-keys';
+import {
+  FLOW_CONTROL_KEYS,
+  READY_LEVEL_KEYS,
+  type QueueKeys,
+  type ScheduleIndexKeys,
+  type TopicIndexKeys,
+} from './queue-keys';
 
 export type Key = keyof QueueKeys | keyof ScheduleIndexKeys | keyof TopicIndexKeys;
 /** The keys a script is given: a topic's (partition's), or a prefix-wide index (schedules, topics). */
@@ -6,6 +12,9 @@ export type ScriptKeys = QueueKeys | ScheduleIndexKeys | TopicIndexKeys;
 
 /** Where a message can be and what it holds: the first keys of reserve, list and cancel. */
 const MESSAGE_KEYS = ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens'] as const;
+
+/** What stats and metrics count first. */
+const COUNT_KEYS = ['ready', 'delayed', 'leased', 'dead'] as const;
 
 /** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
 const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
@@ -20,14 +29,36 @@ export type ScriptSpec = { file: string; keys: readonly Key[]; readOnly?: boolea
 export const QUEUE_SCRIPTS = {
   push: {
     file: 'push.lua',
-    keys: ['messages', 'ready', 'delayed', 'wake', 'paused', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    keys: [
+      'messages',
+      'ready',
+      'delayed',
+      'wake',
+      'paused',
+      'priority',
+      'readyLevels',
+      ...READY_LEVEL_KEYS,
+      ...FLOW_CONTROL_KEYS,
+    ],
     refusedWhenFull: true,
   },
   reserve: {
     file: 'reserve.lua',
-    keys: [...MESSAGE_KEYS, 'dead', 'deadInfo', 'sequence', 'wake', ...FLOW_KEYS, ...READY_LEVEL_KEYS],
+    keys: [
+      ...MESSAGE_KEYS,
+      'dead',
+      'deadInfo',
+      'sequence',
+      'wake',
+      ...FLOW_KEYS,
+      ...READY_LEVEL_KEYS,
+      ...FLOW_CONTROL_KEYS,
+    ],
   },
-  ack: { file: 'ack.lua', keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals'] },
+  ack: {
+    file: 'ack.lua',
+    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS],
+  },
   nack: {
     file: 'nack.lua',
     keys: [
@@ -44,6 +75,7 @@ export const QUEUE_SCRIPTS = {
       'deferrals',
       'readyLevels',
       ...READY_LEVEL_KEYS,
+      ...FLOW_CONTROL_KEYS,
     ],
   },
   release: {
@@ -52,17 +84,27 @@ export const QUEUE_SCRIPTS = {
   },
   bury: {
     file: 'bury.lua',
-    keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages', 'priority', 'deferrals'],
+    keys: [
+      'leased',
+      'attempts',
+      'tokens',
+      'dead',
+      'deadInfo',
+      'messages',
+      'priority',
+      'deferrals',
+      ...FLOW_CONTROL_KEYS,
+    ],
   },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
   stats: {
     file: 'stats.lua',
-    keys: ['ready', 'delayed', 'leased', 'dead', 'paused', 'readyLevels', ...READY_LEVEL_KEYS],
+    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue'],
     readOnly: true,
   },
   metrics: {
     file: 'metrics.lua',
-    keys: ['ready', 'delayed', 'leased', 'dead', 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed'],
+    keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue'],
     readOnly: true,
   },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
@@ -72,9 +114,11 @@ export const QUEUE_SCRIPTS = {
   },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'] },
   wake: { file: 'wake.lua', keys: ['wake'] },
-  // Flow (pause, retry later).
+  // Flow (pause, retry later, fleet-wide limits).
   pause: { file: 'pause.lua', keys: ['paused', 'wake'] },
-  defer: { file: 'defer.lua', keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake'] },
+  defer: { file: 'defer.lua', keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS] },
+  limitsSet: { file: 'limits-set.lua', keys: ['limits', 'wake'] },
+  limitsGet: { file: 'limits-get.lua', keys: ['limits'], readOnly: true },
   // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {
     file: 'schedule-upsert.lua',
@@ -124,11 +168,22 @@ export const QUEUE_SCRIPTS = {
       'deferrals',
       'readyLevels',
       ...READY_LEVEL_KEYS,
+      ...FLOW_CONTROL_KEYS,
     ],
   },
   complete: {
     file: 'complete.lua',
-    keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals'],
+    keys: [
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
+      'completed',
+      'progress',
+      'priority',
+      'deferrals',
+      ...FLOW_CONTROL_KEYS,
+    ],
   },
   progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.

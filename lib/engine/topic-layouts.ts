@@ -67,13 +67,18 @@ export class TopicLayouts {
   }
 }
 
-/** Positions of `items` grouped by partition (by their ids). */
-export function byPartition(layout: TopicLayout, items: { id: string }[]): Map<number, number[]> {
+/** The partition of a message (or lease): its group's when it has one, else its id's. */
+export function partitionOfMessage(layout: TopicLayout, { id, group }: { id: string; group?: string }): number {
+  return partitionOf(group ?? id, layout.partitions.length);
+}
+
+/** Positions of `items` grouped by partition (by their groups, else their ids). */
+export function byPartition(layout: TopicLayout, items: { id: string; group?: string }[]): Map<number, number[]> {
   const count = layout.partitions.length;
   if (count === 1) return new Map([[0, items.map((_, i) => i)]]);
   const groups = new Map<number, number[]>();
-  items.forEach(({ id }, i) => {
-    const partition = partitionOf(id, count);
+  items.forEach((item, i) => {
+    const partition = partitionOfMessage(layout, item);
     const positions = groups.get(partition);
     if (positions) positions.push(i);
     else groups.set(partition, [i]);

@@ -1,27 +1,34 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
-import type { DeadLetter, DeadLetterReason, PushOptions, ReservedMessage } from '../interfaces';
+import type { PushOptions, ReservedMessage } from '../interfaces';
 import { MESSAGES } from '../redis-ack-queue.messages';
 
 /**
- * Every encode and decode of what the scripts store and answer lives here: stored bodies,
- * lease tokens, reserve replies and dead-letter records. The Lua side of each format is
- * named next to it.
+ * The formats of the hot path: stored bodies, lease tokens and reserve replies (lookup-format.ts
+ * has those of look-up, records and dead letters). The Lua side of each format is named next to it.
  */
 
 /**
  * One message for push.lua: its id, encoded body, delay (ms), earliest due time (epoch ms, 0
- * for none) and priority (0-9).
+ * for none), priority (0-9) and ordered group ('' for none).
  */
-export type EncodedPush = [id: string, body: string, delayMs: number, availableAt: number, priority: number];
+export type EncodedPush = [
+  id: string,
+  body: string,
+  delayMs: number,
+  availableAt: number,
+  priority: number,
+  group: string,
+];
 
 /**
- * The stored body is one compact JSON object: `p` payload, `h` headers, `m` maxAttempts,
+ * The stored body is one compact JSON object: `p` payload, `h` headers, `g` group, `m` maxAttempts,
  * and `t` enqueuedAt, which push.lua puts first from the server clock (reserve.lua reads
  * `m` from the end of the text without decoding it).
  */
 interface StoredBody {
   p: unknown;
   h?: Record<string, string>;
+  g?: string;
   m?: number;
   t: number;
 }
@@ -30,6 +37,8 @@ interface StoredBody {
 export interface Lease {
   id: string;
   token: string;
+  /** Its ordered group: on a partitioned topic, the group (not the id) chose the partition. */
+  group?: string;
 }
 
 /** Serializes a payload, refusing anything JSON would silently change or drop. */
@@ -47,6 +56,7 @@ export function encodeBody(topic: string, payload: unknown, options: PushOptions
   if (bytes > maxBytes) throw new PayloadTooLargeError(topic, bytes, maxBytes);
   let body = `{"p":${json}`;
   if (options.headers && Object.keys(options.headers).length > 0) body += `,"h":${JSON.stringify(options.headers)}`;
+  if (options.group !== undefined) body += `,"g":${JSON.stringify(options.group)}`;
   if (options.maxAttempts !== undefined) body += `,"m":${options.maxAttempts}`;
   return `${body}}`;
 }
@@ -98,6 +108,7 @@ export function decodeReserved<T>(
     attempt,
     maxAttempts: body.m ?? defaultMaxAttempts,
     enqueuedAt: body.t,
+    ...(body.g !== undefined && { group: body.g }),
     token,
     leaseDeadline,
   };
@@ -171,28 +182,4 @@ export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   } catch {
     return {};
   }
-}
-
-/**
- * dead-list.lua answers id, info, body per letter; the info record is the JSON that the
- * scripts' `bury` writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
- */
-export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
-  const letters: DeadLetter<T>[] = [];
-  for (let i = 0; i < reply.length; i += 3) {
-    const info = tryDecodeBody(reply[i + 1]) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
-    const body = tryDecodeBody(reply[i + 2]);
-    letters.push({
-      id: String(reply[i]),
-      topic,
-      reason: info.r ?? 'unknown',
-      error: info.e ?? null,
-      attempt: info.a ?? 0,
-      deadAt: info.t ?? 0,
-      payload: body.p as T | undefined,
-      headers: body.h ?? {},
-      enqueuedAt: body.t,
-    });
-  }
-  return letters;
 }

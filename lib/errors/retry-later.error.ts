@@ -17,10 +17,33 @@ export class RetryLaterError extends RedisAckQueueError {
    * @throws {InvalidOptionError} when `delayMs` is out of that range.
    */
   constructor(readonly delayMs: number) {
-    const [min, max] = BOUNDS.retryLaterMs;
-    if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < min || delayMs > max) {
-      throw new InvalidOptionError('delayMs', delayMs, `a whole number of milliseconds from ${min} to ${max}`);
-    }
+    assertDelay(delayMs);
     super(MESSAGES.retryLater(delayMs));
+  }
+}
+
+/**
+ * Thrown by a handler (or by `context.rateLimited`) when a downstream service refused for its
+ * own rate limit (an HTTP 429): the message is delivered again after `delayMs` without counting
+ * the attempt (as `RetryLaterError`, within `maxDeferrals`), and its ordered group, or the topic
+ * for a message without a group, starts nothing more until then, for every consumer.
+ */
+export class RateLimitedError extends RedisAckQueueError {
+  /** Always `RATE_LIMITED`. */
+  readonly code = 'RATE_LIMITED';
+  /**
+   * @param delayMs - How long the group or topic is held (ms, a whole number from 0 to 2^31-1).
+   * @throws {InvalidOptionError} when `delayMs` is out of that range.
+   */
+  constructor(readonly delayMs: number) {
+    assertDelay(delayMs);
+    super(MESSAGES.rateLimited(delayMs));
+  }
+}
+
+function assertDelay(delayMs: number): void {
+  const [min, max] = BOUNDS.retryLaterMs;
+  if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < min || delayMs > max) {
+    throw new InvalidOptionError('delayMs', delayMs, `a whole number of milliseconds from ${min} to ${max}`);
   }
 }

@@ -1,4 +1,5 @@
 import type { QueueHandlerDefaults } from './redis-ack-queue-options.interface';
+import type { TopicLimits } from './topic-limits.interface';
 
 /** What a handler gets besides the payload. */
 export interface MessageContext {
@@ -14,6 +15,8 @@ export interface MessageContext {
   headers: Record<string, string>;
   /** When it was pushed (epoch ms, Redis server clock). */
   enqueuedAt: number;
+  /** Its ordered group (`push` option `group`); undefined when it has none. */
+  group: string | undefined;
   /**
    * Aborted when the handler times out, the lease is lost, the message is cancelled (reason:
    * MessageCancelledError), or shutdown's `drainMs` runs out.
@@ -36,6 +39,15 @@ export interface MessageContext {
    */
   retryLater(delayMs: number): never;
   /**
+   * A downstream service refused for its rate limit (an HTTP 429): ends this delivery as
+   * `retryLater(delayMs)` does (no attempt counted), and holds the message's ordered group, or
+   * the topic when it has none, for every consumer for `delayMs`: throws a `RateLimitedError`.
+   * On a partitioned topic, a topic hold covers the message's partition.
+   * @throws {RateLimitedError} always: the request itself.
+   * @throws {InvalidOptionError} when `delayMs` is not a whole number from 0 to 2^31-1.
+   */
+  rateLimited(delayMs: number): never;
+  /**
    * Reports how far the handler got: any small JSON value (at most 4 KiB), stored on the
    * leased message (`get` shows it as `progress`) while this delivery still holds its lease,
    * and announced by a `progress` event (without the value). Writes are throttled: at most
@@ -54,8 +66,11 @@ export interface MessageContext {
  */
 export type QueueHandlerFn<T = unknown> = (payload: T, context: MessageContext) => unknown;
 
-/** Options of `@QueueHandler()` and `service.consume()`; unset ones come from the module. */
-export type QueueHandlerOptions = QueueHandlerDefaults;
+/**
+ * Options of `@QueueHandler()` and `service.consume()`; unset ones come from the module. Limits
+ * given here are written to Redis when the consumer starts, for the whole fleet.
+ */
+export type QueueHandlerOptions = QueueHandlerDefaults & TopicLimits;
 
 /** A running consumer, as returned by `service.consume()`. */
 export interface QueueConsumer {

@@ -11,3 +11,4 @@ export * from './queue-pause-api.interface';
 export * from './queue-schedule-api.interface';
 export * from './queue-lookup-api.interface';
 export * from './queue-topics-api.interface';
+export * from './topic-limits.interface';

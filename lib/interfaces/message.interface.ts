@@ -29,6 +29,16 @@ export interface PushOptions {
    * @defaultValue `0`
    */
   priority?: number;
+  /**
+   * Ordered group (1-256 characters, no NUL): the messages of one group are handled one at a
+   * time in push order (up to the topic's `groupConcurrency` at once), the next starting only
+   * once the previous is acked, dead or cancelled; a failed one keeps its place through its
+   * backoff. Groups take turns, so a deep group never starves the others, and ungrouped
+   * messages of the topic keep flowing. On a partitioned topic a group lives in one partition
+   * (chosen by the group, so deduplication by id holds among the messages of one group).
+   * Not with `priority`.
+   */
+  group?: string;
 }
 
 /** One item of `pushMany`. */
@@ -61,6 +71,8 @@ export interface QueueMessage<T = unknown> {
   maxAttempts: number;
   /** When it was pushed. */
   enqueuedAt: number;
+  /** Its ordered group, when pushed with one. */
+  group?: string;
 }
 
 /** A message under lease: `token` proves the lease to ack, nack and extendLease. */

@@ -33,6 +33,8 @@ export interface MessageInfo<T = unknown> {
   leaseDeadline?: number;
   /** The priority it was pushed with, when it has one. */
   priority?: number;
+  /** The ordered group it was pushed with, when it has one. */
+  group?: string;
   /** Of a leased message whose handler reported progress (`context.progress`): the latest value stored. */
   progress?: unknown;
   /** Of a completed message: what the handler returned (or `ack` was given), when it was kept. */

@@ -1,5 +1,7 @@
+import type { TopicLimits } from './topic-limits.interface';
+
 /**
- * Pausing and resuming topics for every consumer, in every process: part of
+ * Pausing, resuming and limiting topics for every consumer, in every process: part of
  * `RedisAckQueueService`.
  *
  * Methods that return a promise report every error by rejecting it; each error the library
@@ -39,4 +41,26 @@ export interface RedisAckQueuePauseApi {
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
   resume(topic: string): Promise<void>;
+
+  /**
+   * Replaces a topic's fleet-wide limits (see {@link TopicLimits}); `null` removes them all.
+   * Kept in Redis: every consumer, in every process, obeys them from its next reserve, and
+   * consumers waiting at a limit are woken. Consumers started with limit options write theirs
+   * when they start (the last one written wins).
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidOptionError} when a limit is out of its range, or on a partitioned topic
+   *   `globalConcurrency` or `rateLimit.max` is below the partition count.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   */
+  setLimits(topic: string, limits: TopicLimits | null): Promise<void>;
+  /**
+   * The fleet-wide limits a topic has now (`{}` when none).
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   */
+  limits(topic: string): Promise<TopicLimits>;
 }

@@ -2,6 +2,7 @@ import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '
 import type { BackoffOption } from './backoff.interface';
 import type { ScheduleDefinition } from './queue-schedule-api.interface';
 import type { KeepCompletedOptions } from './queue-lookup-api.interface';
+import type { TopicOptions } from './topic-limits.interface';
 
 /** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
 export interface RedisAckQueueClusterConnection {
@@ -59,24 +60,6 @@ export interface QueueHandlerDefaults {
    * @defaultValue `100`
    */
   maxDeferrals?: number;
-}
-
-/** How one topic is laid out in Redis; producers and consumers of the topic must agree. */
-export interface TopicOptions {
-  /**
-   * Spread the topic over this many hash slots (1-256), so a busy topic uses every master of
-   * a Redis Cluster. Messages go to a partition by a hash of their id. Default 1. Changing it
-   * for a topic that still holds messages is refused: drain the topic first.
-   * @defaultValue `1`
-   */
-  partitions?: number;
-  /**
-   * Keep this topic's acked messages for look-up (see {@link KeepCompletedOptions}): `true`
-   * for the defaults, an object to set the bounds, `false` to keep none even when the
-   * service's `keepCompleted` is on.
-   * @defaultValue the service's `keepCompleted`
-   */
-  keepCompleted?: boolean | KeepCompletedOptions;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { PushManyItem } from '../interfaces';
 import {
   assertBounded,
   assertDuration,
+  assertGroup,
   assertHeaders,
   assertMessageId,
   assertOptionalBounded,
@@ -31,12 +32,14 @@ export function encodePushItem(
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
   }
-  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0 } = item;
+  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
   assertMessageId(id);
   assertDuration('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
   if (headers !== undefined) assertHeaders(headers);
   assertBounded('priority', priority);
+  if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  return [id, encodeBody(topic, item.payload, item, maxPayloadBytes), Math.ceil(delayMs), at, priority];
+  const body = encodeBody(topic, item.payload, item, maxPayloadBytes);
+  return [id, body, Math.ceil(delayMs), at, priority, group ?? ''];
 }

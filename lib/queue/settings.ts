@@ -1,9 +1,16 @@
 import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
 import type { CompletedPolicy, ReserveRequest } from '../engine/consumer-engine';
-import type { QueueHandlerDefaults, RedisAckQueueLogLevel, RedisAckQueueOptions, ReserveOptions } from '../interfaces';
+import type {
+  QueueHandlerDefaults,
+  RedisAckQueueLogLevel,
+  RedisAckQueueOptions,
+  ReserveOptions,
+  TopicLimits,
+} from '../interfaces';
 import { LOG_LEVEL_RANKS } from '../observability/queue-logger';
 import { assertBackoff, resolveBackoff } from './backoff';
 import { resolveKeepCompleted } from './completed-settings';
+import { assertTopicLimits, pickLimits } from './limit-settings';
 import { InvalidOptionError } from '../errors';
 import {
   assertBounded,
@@ -42,6 +49,8 @@ export interface ServiceSettings extends ConsumerSettings {
   logLevel: RedisAckQueueLogLevel;
   /** How each topic keeps completed messages (`keepCompleted`); undefined where it keeps none. */
   keepCompleted(topic: string): CompletedPolicy | undefined;
+  /** The limits `topics.<name>` sets, if any. */
+  limits(topic: string): TopicLimits | undefined;
 }
 
 /** Checks the options a handler or consume() call may set; throws a typed error on the first bad one. */
@@ -53,6 +62,7 @@ export function assertHandlerOptions(options: QueueHandlerDefaults): void {
   assertOptionalBounded('timeoutMs', options.timeoutMs);
   assertOptionalBounded('maxDeferrals', options.maxDeferrals);
   if (options.backoff !== undefined) assertBackoff(options.backoff);
+  assertTopicLimits(options);
 }
 
 export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSettings {
@@ -81,6 +91,7 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
     logLevel: resolveLogLevel(options.logLevel),
     keepCompleted: resolveKeepCompleted(options, maxPayloadBytes),
+    limits: (topic) => pickLimits(options.topics?.[topic]),
   };
 }
 
@@ -107,6 +118,7 @@ function resolvePartitions(topics: RedisAckQueueOptions['topics']): Map<string, 
   for (const [topic, layout] of Object.entries(topics)) {
     assertTopic(topic);
     assertOptionalBounded('partitions', layout?.partitions, `topics.${topic}.partitions`);
+    if (layout) assertTopicLimits(layout, `topics.${topic}.`);
     if ((layout?.partitions ?? 1) > 1) partitions.set(topic, layout.partitions!);
   }
   return partitions;

@@ -53,6 +53,15 @@ export function assertMessageId(id: unknown): asserts id is string {
   }
 }
 
+/** An ordered group's name: 1-256 characters without NUL (its separator in groupQueue), no priority. */
+export function assertGroup(group: unknown, priority: number): asserts group is string {
+  if (typeof group !== 'string' || group.length === 0 || group.length > LIMITS.idLength || group.includes('\0')) {
+    throw new InvalidOptionError('group', group, 'a string of 1 to 256 characters without NUL');
+  }
+  if (priority !== 0)
+    throw new InvalidOptionError('priority', priority, '0 for a grouped message (a group keeps push order)');
+}
+
 /** A whole number within [min, max]; `undefined` passes when the option is optional. */
 export function assertInteger(option: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

@@ -30,7 +30,7 @@ describe('job control in the lease keeper', () => {
       (_payload, context) => seen.resolve(context),
       resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
       { events: queueEvents, logger: new QueueLogger('warn'), cancels },
-      { finished: () => undefined, beat: () => undefined },
+      { finished: () => undefined, beat: () => undefined, held: () => undefined },
     );
     keeper.start();
     try {

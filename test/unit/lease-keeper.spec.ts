@@ -38,7 +38,7 @@ afterEach(async () => {
 function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): LeaseKeeper<string> {
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
-  const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++ };
+  const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++, held: () => undefined };
   const keeper = new LeaseKeeper(
     engine,
     'jobs',

@@ -9,6 +9,17 @@
 -- KEYS[6] messages  HASH  id -> stored body (of dead letters that the bound deletes)
 -- KEYS[7] priority  HASH  id -> priority level 1-9 (kept for a requeue, deleted by the bound)
 -- KEYS[8] deferrals HASH  id -> deferrals so far (they start over)
+-- KEYS[9]  groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[10] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[11] groupActive   HASH   id -> group, started until ended
+-- KEYS[12] groupSlots    HASH   group -> started messages not ended
+-- KEYS[13] groupTurns    ZSET   group -> turn
+-- KEYS[14] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[15] groupSequence STRING counter of group order and turns
+-- KEYS[16] limits        HASH   fleet-wide limits
+-- KEYS[17] rateWindows   HASH   rate window per topic/group
+-- KEYS[18] held          STRING present while rateLimited holds the topic
+-- KEYS[19] wake          LIST   wake-up token (for the flow helpers)
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)
@@ -18,6 +29,7 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_ATTEMPTS, K_TOKENS, K_DEAD, K_DEAD_INFO, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local K_PRIORITY, K_DEFERRALS = KEYS[7], KEYS[8]
+use_flow_keys(9)
 check_types(K_LEASED, 'zset', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_MESSAGES, 'hash',
   K_PRIORITY, 'hash', K_DEFERRALS, 'hash')
 

@@ -26,6 +26,17 @@
 -- KEYS[21] ready7     LIST
 -- KEYS[22] ready8     LIST
 -- KEYS[23] ready9     LIST
+-- KEYS[24] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[25] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[26] groupActive   HASH   id -> group, started until ended
+-- KEYS[27] groupSlots    HASH   group -> started messages not ended
+-- KEYS[28] groupTurns    ZSET   group -> turn
+-- KEYS[29] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[30] groupSequence STRING counter of group order and turns
+-- KEYS[31] limits        HASH   fleet-wide limits
+-- KEYS[32] rateWindows   HASH   rate window per topic/group
+-- KEYS[33] held          STRING present while rateLimited holds the topic
+-- KEYS[34] wake          LIST   wake-up token (for the flow helpers)
 -- ARGV[1]  id
 -- Returns  the state it was in ('ready', 'delayed', 'leased', 'dead' or 'completed'), or
 --          false when no message had this id
@@ -33,10 +44,23 @@
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_COMPLETED, K_PROGRESS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local K_CANCELLED, K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+use_flow_keys(24)
 local id = ARGV[1]
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_COMPLETED, 'zset', K_PROGRESS, 'hash',
   K_PRIORITY, 'hash', K_DEFERRALS, 'hash', K_LEVELS, 'zset')
+
+-- A message removed for good (cancel) leaves its group: out of its queue if it waits there
+-- (true then), else its slot freed if it holds one.
+local function group_forget(id)
+  local member = redis.call('HGET', K_GROUP_WAITING, id)
+  if member then
+    redis.call('HDEL', K_GROUP_WAITING, id)
+    return redis.call('ZREM', K_GROUP_QUEUE, member) == 1
+  end
+  leases_ended({ id })
+  return false
+end
 
 local state = false
 if redis.call('ZREM', K_COMPLETED, id) == 1 then
@@ -54,7 +78,12 @@ elseif redis.call('ZREM', K_DELAYED, id) == 1 then
 elseif redis.call('HEXISTS', K_MESSAGES, id) == 1 then
   -- Neither delayed, leased, dead nor completed: in its level's ready LIST (a scan from its head).
   state = 'ready'
-  remove_ready(K_READY, K_PRIORITY, K_LEVELS, 15, id)
+  if not group_forget(id) then
+    remove_ready(K_READY, K_PRIORITY, K_LEVELS, 15, id)
+  end
+end
+if state and state ~= 'ready' then
+  group_forget(id)
 end
 if state then
   redis.call('HDEL', K_MESSAGES, id)

@@ -13,15 +13,28 @@
 -- KEYS[6] progress  HASH  id -> JSON progress value of a leased message
 -- KEYS[7] priority  HASH  id -> priority level 1-9 (dropped: a completed message is never ready again)
 -- KEYS[8] deferrals HASH  id -> times deferred by retryLater (dropped likewise)
+-- KEYS[9]  groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[10] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[11] groupActive   HASH   id -> group, started until ended
+-- KEYS[12] groupSlots    HASH   group -> started messages not ended
+-- KEYS[13] groupTurns    ZSET   group -> turn
+-- KEYS[14] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[15] groupSequence STRING counter of group order and turns
+-- KEYS[16] limits        HASH   fleet-wide limits
+-- KEYS[17] rateWindows   HASH   rate window per topic/group
+-- KEYS[18] held          STRING present while rateLimited holds the topic
+-- KEYS[19] wake          LIST   wake-up token (for the flow helpers)
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
 --           "r" result, whose members end the record)
 -- Returns one integer per triple: 1 completed, 0 stale token, 2 already gone (no lease: completed
---         before, by this token if its lease was still live, e.g. a resent call; or removed)
+--         before, by this token if its lease was still live, e.g. a resent call; or removed);
+--         then 1 if a freed group or concurrency slot woke consumers, else 0
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_COMPLETED, K_PROGRESS, K_PRIORITY, K_DEFERRALS = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+use_flow_keys(9)
 check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_COMPLETED, 'zset',
   K_PROGRESS, 'hash', K_PRIORITY, 'hash', K_DEFERRALS, 'hash')
 
@@ -64,6 +77,8 @@ for i = 3, #ARGV, 3 do
   end
 end
 
+-- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).
+results[#results + 1] = flow_woke and 1 or 0
 if max_count == 0 then
   return results
 end

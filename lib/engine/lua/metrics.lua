@@ -22,12 +22,13 @@
 -- KEYS[15] ready8    LIST
 -- KEYS[16] ready9    LIST
 -- KEYS[17] completed ZSET id -> completion time (ms) of completed messages kept
+-- KEYS[18] groupQueue ZSET grouped messages waiting for their group's turn (they count as ready)
 -- ARGV    none
 -- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),
 --          completed }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_DEAD, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_PAUSED, K_LEVELS, K_COMPLETED = KEYS[6], KEYS[7], KEYS[17]
+local K_PAUSED, K_LEVELS, K_COMPLETED, K_GROUP_QUEUE = KEYS[6], KEYS[7], KEYS[17], KEYS[18]
 local LEVEL_KEYS = 8
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash', K_LEVELS, 'zset',
   K_COMPLETED, 'zset')
@@ -35,7 +36,7 @@ check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset'
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
 local expired = redis.call('ZCOUNT', K_LEASED, '-inf', now)
-local ready = ready_count(K_READY, K_LEVELS, LEVEL_KEYS)
+local ready = ready_count(K_READY, K_LEVELS, LEVEL_KEYS, K_GROUP_QUEUE)
 
 local oldest = math.huge
 for _, level in ipairs(levels_in_order(K_LEVELS)) do

@@ -23,6 +23,17 @@
 -- KEYS[19] ready7    LIST
 -- KEYS[20] ready8    LIST
 -- KEYS[21] ready9    LIST
+-- KEYS[22] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[23] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[24] groupActive   HASH   id -> group, started until ended
+-- KEYS[25] groupSlots    HASH   group -> started messages not ended
+-- KEYS[26] groupTurns    ZSET   group -> turn
+-- KEYS[27] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[28] groupSequence STRING counter of group order and turns
+-- KEYS[29] limits        HASH   fleet-wide limits
+-- KEYS[30] rateWindows   HASH   rate window per topic/group
+-- KEYS[31] held          STRING present while rateLimited holds the topic
+-- KEYS[32] wake          LIST   wake-up token (for the flow helpers)
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -36,6 +47,7 @@ local K_LEASED, K_DELAYED, K_READY, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_WAKE, K_MESSAGES = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[10], KEYS[11], KEYS[12]
 local LEVEL_KEYS = 13
+use_flow_keys(22)
 local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 check_types(K_LEASED, 'zset', K_DELAYED, 'zset', K_READY, 'list', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_WAKE, 'list', K_MESSAGES, 'hash',

@@ -107,11 +107,76 @@ local function remove_ready(K_READY, K_PRIORITY, K_LEVELS, first, id)
   return removed
 end
 
--- Ready ids of every level (for stats and metrics).
-local function ready_count(K_READY, K_LEVELS, first)
-  local total = redis.call('LLEN', K_READY)
+-- Ready ids of every level, and grouped ones waiting in groupQueue (for stats and metrics).
+local function ready_count(K_READY, K_LEVELS, first, K_GROUP_QUEUE)
+  local total = redis.call('LLEN', K_READY) + redis.call('ZCARD', K_GROUP_QUEUE)
   for _, level in ipairs(redis.call('ZRANGE', K_LEVELS, 0, -1)) do
     total = total + redis.call('LLEN', level_key(K_READY, first, tonumber(level)))
   end
   return total
+end
+
+-- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
+-- one waiting for its first start joins its group instead (when `flow`). They are the lowest
+-- scores, so removing them by rank costs O(log n) per message moved, never a scan. Returns
+-- true when a level above 0 got one.
+local function ready_due(K_READY, K_DELAYED, K_PRIORITY, K_LEVELS, first, now, max_moves, flow, capacity)
+  local due = redis.call('ZRANGE', K_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #due == 0 then
+    return false
+  end
+  redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
+  if flow then
+    due = enqueue_due_grouped(due, capacity)
+  end
+  return make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, first, due)
+end
+
+-- Expired leases (at most max_moves) go back to the head of their level; dropping the token
+-- makes a late ack fail, and their attempt moves from the token to the attempts hash.
+-- Returns true when a level above 0 got one.
+local function ready_expired(K_READY, K_LEASED, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_LEVELS, first, now, max_moves)
+  local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #expired == 0 then
+    return false
+  end
+  local tokens = redis.call('HMGET', K_TOKENS, unpack(expired))
+  local attempt_args = {}
+  for i, id in ipairs(expired) do
+    local attempt = token_attempt(tokens[i])
+    if attempt then
+      attempt_args[#attempt_args + 1] = id
+      attempt_args[#attempt_args + 1] = attempt
+    end
+  end
+  if #attempt_args > 0 then
+    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
+  end
+  push_ids('HDEL', K_TOKENS, expired)
+  redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
+  return make_ready('LPUSH', K_READY, K_PRIORITY, K_LEVELS, first, expired)
+end
+
+-- Whether plain (ungrouped) ids are ready; `used` as for pop_ready.
+local function plain_left(K_READY, K_LEVELS, used)
+  return redis.call('LLEN', K_READY) > 0 or (#used > 0 and redis.call('ZCARD', K_LEVELS) > 0)
+end
+
+-- Takes up to `room` ids to lease: grouped ones in their groups' turns (half the room while
+-- plain ones are ready too, so neither kind starves) and plain ones in serving order. Returns
+-- false when none is ready (as LPOP does).
+local function take_ready(K_READY, K_LEVELS, first, room, used, flow, limits, now)
+  local ids = {}
+  if flow then
+    ids = start_grouped(plain_left(K_READY, K_LEVELS, used) and math.ceil(room / 2) or room, limits, now)
+  end
+  for _, id in ipairs(#ids < room and pop_ready(K_READY, K_LEVELS, first, room - #ids, used) or {}) do
+    ids[#ids + 1] = id
+  end
+  if flow and #ids < room then
+    for _, id in ipairs(start_grouped(room - #ids, limits, now)) do
+      ids[#ids + 1] = id
+    end
+  end
+  return #ids > 0 and ids
 end

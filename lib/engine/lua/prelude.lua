@@ -2,6 +2,22 @@
 -- script's shebang line and before its body, so each script stays one atomic call.
 -- It defines locals only and touches no key by itself.
 
+-- Keys of ordered groups and fleet-wide limits (prelude-flow.lua): nil unless the script takes
+-- FLOW_CONTROL_KEYS and calls use_flow_keys with the index of the first.
+local K_GROUP_QUEUE, K_GROUP_WAITING, K_GROUP_ACTIVE, K_GROUP_SLOTS, K_GROUP_TURNS
+local K_GROUP_HELD, K_GROUP_SEQUENCE, K_LIMITS, K_RATE, K_HELD, K_FLOW_WAKE
+local function use_flow_keys(first)
+  K_GROUP_QUEUE, K_GROUP_WAITING, K_GROUP_ACTIVE = KEYS[first], KEYS[first + 1], KEYS[first + 2]
+  K_GROUP_SLOTS, K_GROUP_TURNS, K_GROUP_HELD = KEYS[first + 3], KEYS[first + 4], KEYS[first + 5]
+  K_GROUP_SEQUENCE, K_LIMITS, K_RATE = KEYS[first + 6], KEYS[first + 7], KEYS[first + 8]
+  K_HELD, K_FLOW_WAKE = KEYS[first + 9], KEYS[first + 10]
+end
+-- Called (by bury and ack_leases) with the ids whose lease or life ended, when the script took FLOW_CONTROL_KEYS:
+-- frees their group slots and wakes consumers held by a concurrency limit. Set by prelude-flow.lua.
+local leases_ended
+-- Whether leases_ended woke consumers (of this partition: the caller wakes a partitioned topic's home).
+local flow_woke = false
+
 -- The Redis server's clock in whole milliseconds: the one clock every consumer shares.
 local function now_ms()
   local t = redis.call('TIME')
@@ -58,6 +74,9 @@ local function bury(dead_key, info_key, messages_key, id, reason, message, attem
   redis.call('HDEL', deferrals_key, id)
   redis.call('ZADD', dead_key, now, id)
   redis.call('HSET', info_key, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
+  if K_GROUP_ACTIVE then
+    leases_ended({ id })
+  end
   local ids = oldest_beyond(dead_key, now, max_count, max_age)
   if #ids > 0 then
     redis.call('HDEL', messages_key, unpack(ids))
@@ -112,6 +131,9 @@ local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY
     if redis.call('EXISTS', K_PRIORITY, K_DEFERRALS) > 0 then
       redis.call('HDEL', K_PRIORITY, unpack(held))
       redis.call('HDEL', K_DEFERRALS, unpack(held))
+    end
+    if K_GROUP_ACTIVE then
+      leases_ended(held)
     end
   end
   return results

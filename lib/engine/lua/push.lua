@@ -1,6 +1,8 @@
 -- push: stores new messages and makes them ready (at the tail of their priority level), or
 -- delayed until their due time. A message whose id already exists, in any state, is a
 -- duplicate: nothing is changed. A paused topic is not woken (its consumers lease nothing).
+-- A grouped message waits at the tail of its group instead of ready (prelude-flow.lua); a
+-- delayed one joins it when due.
 --
 -- KEYS[1]  messages     HASH  id -> stored body
 -- KEYS[2]  ready        LIST  ids waiting at priority 0, head first
@@ -18,17 +20,30 @@
 -- KEYS[14] ready7       LIST
 -- KEYS[15] ready8       LIST
 -- KEYS[16] ready9       LIST
--- ARGV    groups of five, one per message:
+-- KEYS[17] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[18] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[19] groupActive   HASH   id -> group, started until ended
+-- KEYS[20] groupSlots    HASH   group -> started messages not ended
+-- KEYS[21] groupTurns    ZSET   group -> turn
+-- KEYS[22] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[23] groupSequence STRING counter of group order and turns
+-- KEYS[24] limits        HASH   fleet-wide limits
+-- KEYS[25] rateWindows   HASH   rate window per topic/group
+-- KEYS[26] held          STRING present while rateLimited holds the topic
+-- KEYS[27] wake          LIST   wake-up token (for the flow helpers)
+-- ARGV    groups of six, one per message:
 --   id           message id
 --   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
 --   delayMs      milliseconds from now (>= 0)
 --   availableAt  earliest due time in epoch ms, or 0
 --   priority     0-9, higher is served first
+--   group        its ordered group, or '' for none
 -- Returns  one integer per message: 1 stored, 0 duplicate; then 1 if consumers were woken, else 0
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_MESSAGES, K_READY, K_DELAYED, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_PAUSED, K_PRIORITY, K_LEVELS = KEYS[5], KEYS[6], KEYS[7]
 local LEVEL_KEYS = 8
+use_flow_keys(17)
 check_types(K_MESSAGES, 'hash', K_READY, 'list', K_DELAYED, 'zset', K_WAKE, 'list')
 
 local now = now_ms()
@@ -38,7 +53,7 @@ local results, ready = {}, {}
 local must_wake = false
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
-for i = 5, #ARGV, 5 do
+for i = 5, #ARGV, 6 do
   if ARGV[i] ~= '0' then
     if not prioritized then
       check_types(K_PRIORITY, 'hash', K_LEVELS, 'zset')
@@ -48,7 +63,16 @@ for i = 5, #ARGV, 5 do
   end
 end
 
-for i = 1, #ARGV, 5 do
+local capacity
+for i = 6, #ARGV, 6 do
+  if ARGV[i] ~= '' and not capacity then
+    check_types(K_GROUP_QUEUE, 'zset', K_GROUP_WAITING, 'hash', K_GROUP_SLOTS, 'hash', K_GROUP_TURNS, 'zset',
+      K_GROUP_HELD, 'zset', K_GROUP_SEQUENCE, 'string', K_LIMITS, 'hash')
+    capacity = tonumber(redis.call('HGET', K_LIMITS, 'gc')) or 1
+  end
+end
+
+for i = 1, #ARGV, 6 do
   local id = ARGV[i]
   local stored = redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
   results[#results + 1] = stored
@@ -58,13 +82,21 @@ for i = 1, #ARGV, 5 do
       redis.call('HSET', K_PRIORITY, id, level)
     end
     local due = math.max(now + tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]))
+    local group = ARGV[i + 5]
     if due > now then
+      if group ~= '' then
+        -- Reserve moves it into its group when due; the member made now keeps its push order.
+        redis.call('HSET', K_GROUP_WAITING, id, group_member(group, id))
+      end
       redis.call('ZADD', K_DELAYED, due, id)
       -- Consumers sleep until the earliest due time; an earlier one must wake them.
       if earliest == nil or due < earliest then
         earliest = due
         must_wake = true
       end
+    elseif group ~= '' then
+      group_enqueue(id, group_member(group, id), capacity)
+      must_wake = true
     elseif level > 0 then
       local key = level_key(K_READY, LEVEL_KEYS, level)
       redis.call('RPUSH', key, id)

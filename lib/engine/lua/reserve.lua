@@ -1,8 +1,11 @@
 -- reserve: acks the leases given after ARGV[6] (exactly as ack does: a consumer acks what
 -- finished and reserves more in one call), moves due delayed messages and expired leases
 -- to ready (each to its priority level), then leases up to `count` ready messages, the
--- highest level first: each gets attempt + 1, a new token and a deadline. A paused topic
--- (partition) acks and moves but leases nothing, and says so with nextDueInMs -2.
+-- highest level first, grouped messages in their groups' turns (each group's head, groups taking
+-- turns, half the batch when plain ones are ready too): each gets attempt + 1, a new token and a
+-- deadline. A paused topic (partition) acks and moves but leases nothing, and says so with
+-- nextDueInMs -2; a held one (rateLimited) or one at a fleet-wide limit leases no more than the
+-- limit allows and answers when it opens.
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
@@ -29,6 +32,17 @@
 -- KEYS[21] ready7     LIST
 -- KEYS[22] ready8     LIST
 -- KEYS[23] ready9     LIST
+-- KEYS[24] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- KEYS[25] groupWaiting  HASH   id -> groupQueue member
+-- KEYS[26] groupActive   HASH   id -> group, started until ended
+-- KEYS[27] groupSlots    HASH   group -> started messages not ended
+-- KEYS[28] groupTurns    ZSET   group -> turn
+-- KEYS[29] groupHeld     ZSET   group -> ms its rate limit holds it until
+-- KEYS[30] groupSequence STRING counter of group order and turns
+-- KEYS[31] limits        HASH   fleet-wide limits
+-- KEYS[32] rateWindows   HASH   rate window per topic/group
+-- KEYS[33] held          STRING present while rateLimited holds the topic
+-- KEYS[34] wake          LIST   wake-up token (for the flow helpers)
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -44,17 +58,20 @@ local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], K
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local K_PAUSED, K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local LEVEL_KEYS = 15
+use_flow_keys(24)
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 
 local paused = redis.call('EXISTS', K_PAUSED) == 1
+-- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
+local flow = redis.call('EXISTS', K_LIMITS, K_GROUP_TURNS, K_GROUP_HELD, K_GROUP_WAITING, K_HELD) > 0
 
 -- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
 -- reads makes a read fail, and the full path below names that key; the others fail the first
 -- call that has work (push checks them too).
-if #ARGV == 6 then
+if #ARGV == 6 and not flow then
   local now = now_ms()
   if paused then
     return { now, -2, now + lease_ms, 0 }
@@ -77,6 +94,10 @@ end
 
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
   K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset')
+if flow then
+  check_types(K_GROUP_QUEUE, 'zset', K_GROUP_WAITING, 'hash', K_GROUP_ACTIVE, 'hash', K_GROUP_SLOTS, 'hash',
+    K_GROUP_TURNS, 'zset', K_GROUP_HELD, 'zset', K_LIMITS, 'hash', K_RATE, 'hash')
+end
 -- The level LISTs in use, checked before any write; a plain topic has none. (priority and
 -- deferrals are checked by push, nack and ack, which write them.)
 local used = redis.call('ZRANGE', K_LEVELS, 0, -1)
@@ -86,39 +107,13 @@ end
 
 local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, 7)
 local now = now_ms()
-
--- Due delayed messages join the tail of their level in due order. They are the lowest scores,
--- so removing them by rank costs O(log n) per message moved, never a scan.
-local due = redis.call('ZRANGE', K_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
-if #due > 0 then
-  -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
-  if make_ready('RPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, due) then
-    used = { '1' }
-  end
-  redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due - 1)
+local limits = flow and flow_limits() or {}
+-- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
+if ready_due(K_READY, K_DELAYED, K_PRIORITY, K_LEVELS, LEVEL_KEYS, now, max_moves, flow, limits.gc or 1) then
+  used = { '1' }
 end
-
--- Expired leases go back to the head of their level; dropping the token makes a late ack fail. Their
--- attempt moves from the token to the attempts hash.
-local expired = redis.call('ZRANGE', K_LEASED, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
-if #expired > 0 then
-  local tokens = redis.call('HMGET', K_TOKENS, unpack(expired))
-  local attempt_args = {}
-  for i, id in ipairs(expired) do
-    local attempt = token_attempt(tokens[i])
-    if attempt then
-      attempt_args[#attempt_args + 1] = id
-      attempt_args[#attempt_args + 1] = attempt
-    end
-  end
-  if #attempt_args > 0 then
-    redis.call('HSET', K_ATTEMPTS, unpack(attempt_args))
-  end
-  push_ids('HDEL', K_TOKENS, expired)
-  if make_ready('LPUSH', K_READY, K_PRIORITY, K_LEVELS, LEVEL_KEYS, expired) then
-    used = { '1' }
-  end
-  redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #expired - 1)
+if ready_expired(K_READY, K_LEASED, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_LEVELS, LEVEL_KEYS, now, max_moves) then
+  used = { '1' }
 end
 
 local deadline = now + lease_ms
@@ -126,7 +121,13 @@ local out = { now, -1, deadline, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
-local ids = not paused and pop_ready(K_READY, K_LEVELS, LEVEL_KEYS, count, used)
+-- How many may start now, and when a limit that stops them opens (math.huge: none stops them).
+local room, opens = paused and 0 or count, math.huge
+if flow and not paused then
+  release_held_groups(now, max_moves, limits.gc or 1)
+  room, opens = flow_room(count, limits, now, K_LEASED)
+end
+local ids = room > 0 and take_ready(K_READY, K_LEVELS, LEVEL_KEYS, room, used, flow, limits, now)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
@@ -150,15 +151,12 @@ if ids then
       max_attempts = ok and tonumber(decoded.m) or nil
     end
     local attempt = (tonumber(attempts[i]) or 0) + 1
-    if not ok then
+    if not ok or attempt > (max_attempts or default_max) then
       redis.call('HDEL', K_ATTEMPTS, id)
-      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'malformed',
-        body and 'the stored body is not a JSON object' or 'the stored body is missing', attempt - 1, now,
-        dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
-    elseif attempt > (max_attempts or default_max) then
-      redis.call('HDEL', K_ATTEMPTS, id)
-      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, 'expired', 'the lease of the last attempt expired', attempt - 1, now,
-        dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
+      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ok and 'expired' or 'malformed',
+        ok and 'the lease of the last attempt expired' or
+        (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
+        attempt - 1, now, dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
     else
       -- The attempt travels in the token: no write to the attempts hash per delivery.
       local token = string.format('%d.%d', token_base + i, attempt)
@@ -173,9 +171,12 @@ if ids then
   if #lease_args > 0 then
     redis.call('ZADD', K_LEASED, unpack(lease_args))
     redis.call('HSET', K_TOKENS, unpack(token_args))
+    if limits.rm then
+      rate_use('', limits.rw, now, #lease_args / 2)
+    end
   end
   -- Work is left: let another blocked consumer help.
-  if redis.call('LLEN', K_READY) > 0 or (#used > 0 and redis.call('ZCARD', K_LEVELS) > 0) then
+  if plain_left(K_READY, K_LEVELS, used) or (flow and redis.call('ZCARD', K_GROUP_TURNS) > 0) then
     wake(K_WAKE)
   end
 end
@@ -186,10 +187,13 @@ if paused then
   return out
 end
 
--- The next moment something becomes ready without a push: a due time or a deadline.
+-- The next moment something becomes ready without a push: a due time, a deadline, a limit's or a group's hold.
 local next_delayed = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')[2]
 local next_lease = redis.call('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')[2]
-local next_due = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
+local next_due = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge, opens)
+if flow then
+  next_due = math.min(next_due, tonumber(redis.call('ZRANGE', K_GROUP_HELD, 0, 0, 'WITHSCORES')[2]) or math.huge)
+end
 if next_due ~= math.huge then
   out[2] = math.max(0, next_due - now)
 end

@@ -16,18 +16,19 @@
 -- KEYS[13] ready7    LIST
 -- KEYS[14] ready8    LIST
 -- KEYS[15] ready9    LIST
+-- KEYS[16] groupQueue ZSET grouped messages waiting for their group's turn (they count as ready)
 -- ARGV    none
 -- Returns { ready (every level), delayed, leased, dead, paused (1 or 0) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_DEAD, K_PAUSED, K_LEVELS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local LEVEL_KEYS = 7
+local LEVEL_KEYS, K_GROUP_QUEUE = 7, KEYS[16]
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_LEVELS, 'zset')
 
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
 local expired = redis.call('ZCOUNT', K_LEASED, '-inf', now)
 return {
-  ready_count(K_READY, K_LEVELS, LEVEL_KEYS) + due + expired,
+  ready_count(K_READY, K_LEVELS, LEVEL_KEYS, K_GROUP_QUEUE) + due + expired,
   redis.call('ZCARD', K_DELAYED) - due,
   redis.call('ZCARD', K_LEASED) - expired,
   redis.call('ZCARD', K_DEAD),

@@ -1,0 +1,31 @@
+import type { TopicLimitsStore } from '../engine/topic-limits';
+import { errorSummary } from '../errors/error-text';
+import type { TopicLimits } from '../interfaces';
+import type { QueueLogger } from '../observability/queue-logger';
+import { MESSAGES } from '../redis-ack-queue.messages';
+
+/** How long a consumer waits before writing its limits again after Redis refused. */
+const RETRY_MS = 1_000;
+
+/**
+ * Writes a consumer's limits to Redis before it takes anything, so that no consumer ever runs
+ * without them: retried every second while Redis refuses, until written or `closed()`.
+ */
+export async function writeLimitsFirst(
+  store: TopicLimitsStore,
+  topic: string,
+  limits: TopicLimits,
+  logger: QueueLogger,
+  closed: () => boolean,
+): Promise<void> {
+  for (;;) {
+    try {
+      await store.set(topic, limits);
+      return;
+    } catch (error) {
+      if (closed()) return;
+      logger.warn(MESSAGES.limitsNotWritten(topic, errorSummary(error)));
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+}

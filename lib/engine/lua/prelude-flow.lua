@@ -1,0 +1,177 @@
+-- Ordered groups and fleet-wide limits, shared like prelude.lua (the loader puts this text right
+-- after it). Locals only; its keys are the FLOW_CONTROL_KEYS named by use_flow_keys (prelude.lua).
+--
+-- A grouped message waits in groupQueue, a ZSET whose scores are all 0 and whose members
+-- '<group>\0<sequence>\0<id>' sort each group's messages in push order, so a group's head is one
+-- range read away however many groups there are; groupWaiting maps its id to that member. Once
+-- started it holds one of its group's slots (groupActive id -> group, groupSlots group -> count)
+-- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds
+-- the groups that can start a message now, served lowest turn first (round robin); groupHeld
+-- (group -> ms) the groups a rate limit holds. limits holds the fleet-wide limits (fields c,
+-- rm/rw, gm/gw, gc), rateWindows the starts counted in the current window ('' is the topic).
+
+-- The next number of the groups' own counter (message order, turns).
+local function group_sequence() return redis.call('INCR', K_GROUP_SEQUENCE) end
+
+-- The member of a group's oldest waiting message, or nil.
+local function group_head(group)
+  return redis.call('ZRANGE', K_GROUP_QUEUE, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
+end
+
+-- The fleet-wide limits: a table of the numbers set (none on a plain topic).
+local function flow_limits()
+  local fields = redis.call('HGETALL', K_LIMITS)
+  local limits = {}
+  for i = 1, #fields, 2 do
+    limits[fields[i]] = tonumber(fields[i + 1])
+  end
+  return limits
+end
+
+-- Gives `group` a turn at the tail of the rotation if its head can start now; true if it did.
+local function offer_turn(group, capacity)
+  if (tonumber(redis.call('HGET', K_GROUP_SLOTS, group)) or 0) >= capacity then
+    return false
+  end
+  if redis.call('ZSCORE', K_GROUP_HELD, group) or not group_head(group) then
+    return false
+  end
+  return redis.call('ZADD', K_GROUP_TURNS, 'NX', group_sequence(), group) == 1
+end
+
+-- A new member for a message at the tail of its group.
+local function group_member(group, id)
+  return group .. '\0' .. string.format('%015d', group_sequence()) .. '\0' .. id
+end
+
+-- Makes a message wait in its group (its member made by group_member) and offers the group a turn.
+local function group_enqueue(id, member, capacity)
+  redis.call('ZADD', K_GROUP_QUEUE, 0, member)
+  redis.call('HSET', K_GROUP_WAITING, id, member)
+  offer_turn(string.match(member, '^([^%z]*)%z'), capacity)
+end
+
+leases_ended = function(ids)
+  if redis.call('EXISTS', K_GROUP_ACTIVE, K_LIMITS) == 0 then
+    return
+  end
+  local groups = redis.call('HMGET', K_GROUP_ACTIVE, unpack(ids))
+  local capacity
+  local turned = false
+  for i, group in ipairs(groups) do
+    if group then
+      capacity = capacity or tonumber(redis.call('HGET', K_LIMITS, 'gc')) or 1
+      redis.call('HDEL', K_GROUP_ACTIVE, ids[i])
+      if redis.call('HINCRBY', K_GROUP_SLOTS, group, -1) <= 0 then
+        redis.call('HDEL', K_GROUP_SLOTS, group)
+      end
+      turned = offer_turn(group, capacity) or turned
+    end
+  end
+  -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
+  if redis.call('HDEL', K_LIMITS, 'waiting') == 1 or turned then
+    wake(K_FLOW_WAKE)
+    flow_woke = true
+  end
+end
+
+-- The starts counted in the current fixed window of `per_ms` (aligned to the server clock) of
+-- `field`, and when that window began.
+local function rate_used(field, per_ms, now)
+  local window = now - now % per_ms
+  local start, used = string.match(redis.call('HGET', K_RATE, field) or '', '^(%d+):(%d+)$')
+  return tonumber(start) == window and tonumber(used) or 0, window
+end
+
+-- Counts `n` starts in the current window of `field`.
+local function rate_use(field, per_ms, now, n)
+  local used, window = rate_used(field, per_ms, now)
+  redis.call('HSET', K_RATE, field, string.format('%d:%d', window, used + n))
+end
+
+-- Starts up to `count` grouped messages, one per turn, lowest turn first; a group over its
+-- rate is held until its window ends. Returns the ids started.
+local function start_grouped(count, limits, now)
+  local ids = {}
+  local capacity = limits.gc or 1
+  while #ids < count do
+    local turns = redis.call('ZPOPMIN', K_GROUP_TURNS, count - #ids)
+    if #turns == 0 then
+      break
+    end
+    for i = 1, #turns, 2 do
+      local group = turns[i]
+      local member = group_head(group)
+      local used, window = 0, 0
+      if member and limits.gm then
+        used, window = rate_used(group, limits.gw, now)
+      end
+      if member and limits.gm and used >= limits.gm then
+        redis.call('ZADD', K_GROUP_HELD, window + limits.gw, group)
+      elseif member then
+        local id = string.match(member, '^[^%z]*%z%d+%z(.*)$')
+        redis.call('ZREM', K_GROUP_QUEUE, member)
+        redis.call('HDEL', K_GROUP_WAITING, id)
+        redis.call('HSET', K_GROUP_ACTIVE, id, group)
+        redis.call('HINCRBY', K_GROUP_SLOTS, group, 1)
+        if limits.gm then
+          rate_use(group, limits.gw, now, 1)
+        end
+        ids[#ids + 1] = id
+        offer_turn(group, capacity)
+      end
+    end
+  end
+  return ids
+end
+
+-- Groups whose hold ended get their turn back (at most `max_moves`).
+local function release_held_groups(now, max_moves, capacity)
+  local groups = redis.call('ZRANGE', K_GROUP_HELD, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #groups > 0 then
+    redis.call('ZREMRANGEBYRANK', K_GROUP_HELD, 0, #groups - 1)
+    for _, group in ipairs(groups) do
+      offer_turn(group, capacity)
+    end
+  end
+end
+
+-- Due ids that wait for their group's turn (a delayed grouped push) join it; returns the others.
+local function enqueue_due_grouped(ids, capacity)
+  if redis.call('EXISTS', K_GROUP_WAITING) == 0 then
+    return ids
+  end
+  local members = redis.call('HMGET', K_GROUP_WAITING, unpack(ids))
+  local rest = {}
+  for i, id in ipairs(ids) do
+    if members[i] then
+      group_enqueue(id, members[i], capacity)
+    else
+      rest[#rest + 1] = id
+    end
+  end
+  return rest
+end
+
+-- How many of `count` may start under the topic's hold and fleet-wide limits, and when the one
+-- that stops them opens (math.huge: none does, or a concurrency limit, whose end an ack wakes).
+local function flow_room(count, limits, now, K_LEASED)
+  local hold = redis.call('PTTL', K_HELD)
+  if hold > 0 then
+    return 0, now + hold
+  end
+  local room, opens = count, math.huge
+  if limits.c then
+    room = math.max(math.min(room, limits.c - redis.call('ZCARD', K_LEASED)), 0)
+    if room == 0 then
+      redis.call('HSET', K_LIMITS, 'waiting', 1)
+    end
+  end
+  if limits.rm then
+    local used, window = rate_used('', limits.rw, now)
+    if limits.rm - used < room then
+      room, opens = math.max(limits.rm - used, 0), window + limits.rw
+    end
+  end
+  return room, opens
+end

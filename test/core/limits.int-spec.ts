@@ -1,0 +1,184 @@
+import { InvalidOptionError, RateLimitedError, type MessageContext } from '../../lib';
+import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Handler starts (local clock, the same host's as Redis') and how many ran at once. */
+class Starts {
+  readonly at: number[] = [];
+  running = 0;
+  maxRunning = 0;
+
+  async run(holdMs: number): Promise<void> {
+    this.at.push(Date.now());
+    this.maxRunning = Math.max(this.maxRunning, ++this.running);
+    await sleep(holdMs);
+    this.running--;
+  }
+
+  /** The most starts in one fixed window of `perMs`, aligned as the server aligns them. */
+  maxPerWindow(perMs: number): number {
+    const windows = new Map<number, number>();
+    for (const t of this.at) windows.set(Math.floor(t / perMs), (windows.get(Math.floor(t / perMs)) ?? 0) + 1);
+    return Math.max(...windows.values());
+  }
+}
+
+describe('fleet-wide limits', () => {
+  const fx = useRedis();
+
+  it('globalConcurrency holds every consumer of every service to n leased at once', async () => {
+    const topic = uniqueTopic();
+    const [a, b] = [await fx.service(), await fx.service()];
+    await a.pushMany(
+      topic,
+      Array.from({ length: 30 }, (_, n) => ({ payload: n })),
+    );
+    const starts = new Starts();
+    a.consume(topic, () => starts.run(20), { concurrency: 5, globalConcurrency: 3 });
+    b.consume(topic, () => starts.run(20), { concurrency: 5 });
+    await eventually(() => starts.at.length === 30 && starts.running === 0);
+    expect(starts.maxRunning).toBe(3);
+    expect(await b.limits(topic)).toEqual({ globalConcurrency: 3 });
+    // None was taken over the limit: no attempt counted, none retried.
+    expect(await a.stats(topic)).toMatchObject({ ready: 0, leased: 0, dead: 0 });
+  });
+
+  it('rateLimit starts at most max deliveries per window across consumers, and no more slowly than asked', async () => {
+    const topic = uniqueTopic();
+    const [a, b] = [await fx.service(), await fx.service()];
+    await a.setLimits(topic, { rateLimit: { max: 10, perMs: 250 } });
+    await a.pushMany(
+      topic,
+      Array.from({ length: 40 }, (_, n) => ({ payload: n })),
+    );
+    const starts = new Starts();
+    const startedAt = Date.now();
+    a.consume(topic, () => starts.run(1), { concurrency: 8 });
+    b.consume(topic, () => starts.run(1), { concurrency: 8 });
+    await eventually(() => starts.at.length === 40);
+    expect(starts.maxPerWindow(250)).toBeLessThanOrEqual(10);
+    // 40 at 10 per 250 ms: the fourth window at the earliest, and not much later.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - startedAt).toBeLessThan(2_500);
+  });
+
+  it('groupRateLimit holds a group over its rate while the other groups go on', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    await queue.setLimits(topic, { groupRateLimit: { max: 2, perMs: 400 }, groupConcurrency: 5 });
+    await queue.pushMany(topic, [
+      ...Array.from({ length: 6 }, (_, n) => ({ payload: { group: 'busy', n }, group: 'busy' })),
+      ...Array.from({ length: 2 }, (_, n) => ({ payload: { group: 'calm', n }, group: 'calm' })),
+    ]);
+    const busy = new Starts();
+    const calm = new Starts();
+    queue.consume<{ group: string }>(topic, ({ group }) => (group === 'busy' ? busy : calm).run(1), {
+      concurrency: 10,
+    });
+    await eventually(() => calm.at.length === 2);
+    expect(busy.at.length).toBeLessThanOrEqual(2);
+    await eventually(() => busy.at.length === 6);
+    expect(busy.maxPerWindow(400)).toBeLessThanOrEqual(2);
+  });
+
+  it('rateLimited holds the topic (or the group) without counting the attempt', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    await queue.pushMany(topic, [
+      { payload: 'first', id: 'first' },
+      { payload: 'second', id: 'second' },
+    ]);
+    const seen: { id: string; attempt: number; at: number }[] = [];
+    let refused = false;
+    queue.consume(
+      topic,
+      (_payload, context: MessageContext) => {
+        seen.push({ id: context.id, attempt: context.attempt, at: Date.now() });
+        if (!refused) {
+          refused = true;
+          context.rateLimited(300);
+        }
+      },
+      { concurrency: 1 },
+    );
+    await eventually(() => seen.length === 3);
+    const [refusedOne, next, again] = seen;
+    // Nothing started during the hold; the refused delivery did not count.
+    expect(next.at - refusedOne.at).toBeGreaterThanOrEqual(280);
+    const retried = [next, again].find((s) => s.id === refusedOne.id)!;
+    expect(retried.attempt).toBe(refusedOne.attempt);
+  });
+
+  it('a RateLimitedError from a grouped message holds that group only', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    await queue.pushMany(topic, [
+      { payload: 'a1', group: 'a' },
+      { payload: 'a2', group: 'a' },
+      { payload: 'b1', group: 'b' },
+      { payload: 'b2', group: 'b' },
+    ]);
+    const seen: string[] = [];
+    let refused = false;
+    queue.consume<string>(
+      topic,
+      (payload) => {
+        seen.push(payload);
+        if (payload === 'a1' && !refused) {
+          refused = true;
+          throw new RateLimitedError(400);
+        }
+      },
+      { concurrency: 2 },
+    );
+    await eventually(() => seen.includes('b2'));
+    // Group b went on while a was held; a's order holds after the hold.
+    expect(seen.filter((p) => p.startsWith('a'))).toEqual(['a1']);
+    await eventually(() => seen.length === 5);
+    expect(seen.filter((p) => p.startsWith('a'))).toEqual(['a1', 'a1', 'a2']);
+  });
+
+  it('consumers held by a limit wait without polling', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    await queue.setLimits(topic, { globalConcurrency: 1 });
+    await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }]);
+    let running = 0;
+    queue.consume(topic, () => (running++, sleep(1_200)), { concurrency: 4 });
+    await eventually(() => running === 1);
+    const before = await commandCounts(fx.redis);
+    await sleep(1_000);
+    const after = await commandCounts(fx.redis);
+    const scripts = (after.evalsha ?? 0) - (before.evalsha ?? 0);
+    // Heartbeats and the odd look: a handful, where polling would be hundreds.
+    expect(scripts).toBeLessThan(10);
+    await eventually(() => running === 2);
+  });
+
+  it('refuses bad limits with a typed error, writing nothing', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    const bad = [
+      { globalConcurrency: 0 },
+      { globalConcurrency: 1.5 },
+      { rateLimit: { max: 0, perMs: 100 } },
+      { rateLimit: { max: 5, perMs: 1 } },
+      { rateLimit: 5 },
+      { groupRateLimit: { max: 1 } },
+      { groupConcurrency: 1_001 },
+    ];
+    for (const limits of bad) {
+      await expect(queue.setLimits(topic, limits as never)).rejects.toThrow(InvalidOptionError);
+      expect(() => queue.consume(topic, () => undefined, limits as never)).toThrow(InvalidOptionError);
+    }
+    expect(await queue.limits(topic)).toEqual({});
+    const partitioned = uniqueTopic();
+    const wide = await fx.service({ topics: { [partitioned]: { partitions: 4 } } });
+    await expect(wide.setLimits(partitioned, { globalConcurrency: 3 })).rejects.toThrow(/partition count/);
+    await wide.setLimits(partitioned, { globalConcurrency: 6, rateLimit: { max: 100, perMs: 1_000 } });
+    expect(await wide.limits(partitioned)).toEqual({ globalConcurrency: 6, rateLimit: { max: 100, perMs: 1_000 } });
+    await wide.setLimits(partitioned, null);
+    expect(await wide.limits(partitioned)).toEqual({});
+  });
+});
