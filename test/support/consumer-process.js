@@ -1,7 +1,8 @@
 // A consumer in a process of its own, for tests that kill it. Uses the built library.
 // Env: REDIS_URL (or REDIS_CLUSTER, seeds as host:port,host:port...), TOPIC, LEASE_MS, HANDLER_MS,
 // CONCURRENCY, PREFIX. Prints one JSON line per event.
-// Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS (see below).
+// Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS (see below),
+// GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
 // `block: true` busy-waits BLOCK_MS synchronously (the event loop stalls: no timer, no
 // heartbeat) when BLOCK_MS is set; `fail: true` makes the handler throw.
@@ -30,7 +31,7 @@ queue
     const consumer = queue.consume(
       process.env.TOPIC,
       async (payload, context) => {
-        say({ type: 'start', id: context.id, attempt: context.attempt });
+        say({ type: 'start', id: context.id, attempt: context.attempt, group: context.group });
         const knobs = typeof payload === 'object' && payload !== null ? payload : {};
         if (knobs.block === true && blockMs > 0) {
           const until = Date.now() + blockMs;
@@ -42,9 +43,12 @@ queue
           await new Promise((resolve) => setTimeout(resolve, ms));
         }
         if (knobs.fail === true) throw new Error(`handler told to fail (${context.id})`);
-        say({ type: 'done', id: context.id, attempt: context.attempt });
+        say({ type: 'done', id: context.id, attempt: context.attempt, group: context.group });
       },
-      { concurrency: Number(process.env.CONCURRENCY || 4) },
+      {
+        concurrency: Number(process.env.CONCURRENCY || 4),
+        ...(process.env.GLOBAL_CONCURRENCY ? { globalConcurrency: Number(process.env.GLOBAL_CONCURRENCY) } : {}),
+      },
     );
     queue.events$.subscribe((event) => {
       if (event.type === 'acked' || event.type === 'lease-lost')

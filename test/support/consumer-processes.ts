@@ -21,6 +21,8 @@ export interface ConsumerEvent {
     | 'pushed';
   id?: string;
   attempt?: number;
+  /** Of start and done: the message's ordered group, if any. */
+  group?: string;
   /** The consumer process' own Date.now() when it printed the line. */
   now?: number;
   /** The test process' Date.now() when the line arrived. */
