@@ -5,6 +5,9 @@ import { OrdersStore } from './orders.store';
 // A value import: the ValidationPipe reads the payload's class from the parameter's design type.
 import { OrderMessage, TOPICS } from './topics';
 
+/** What the mail provider allows, fleet-wide (a decorator option is read once, at class definition). */
+const MAILS_PER_SECOND = Number(process.env.MAILS_PER_SECOND ?? 20);
+
 /** Stands in for a mail client that honours an AbortSignal, as fetch and most SDKs do. */
 function sendMail(latencyMs: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -31,7 +34,13 @@ export class OrderHandlers {
     private readonly config: SampleConfig,
   ) {}
 
-  @QueueHandler(TOPICS.created, { concurrency: 5 })
+  /**
+   * The confirmation mail. The mail provider takes at most MAILS_PER_SECOND mails a second for all
+   * our instances together: a fleet-wide rate limit, kept in Redis. Each customer's confirmations are
+   * an ordered group (see the controller): one at a time, in order. A 429 from the provider would
+   * call `context.rateLimited(retryAfterMs)`, holding the group without spending an attempt.
+   */
+  @QueueHandler(TOPICS.created, { concurrency: 5, rateLimit: { max: MAILS_PER_SECOND, perMs: 1_000 } })
   async sendConfirmation({ orderId }: OrderMessage, context: MessageContext): Promise<void> {
     await sendMail(this.config.mailLatencyMs, context.signal);
     const order = this.store.find(orderId);

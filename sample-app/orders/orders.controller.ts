@@ -15,13 +15,16 @@ export class OrdersController {
   /** Accepts an order: confirm it now, and cancel it later unless it gets paid. */
   @Post('orders')
   @HttpCode(202)
-  async create(@Body() body: { item?: unknown; amount?: unknown }): Promise<Order> {
-    if (typeof body?.item !== 'string' || typeof body.amount !== 'number' || !(body.amount > 0)) {
-      throw new BadRequestException('Send { "item": string, "amount": positive number }');
+  async create(@Body() body: { item?: unknown; amount?: unknown; customer?: unknown }): Promise<Order> {
+    const { item, amount, customer } = body ?? {};
+    if (typeof item !== 'string' || typeof amount !== 'number' || !(amount > 0) || !isCustomer(customer)) {
+      throw new BadRequestException('Send { "item": string, "amount": positive number, "customer"?: string }');
     }
-    const order = this.store.create(body.item, body.amount);
-    // The order id doubles as message id: a retried request cannot enqueue twice.
-    await this.queue.push(TOPICS.created, { orderId: order.id }, { id: order.id });
+    const order = this.store.create(item, amount, customer);
+    // The order id doubles as message id: a retried request cannot enqueue twice. A customer's
+    // confirmations are an ordered group: they go out one at a time, in the order of the orders.
+    const group = customer === undefined ? undefined : `customer:${customer}`;
+    await this.queue.push(TOPICS.created, { orderId: order.id }, { id: order.id, group });
     await this.queue.push(
       TOPICS.paymentTimeout,
       { orderId: order.id },
@@ -64,4 +67,12 @@ export class OrdersController {
       })),
     );
   }
+}
+
+/** No customer (a guest order), or a name that can be a group's (1-100 characters). */
+function isCustomer(value: unknown): value is string | undefined {
+  return (
+    value === undefined ||
+    (typeof value === 'string' && value.length > 0 && value.length <= 100 && !value.includes('\0'))
+  );
 }

@@ -6,6 +6,8 @@ export interface Order {
   id: string;
   item: string;
   amount: number;
+  /** Who ordered, if known: the ordered group of the order's confirmation mail. */
+  customer?: string;
   status: OrderStatus;
   confirmationSent: boolean;
   invoice?: string;
@@ -17,11 +19,12 @@ export class OrdersStore {
   private readonly orders = new Map<string, Order>();
   private counter = 0;
 
-  create(item: string, amount: number): Order {
+  create(item: string, amount: number, customer: string | undefined): Order {
     const order: Order = {
       id: `order-${Date.now()}-${++this.counter}`,
       item,
       amount,
+      customer,
       status: 'awaiting-payment',
       confirmationSent: false,
     };

@@ -57,6 +57,20 @@ describe('sample app (HTTP, real Redis)', () => {
     });
   });
 
+  it("sends one customer's confirmations in order, under the mail topic's fleet-wide rate limit", async () => {
+    const { app, url } = await startApp({ MAIL_LATENCY_MS: '5' });
+    const queue = app.get(RedisAckQueueService);
+    const orders: Order[] = [];
+    for (let i = 0; i < 4; i++)
+      orders.push(await read<Order>(post(`${url}/orders`, { item: `b${i}`, amount: 1, customer: 'ada' })));
+    const acked: string[] = [];
+    queue.events$.subscribe((e) => e.type === 'acked' && e.topic === TOPICS.created && acked.push(e.id));
+    await queue.waitUntilIdle(TOPICS.created);
+    expect(acked).toEqual(orders.map((order) => order.id).slice(-acked.length));
+    expect(await queue.limits(TOPICS.created)).toEqual({ rateLimit: { max: 20, perMs: 1_000 } });
+    expect((await post(`${url}/orders`, { item: 'x', amount: 1, customer: '' })).status).toBe(400);
+  });
+
   it('dead-letters a message that is not an OrderMessage at once, as rejected by the ValidationPipe', async () => {
     const { app } = await startApp();
     const queue = app.get(RedisAckQueueService);
