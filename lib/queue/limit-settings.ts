@@ -8,7 +8,7 @@ export function pickLimits(options: TopicLimits | undefined): TopicLimits | unde
   const { globalConcurrency, rateLimit, groupRateLimit, groupConcurrency } = options;
   const limits: TopicLimits = { globalConcurrency, rateLimit, groupRateLimit, groupConcurrency };
   const set = Object.entries(limits).filter(([, value]) => value !== undefined);
-  return set.length > 0 ? (Object.fromEntries(set)) : undefined;
+  return set.length > 0 ? Object.fromEntries(set) : undefined;
 }
 
 /** Checks limits; throws a typed error on the first bad one (`prefix` names where they were given). */
