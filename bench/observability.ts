@@ -1,11 +1,20 @@
 // Consume throughput with metrics and tracing off, and with both on (prom-client metrics fed by
 // events$, OpenTelemetry spans through a real SDK provider whose batch processor exports to
 // nowhere). Rounds interleave the two modes on one private redis-server; prints the medians.
-// Run: npm run bench:observability [-- --messages=20000 --rounds=5]
+// Run: npm run bench:observability [-- --messages=20000 --rounds=5 --handler-ms=0 --sample=1]
+// --handler-ms: each handler awaits a timer of that many ms (0: it resolves at once, the worst
+// case for any per-message cost); --sample: the share of traces the SDK records (ParentBased over
+// TraceIdRatioBased; 1 records every one).
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import { RedisAckQueueMetrics, RedisAckQueueService } from '../lib';
 import { BenchRedis } from './redis-server';
@@ -15,15 +24,18 @@ const arg = (name: string, fallback: number) =>
 const MESSAGES = arg('messages', 20_000);
 const ROUNDS = arg('rounds', 5);
 const CONCURRENCY = 16;
+const HANDLER_MS = arg('handler-ms', 0);
+const SAMPLE = arg('sample', 1);
 type Mode = 'off' | 'metrics' | 'tracing' | 'on';
 const MODES = (process.argv.find((a) => a.startsWith('--modes='))?.split('=')[1] ?? 'off,on').split(',') as Mode[];
 
 const nowhere: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: () => Promise.resolve() };
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(nowhere)] }));
+const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(SAMPLE) });
+trace.setGlobalTracerProvider(new BasicTracerProvider({ sampler, spanProcessors: [new BatchSpanProcessor(nowhere)] }));
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 
-/** Messages per second consumed (handlers that resolve at once), from the first start to the last ack. */
+/** Messages per second consumed, from the first start to the last ack. */
 async function round(url: string, mode: Mode, n: number): Promise<Figure> {
   const queue = new RedisAckQueueService({ connection: url, tracing: mode === 'on' || mode === 'tracing' });
   await queue.connect();
@@ -49,6 +61,7 @@ async function round(url: string, mode: Mode, n: number): Promise<Figure> {
         cpu = process.cpuUsage();
       }
       if (++handled === MESSAGES) finished();
+      if (HANDLER_MS > 0) return new Promise((resolve) => setTimeout(resolve, HANDLER_MS));
     },
     { concurrency: CONCURRENCY },
   );
@@ -87,7 +100,9 @@ async function main(): Promise<void> {
   }
   const base = figures.get(MODES[0])!;
   const [offRate, offCpu] = [median(base.map((f) => f.rate)), median(base.map((f) => f.cpuUs))];
-  let out = `${MESSAGES} messages x ${ROUNDS} rounds, concurrency ${CONCURRENCY}; medians, and against ${MODES[0]}\n`;
+  let out =
+    `${MESSAGES} messages x ${ROUNDS} rounds, concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms, ` +
+    `sampled ${SAMPLE * 100} %; medians, and against ${MODES[0]}\n`;
   for (const [mode, values] of figures) {
     const [rate, cpu] = [median(values.map((f) => f.rate)), median(values.map((f) => f.cpuUs))];
     out +=
