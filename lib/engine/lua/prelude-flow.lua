@@ -29,14 +29,19 @@ local function flow_limits()
 end
 
 -- Gives `group` a turn at the tail of the rotation if its head can start now; true if it did.
-local function offer_turn(group, capacity)
-  if (tonumber(redis.call('HGET', K_GROUP_SLOTS, group)) or 0) >= capacity then
+-- A caller that knows the group's slots in use, or that it has a waiting message, passes them.
+local function offer_turn(group, capacity, slots, waiting)
+  if (slots or tonumber(redis.call('HGET', K_GROUP_SLOTS, group)) or 0) >= capacity then
     return false
   end
-  if redis.call('ZSCORE', K_GROUP_HELD, group) or not group_head(group) then
+  if redis.call('ZSCORE', K_GROUP_TURNS, group) or redis.call('ZSCORE', K_GROUP_HELD, group) then
     return false
   end
-  return redis.call('ZADD', K_GROUP_TURNS, 'NX', group_sequence(), group) == 1
+  if not waiting and not group_head(group) then
+    return false
+  end
+  redis.call('ZADD', K_GROUP_TURNS, group_sequence(), group)
+  return true
 end
 
 -- A new member for a message at the tail of its group.
@@ -48,7 +53,7 @@ end
 local function group_enqueue(id, member, capacity)
   redis.call('ZADD', K_GROUP_QUEUE, 0, member)
   redis.call('HSET', K_GROUP_WAITING, id, member)
-  offer_turn(string.match(member, '^([^%z]*)%z'), capacity)
+  offer_turn(string.match(member, '^([^%z]*)%z'), capacity, nil, true)
 end
 
 leases_ended = function(ids)
@@ -62,10 +67,11 @@ leases_ended = function(ids)
     if group then
       capacity = capacity or tonumber(redis.call('HGET', K_LIMITS, 'gc')) or 1
       redis.call('HDEL', K_GROUP_ACTIVE, ids[i])
-      if redis.call('HINCRBY', K_GROUP_SLOTS, group, -1) <= 0 then
+      local slots = redis.call('HINCRBY', K_GROUP_SLOTS, group, -1)
+      if slots <= 0 then
         redis.call('HDEL', K_GROUP_SLOTS, group)
       end
-      turned = offer_turn(group, capacity) or turned
+      turned = offer_turn(group, capacity, slots) or turned
     end
   end
   -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
@@ -113,12 +119,12 @@ local function start_grouped(count, limits, now)
         redis.call('ZREM', K_GROUP_QUEUE, member)
         redis.call('HDEL', K_GROUP_WAITING, id)
         redis.call('HSET', K_GROUP_ACTIVE, id, group)
-        redis.call('HINCRBY', K_GROUP_SLOTS, group, 1)
+        local slots = redis.call('HINCRBY', K_GROUP_SLOTS, group, 1)
         if limits.gm then
           rate_use(group, limits.gw, now, 1)
         end
         ids[#ids + 1] = id
-        offer_turn(group, capacity)
+        offer_turn(group, capacity, slots)
       end
     end
   end
