@@ -156,6 +156,21 @@ describe('fleet-wide limits', () => {
     await eventually(() => running === 2);
   });
 
+  it('an idle consumer of a rate-limited topic does not wake at every window', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+    let handled = 0;
+    queue.consume(topic, () => void handled++, { concurrency: 4, rateLimit: { max: 2, perMs: 100 } });
+    await eventually(() => handled === 3);
+    await sleep(200);
+    const before = await commandCounts(fx.redis);
+    await sleep(1_000);
+    const after = await commandCounts(fx.redis);
+    // Ten windows went by: an idle consumer looks about once a second, not once a window.
+    expect((after.evalsha ?? 0) - (before.evalsha ?? 0)).toBeLessThan(5);
+  });
+
   it('refuses bad limits with a typed error, writing nothing', async () => {
     const topic = uniqueTopic();
     const queue = await fx.service();

@@ -180,3 +180,18 @@ local function take_ready(K_READY, K_LEVELS, first, room, used, flow, limits, no
   end
   return #ids > 0 and ids
 end
+
+-- When something becomes ready without a push: the first due time or lease deadline, the end of a
+-- group's hold (with `flow`), or `opens` (a limit's end) while work waits for it; math.huge if none.
+local function next_due_at(K_READY, K_DELAYED, K_LEASED, K_LEVELS, used, flow, opens)
+  local next_delayed = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')[2]
+  local next_lease = redis.call('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')[2]
+  local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
+  if flow then
+    at = math.min(at, tonumber(redis.call('ZRANGE', K_GROUP_HELD, 0, 0, 'WITHSCORES')[2]) or math.huge)
+    if opens < at and (plain_left(K_READY, K_LEVELS, used) or redis.call('ZCARD', K_GROUP_TURNS) > 0) then
+      at = opens
+    end
+  end
+  return at
+end

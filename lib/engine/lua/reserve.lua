@@ -187,13 +187,8 @@ if paused then
   return out
 end
 
--- The next moment something becomes ready without a push: a due time, a deadline, a limit's or a group's hold.
-local next_delayed = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')[2]
-local next_lease = redis.call('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')[2]
-local next_due = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge, opens)
-if flow then
-  next_due = math.min(next_due, tonumber(redis.call('ZRANGE', K_GROUP_HELD, 0, 0, 'WITHSCORES')[2]) or math.huge)
-end
+-- The next moment something becomes ready without a push.
+local next_due = next_due_at(K_READY, K_DELAYED, K_LEASED, K_LEVELS, used, flow, opens)
 if next_due ~= math.huge then
   out[2] = math.max(0, next_due - now)
 end
