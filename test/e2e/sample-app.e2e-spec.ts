@@ -64,7 +64,7 @@ describe('sample app (HTTP, real Redis)', () => {
     for (let i = 0; i < 4; i++)
       orders.push(await read<Order>(post(`${url}/orders`, { item: `b${i}`, amount: 1, customer: 'ada' })));
     const acked: string[] = [];
-    queue.events$.subscribe((e) => e.type === 'acked' && e.topic === TOPICS.created && acked.push(e.id));
+    queue.events$.subscribe((e) => e.type === 'acked' && e.topic === TOPICS.created && acked.push(e.id!));
     await queue.waitUntilIdle(TOPICS.created);
     expect(acked).toEqual(orders.map((order) => order.id).slice(-acked.length));
     expect(await queue.limits(TOPICS.created)).toEqual({ rateLimit: { max: 20, perMs: 1_000 } });

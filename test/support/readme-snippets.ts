@@ -38,7 +38,7 @@ const MODULES = [
 
 /**
  * What the snippets take from the reader's own app, declared once for all of them: an
- * order type, a mailer service, a PDF renderer and archive, the app's root module and
+ * order type, a mailer service and mail provider, a PDF renderer and archive, the app's root module and
  * handler classes, a Nest app under test, supertest's `request`, @nestjs/config.
  */
 const PLACEHOLDERS = `
@@ -48,6 +48,10 @@ declare class Mailer {
   readonly sent: string[];
 }
 declare const mailer: Mailer;
+/** A mail provider's HTTP API, as the rate-limit example calls it. */
+declare const provider: {
+  send(mail: object, options: { signal: AbortSignal }): Promise<{ status: number; headers: Record<string, string> }>;
+};
 declare class Pager {
   notify(text: string): void;
 }
