@@ -11,6 +11,7 @@ export { RedisAckQueueService } from './queue/redis-ack-queue.service';
 export { defineTopic } from './queue/define-topic';
 export {
   QueueHandler,
+  type QueueBatchHandlerDecorator,
   type QueueHandlerDecorator,
   type QueueHandlerDecoratorOptions,
   type QueueHandlerMetadata,

@@ -95,4 +95,6 @@ export const BOUNDS = {
   rateMax: [1, 1_000_000],
   ratePerMs: [10, 86_400_000],
   groupConcurrency: [1, 1_000],
+  batchMaxSize: [1, LIMITS.maxReserveCount],
+  batchMaxWaitMs: [0, 60_000],
 } as const satisfies Record<string, readonly [number, number]>;

@@ -1,5 +1,6 @@
 import type { QueueHandlerDefaults } from './redis-ack-queue-options.interface';
 import type { TopicLimits } from './topic-limits.interface';
+import type { BatchOptions } from './batch.interface';
 
 /** What a handler gets besides the payload. */
 export interface MessageContext {
@@ -70,7 +71,14 @@ export type QueueHandlerFn<T = unknown> = (payload: T, context: MessageContext) 
  * Options of `@QueueHandler()` and `service.consume()`; unset ones come from the module. Limits
  * given here are written to Redis when the consumer starts, for the whole fleet.
  */
-export type QueueHandlerOptions = QueueHandlerDefaults & TopicLimits;
+export type QueueHandlerOptions = QueueHandlerDefaults &
+  TopicLimits & {
+    /**
+     * Hand the handler its messages in batches: `(messages, context)` (see {@link BatchOptions});
+     * `concurrency` then counts batch calls.
+     */
+    batch?: BatchOptions;
+  };
 
 /** A running consumer, as returned by `service.consume()`. */
 export interface QueueConsumer {

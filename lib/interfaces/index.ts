@@ -12,3 +12,4 @@ export * from './queue-schedule-api.interface';
 export * from './queue-lookup-api.interface';
 export * from './queue-topics-api.interface';
 export * from './topic-limits.interface';
+export * from './batch.interface';

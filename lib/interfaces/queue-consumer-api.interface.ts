@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { BatchOptions, QueueBatchHandlerFn } from './batch.interface';
 import type { QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from './consumer.interface';
 import type { RedisAckQueueEvent } from './events.interface';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage } from './message.interface';
@@ -75,6 +76,18 @@ export interface RedisAckQueueConsumerApi {
    */
   release(message: ReservedMessage): Promise<boolean>;
 
+  /**
+   * Starts a batch consumer of `topic` (option `batch`): `handler(messages, context)` gets up
+   * to `batch.maxSize` messages at once (see `BatchContext`); `concurrency` counts batch
+   * calls. Everything else is as for a single handler.
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidOptionError} when `handler` is not a function or an option is out of range.
+   */
+  consume<T = unknown>(
+    topic: string,
+    handler: QueueBatchHandlerFn<T>,
+    options: QueueHandlerOptions & { batch: BatchOptions },
+  ): QueueConsumer;
   /**
    * Runs `handler` for every message of `topic` until closed: leases, heartbeats, ack on resolve, nack with backoff on failure.
    * Unset options come from the service's. A bad argument throws at once.

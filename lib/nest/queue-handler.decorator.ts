@@ -1,5 +1,12 @@
 import { SetMetadata } from '@nestjs/common';
-import type { MessageContext, QueueHandlerOptions, Topic } from '../interfaces';
+import type {
+  BatchContext,
+  BatchMessage,
+  BatchOptions,
+  MessageContext,
+  QueueHandlerOptions,
+  Topic,
+} from '../interfaces';
 import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
 
 /** Options of `@QueueHandler()`: the consumer options, and which queue to consume from. */
@@ -30,7 +37,19 @@ export type QueueHandlerDecorator<T> = <M extends (payload: T, context: MessageC
 ) => void;
 
 /**
- * Marks a provider method as the consumer of `topic`: `handle(payload, context)`. The
+ * The decorator `@QueueHandler(topic, { batch })` returns: the method takes
+ * `(messages: BatchMessage<T>[], context: BatchContext)`.
+ * @typeParam M - The decorated method's type.
+ */
+export type QueueBatchHandlerDecorator<T> = <M extends (messages: BatchMessage<T>[], context: BatchContext) => unknown>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+/**
+ * Marks a provider method as the consumer of `topic`: `handle(payload, context)`, or with option
+ * `batch`, `handle(messages, context)` (see {@link BatchOptions}). The
  * message is acked when the returned promise resolves and retried when it rejects.
  * Unset options come from the module's defaults. Checked at startup, where an error
  * can name the class and method. A plain string topic leaves `T` at `never`: any first
@@ -42,13 +61,21 @@ export type QueueHandlerDecorator<T> = <M extends (payload: T, context: MessageC
  */
 export function QueueHandler<T = never>(
   topic: Topic<T>,
+  options: QueueHandlerDecoratorOptions & { batch: BatchOptions },
+): QueueBatchHandlerDecorator<T>;
+export function QueueHandler<T = never>(
+  topic: Topic<T>,
+  options?: QueueHandlerDecoratorOptions,
+): QueueHandlerDecorator<T>;
+export function QueueHandler<T = never>(
+  topic: Topic<T>,
   options: QueueHandlerDecoratorOptions = {},
-): QueueHandlerDecorator<T> {
+): QueueHandlerDecorator<T> & QueueBatchHandlerDecorator<T> {
   const { queue, ...handlerOptions } = options ?? {};
   const decorate = SetMetadata<string, QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, {
     topic,
     queue,
     options: handlerOptions,
   });
-  return (target, key, descriptor) => decorate(target, key, descriptor);
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor) => decorate(target, key, descriptor);
 }

@@ -1,10 +1,13 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionError } from '../errors';
 import { asError } from '../errors/error-text';
+import { batchingHandler } from '../consumer/batch-collector';
 import type {
+  BatchOptions,
   ConsumerLiveness,
   NackOptions,
   NackResult,
+  QueueBatchHandlerFn,
   QueueConsumer,
   QueueHandlerFn,
   QueueHandlerOptions,
@@ -123,16 +126,31 @@ export class RedisAckQueueService
 
   consume<T = unknown>(
     topic: Topic<T>,
+    handler: QueueBatchHandlerFn<T>,
+    options: QueueHandlerOptions & { batch: BatchOptions },
+  ): QueueConsumer;
+  consume<T = unknown>(
+    topic: Topic<T>,
     handler: QueueHandlerFn<T>,
+    options?: QueueHandlerOptions | null,
+  ): QueueConsumer;
+  consume<T = unknown>(
+    topic: Topic<T>,
+    handler: QueueHandlerFn<T> | QueueBatchHandlerFn<T>,
     options?: QueueHandlerOptions | null,
   ): QueueConsumer {
     this.assertOpen('consume');
     assertTopic(topic);
     if (typeof handler !== 'function')
       throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
+    const { batch, concurrency = this.settings.concurrency } = optionsOf(options);
+    // A batch handler runs behind a collector: the consumer sees one handler per message.
+    const perMessage = batch
+      ? batchingHandler(handler as QueueBatchHandlerFn<T>, batch, concurrency)
+      : (handler as QueueHandlerFn<T>);
     const consumer = this.consumers.consume(
       topic,
-      this.tracing ? this.tracing.wrap(topic, handler) : handler,
+      this.tracing ? this.tracing.wrap(topic, perMessage) : perMessage,
       optionsOf(options),
     );
     this.startScheduler();

@@ -1,6 +1,7 @@
-import { DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
+import { BOUNDS, DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
 import type { CompletedPolicy, ReserveRequest } from '../engine/consumer-engine';
 import type {
+  BatchOptions,
   QueueHandlerDefaults,
   RedisAckQueueLogLevel,
   RedisAckQueueOptions,
@@ -136,12 +137,40 @@ function resolveReplicatedPushes(
   return { replicas: option.replicas, timeoutMs: option.timeoutMs ?? 1_000 };
 }
 
-/** Handler options over the service's (or the library's) defaults. */
+/**
+ * Handler options over the service's (or the library's) defaults. A batch handler's messages
+ * each hold a slot while their batch runs: `concurrency` batch calls take concurrency x maxSize
+ * slots, and one reserve can bring a whole batch.
+ */
 export function resolveConsumerSettings(
-  options: QueueHandlerDefaults,
+  options: QueueHandlerDefaults & { batch?: BatchOptions },
   fallback: ConsumerSettings | undefined,
 ): ConsumerSettings {
   assertHandlerOptions(options);
+  const settings = resolveSingleSettings(options, fallback);
+  if (options.batch === undefined) return settings;
+  const { maxSize } = assertBatch(options.batch);
+  return {
+    ...settings,
+    concurrency: settings.concurrency * maxSize,
+    batchSize: Math.min(Math.max(settings.batchSize, maxSize), BOUNDS.batchSize[1]),
+  };
+}
+
+function assertBatch(batch: unknown): BatchOptions {
+  if (typeof batch !== 'object' || batch === null) {
+    throw new InvalidOptionError('batch', batch, 'an object { maxSize, maxWaitMs }');
+  }
+  const { maxSize, maxWaitMs } = batch as BatchOptions;
+  assertBounded('batchMaxSize', maxSize, 'batch.maxSize');
+  assertBounded('batchMaxWaitMs', maxWaitMs, 'batch.maxWaitMs');
+  return { maxSize, maxWaitMs };
+}
+
+function resolveSingleSettings(
+  options: QueueHandlerDefaults,
+  fallback: ConsumerSettings | undefined,
+): ConsumerSettings {
   return {
     leaseMs: options.leaseMs ?? fallback?.leaseMs ?? DEFAULTS.leaseMs,
     maxAttempts: options.maxAttempts ?? fallback?.maxAttempts ?? DEFAULTS.maxAttempts,

@@ -48,6 +48,8 @@ declare class Mailer {
   readonly sent: string[];
 }
 declare const mailer: Mailer;
+/** A database client, as the batch example writes to it. */
+declare const db: { insertMany(rows: object[], options: { signal: AbortSignal }): Promise<void> };
 /** A mail provider's HTTP API, as the rate-limit example calls it. */
 declare const provider: {
   send(mail: object, options: { signal: AbortSignal }): Promise<{ status: number; headers: Record<string, string> }>;
