@@ -10,9 +10,8 @@
 -- (group -> ms) the groups a rate limit holds. limits holds the fleet-wide limits (fields c,
 -- rm/rw, gm/gw, gc), rateWindows the starts counted in the current window ('' is the topic).
 
--- The next number of the groups' own counter (message order, turns). A call takes a block of 1000
--- at once: the numbers only need to rise from one call to the next, and a command per number cost
--- more than the rest of a turn.
+-- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
+-- need only rise from one call to the next, and a command per number cost more than a turn.
 local sequence_next, sequence_last = 1, 0
 local function group_sequence()
   if sequence_next > sequence_last then
@@ -30,12 +29,20 @@ end
 
 -- The fleet-wide limits: a table of the numbers set (none on a plain topic).
 local function flow_limits()
-  local fields = redis.call('HGETALL', K_LIMITS)
-  local limits = {}
+  local fields, limits = redis.call('HGETALL', K_LIMITS), {}
   for i = 1, #fields, 2 do
     limits[fields[i]] = tonumber(fields[i + 1])
   end
   return limits
+end
+
+-- Whether any group is held (read once per call; true once this call holds one).
+local groups_held
+local function any_group_held()
+  if groups_held == nil then
+    groups_held = redis.call('EXISTS', K_GROUP_HELD) == 1
+  end
+  return groups_held
 end
 
 -- Gives `group` a turn at the tail of the rotation if its head can start now; true if it did.
@@ -44,14 +51,13 @@ local function offer_turn(group, capacity, slots, waiting)
   if (slots or tonumber(redis.call('HGET', K_GROUP_SLOTS, group)) or 0) >= capacity then
     return false
   end
-  if redis.call('ZSCORE', K_GROUP_TURNS, group) or redis.call('ZSCORE', K_GROUP_HELD, group) then
+  if any_group_held() and redis.call('ZSCORE', K_GROUP_HELD, group) then
     return false
   end
   if not waiting and not group_head(group) then
     return false
   end
-  redis.call('ZADD', K_GROUP_TURNS, group_sequence(), group)
-  return true
+  return redis.call('ZADD', K_GROUP_TURNS, 'NX', group_sequence(), group) == 1
 end
 
 -- A new member for a message at the tail of its group.
@@ -123,6 +129,7 @@ local function start_grouped(count, limits, now)
         used, window = rate_used(group, limits.gw, now)
       end
       if member and limits.gm and used >= limits.gm then
+        groups_held = true
         redis.call('ZADD', K_GROUP_HELD, window + limits.gw, group)
       elseif member then
         local id = string.match(member, '^[^%z]*%z%d+%z(.*)$')
