@@ -1,32 +1,15 @@
-/** Option `batch` of `@QueueHandler()` and `consume()`: the handler takes messages in batches. */
-export interface BatchOptions {
-  /** Most messages in one call (1-1,000). */
-  maxSize: number;
-  /**
-   * How long a batch waits for more after its first message arrived (ms, 0-60,000): the call
-   * starts once `maxSize` are at hand or this long after the first, whichever comes first.
-   */
-  maxWaitMs: number;
-}
+import type { MessageContext } from './consumer.interface';
 
-/** One message of a batch: what a single handler's payload and `MessageContext` carry. */
-export interface BatchMessage<T = unknown> {
-  /** The message's id. */
-  id: string;
+/**
+ * One message of a batch: what a single handler's payload and `MessageContext` carry of it. Its
+ * `signal` aborts when this message is cancelled, its lease is lost, or its delivery times out.
+ */
+export interface BatchMessage<T = unknown> extends Pick<
+  MessageContext,
+  'id' | 'attempt' | 'maxAttempts' | 'headers' | 'enqueuedAt' | 'group' | 'signal'
+> {
   /** The payload, as JSON gave it back. */
   payload: T;
-  /** This delivery's number: 1 on the first. */
-  attempt: number;
-  /** Deliveries allowed: the message's own `maxAttempts`, else the consumer's. */
-  maxAttempts: number;
-  /** String metadata given at push (`{}` when none). */
-  headers: Record<string, string>;
-  /** When it was pushed (epoch ms, Redis server clock). */
-  enqueuedAt: number;
-  /** Its ordered group, if any. */
-  group: string | undefined;
-  /** Aborted when this message is cancelled, its lease is lost, or its delivery times out. */
-  signal: AbortSignal;
 }
 
 /** What a batch handler gets besides its messages. */

@@ -1,6 +1,5 @@
 import type { QueueHandlerDefaults } from './redis-ack-queue-options.interface';
 import type { TopicLimits } from './topic-limits.interface';
-import type { BatchOptions } from './batch.interface';
 
 /** What a handler gets besides the payload. */
 export interface MessageContext {
@@ -107,4 +106,15 @@ export interface ConsumerLiveness {
    * beyond their period: a blocked event loop (a synchronous handler) shows here.
    */
   longestTickGapMs: number;
+}
+
+/** Option `batch` of `@QueueHandler()` and `consume()`: the handler takes messages in batches. */
+export interface BatchOptions {
+  /** Most messages in one call (1-1,000). */
+  maxSize: number;
+  /**
+   * How long a batch waits for more after its first message arrived (ms, 0-60,000): the call
+   * starts once `maxSize` are at hand or this long after the first, whichever comes first.
+   */
+  maxWaitMs: number;
 }

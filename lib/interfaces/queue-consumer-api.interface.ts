@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
-import type { BatchOptions, QueueBatchHandlerFn } from './batch.interface';
-import type { QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from './consumer.interface';
+import type { QueueBatchHandlerFn } from './batch.interface';
+import type { BatchOptions, QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from './consumer.interface';
 import type { RedisAckQueueEvent } from './events.interface';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage } from './message.interface';
 
