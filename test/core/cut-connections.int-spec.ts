@@ -1,3 +1,4 @@
+import type { RedisAckQueueService } from '../../lib';
 import { expectLogs } from '../support/capture-logs';
 import { onCluster, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -26,27 +27,39 @@ describe('cut connections', () => {
     expect((await queue.stats(topic)).ready).toBe(ids.length);
   });
 
+  /**
+   * Pushes 'held' while CLIENT PAUSE (`mode`) holds the topic's master, drops every connection of
+   * the queue's Cluster client meanwhile, and answers how many messages the topic then holds.
+   * `before` runs first, on another topic or this one.
+   */
+  async function pushAcrossDrop(
+    mode: 'WRITE' | 'ALL',
+    before: (queue: RedisAckQueueService, topic: string) => Promise<unknown>,
+  ) {
+    const client = fx.cluster.client();
+    const queue = await fx.service({ connection: client });
+    const topic = uniqueTopic();
+    const master = (await fx.cluster.nodeForKey(`{ackq:${topic}}`)).client();
+    try {
+      await before(queue, topic);
+      await master.call('CLIENT', 'PAUSE', '300', mode);
+      const held = queue.push(topic, 'held', { id: 'held' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      client.disconnect(true);
+      await expect(held).resolves.toMatchObject({ id: 'held', duplicate: false });
+      return (await queue.stats(topic)).ready;
+    } finally {
+      master.disconnect();
+      client.disconnect();
+    }
+  }
+
   (onCluster ? it : it.skip)(
     'a Cluster whose every connection drops while a push waits for its answer sends the push again once it reconnects',
     async () => {
       // Held by CLIENT PAUSE, the push is in flight when the connections drop. ioredis' Cluster
       // fails it with "Connection is closed." when it is not 'ready' then (a plain client resends).
-      const client = fx.cluster.client();
-      const queue = await fx.service({ connection: client });
-      const topic = uniqueTopic();
-      const master = (await fx.cluster.nodeForKey(`{ackq:${topic}}`)).client();
-      try {
-        await queue.push(topic, 'first');
-        await master.call('CLIENT', 'PAUSE', '300', 'WRITE');
-        const held = queue.push(topic, 'held', { id: 'held' });
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        client.disconnect(true);
-        await expect(held).resolves.toMatchObject({ id: 'held', duplicate: false });
-        expect((await queue.stats(topic)).ready).toBe(2);
-      } finally {
-        master.disconnect();
-        client.disconnect();
-      }
+      expect(await pushAcrossDrop('WRITE', (queue, topic) => queue.push(topic, 'first'))).toBe(2);
     },
   );
 
@@ -55,22 +68,7 @@ describe('cut connections', () => {
     async () => {
       // The first push on a topic reads its partition count before its script: CLIENT PAUSE ALL
       // holds that read, so the drop lands on it rather than on the script.
-      const client = fx.cluster.client();
-      const queue = await fx.service({ connection: client });
-      const topic = uniqueTopic();
-      const master = (await fx.cluster.nodeForKey(`{ackq:${topic}}`)).client();
-      try {
-        await queue.push(uniqueTopic(), 'connected');
-        await master.call('CLIENT', 'PAUSE', '300', 'ALL');
-        const held = queue.push(topic, 'held', { id: 'held' });
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        client.disconnect(true);
-        await expect(held).resolves.toMatchObject({ id: 'held', duplicate: false });
-        expect((await queue.stats(topic)).ready).toBe(1);
-      } finally {
-        master.disconnect();
-        client.disconnect();
-      }
+      expect(await pushAcrossDrop('ALL', (queue) => queue.push(uniqueTopic(), 'connected'))).toBe(1);
     },
   );
 });
