@@ -3,8 +3,13 @@ import type { RedisClient } from './connection';
 
 /** ioredis' error for a command whose connection closed before it was answered. */
 const CONNECTION_CLOSED = 'Connection is closed.';
-/** How often one call is sent again after its Cluster connection closed. */
-const MAX_CLUSTER_RESENDS = 3;
+/**
+ * The pause before each resend of one call. The first lets ioredis handle the socket closes
+ * still queued, so the resend does not go to a node connection that is already dead but not
+ * yet known to be; the later ones wait for the Cluster to notice that every node is gone (it
+ * then holds commands in its offline queue). About 0.8 s in all.
+ */
+const RESEND_PAUSES_MS = [5, 20, 50, 100, 200, 400];
 
 /**
  * Runs `send`, sending it again when a Cluster dropped its connection under it. A plain client
@@ -19,8 +24,8 @@ export async function withClusterResends<T>(client: RedisClient, send: () => Pro
     try {
       return await send();
     } catch (error) {
-      if (resends < MAX_CLUSTER_RESENDS && resendable(client, error)) continue;
-      throw error;
+      if (resends >= RESEND_PAUSES_MS.length || !resendable(client, error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RESEND_PAUSES_MS[resends]));
     }
   }
 }
