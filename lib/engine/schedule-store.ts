@@ -56,7 +56,26 @@ export class ScheduleStore {
 
   /** The tick's message id: `schedule:<name>:<tick>`, plus `#<k>` when needed to route it to the schedule's slot. */
   tickId(topic: string, name: string, tick: number): string {
-    const id = `schedule:${name}:${tick}`;
+    return this.routed(topic, `schedule:${name}:${tick}`);
+  }
+
+  /**
+   * Pushes the schedule's message out of turn, with the id `schedule:<name>@<now>` (`@` is in
+   * no schedule name, so it never meets a tick's id); its ticks stay as they are. Null when
+   * the topic has no such schedule.
+   */
+  async runNow(topic: string, name: string): Promise<{ id: string; duplicate: boolean } | null> {
+    const layout = await this.verified(topic, 'run a schedule');
+    const id = this.routed(topic, `schedule:${name}@${await this.serverNow()}`);
+    const [outcome, now] = await this.scripts.run<number[]>('scheduleRun', topic, this.slot(layout), [name, id]);
+    this.observe(now);
+    if (outcome < 0) return null;
+    if (outcome === 1 && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    return { id, duplicate: outcome === 0 };
+  }
+
+  /** `id`, plus `#<k>` when needed to route it to the partition of the topic's schedules. */
+  private routed(topic: string, id: string): string {
     const count = this.layouts.get(topic).partitions.length;
     if (partitionOf(id, count) === 0) return id;
     for (let k = 1; ; k++) if (partitionOf(`${id}#${k}`, count) === 0) return `${id}#${k}`;

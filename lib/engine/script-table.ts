@@ -132,6 +132,11 @@ export const QUEUE_SCRIPTS = {
     keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake'],
     refusedWhenFull: true,
   },
+  scheduleRun: {
+    file: 'schedule-run.lua',
+    keys: ['schedules', 'messages', 'ready', 'wake'],
+    refusedWhenFull: true,
+  },
   scheduleIndex: { file: 'schedule-index.lua', keys: ['scheduleTopics', 'scheduleVersion'] },
   // Look-up, cancel, completed records and progress (job control).
   get: {

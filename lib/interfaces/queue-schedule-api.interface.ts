@@ -1,3 +1,5 @@
+import type { PushResult } from './message.interface';
+
 /**
  * When a schedule ticks and what each tick pushes. Exactly one of `cron` and `everyMs`.
  * Every tick pushes one message with the id `schedule:<name>:<tickEpochMs>`.
@@ -104,4 +106,20 @@ export interface RedisAckQueueScheduleApi {
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `upsertSchedule`.
    */
   schedules(topic?: string): Promise<ScheduleInfo[]>;
+
+  /**
+   * Pushes a schedule's message now, out of turn (an operator's "run now"), with the id
+   * `schedule:<name>@<serverEpochMs>`; the schedule's next tick still runs when due. Emits
+   * `pushed`. Two calls in the same millisecond push one message (the second is a duplicate).
+   * @returns The pushed message's id, or null when the topic has no schedule of this name.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not a valid topic name.
+   * @throws {InvalidScheduleError} when `name` is not a valid schedule name.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `upsertSchedule`.
+   * @example
+   * ```ts
+   * await queue.runScheduleNow('report.nightly', 'nightly');
+   * ```
+   */
+  runScheduleNow(topic: string, name: string): Promise<PushResult | null>;
 }

@@ -1,7 +1,13 @@
 import { SchedulerLoop } from '../consumer/scheduler-loop';
 import { ScheduleStore, type StoredSchedule } from '../engine/schedule-store';
 import { InvalidOptionError } from '../errors';
-import type { RedisAckQueueOptions, RedisAckQueueScheduleApi, ScheduleInfo, ScheduleOptions } from '../interfaces';
+import type {
+  PushResult,
+  RedisAckQueueOptions,
+  RedisAckQueueScheduleApi,
+  ScheduleInfo,
+  ScheduleOptions,
+} from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import { QueuePauseFacade } from './queue-pause.facade';
 import { assertScheduleName, decodeDefinition, encodeDefinition, resolveSchedule } from './schedules/schedule-spec';
@@ -60,6 +66,15 @@ export abstract class QueueScheduleFacade extends QueuePauseFacade implements Re
     const removed = await this.connection.within('remove a schedule', topic, this.scheduleStore.remove(topic, name));
     this.scheduler.nudge();
     return removed;
+  }
+
+  async runScheduleNow(topic: string, name: string): Promise<PushResult | null> {
+    this.assertOpen('run a schedule');
+    assertTopic(topic);
+    assertScheduleName(topic, name);
+    const pushed = await this.connection.within('run a schedule', topic, this.scheduleStore.runNow(topic, name));
+    if (pushed && !pushed.duplicate) this.events.emit({ type: 'pushed', topic, id: pushed.id });
+    return pushed;
   }
 
   async schedules(topic?: string): Promise<ScheduleInfo[]> {
