@@ -101,8 +101,9 @@ export function decodeGetReply<T>(
     defaultMaxAttempts,
   );
   if (state === 'dead') {
-    const dead = tryDecodeBody(deadInfo) as { e?: string; a?: number; t?: number };
+    const dead = tryDecodeBody(deadInfo) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
     info.attempt = dead.a ?? 0;
+    info.reason = dead.r ?? 'unknown';
     info.deadAt = dead.t ?? (score === null ? undefined : Number(score));
     info.error = dead.e ?? null;
   }
@@ -135,6 +136,7 @@ export function deadLetterInfo<T>(letter: DeadLetter<T>, defaultMaxAttempts: num
     maxAttempts: defaultMaxAttempts,
     enqueuedAt: letter.enqueuedAt,
     deadAt: letter.deadAt,
+    reason: letter.reason,
     error: letter.error,
   };
 }

@@ -1,3 +1,5 @@
+import type { DeadLetterReason } from './message.interface';
+
 /**
  * Where a message is: `ready` (waiting in line), `delayed` (waiting for its due time, or for
  * its retry), `leased` (a consumer works on it), `dead` (a dead letter), `completed` (acked on
@@ -45,6 +47,8 @@ export interface MessageInfo<T = unknown> {
   durationMs?: number;
   /** Of a dead letter: when it died. */
   deadAt?: number;
+  /** Of a dead letter: why it died (see {@link DeadLetterReason}). */
+  reason?: DeadLetterReason | 'unknown';
   /** Of a dead letter: the error text of its last failure. */
   error?: string | null;
 }

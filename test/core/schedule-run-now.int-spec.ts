@@ -1,4 +1,4 @@
-import { InvalidScheduleError, InvalidTopicError, QueueClosedError, type QueueEvent } from '../../lib';
+import { InvalidScheduleError, InvalidTopicError, QueueClosedError, type RedisAckQueueEvent } from '../../lib';
 import { partitionOf } from '../../lib/engine/partitions';
 import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -11,7 +11,7 @@ describe('runScheduleNow', () => {
     const topic = uniqueTopic();
     const payload = { report: 'nightly', n: 1 };
     const stored = await queue.upsertSchedule(topic, 'nightly', { cron: '0 2 * * *', payload, headers: { h: 'v' } });
-    const events: QueueEvent[] = [];
+    const events: RedisAckQueueEvent[] = [];
     queue.events$.subscribe((event) => events.push(event));
 
     const pushed = await queue.runScheduleNow(topic, 'nightly');
