@@ -86,4 +86,10 @@ export default defineConfig(
     files: ['**/*.{js,cjs}'],
     languageOptions: { sourceType: 'commonjs' },
   },
+  {
+    // The dashboard's page scripts: ES modules that run in the browser (shipped as they are, no build).
+    name: 'ackq/dashboard-assets',
+    files: ['lib/dashboard/assets/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
+  },
 );

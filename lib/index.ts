@@ -37,3 +37,5 @@ export type {
   RedisAckQueueHealthOptions,
   RedisAckQueueHealthDetails,
 } from './nest/health/redis-ack-queue-health.options';
+export { RedisAckQueueDashboardModule } from './dashboard/redis-ack-queue-dashboard.module';
+export type { DashboardGuard, RedisAckQueueDashboardOptions } from './dashboard/dashboard-options.interface';

@@ -17,6 +17,7 @@ const allowed = [
   /^dist\/.+\.js$/,
   /^dist\/.+\.d\.ts$/,
   /^dist\/.+\.lua$/, // the Lua scripts, wherever under lib/ they live (nest-cli.json copies them)
+  /^dist\/dashboard\/assets\/[^/]+\.(html|css|js)$/, // the dashboard's page, served as they are
 ];
 // Tests and fixtures never ship, even compiled into dist/.
 const denied = [
@@ -45,12 +46,12 @@ function readTarball(file) {
   return entries;
 }
 
-/** Every .lua file under lib/, as the path it must have under dist/. */
-function luaSources(dir = join(root, 'lib')) {
+/** Every file under lib/ that the build copies as it is (Lua scripts, dashboard assets), as its path under dist/. */
+function copiedSources(dir = join(root, 'lib')) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return luaSources(path);
-    if (!entry.name.endsWith('.lua')) return [];
+    if (entry.isDirectory()) return copiedSources(path);
+    if (!entry.name.endsWith('.lua') && !/dashboard[\\/]assets$/.test(dir)) return [];
     return [posix.join('dist', relative(join(root, 'lib'), path).split(sep).join('/'))];
   });
 }
@@ -77,16 +78,17 @@ function checkFiles(entries) {
   for (const target of entryPoints(pkg)) {
     if (!paths.has(target)) problems.push(`package.json points to ${target}, which is not in the tarball`);
   }
-  const lua = luaSources();
-  if (lua.length === 0) problems.push('no .lua file found under lib/');
-  for (const path of lua) if (!paths.has(path)) problems.push(`Lua script not shipped: ${path}`);
+  const copied = copiedSources();
+  if (!copied.some((path) => path.endsWith('.lua'))) problems.push('no .lua file found under lib/');
+  if (!copied.includes('dist/dashboard/assets/index.html')) problems.push('no dashboard page found under lib/');
+  for (const path of copied) if (!paths.has(path)) problems.push(`copied file not shipped: ${path}`);
   for (const { path, text } of entries) {
     const map = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(text)?.[1];
     if (map && !map.startsWith('data:') && !paths.has(posix.join(posix.dirname(path), map))) {
       problems.push(`${path} names a source map that is not shipped: ${map}`);
     }
   }
-  return { paths, lua, problems };
+  return { paths, copied, problems };
 }
 
 function run(label, bin, args) {
@@ -101,7 +103,7 @@ try {
     execFileSync('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: root, encoding: 'utf8' }),
   );
   const tarball = join(workDir, packed.filename);
-  const { paths, lua, problems } = checkFiles(readTarball(tarball));
+  const { paths, copied, problems } = checkFiles(readTarball(tarball));
   const byKind = {};
   for (const path of paths) {
     const kind = /(\.d\.ts|\.[^./]+)$/.exec(path)?.[1] ?? path;
@@ -113,7 +115,7 @@ try {
       .map(([kind, count]) => `${count} ${kind}`)
       .join(', '),
   );
-  console.log(`${lua.length} Lua scripts from lib/, all shipped unless listed below`);
+  console.log(`${copied.length} Lua scripts and dashboard assets from lib/, all shipped unless listed below`);
   if (problems.length > 0) {
     problems.forEach((problem) => console.error(`  ✗ ${problem}`));
     throw new Error(`${problems.length} problem(s) in the tarball's files`);

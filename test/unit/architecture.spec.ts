@@ -72,9 +72,9 @@ describe('architecture of lib/', () => {
     expect(findCycle(graph)).toBeUndefined();
   });
 
-  it('keeps every file, Lua included, at 200 lines or fewer', () => {
+  it('keeps every file, Lua and the dashboard page included, at 200 lines or fewer', () => {
     const long = filesUnder(LIB)
-      .filter((f) => /\.(ts|lua)$/.test(f))
+      .filter((f) => /\.(ts|lua|js|css|html)$/.test(f))
       .map((f) => [relative(LIB, f), readFileSync(f, 'utf8').split('\n').length - 1] as const)
       .filter(([, lines]) => lines > 200);
     expect(long).toEqual([]);

@@ -1,0 +1,96 @@
+// One message's details in a modal dialog: its fields, headers and payload (shown only to
+// those the dashboard's guard lets in), with the actions that fit its state.
+import { api, settings } from './api.js';
+import { duration, h, json, time } from './dom.js';
+import { act } from './feedback.js';
+
+const dialog = document.getElementById('detail');
+document.getElementById('detail-close').addEventListener('click', () => dialog.close());
+
+/** Shows a message; `changed` runs after an action changed it. */
+export function showMessage(topic, message, changed) {
+  document.getElementById('detail-title').textContent = `Message ${message.id}`;
+  const fields = [
+    ['State', message.state],
+    ['Attempt', message.state === 'dead' ? String(message.attempt) : `${message.attempt} of ${message.maxAttempts}`],
+    ['Enqueued', time(message.enqueuedAt)],
+    message.group !== undefined && ['Group', message.group],
+    message.priority !== undefined && ['Priority', String(message.priority)],
+    message.dueAt !== undefined && ['Due', time(message.dueAt)],
+    message.leaseDeadline !== undefined && ['Lease until', time(message.leaseDeadline)],
+    message.deadAt !== undefined && ['Died', time(message.deadAt)],
+    message.reason !== undefined && ['Reason', message.reason],
+    message.error !== undefined && ['Error', message.error ?? '–'],
+    message.completedAt !== undefined && ['Completed', time(message.completedAt)],
+    message.durationMs !== undefined && ['Handler ran', duration(message.durationMs)],
+  ].filter(Boolean);
+  const close = async (done) => {
+    if (await done) {
+      dialog.close();
+      changed();
+    }
+  };
+  const actions = settings.readOnly
+    ? []
+    : [
+        message.state === 'dead' &&
+          h('button', { type: 'button', onclick: () => close(requeue(topic, [message.id])) }, 'Requeue'),
+        message.state === 'dead' &&
+          h('button', { type: 'button', class: 'danger', onclick: () => close(purge(topic, [message.id])) }, 'Purge'),
+        message.state !== 'dead' &&
+          message.state !== 'completed' &&
+          h(
+            'button',
+            { type: 'button', class: 'danger', onclick: () => close(cancel(topic, message.id)) },
+            'Cancel message',
+          ),
+      ];
+  document.getElementById('detail-body').replaceChildren(
+    h(
+      'dl',
+      { class: 'fields' },
+      fields.map(([name, value]) => [h('dt', {}, name), h('dd', {}, value)]),
+    ),
+    h('h3', {}, 'Headers'),
+    h('pre', { class: 'code', tabindex: 0 }, json(message.headers)),
+    h('h3', {}, message.state === 'completed' ? 'Result' : 'Payload'),
+    h(
+      'pre',
+      { class: 'code', tabindex: 0, id: 'detail-payload' },
+      json(message.state === 'completed' ? message.result : message.payload),
+    ),
+    h('div', { class: 'actions' }, actions),
+  );
+  if (!dialog.open) dialog.showModal();
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+export function requeue(topic, ids, total) {
+  const what = ids ? plural(ids.length, 'dead letter') : `all ${plural(total, 'dead letter')}`;
+  return act(
+    `Requeue ${what} of ${topic}? They go back to ready with their attempts reset.`,
+    'Requeue',
+    () => api.sweepDead(topic, 'requeue', ids),
+    (r) => `Requeued ${plural(r.requeued, 'dead letter')}.`,
+  );
+}
+
+export function purge(topic, ids, total) {
+  const what = ids ? plural(ids.length, 'dead letter') : `all ${plural(total, 'dead letter')}`;
+  return act(
+    `Delete ${what} of ${topic} for good? This cannot be undone.`,
+    'Purge',
+    () => api.sweepDead(topic, 'purge', ids),
+    (r) => `Purged ${plural(r.purged, 'dead letter')}.`,
+  );
+}
+
+export function cancel(topic, id) {
+  return act(
+    `Cancel message ${id} of ${topic}? It is removed for good; a running handler is told to stop.`,
+    'Cancel message',
+    () => api.cancel(topic, id),
+    (r) => `Cancelled ${id} (was ${r.cancelled}).`,
+  );
+}

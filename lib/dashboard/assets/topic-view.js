@@ -1,0 +1,155 @@
+// One topic: its gauges, pause state, messages by state (paged, found by id), dead-letter
+// actions on one, the selected or all, and its schedules with "run now".
+import { api, settings } from './api.js';
+import { count, duration, h, label, pager } from './dom.js';
+import { act } from './feedback.js';
+import { purge, requeue, showMessage } from './message-detail.js';
+import { messageTable } from './messages-table.js';
+import { scheduleTable } from './schedules-table.js';
+
+const PAGE = 50;
+const STATES = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+
+export function topicView(state, rerender) {
+  const { topic } = state;
+  const refreshAll = () => rerender({});
+  const head = h('div', { id: 'topic-head' });
+  const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
+  const list = h('div', { id: 'messages', role: 'tabpanel' });
+  const schedules = h('div', { id: 'schedules' });
+  const find = h('input', { id: 'find-id', type: 'search', autocomplete: 'off', placeholder: 'Message id' });
+  const findForm = h(
+    'form',
+    { class: 'toolbar', onsubmit: (event) => (event.preventDefault(), open(find.value.trim())) },
+    h('label', { for: 'find-id' }, 'Find a message by id'),
+    find,
+    h('button', { type: 'submit' }, 'Find'),
+  );
+  async function open(id) {
+    if (!id) return;
+    try {
+      showMessage(topic, await api.message(topic, id), refreshAll);
+    } catch (error) {
+      act(null, null, () => Promise.reject(error));
+    }
+  }
+  const view = h(
+    'section',
+    { 'aria-labelledby': 'topic-title' },
+    h('p', {}, h('a', { href: '#/' }, '← All topics')),
+    h('h1', { id: 'topic-title' }, topic),
+    head,
+    findForm,
+    h('h2', {}, 'Messages'),
+    tabs,
+    list,
+    h('h2', {}, 'Schedules'),
+    schedules,
+  );
+
+  async function refresh() {
+    const tab = state.tab ?? 'ready';
+    const offset = state.offset ?? 0;
+    const selected = state.selected ?? (state.selected = new Set());
+    list.setAttribute('aria-labelledby', `tab-${tab}`);
+    const [detail, messages] = await Promise.all([api.topic(topic), api.messages(topic, tab, offset, PAGE)]);
+    const { gauges } = detail;
+    head.replaceChildren(summary(topic, gauges, refreshAll));
+    tabs.replaceChildren(
+      ...STATES.map((s) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            role: 'tab',
+            id: `tab-${s}`,
+            'aria-selected': String(s === tab),
+            'aria-controls': 'messages',
+            onclick: () => rerender({ tab: s, offset: 0, selected: new Set() }),
+          },
+          `${label(s)} (${count(gauges[s])})`,
+        ),
+      ),
+    );
+    for (const id of [...selected]) if (!messages.some((m) => m.id === id)) selected.delete(id);
+    list.replaceChildren(
+      tab === 'dead' && !settings.readOnly ? deadActions(topic, gauges.dead, selected, refreshAll) : '',
+      messages.length === 0
+        ? h('p', { class: 'empty' }, `No ${tab} message.`)
+        : messageTable(topic, tab, messages, selected, open, rerender),
+      pager({ offset, limit: PAGE, shown: messages.length, total: gauges[tab] }, (next) =>
+        rerender({ offset: next, selected: new Set() }),
+      ),
+    );
+    schedules.replaceChildren(scheduleTable(topic, detail.schedules));
+  }
+  return { view, refresh };
+}
+
+function summary(topic, gauges, changed) {
+  const cards = [
+    ...STATES.map((s) => [label(s), count(gauges[s])]),
+    ['Lag', gauges.oldestReadyAgeMs < 0 ? '–' : duration(gauges.oldestReadyAgeMs)],
+  ];
+  const paused = gauges.paused;
+  return h(
+    'div',
+    { class: 'summary' },
+    h(
+      'dl',
+      { class: 'cards' },
+      cards.map(([name, value]) => h('div', { class: 'card' }, h('dt', {}, name), h('dd', {}, value))),
+    ),
+    h(
+      'p',
+      { class: 'pause-line' },
+      paused ? h('span', { class: 'badge paused' }, 'Paused') : h('span', { class: 'badge' }, 'Running'),
+      settings.readOnly
+        ? ''
+        : h(
+            'button',
+            {
+              type: 'button',
+              id: 'pause-toggle',
+              onclick: () =>
+                act(
+                  paused ? null : `Pause ${topic}? No consumer leases its messages until it is resumed.`,
+                  'Pause',
+                  () => api.setPaused(topic, !paused),
+                  () => `${paused ? 'Resumed' : 'Paused'} ${topic}.`,
+                ).then(changed),
+            },
+            paused ? 'Resume topic' : 'Pause topic',
+          ),
+    ),
+  );
+}
+
+function deadActions(topic, total, selected, changed) {
+  const ids = () => [...selected];
+  const done = (ran) => ran.then((ok) => ok && (selected.clear(), changed()));
+  return h(
+    'div',
+    { class: 'toolbar', role: 'group', 'aria-label': 'Dead letter actions' },
+    h(
+      'button',
+      { type: 'button', disabled: selected.size === 0, onclick: () => done(requeue(topic, ids())) },
+      `Requeue selected (${selected.size})`,
+    ),
+    h(
+      'button',
+      { type: 'button', class: 'danger', disabled: selected.size === 0, onclick: () => done(purge(topic, ids())) },
+      `Purge selected (${selected.size})`,
+    ),
+    h(
+      'button',
+      { type: 'button', disabled: total === 0, onclick: () => done(requeue(topic, undefined, total)) },
+      'Requeue all',
+    ),
+    h(
+      'button',
+      { type: 'button', class: 'danger', disabled: total === 0, onclick: () => done(purge(topic, undefined, total)) },
+      'Purge all',
+    ),
+  );
+}

@@ -1,0 +1,92 @@
+// The first page: every registered topic with its counts, lag and pause state, searched by
+// name and paged, so a thousand topics stay usable.
+import { api } from './api.js';
+import { count, duration, h, label, pager, scroller } from './dom.js';
+
+const PAGE = 50;
+const COLUMNS = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+
+export function topicsView(state, rerender) {
+  const search = h('input', {
+    id: 'topic-search',
+    type: 'search',
+    value: state.search ?? '',
+    placeholder: 'Part of a topic name',
+    autocomplete: 'off',
+  });
+  let debounce;
+  search.addEventListener('input', () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(() => rerender({ search: search.value, offset: 0 }), 250);
+  });
+  const body = h('div', { id: 'topics-body' });
+  const view = h(
+    'section',
+    { 'aria-labelledby': 'topics-title' },
+    h('h1', { id: 'topics-title' }, 'Topics'),
+    h('div', { class: 'toolbar' }, h('label', { for: 'topic-search' }, 'Search topics'), search),
+    body,
+  );
+  async function refresh() {
+    const offset = state.offset ?? 0;
+    const page = await api.topics(state.search ?? '', offset, PAGE);
+    body.replaceChildren(
+      page.total === 0
+        ? h('p', { class: 'empty' }, state.search ? 'No topic matches.' : 'No topic yet.')
+        : table(page.rows),
+      pager({ offset, limit: PAGE, shown: page.rows.length, total: page.total }, (next) => rerender({ offset: next })),
+    );
+  }
+  return { view, refresh };
+}
+
+function table(rows) {
+  const head = h(
+    'tr',
+    {},
+    h('th', { scope: 'col' }, 'Topic'),
+    COLUMNS.map((column) => h('th', { scope: 'col', class: 'num' }, label(column))),
+    h('th', { scope: 'col', class: 'num' }, 'Lag'),
+    h('th', { scope: 'col' }, 'State'),
+  );
+  return scroller(
+    'Topics',
+    h(
+      'table',
+      { class: 'grid', id: 'topics-table' },
+      h('caption', { class: 'visually-hidden' }, 'Registered topics with their message counts'),
+      h('thead', {}, head),
+      h('tbody', {}, rows.map(row)),
+    ),
+  );
+}
+
+function row(topic) {
+  const link = h('a', { href: `#/topic/${encodeURIComponent(topic.topic)}` }, topic.topic);
+  if (topic.error) {
+    return h(
+      'tr',
+      { 'data-topic': topic.topic },
+      h('th', { scope: 'row' }, link),
+      h('td', { colspan: 7, class: 'error' }, topic.error.message),
+    );
+  }
+  return h(
+    'tr',
+    { 'data-topic': topic.topic },
+    h('th', { scope: 'row' }, link),
+    COLUMNS.map((column) =>
+      h(
+        'td',
+        { class: `num ${column === 'dead' && topic.dead > 0 ? 'alert' : ''}`, 'data-count': column },
+        count(topic[column]),
+      ),
+    ),
+    h('td', { class: 'num' }, topic.oldestReadyAgeMs < 0 ? '–' : duration(topic.oldestReadyAgeMs)),
+    h(
+      'td',
+      {},
+      topic.paused ? h('span', { class: 'badge paused' }, 'Paused') : h('span', { class: 'badge' }, 'Running'),
+    ),
+  );
+}

@@ -1,0 +1,47 @@
+import type { MessageState, PushResult } from '../interfaces';
+import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { DashboardRequestError } from './dashboard-errors';
+
+/** What an operator can do from the dashboard; each action is one call of the service's API. */
+export class DashboardActions {
+  constructor(
+    private readonly queue: RedisAckQueueService,
+    private readonly readOnly: boolean,
+  ) {}
+
+  /** Requeues the given dead letters, or all of them (`ids` undefined). */
+  async requeue(topic: string, ids: string[] | undefined): Promise<{ requeued: number }> {
+    this.assertWritable();
+    return { requeued: await this.queue.requeueDead(topic, ids) };
+  }
+
+  /** Deletes the given dead letters for good, or all of them (`ids` undefined). */
+  async purge(topic: string, ids: string[] | undefined): Promise<{ purged: number }> {
+    this.assertWritable();
+    return { purged: await this.queue.purgeDead(topic, ids) };
+  }
+
+  async cancel(topic: string, id: string): Promise<{ cancelled: MessageState }> {
+    this.assertWritable();
+    const state = await this.queue.cancel(topic, id);
+    if (!state) throw new DashboardRequestError(404, 'NOT_FOUND', `no message ${id} in ${topic}`);
+    return { cancelled: state };
+  }
+
+  async setPaused(topic: string, paused: boolean): Promise<{ paused: boolean }> {
+    this.assertWritable();
+    await (paused ? this.queue.pause(topic) : this.queue.resume(topic));
+    return { paused };
+  }
+
+  async runSchedule(topic: string, name: string): Promise<PushResult> {
+    this.assertWritable();
+    const pushed = await this.queue.runScheduleNow(topic, name);
+    if (!pushed) throw new DashboardRequestError(404, 'NOT_FOUND', `no schedule ${name} on ${topic}`);
+    return pushed;
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) throw new DashboardRequestError(403, 'READ_ONLY', 'this dashboard is read-only');
+  }
+}

@@ -1,0 +1,58 @@
+import type { MessageState } from '../interfaces';
+import { DashboardRequestError } from './dashboard-errors';
+
+/** A page of a list: how many to skip and how many to show. */
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+/** The most rows one request reads: a page, never a whole topic of 100,000 dead letters. */
+export const MAX_PAGE = 500;
+const MAX_IDS = 1_000;
+
+const refuse = (message: string) => new DashboardRequestError(400, 'BAD_REQUEST', message);
+
+function wholeNumber(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (typeof value !== 'string' || !Number.isInteger(number) || number < min || number > max) {
+    throw refuse(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  return number;
+}
+
+/** `offset` and `limit` of a query string (limit 1 to 500, default 50). */
+export function pageOf(query: Record<string, unknown>): Page {
+  return {
+    offset: wholeNumber('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
+    limit: wholeNumber('limit', query.limit, 50, 1, MAX_PAGE),
+  };
+}
+
+export function stateOf(value: unknown): MessageState {
+  if (!STATES.includes(value as MessageState)) throw refuse(`state must be one of ${STATES.join(', ')}`);
+  return value as MessageState;
+}
+
+/** A search text: at most 200 characters, empty for none. */
+export function searchOf(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string' || value.length > 200) throw refuse('search must be text of at most 200 characters');
+  return value;
+}
+
+/**
+ * The dead letters an action is for, from its JSON body: `{ ids: [...] }` (1 to 1,000 ids)
+ * or `{ all: true }`, never both. Undefined means all, as requeueDead and purgeDead take it.
+ */
+export function deadSelectionOf(body: unknown): string[] | undefined {
+  const { ids, all } = (typeof body === 'object' && body !== null ? body : {}) as { ids?: unknown; all?: unknown };
+  if (all === true && ids === undefined) return undefined;
+  const valid = Array.isArray(ids) && ids.length >= 1 && ids.length <= MAX_IDS;
+  if (all !== undefined || !valid || !ids.every((id) => typeof id === 'string')) {
+    throw refuse(`give { "ids": [1 to ${MAX_IDS} ids] } or { "all": true }`);
+  }
+  return ids;
+}

@@ -1,0 +1,52 @@
+import { RedisAckQueueError } from '../errors';
+import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo } from '../interfaces';
+import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { Page } from './dashboard-input';
+import { DashboardRequestError, errorView, type ErrorView } from './dashboard-errors';
+
+/** One row of the topics table: the topic's gauges, or why they could not be read. */
+export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
+
+/** What the dashboard reads: every method is one page of one thing, never a whole topic. */
+export class DashboardReads {
+  constructor(private readonly queue: RedisAckQueueService) {}
+
+  /** A page of the registered topics whose names contain `search`, with their gauges. */
+  async topics(search: string, page: Page): Promise<{ total: number; rows: TopicRow[] }> {
+    const matching = (await this.queue.topics()).filter((topic) => topic.includes(search));
+    const rows = await Promise.all(
+      matching.slice(page.offset, page.offset + page.limit).map((topic) => this.row(topic)),
+    );
+    return { total: matching.length, rows };
+  }
+
+  /** One topic: its gauges, its schedules and its limits. */
+  async topic(topic: string): Promise<{ topic: string; gauges: QueueGauges; schedules: ScheduleInfo[] }> {
+    const [gauges, schedules] = await Promise.all([this.queue.gauges(topic), this.queue.schedules(topic)]);
+    return { topic, gauges, schedules };
+  }
+
+  /** A page of the messages of one state; dead letters with their reason. */
+  messages(topic: string, state: MessageState, page: Page): Promise<MessageInfo[]> {
+    return this.queue.list(topic, state, page);
+  }
+
+  /** One message by id; a DashboardRequestError 404 when the topic has none. */
+  async message(topic: string, id: string): Promise<MessageInfo> {
+    const message = await this.queue.get(topic, id);
+    if (!message) throw new DashboardRequestError(404, 'NOT_FOUND', `no message ${id} in ${topic}`);
+    return message;
+  }
+
+  private async row(topic: string): Promise<TopicRow> {
+    try {
+      return { topic, ...(await this.queue.gauges(topic)) };
+    } catch (error) {
+      // One topic this app cannot read (another partition count, a foreign key) keeps the table.
+      if (error instanceof RedisAckQueueError && error.code !== 'REDIS_UNAVAILABLE') {
+        return { topic, error: errorView(error) };
+      }
+      throw error;
+    }
+  }
+}

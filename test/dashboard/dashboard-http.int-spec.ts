@@ -1,0 +1,187 @@
+import { InvalidOptionError, RedisAckQueueDashboardModule } from '../../lib';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
+
+/** The dashboard over HTTP, on both adapters: guard, assets, JSON API, actions and their CSRF checks. */
+describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (platform) => {
+  const fx = useRedis();
+  let served: DashboardApp;
+  let prefix: string;
+  beforeEach(async () => {
+    prefix = uniqueTopic('p');
+    served = await startDashboardApp(platform, fx.connection, prefix);
+  });
+  afterEach(() => served.close());
+
+  const auth = { authorization: OPERATOR };
+  const get = (path: string, headers: Record<string, string> = auth) => fetch(`${served.url}${path}`, { headers });
+  const json = async (path: string) => {
+    const response = await get(path);
+    expect(response.status).toBe(200);
+    return response.json() as Promise<Record<string, unknown> & { rows: { topic: string }[] }>;
+  };
+
+  /** The page's cookie and token, as a browser holding the page has them. */
+  async function session(): Promise<{ cookie: string; token: string }> {
+    const page = await get('');
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
+    const token = /data-csrf="([^"]+)"/.exec(await page.text())![1];
+    return { cookie, token };
+  }
+
+  async function post(path: string, body: unknown, headers: Record<string, string>) {
+    return fetch(`${served.url}/api${path}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  }
+
+  it('serves nothing, page, assets or API, to a request its guard refuses', async () => {
+    for (const path of ['', '/assets/app.js', '/api/topics']) {
+      expect((await get(path, {})).status).toBe(403);
+      expect((await get(path, { authorization: 'Bearer wrong' })).status).toBe(403);
+    }
+    const refused = await post('/topics/t/pause', {}, { authorization: 'Bearer wrong' });
+    expect(refused.status).toBe(403);
+    expect(await served.queue.stats('t')).toMatchObject({ paused: false });
+  });
+
+  it('serves the page with its token, a strict content policy and only the shipped assets', async () => {
+    const page = await get('');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('set-cookie')).toMatch(
+      /^ackq_dashboard_csrf=[\w-]{32}; Path=\/queues; SameSite=Strict; HttpOnly/,
+    );
+    const html = await page.text();
+    expect(html).toContain('src="/queues/assets/app.js"');
+    const script = await get('/assets/app.js');
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(await script.text()).toContain('hashchange');
+    expect((await get('/assets/app.css')).headers.get('content-type')).toMatch(/^text\/css/);
+    for (const path of ['/assets/missing.js', '/assets/..%2Fdashboard-page.js', '/assets/index.html']) {
+      expect((await get(path)).status).toBe(404);
+    }
+  });
+
+  it('lists topics with their counts, paged and searched by name', async () => {
+    const { queue } = served;
+    const topics = ['orders.a', 'orders.b', 'mail.c'];
+    for (const topic of topics) await queue.push(topic, { n: 1 });
+    await queue.push('orders.a', 'x', { delayMs: 60_000 });
+    const all = await json('/api/topics');
+    expect(all.total).toBe(3);
+    expect(all.rows.map((row) => row.topic)).toEqual(['mail.c', 'orders.a', 'orders.b']);
+    expect(all.rows[1]).toMatchObject({ ready: 1, delayed: 1, leased: 0, dead: 0, paused: false });
+    const page = await json('/api/topics?search=orders&offset=1&limit=1');
+    expect(page).toMatchObject({ total: 2, offset: 1, limit: 1, rows: [{ topic: 'orders.b' }] });
+    for (const bad of ['limit=0', 'limit=501', 'offset=-1', 'limit=x']) {
+      const response = await get(`/api/topics?${bad}`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ code: 'BAD_REQUEST' });
+    }
+  });
+
+  it('shows messages by state, one message, dead letters with reason and error', async () => {
+    const { queue } = served;
+    const topic = 'orders';
+    await queue.push(topic, { order: 1 }, { id: 'o1', maxAttempts: 1, headers: { source: 'web' } });
+    await queue.push(topic, { order: 2 }, { id: 'o2', maxAttempts: 1 });
+    const [first] = await queue.reserve(topic);
+    await queue.nack(first, { error: new Error('card declined') });
+    const dead = (await json(`/api/topics/${topic}/messages?state=dead`)) as unknown as unknown[];
+    expect(dead).toEqual([
+      expect.objectContaining({ id: 'o1', reason: 'failed', error: expect.stringContaining('card declined') }),
+    ]);
+    const ready = (await json(`/api/topics/${topic}/messages?state=ready`)) as unknown as unknown[];
+    expect(ready).toEqual([expect.objectContaining({ id: 'o2', state: 'ready' })]);
+    expect(await json(`/api/topics/${topic}/messages/o1`)).toMatchObject({
+      payload: { order: 1 },
+      headers: { source: 'web' },
+    });
+    expect((await get(`/api/topics/${topic}/messages/none`)).status).toBe(404);
+    expect((await get(`/api/topics/${topic}/messages?state=lost`)).status).toBe(400);
+    expect((await get(`/api/topics/${encodeURIComponent('bad topic')}`)).status).toBe(400);
+    expect(await json(`/api/topics/${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
+  });
+
+  it('refuses an action without the page token, or from another site, and changes nothing', async () => {
+    const { queue } = served;
+    await queue.push('t', 1, { id: 'a', maxAttempts: 1 });
+    await queue.nack((await queue.reserve('t'))[0], { error: new Error('no') });
+    const { cookie, token } = await session();
+    const attempts: Record<string, string>[] = [
+      {},
+      { cookie },
+      { 'x-ackq-csrf': token },
+      { cookie, 'x-ackq-csrf': 'A'.repeat(32) },
+      { cookie, 'x-ackq-csrf': token, origin: 'https://evil.example' },
+      { cookie, 'x-ackq-csrf': token, 'sec-fetch-site': 'cross-site' },
+    ];
+    for (const headers of attempts) {
+      const response = await post('/topics/t/dead/requeue', { all: true }, headers);
+      expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ code: 'CSRF' });
+    }
+    expect(await queue.stats('t')).toMatchObject({ dead: 1, ready: 0 });
+    const sameSite = {
+      cookie,
+      'x-ackq-csrf': token,
+      origin: new URL(served.url).origin,
+      'sec-fetch-site': 'same-origin',
+    };
+    expect(await (await post('/topics/t/dead/requeue', { ids: ['a'] }, sameSite)).json()).toEqual({ requeued: 1 });
+    expect(await queue.stats('t')).toMatchObject({ dead: 0, ready: 1 });
+  });
+
+  it('requeues, purges, cancels, pauses, resumes and runs a schedule now', async () => {
+    const { queue } = served;
+    const topic = 'jobs';
+    for (const id of ['d1', 'd2', 'd3']) {
+      await queue.push(topic, id, { id, maxAttempts: 1 });
+      await queue.nack((await queue.reserve(topic))[0], { error: new Error('boom') });
+    }
+    await queue.push(topic, 'later', { id: 'later', delayMs: 60_000 });
+    await queue.upsertSchedule(topic, 'hourly', { everyMs: 3_600_000, payload: 'tick' });
+    const { cookie, token } = await session();
+    const act = async (path: string, body: unknown = {}) => {
+      const response = await post(`/topics/${topic}${path}`, body, { cookie, 'x-ackq-csrf': token });
+      return { status: response.status, body: (await response.json()) as unknown };
+    };
+    expect(await act('/dead/purge', { ids: ['d1'] })).toEqual({ status: 200, body: { purged: 1 } });
+    expect(await act('/dead/requeue', { all: true })).toEqual({ status: 200, body: { requeued: 2 } });
+    expect((await act('/dead/requeue', { ids: [] })).status).toBe(400);
+    expect((await act('/dead/requeue', { ids: ['x'], all: true })).status).toBe(400);
+    expect(await act('/messages/later/cancel')).toEqual({ status: 200, body: { cancelled: 'delayed' } });
+    expect((await act('/messages/later/cancel')).status).toBe(404);
+    expect(await act('/pause')).toEqual({ status: 200, body: { paused: true } });
+    expect(await queue.stats(topic)).toMatchObject({ paused: true, ready: 2, delayed: 0, dead: 0 });
+    expect(await act('/resume')).toEqual({ status: 200, body: { paused: false } });
+    const run = await act('/schedules/hourly/run');
+    expect(run).toEqual({ status: 200, body: { id: expect.stringMatching(/^schedule:hourly@/), duplicate: false } });
+    expect((await act('/schedules/missing/run')).status).toBe(404);
+    expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
+  });
+
+  it('refuses every action when read-only', async () => {
+    await served.close();
+    served = await startDashboardApp(platform, fx.connection, prefix, { readOnly: true });
+    const { cookie, token } = await session();
+    const response = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: 'READ_ONLY' });
+    expect(await served.queue.stats('t')).toMatchObject({ paused: false });
+  });
+});
+
+describe('RedisAckQueueDashboardModule.register', () => {
+  it('refuses to serve without a guard unless open: true, and bad options', () => {
+    expect(() => RedisAckQueueDashboardModule.register({})).toThrow(InvalidOptionError);
+    expect(() => RedisAckQueueDashboardModule.register({ guard: [] })).toThrow(/open: true/);
+    expect(() => RedisAckQueueDashboardModule.register({ open: true })).not.toThrow();
+    expect(() => RedisAckQueueDashboardModule.register({ open: true, path: '../x' })).toThrow(InvalidOptionError);
+    expect(() => RedisAckQueueDashboardModule.register({ open: true, refreshMs: 10 })).toThrow(InvalidOptionError);
+  });
+});
