@@ -50,7 +50,8 @@ export async function startDashboardApp(
       ? await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false })
       : await NestFactory.create(AppModule, { logger: false });
   await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
+  const server = app.getHttpServer() as { address(): { port: number } };
+  const address = server.address();
   return {
     app,
     queue: app.get(RedisAckQueueService),

@@ -93,7 +93,11 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     await queue.nack(first, { error: new Error('card declined') });
     const dead = (await json(`/api/topics/${topic}/messages?state=dead`)) as unknown as unknown[];
     expect(dead).toEqual([
-      expect.objectContaining({ id: 'o1', reason: 'failed', error: expect.stringContaining('card declined') }),
+      expect.objectContaining({
+        id: 'o1',
+        reason: 'failed',
+        error: expect.stringContaining('card declined') as unknown,
+      }),
     ]);
     const ready = (await json(`/api/topics/${topic}/messages?state=ready`)) as unknown as unknown[];
     expect(ready).toEqual([expect.objectContaining({ id: 'o2', state: 'ready' })]);
@@ -148,7 +152,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     const { cookie, token } = await session();
     const act = async (path: string, body: unknown = {}) => {
       const response = await post(`/topics/${topic}${path}`, body, { cookie, 'x-ackq-csrf': token });
-      return { status: response.status, body: (await response.json()) as unknown };
+      return { status: response.status, body: await response.json() };
     };
     expect(await act('/dead/purge', { ids: ['d1'] })).toEqual({ status: 200, body: { purged: 1 } });
     expect(await act('/dead/requeue', { all: true })).toEqual({ status: 200, body: { requeued: 2 } });
@@ -160,7 +164,10 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect(await queue.stats(topic)).toMatchObject({ paused: true, ready: 2, delayed: 0, dead: 0 });
     expect(await act('/resume')).toEqual({ status: 200, body: { paused: false } });
     const run = await act('/schedules/hourly/run');
-    expect(run).toEqual({ status: 200, body: { id: expect.stringMatching(/^schedule:hourly@/), duplicate: false } });
+    expect(run).toEqual({
+      status: 200,
+      body: { id: expect.stringMatching(/^schedule:hourly@/) as unknown, duplicate: false },
+    });
     expect((await act('/schedules/missing/run')).status).toBe(404);
     expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
   });

@@ -53,7 +53,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
       h('td', { class: 'num' }, tab === 'dead' ? String(m.attempt) : `${m.attempt}/${m.maxAttempts}`),
       h('td', {}, time(m[whenKey])),
       tab === 'dead'
-        ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, m.error ?? '–')]
+        ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, (m.error ?? '–').split('\n')[0])]
         : h('td', {}, m.group ?? '–'),
     ),
   );

@@ -1,0 +1,147 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium';
+import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
+
+const executablePath = chromiumPath();
+/** Where the screenshots go (the README's comes from here). */
+const SHOTS = join(__dirname, '../../test-results/dashboard');
+
+if (!executablePath) {
+  console.warn('SKIPPED: dashboard browser tests: no Chromium (apt-get install chromium, or set CHROMIUM_PATH)');
+}
+
+/** The dashboard in a real browser: counts shown, a dead letter requeued from the page, phone layout. */
+(executablePath ? describe : describe.skip)('dashboard in Chromium', () => {
+  const fx = useRedis();
+  let served: DashboardApp;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    served = await startDashboardApp('express', fx.connection, uniqueTopic('p'));
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    mkdirSync(SHOTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await served?.close();
+  });
+  beforeEach(async () => {
+    const context = await browser.newContext({
+      extraHTTPHeaders: { authorization: OPERATOR },
+      viewport: { width: 1280, height: 860 },
+    });
+    page = await context.newPage();
+    // A script error or a content-policy violation fails the test.
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+  });
+  afterEach(async () => {
+    await page.context().close();
+    expect(problems.splice(0)).toEqual([]);
+  });
+
+  async function seed(): Promise<void> {
+    const { queue } = served;
+    // The dead letters first: reserve takes the head of the line.
+    for (const id of ['order-7', 'order-8']) {
+      await queue.push('orders.payment', { order: id }, { id, maxAttempts: 1 });
+      const [message] = await queue.reserve('orders.payment', { count: 1 });
+      await queue.nack(message, { error: new Error('card declined') });
+    }
+    for (let i = 1; i <= 3; i++) await queue.push('orders.payment', { order: i, amount: 10 * i }, { id: `order-${i}` });
+    await queue.push('orders.payment', { order: 9 }, { id: 'order-9', delayMs: 3_600_000 });
+    await queue.push('mail.send', { to: 'someone' });
+    await queue.upsertSchedule('mail.send', 'digest', { cron: '0 7 * * *', payload: { digest: true } });
+    await queue.push('reports.nightly', {});
+    await queue.pause('reports.nightly');
+  }
+
+  const loaded = () => page.waitForSelector('body[data-loaded="true"]');
+  const cell = (topic: string, column: string) =>
+    page.locator(`#topics-table tr[data-topic="${topic}"] td[data-count="${column}"]`);
+
+  it('shows every topic with its counts, and requeues a dead letter from the page', async () => {
+    await seed();
+    await page.goto(served.url);
+    await loaded();
+    await page.locator('#topics-table').waitFor();
+    expect(await cell('orders.payment', 'ready').textContent()).toBe('3');
+    expect(await cell('orders.payment', 'delayed').textContent()).toBe('1');
+    expect(await cell('orders.payment', 'dead').textContent()).toBe('2');
+    expect(await page.locator('tr[data-topic="reports.nightly"] .badge').textContent()).toBe('Paused');
+    await page.screenshot({ path: join(SHOTS, 'topics.png'), fullPage: true });
+
+    await page.getByRole('link', { name: 'orders.payment' }).click();
+    await page.getByRole('tab', { name: 'Dead (2)' }).click();
+    await page.locator('#messages-table tr[data-id="order-7"]').waitFor();
+    await page.getByRole('checkbox', { name: 'Select order-7' }).check();
+    await page.getByRole('button', { name: 'Requeue selected (1)' }).click();
+    const confirm = page.locator('#confirm');
+    await confirm.waitFor({ state: 'visible' });
+    expect(await confirm.textContent()).toContain('Requeue 1 dead letter of orders.payment?');
+    await page.locator('#confirm-ok').click();
+    await page.getByRole('status').getByText('Requeued 1 dead letter.').waitFor();
+    await eventually(async () => (await served.queue.stats('orders.payment')).dead === 1);
+    expect(await served.queue.stats('orders.payment')).toMatchObject({ ready: 4, dead: 1 });
+    await page.getByRole('tab', { name: 'Dead (1)' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'topic.png'), fullPage: true });
+  });
+
+  it('asks before a change and changes nothing when the operator keeps things as they are', async () => {
+    await page.goto(`${served.url}#/topic/orders.payment`);
+    await loaded();
+    await page.getByRole('button', { name: 'Pause topic' }).click();
+    await page.locator('#confirm').waitFor({ state: 'visible' });
+    await page.keyboard.press('Escape');
+    await page.locator('#confirm').waitFor({ state: 'hidden' });
+    expect((await served.queue.stats('orders.payment')).paused).toBe(false);
+  });
+
+  it("opens a message's details, payload included, and runs a schedule now", async () => {
+    await page.goto(`${served.url}#/topic/orders.payment`);
+    await loaded();
+    await page.getByRole('tab', { name: /^Ready/ }).click();
+    await page.getByRole('button', { name: 'order-1' }).click();
+    const detail = page.getByRole('dialog', { name: 'Message order-1' });
+    await detail.waitFor();
+    expect(await page.locator('#detail-payload').textContent()).toContain('"amount": 10');
+    await page.keyboard.press('Escape');
+
+    await page.goto(`${served.url}#/topic/mail.send`);
+    await loaded();
+    await page.getByRole('button', { name: 'Run digest now' }).click();
+    await page.locator('#confirm-ok').click();
+    await page
+      .getByRole('status')
+      .getByText(/^Pushed schedule:digest@/)
+      .waitFor();
+    expect((await served.queue.stats('mail.send')).ready).toBe(2);
+  });
+
+  it('is usable by keyboard and fits a phone screen', async () => {
+    await page.goto(served.url);
+    await loaded();
+    // Search by typing, then Tab to the topic's link and open it with Enter.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('topic-search');
+    await page.keyboard.type('mail');
+    await eventually(async () => (await page.locator('#topics-table tbody tr').count()) === 1);
+    expect(await page.locator('#topics-table tbody th').textContent()).toBe('mail.send');
+    for (let i = 0; i < 5 && (await page.evaluate('document.activeElement?.textContent')) !== 'mail.send'; i++) {
+      await page.keyboard.press('Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'mail.send' }).waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${served.url}#/topic/orders.payment`);
+    await loaded();
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true });
+  });
+});
