@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { RedisAckQueueModule } from 'nestjs-redis-ack-queue';
+import { RedisAckQueueDashboardModule, RedisAckQueueModule } from 'nestjs-redis-ack-queue';
+import { OperatorGuard } from './ops/operator.guard';
 import { OpsModule } from './ops/ops.module';
 import { OrdersModule } from './orders/orders.module';
 import { NIGHTLY_REPORT } from './reports/nightly-report';
@@ -30,6 +31,8 @@ import { SampleConfigModule } from './sample-config.module';
         ],
       }),
     }),
+    // The operators' dashboard at /dashboard, behind a guard (its dependency comes from `imports`).
+    RedisAckQueueDashboardModule.register({ path: '/dashboard', guard: OperatorGuard, imports: [SampleConfigModule] }),
     OrdersModule,
     OpsModule,
   ],

@@ -23,7 +23,7 @@ async function bootstrap(): Promise<void> {
   await app.listen(port, '127.0.0.1');
   new Logger('Sample').log(
     `Orders sample on http://127.0.0.1:${port} — try: curl -XPOST localhost:${port}/orders ` +
-      `-H 'content-type: application/json' -d '{"item":"book","amount":12}'; then GET /queues, /metrics, /health`,
+      `-H 'content-type: application/json' -d '{"item":"book","amount":12}'; then open /dashboard, or GET /queues, /metrics, /health`,
   );
 }
 

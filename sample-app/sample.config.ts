@@ -18,4 +18,6 @@ export class SampleConfig {
   /** When the nightly report runs: a cron expression read in REPORT_TZ. */
   readonly reportCron = process.env.REPORT_CRON ?? '0 2 * * *';
   readonly reportTz = process.env.REPORT_TZ ?? 'UTC';
+  /** When set, the dashboard at /dashboard asks for `operator` and this password (it is local-only either way). */
+  readonly dashboardPassword = process.env.DASHBOARD_PASSWORD || undefined;
 }

@@ -121,6 +121,27 @@ describe('sample app (HTTP, real Redis)', () => {
     });
   });
 
+  it("serves the operators' dashboard at /dashboard behind its guard, with the order topics", async () => {
+    const { url } = await startApp({ DASHBOARD_PASSWORD: '' });
+    await post(`${url}/orders`, { item: 'pen', amount: 2 });
+    const page = await fetch(`${url}/dashboard`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/dashboard/assets/app.js');
+    const topics = await read<{ rows: { topic: string }[] }>(fetch(`${url}/dashboard/api/topics`));
+    expect(topics.rows.map((row) => row.topic)).toEqual(expect.arrayContaining([TOPICS.created, TOPICS.invoice]));
+  });
+
+  it('asks for the operator password when DASHBOARD_PASSWORD is set', async () => {
+    const { url } = await startApp({ DASHBOARD_PASSWORD: 's3cret' });
+    const refused = await fetch(`${url}/dashboard`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Basic realm="queues"');
+    const wrong = { authorization: `Basic ${Buffer.from('operator:guess').toString('base64')}` };
+    expect((await fetch(`${url}/dashboard/api/topics`, { headers: wrong })).status).toBe(401);
+    const right = { authorization: `Basic ${Buffer.from('operator:s3cret').toString('base64')}` };
+    expect((await fetch(`${url}/dashboard/api/topics`, { headers: right })).status).toBe(200);
+  });
+
   it('cancels the payment timeout of an order as soon as it is paid', async () => {
     const { app, url } = await startApp({ PAYMENT_TIMEOUT_MS: '60000' });
     const queue = app.get(RedisAckQueueService);
