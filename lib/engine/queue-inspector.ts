@@ -43,6 +43,8 @@ export class QueueInspector {
       paused,
       oldestReadyAgeMs,
       completed: sum(6),
+      pushedTotal: sum(7),
+      ackedTotal: sum(8),
     };
   }
 

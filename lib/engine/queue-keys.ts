@@ -38,6 +38,8 @@ export interface QueueKeys {
   priority: string;
   /** HASH id -> deferrals so far (`retryLater` without an attempt). */
   deferrals: string;
+  /** HASH `pushed` / `acked` -> messages stored / acked so far: what the dashboard's rates come from. */
+  counters: string;
   /** ZSET level -> level: the levels 1-9 whose ready LIST holds ids (empty: only level 0 is used). */
   readyLevels: string;
   /** LISTs of ids ready at priority 1 to 9, head first (`ready` is level 0). */
@@ -135,6 +137,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     paused: `${tag}:paused`,
     priority: `${tag}:priority`,
     deferrals: `${tag}:deferrals`,
+    counters: `${tag}:counters`,
     readyLevels: `${tag}:ready-levels`,
     ready1: `${tag}:ready:1`,
     ready2: `${tag}:ready:2`,

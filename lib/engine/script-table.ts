@@ -39,6 +39,7 @@ export const QUEUE_SCRIPTS = {
       'readyLevels',
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
+      'counters',
     ],
     refusedWhenFull: true,
   },
@@ -53,11 +54,12 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_KEYS,
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
+      'counters',
     ],
   },
   ack: {
     file: 'ack.lua',
-    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS],
+    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'counters'],
   },
   nack: {
     file: 'nack.lua',
@@ -104,7 +106,9 @@ export const QUEUE_SCRIPTS = {
   },
   metrics: {
     file: 'metrics.lua',
-    keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue'],
+    // prettier-ignore
+    keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
+      'counters'],
     readOnly: true,
   },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
@@ -129,12 +133,12 @@ export const QUEUE_SCRIPTS = {
   scheduleList: { file: 'schedule-list.lua', keys: ['schedules', 'scheduleDue', 'scheduleLast'], readOnly: true },
   scheduleTick: {
     file: 'schedule-tick.lua',
-    keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake'],
+    keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake', 'counters'],
     refusedWhenFull: true,
   },
   scheduleRun: {
     file: 'schedule-run.lua',
-    keys: ['schedules', 'messages', 'ready', 'wake'],
+    keys: ['schedules', 'messages', 'ready', 'wake', 'counters'],
     refusedWhenFull: true,
   },
   scheduleIndex: { file: 'schedule-index.lua', keys: ['scheduleTopics', 'scheduleVersion'] },
@@ -178,17 +182,9 @@ export const QUEUE_SCRIPTS = {
   },
   complete: {
     file: 'complete.lua',
-    keys: [
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
-      'completed',
-      'progress',
-      'priority',
-      'deferrals',
-      ...FLOW_CONTROL_KEYS,
-    ],
+    // prettier-ignore
+    keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
+      ...FLOW_CONTROL_KEYS, 'counters'],
   },
   progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.

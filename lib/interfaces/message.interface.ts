@@ -149,6 +149,13 @@ export interface QueueGauges extends QueueStats {
   oldestReadyAgeMs: number;
   /** Completed messages kept (`keepCompleted`; 0 when the topic keeps none). */
   completed: number;
+  /**
+   * Messages stored by pushes (and schedule ticks) since the topic began, duplicates not
+   * counted: a counter in Redis, shared by every process. Its rate is the topic's intake.
+   */
+  pushedTotal: number;
+  /** Messages acked since the topic began: a counter in Redis; its rate is the topic's throughput. */
+  ackedTotal: number;
 }
 
 /** A message that ran out of attempts (or could not be read), kept for inspection. */

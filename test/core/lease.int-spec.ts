@@ -35,8 +35,9 @@ describe('reserve, ack, extendLease', () => {
     expect(await queue.ack(message)).toBe(true);
     expect(await queue.stats(topic)).toEqual({ ready: 0, delayed: 0, leased: 0, dead: 0, paused: false });
     const left = await snapshotTopic(fx.redis, topic);
-    // Only the token counter stays (and an unconsumed wake-up token).
-    expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
+    // Only the topic's counters stay: tokens, pushes and acks (and an unconsumed wake-up token).
+    expect(Object.keys(left).filter((k) => !/:(sequence|wake|counters)$/.test(k))).toEqual([]);
+    expect(left[`{ackq:${topic}}:counters`]).toEqual({ pushed: '1', acked: '1' });
     // Acking again changes nothing and says so: there is nothing left to ack. (An ack whose
     // reply a dropped connection lost, resent by ioredis, still counts: see connection-cut.)
     expect(await queue.ack(message)).toBe(false);
@@ -91,7 +92,7 @@ describe('reserve, ack, extendLease', () => {
     expect(fresh.attempt).toBe(1);
     expect(await queue.ack(fresh)).toBe(true);
     const left = await snapshotTopic(fx.redis, topic);
-    expect(Object.keys(left).filter((k) => !/:(sequence|wake)$/.test(k))).toEqual([]);
+    expect(Object.keys(left).filter((k) => !/:(sequence|wake|counters)$/.test(k))).toEqual([]);
   });
 
   it('nacks a lease made by an older version (a token without the attempt) with the attempt it counted', async () => {

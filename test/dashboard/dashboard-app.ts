@@ -7,6 +7,7 @@ import {
   RedisAckQueueService,
   type RedisAckQueueConnection,
   type RedisAckQueueDashboardOptions,
+  type RedisAckQueueOptions,
 } from '../../lib';
 
 /** The operator's credential the test guard accepts (in the Authorization header). */
@@ -37,10 +38,11 @@ export async function startDashboardApp(
   connection: RedisAckQueueConnection,
   prefix: string,
   options: Partial<RedisAckQueueDashboardOptions> = {},
+  queueOptions: RedisAckQueueOptions = {},
 ): Promise<DashboardApp> {
   @Module({
     imports: [
-      RedisAckQueueModule.forRoot({ connection, prefix, logLevel: 'silent' }),
+      RedisAckQueueModule.forRoot({ connection, prefix, logLevel: 'silent', ...queueOptions }),
       RedisAckQueueDashboardModule.register({ guard: OperatorGuard, ...options }),
     ],
   })

@@ -5,6 +5,7 @@ import { count, duration, h, label, pager } from './dom.js';
 import { act } from './feedback.js';
 import { purge, requeue, showMessage } from './message-detail.js';
 import { messageTable } from './messages-table.js';
+import { rate, ratesOf } from './rates.js';
 import { scheduleTable } from './schedules-table.js';
 
 const PAGE = 50;
@@ -87,8 +88,11 @@ export function topicView(state, rerender) {
 }
 
 function summary(topic, gauges, changed) {
+  const rates = ratesOf(topic, gauges);
   const cards = [
     ...STATES.map((s) => [label(s), count(gauges[s])]),
+    ['In', rate(rates.in)],
+    ['Out', rate(rates.out)],
     ['Lag', gauges.oldestReadyAgeMs < 0 ? '–' : duration(gauges.oldestReadyAgeMs)],
   ];
   const paused = gauges.paused;

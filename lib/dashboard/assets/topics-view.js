@@ -2,6 +2,7 @@
 // name and paged, so a thousand topics stay usable.
 import { api } from './api.js';
 import { count, duration, h, label, pager, scroller } from './dom.js';
+import { rate, ratesOf } from './rates.js';
 
 const PAGE = 50;
 const COLUMNS = ['ready', 'delayed', 'leased', 'dead', 'completed'];
@@ -46,6 +47,8 @@ function table(rows) {
     {},
     h('th', { scope: 'col' }, 'Topic'),
     COLUMNS.map((column) => h('th', { scope: 'col', class: 'num' }, label(column))),
+    h('th', { scope: 'col', class: 'num' }, 'In'),
+    h('th', { scope: 'col', class: 'num' }, 'Out'),
     h('th', { scope: 'col', class: 'num' }, 'Lag'),
     h('th', { scope: 'col' }, 'State'),
   );
@@ -68,9 +71,10 @@ function row(topic) {
       'tr',
       { 'data-topic': topic.topic },
       h('th', { scope: 'row' }, link),
-      h('td', { colspan: 7, class: 'error' }, topic.error.message),
+      h('td', { colspan: 9, class: 'error' }, topic.error.message),
     );
   }
+  const rates = ratesOf(topic.topic, topic);
   return h(
     'tr',
     { 'data-topic': topic.topic },
@@ -82,6 +86,8 @@ function row(topic) {
         count(topic[column]),
       ),
     ),
+    h('td', { class: 'num', 'data-rate': 'in', title: 'Messages pushed per second' }, rate(rates.in)),
+    h('td', { class: 'num', 'data-rate': 'out', title: 'Messages acked per second' }, rate(rates.out)),
     h('td', { class: 'num' }, topic.oldestReadyAgeMs < 0 ? '–' : duration(topic.oldestReadyAgeMs)),
     h(
       'td',

@@ -18,6 +18,7 @@
 -- KEYS[15] rateWindows   HASH   rate window per topic/group
 -- KEYS[16] held          STRING present while rateLimited holds the topic
 -- KEYS[17] wake          LIST   wake-up token (for the flow helpers)
+-- KEYS[18] counters      HASH   acked -> messages acked so far
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1
@@ -25,10 +26,11 @@
 --         topic's home), else 0
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local K_COUNTERS = KEYS[18]
 use_flow_keys(7)
 check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_PRIORITY, 'hash',
-  K_DEFERRALS, 'hash')
+  K_DEFERRALS, 'hash', K_COUNTERS, 'hash')
 
-local results = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, 1)
+local results = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, K_COUNTERS, 1)
 results[#results + 1] = flow_woke and 1 or 0
 return results

@@ -24,6 +24,7 @@
 -- KEYS[17] rateWindows   HASH   rate window per topic/group
 -- KEYS[18] held          STRING present while rateLimited holds the topic
 -- KEYS[19] wake          LIST   wake-up token (for the flow helpers)
+-- KEYS[20] counters      HASH   acked -> messages acked so far
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -34,9 +35,10 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_COMPLETED, K_PROGRESS, K_PRIORITY, K_DEFERRALS = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_COUNTERS = KEYS[20]
 use_flow_keys(9)
 check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_COMPLETED, 'zset',
-  K_PROGRESS, 'hash', K_PRIORITY, 'hash', K_DEFERRALS, 'hash')
+  K_PROGRESS, 'hash', K_PRIORITY, 'hash', K_DEFERRALS, 'hash', K_COUNTERS, 'hash')
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
@@ -48,7 +50,7 @@ local function end_lease(id)
   end
 end
 
-local results = {}
+local results, acked = {}, 0
 for i = 3, #ARGV, 3 do
   local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local current = redis.call('HGET', K_TOKENS, id)
@@ -77,6 +79,12 @@ for i = 3, #ARGV, 3 do
   end
 end
 
+for _, result in ipairs(results) do
+  acked = acked + (result == 1 and 1 or 0)
+end
+if acked > 0 then
+  redis.call('HINCRBY', K_COUNTERS, 'acked', acked)
+end
 -- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).
 results[#results + 1] = flow_woke and 1 or 0
 if max_count == 0 then

@@ -23,15 +23,16 @@
 -- KEYS[16] ready9    LIST
 -- KEYS[17] completed ZSET id -> completion time (ms) of completed messages kept
 -- KEYS[18] groupQueue ZSET grouped messages waiting for their group's turn (they count as ready)
+-- KEYS[19] counters  HASH  pushed / acked -> messages stored / acked so far
 -- ARGV    none
 -- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),
---          completed }
+--          completed, pushed, acked }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_READY, K_DELAYED, K_LEASED, K_DEAD, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_PAUSED, K_LEVELS, K_COMPLETED, K_GROUP_QUEUE = KEYS[6], KEYS[7], KEYS[17], KEYS[18]
+local K_PAUSED, K_LEVELS, K_COMPLETED, K_GROUP_QUEUE, K_COUNTERS = KEYS[6], KEYS[7], KEYS[17], KEYS[18], KEYS[19]
 local LEVEL_KEYS = 8
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset', K_MESSAGES, 'hash', K_LEVELS, 'zset',
-  K_COMPLETED, 'zset')
+  K_COMPLETED, 'zset', K_COUNTERS, 'hash')
 
 local now = now_ms()
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
@@ -64,4 +65,6 @@ return {
   oldest == math.huge and -1 or math.max(0, now - oldest),
   redis.call('EXISTS', K_PAUSED),
   redis.call('ZCARD', K_COMPLETED),
+  tonumber(redis.call('HGET', K_COUNTERS, 'pushed') or 0),
+  tonumber(redis.call('HGET', K_COUNTERS, 'acked') or 0),
 }

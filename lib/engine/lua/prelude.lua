@@ -111,10 +111,10 @@ local function held_leases(tokens_key, first)
 end
 
 -- Acks the id/token pairs of ARGV from index `first`: removes each message whose lease is
--- still the given one, with a few commands per batch, not per message. Returns one flag per
--- pair: 1 acked, 0 stale token, 2 already gone (no body, no lease: acked before, by this
--- token if its lease was still live, e.g. a resent call).
-local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, first)
+-- still the given one, with a few commands per batch, not per message, and counts them in
+-- K_COUNTERS. Returns one flag per pair: 1 acked, 0 stale token, 2 already gone (no body, no
+-- lease: acked before, by this token if its lease was still live, e.g. a resent call).
+local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, K_COUNTERS, first)
   local held, results = held_leases(K_TOKENS, first)
   for i = first, #ARGV, 2 do
     local k = (i - first) / 2 + 1
@@ -135,6 +135,7 @@ local function ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY
     if K_GROUP_ACTIVE then
       leases_ended(held)
     end
+    redis.call('HINCRBY', K_COUNTERS, 'acked', #held)
   end
   return results
 end

@@ -31,6 +31,7 @@
 -- KEYS[25] rateWindows   HASH   rate window per topic/group
 -- KEYS[26] held          STRING present while rateLimited holds the topic
 -- KEYS[27] wake          LIST   wake-up token (for the flow helpers)
+-- KEYS[28] counters      HASH   pushed -> messages stored so far (duplicates not counted)
 -- ARGV    groups of six, one per message:
 --   id           message id
 --   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
@@ -43,13 +44,14 @@
 local K_MESSAGES, K_READY, K_DELAYED, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_PAUSED, K_PRIORITY, K_LEVELS = KEYS[5], KEYS[6], KEYS[7]
 local LEVEL_KEYS = 8
+local K_COUNTERS = KEYS[28]
 use_flow_keys(17)
-check_types(K_MESSAGES, 'hash', K_READY, 'list', K_DELAYED, 'zset', K_WAKE, 'list')
+check_types(K_MESSAGES, 'hash', K_READY, 'list', K_DELAYED, 'zset', K_WAKE, 'list', K_COUNTERS, 'hash')
 
 local now = now_ms()
 local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
-local results, ready = {}, {}
+local results, ready, stored_count = {}, {}, 0
 local must_wake = false
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
@@ -77,6 +79,7 @@ for i = 1, #ARGV, 6 do
   local stored = redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
   results[#results + 1] = stored
   if stored == 1 then
+    stored_count = stored_count + 1
     local level = tonumber(ARGV[i + 4])
     if level > 0 then
       redis.call('HSET', K_PRIORITY, id, level)
@@ -108,6 +111,9 @@ for i = 1, #ARGV, 6 do
   end
 end
 
+if stored_count > 0 then
+  redis.call('HINCRBY', K_COUNTERS, 'pushed', stored_count)
+end
 if #ready > 0 then
   push_ids('RPUSH', K_READY, ready)
   must_wake = true

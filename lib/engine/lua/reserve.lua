@@ -43,6 +43,7 @@
 -- KEYS[32] rateWindows   HASH   rate window per topic/group
 -- KEYS[33] held          STRING present while rateLimited holds the topic
 -- KEYS[34] wake          LIST   wake-up token (for the flow helpers)
+-- KEYS[35] counters      HASH   acked -> messages acked so far (the acks given count there)
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -57,7 +58,7 @@
 local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local K_PAUSED, K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
-local LEVEL_KEYS = 15
+local LEVEL_KEYS, K_COUNTERS = 15, KEYS[35]
 use_flow_keys(24)
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -93,7 +94,8 @@ if #ARGV == 6 and not flow then
 end
 
 check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset')
+  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset',
+  K_COUNTERS, 'hash')
 if flow then
   check_types(K_GROUP_QUEUE, 'zset', K_GROUP_WAITING, 'hash', K_GROUP_ACTIVE, 'hash', K_GROUP_SLOTS, 'hash',
     K_GROUP_TURNS, 'zset', K_GROUP_HELD, 'zset', K_LIMITS, 'hash', K_RATE, 'hash')
@@ -105,7 +107,7 @@ for _, level in ipairs(used) do
   check_types(level_key(K_READY, LEVEL_KEYS, tonumber(level)), 'list')
 end
 
-local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, 7)
+local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, K_COUNTERS, 7)
 local now = now_ms()
 local limits = flow and flow_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).

@@ -6,12 +6,13 @@
 -- KEYS[2] messages      HASH  id -> stored body
 -- KEYS[3] ready         LIST  ids waiting, head first
 -- KEYS[4] wake          LIST  wake-up token for blocked consumers
+-- KEYS[5] counters      HASH  pushed -> messages stored so far
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] id            the message id
 -- Returns  { 1 pushed, 0 duplicate id, -1 no such schedule (or one this library did not write); now (ms) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_SCHEDULES, K_MESSAGES, K_READY, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-check_types(K_SCHEDULES, 'hash', K_MESSAGES, 'hash', K_READY, 'list', K_WAKE, 'list')
+local K_SCHEDULES, K_MESSAGES, K_READY, K_WAKE, K_COUNTERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+check_types(K_SCHEDULES, 'hash', K_MESSAGES, 'hash', K_READY, 'list', K_WAKE, 'list', K_COUNTERS, 'hash')
 
 local now = now_ms()
 local definition = redis.call('HGET', K_SCHEDULES, ARGV[1])
@@ -28,5 +29,6 @@ if redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(deco
   return { 0, now }
 end
 redis.call('RPUSH', K_READY, id)
+redis.call('HINCRBY', K_COUNTERS, 'pushed', 1)
 wake(K_WAKE)
 return { 1, now }

@@ -9,6 +9,7 @@
 -- KEYS[4] messages      HASH  id -> stored body
 -- KEYS[5] ready         LIST  ids waiting, head first
 -- KEYS[6] wake          LIST  wake-up token for blocked consumers
+-- KEYS[7] counters      HASH  pushed -> messages stored so far
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] definition    the definition the caller computed the ticks from (JSON text)
 -- ARGV[3] expected      the pending tick the caller saw (ms)
@@ -19,7 +20,9 @@
 -- Returns  { 1 ran, 0 stale (another definition or pending tick: reload), 2 not due yet; now (ms) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local K_SCHEDULES, K_DUE, K_LAST, K_MESSAGES, K_READY, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-check_types(K_SCHEDULES, 'hash', K_DUE, 'zset', K_LAST, 'hash', K_MESSAGES, 'hash', K_READY, 'list', K_WAKE, 'list')
+local K_COUNTERS = KEYS[7]
+check_types(K_SCHEDULES, 'hash', K_DUE, 'zset', K_LAST, 'hash', K_MESSAGES, 'hash', K_READY, 'list', K_WAKE, 'list',
+  K_COUNTERS, 'hash')
 
 local name, definition = ARGV[1], ARGV[2]
 local expected, tick, next_run = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -35,6 +38,7 @@ end
 local id = ARGV[6]
 if redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(ARGV[7], 2)) == 1 then
   redis.call('RPUSH', K_READY, id)
+  redis.call('HINCRBY', K_COUNTERS, 'pushed', 1)
   wake(K_WAKE)
 end
 redis.call('HSET', K_LAST, name, ARGV[4])

@@ -1,0 +1,77 @@
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
+
+/**
+ * 1,000 topics and 100,000 dead letters stay usable: every request reads one page, the last page
+ * is as right as the first, and one dead letter is found by id. (Speed is the benchmarks' job:
+ * the times are printed, not asserted.)
+ */
+describe('dashboard at scale', () => {
+  const fx = useRedis();
+  let served: DashboardApp;
+  beforeAll(async () => {
+    served = await startDashboardApp(
+      'express',
+      fx.connection,
+      uniqueTopic('p'),
+      {},
+      {
+        deadLetters: { maxCount: 200_000 },
+      },
+    );
+  });
+  afterAll(() => served?.close());
+
+  async function read<T>(path: string): Promise<{ body: T; ms: number }> {
+    const started = performance.now();
+    const response = await fetch(`${served.url}/api${path}`, { headers: { authorization: OPERATOR } });
+    expect(response.status).toBe(200);
+    return { body: (await response.json()) as T, ms: Math.round(performance.now() - started) };
+  }
+
+  it('pages and searches 1,000 topics', async () => {
+    const names = Array.from({ length: 1_000 }, (_, i) => `t.${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 100) {
+      await Promise.all(names.slice(i, i + 100).map((topic) => served.queue.push(topic, i)));
+    }
+    type Page = { total: number; rows: { topic: string; ready: number }[] };
+    const first = await read<Page>('/topics');
+    expect(first.body.total).toBe(1_000);
+    expect(first.body.rows).toHaveLength(50);
+    const last = await read<Page>('/topics?offset=950&limit=50');
+    expect(last.body.rows.map((row) => row.topic)).toEqual(names.slice(950));
+    expect(last.body.rows.every((row) => row.ready === 1)).toBe(true);
+    const found = await read<Page>('/topics?search=t.077');
+    expect(found.body.rows.map((row) => row.topic)).toEqual(names.slice(770, 780));
+    console.log(`1,000 topics: first page ${first.ms} ms, last page ${last.ms} ms, search ${found.ms} ms`);
+  });
+
+  it('pages 100,000 dead letters and finds one by id', async () => {
+    const { queue } = served;
+    const topic = 'bulk';
+    const total = 100_000;
+    for (let i = 0; i < total; i += 1_000) {
+      const items = Array.from({ length: 1_000 }, (_, k) => ({
+        payload: { n: i + k },
+        id: `d${i + k}`,
+        maxAttempts: 1,
+      }));
+      await queue.pushMany(topic, items);
+    }
+    // Leases of 10 ms on one attempt: each later reserve buries the expired ones as dead letters.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 11));
+    while ((await queue.stats(topic)).ready > 0) await queue.reserve(topic, { count: 1_000, leaseMs: 10 });
+    while ((await queue.stats(topic)).dead < total) await pause().then(() => queue.reserve(topic, { leaseMs: 10 }));
+    type Info = { id: string; state: string; reason?: string };
+    const first = await read<Info[]>(`/topics/${topic}/messages?state=dead&limit=50`);
+    expect(first.body).toHaveLength(50);
+    const last = await read<Info[]>(`/topics/${topic}/messages?state=dead&offset=${total - 50}&limit=50`);
+    expect(last.body).toHaveLength(50);
+    expect(new Set([...first.body, ...last.body].map((m) => m.id)).size).toBe(100);
+    const one = await read<Info>(`/topics/${topic}/messages/d54321`);
+    expect(one.body).toMatchObject({ id: 'd54321', state: 'dead', reason: 'expired' });
+    const detail = await read<{ gauges: { dead: number } }>(`/topics/${topic}`);
+    expect(detail.body.gauges.dead).toBe(total);
+    console.log(`100,000 dead letters: first page ${first.ms} ms, last page ${last.ms} ms, by id ${one.ms} ms`);
+  }, 120_000);
+});
