@@ -27,7 +27,8 @@ const shared = {
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
     ...(nest11 && {
-      '^@nestjs/(common|core|platform-express|testing)(/.*)?$': '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',
+      '^@nestjs/(common|core|platform-express|platform-fastify|testing)(/.*)?$':
+        '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',
     }),
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
