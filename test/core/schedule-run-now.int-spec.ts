@@ -15,7 +15,7 @@ describe('runScheduleNow', () => {
     queue.events$.subscribe((event) => events.push(event));
 
     const pushed = await queue.runScheduleNow(topic, 'nightly');
-    expect(pushed).toEqual({ id: expect.stringMatching(/^schedule:nightly@\d+$/), duplicate: false });
+    expect(pushed).toEqual({ id: expect.stringMatching(/^schedule:nightly@\d+$/) as unknown, duplicate: false });
     const [message] = await queue.reserve(topic);
     expect(message).toMatchObject({ id: pushed!.id, payload, headers: { h: 'v' } });
     expect(events).toContainEqual({ type: 'pushed', topic, id: pushed!.id });
