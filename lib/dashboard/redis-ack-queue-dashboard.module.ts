@@ -32,10 +32,19 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
   /**
    * The dashboard's module.
    * @throws {InvalidOptionError} when there is no guard and `open` is not true, or `path`,
-   *   `refreshMs`, `readOnly` or `open` has a bad value.
+   *   `refreshMs`, `readOnly`, `open` or `queue` has a bad value (an unregistered `queue` fails
+   *   the app's startup).
    */
   static register(options: RedisAckQueueDashboardOptions): DynamicModule {
-    const { path = '/queues', guard, open = false, readOnly = false, refreshMs = 2_000, queue } = options ?? {};
+    const {
+      path = '/queues',
+      guard,
+      open = false,
+      readOnly = false,
+      refreshMs = 2_000,
+      queue,
+      imports = [],
+    } = options ?? {};
     const guards = guard === undefined ? [] : Array.isArray(guard) ? guard : [guard];
     if (typeof open !== 'boolean') throw new InvalidOptionError('open', open, 'true or false');
     if (guards.length === 0 && !open) {
@@ -47,6 +56,9 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
     }
     if (typeof path !== 'string' || !PATH.test(path))
       throw new InvalidOptionError('path', path, 'a URL path like /queues');
+    if (queue !== undefined && (typeof queue !== 'string' || queue === '')) {
+      throw new InvalidOptionError('queue', queue, 'the name of a registered queue');
+    }
     if (typeof readOnly !== 'boolean') throw new InvalidOptionError('readOnly', readOnly, 'true or false');
     if (!Number.isInteger(refreshMs) || refreshMs < 500 || refreshMs > 60_000) {
       throw new InvalidOptionError('refreshMs', refreshMs, 'a whole number of ms from 500 to 60,000');
@@ -54,7 +66,7 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
     const dashboard: Partial<Dashboard> = { page: new DashboardPage(), settings: { refreshMs, readOnly } };
     return {
       module: RedisAckQueueDashboardModule,
-      imports: options.imports ?? [],
+      imports,
       controllers: [dashboardController(path, guards)],
       providers: [
         { provide: DASHBOARD, useValue: dashboard },
@@ -66,7 +78,12 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
   /** Finds the queue's service, which need not be global: every provider exists by now. */
   onModuleInit(): void {
     const { queue, readOnly } = this.moduleRef.get<{ queue?: string; readOnly: boolean }>(OPTIONS);
-    const service = this.moduleRef.get<RedisAckQueueService>(getQueueToken(queue), { strict: false });
+    let service: RedisAckQueueService;
+    try {
+      service = this.moduleRef.get<RedisAckQueueService>(getQueueToken(queue), { strict: false });
+    } catch {
+      throw new InvalidOptionError('queue', queue, 'the name of a queue that RedisAckQueueModule registers');
+    }
     const dashboard = this.moduleRef.get<Dashboard>(DASHBOARD);
     dashboard.reads = new DashboardReads(service);
     dashboard.actions = new DashboardActions(service, readOnly);

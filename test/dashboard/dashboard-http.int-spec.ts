@@ -1,4 +1,12 @@
-import { InvalidOptionError, RedisAckQueueDashboardModule } from '../../lib';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import {
+  getQueueToken,
+  InvalidOptionError,
+  RedisAckQueueDashboardModule,
+  RedisAckQueueModule,
+  type RedisAckQueueService,
+} from '../../lib';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
 
@@ -184,6 +192,36 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
 });
 
 describe('RedisAckQueueDashboardModule.register', () => {
+  const fx = useRedis();
+
+  it("shows a named queue's topics, and fails startup for a queue no module registers", async () => {
+    const prefix = uniqueTopic('p');
+    const moduleOf = (queue: string) => {
+      @Module({
+        imports: [
+          RedisAckQueueModule.forRoot({ name: 'ops', connection: fx.connection, prefix, logLevel: 'silent' }),
+          RedisAckQueueDashboardModule.register({ open: true, queue }),
+        ],
+      })
+      class OpsModule {}
+      return OpsModule;
+    };
+    const app = await NestFactory.create(moduleOf('ops'), { logger: false });
+    try {
+      await app.listen(0, '127.0.0.1');
+      await app.get<RedisAckQueueService>(getQueueToken('ops')).push('ops.topic', 1);
+      const response = await fetch(`${await app.getUrl()}/queues/api/topics`);
+      expect(((await response.json()) as { rows: { topic: string }[] }).rows).toEqual([
+        expect.objectContaining({ topic: 'ops.topic', ready: 1 }),
+      ]);
+    } finally {
+      await app.close();
+    }
+    const unknown = await NestFactory.create(moduleOf('missing'), { logger: false });
+    await expect(unknown.init()).rejects.toBeInstanceOf(InvalidOptionError);
+    await unknown.close();
+  });
+
   it('refuses to serve without a guard unless open: true, and bad options', () => {
     expect(() => RedisAckQueueDashboardModule.register({})).toThrow(InvalidOptionError);
     expect(() => RedisAckQueueDashboardModule.register({ guard: [] })).toThrow(/open: true/);
