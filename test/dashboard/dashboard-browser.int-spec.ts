@@ -144,6 +144,13 @@ if (!executablePath) {
     }
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'mail.send' }).waitFor();
+    // The state tabs: arrow keys move the selection and the focus.
+    await page.getByRole('tab', { name: /^Ready/ }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.locator('#tab-delayed[aria-selected="true"]').waitFor();
+    await eventually(async () => (await page.evaluate('document.activeElement?.id')) === 'tab-delayed');
+    await page.keyboard.press('End');
+    await page.locator('#tab-completed[aria-selected="true"]').waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${served.url}#/topic/orders.payment`);
     await loaded();

@@ -44,7 +44,7 @@ function show() {
   const state = routeState();
   const rerender = (changes) => {
     Object.assign(state, changes);
-    refresh();
+    return refresh();
   };
   current = (state.topic === undefined ? topicsView : topicView)(state, rerender);
   main.replaceChildren(current.view);

@@ -16,6 +16,15 @@ export function topicView(state, rerender) {
   const refreshAll = () => rerender({});
   const head = h('div', { id: 'topic-head' });
   const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
+  // The tabs pattern: one tab in the Tab order, arrow keys (Home, End) move between them.
+  tabs.addEventListener('keydown', (event) => {
+    const at = STATES.indexOf(state.tab ?? 'ready');
+    const next = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: STATES.length - 1 }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    const tab = STATES[(next + STATES.length) % STATES.length];
+    rerender({ tab, offset: 0, selected: new Set() }).then(() => document.getElementById(`tab-${tab}`)?.focus());
+  });
   const list = h('div', { id: 'messages', role: 'tabpanel' });
   const schedules = h('div', { id: 'schedules' });
   const find = h('input', { id: 'find-id', type: 'search', autocomplete: 'off', placeholder: 'Message id' });
@@ -66,6 +75,7 @@ export function topicView(state, rerender) {
             id: `tab-${s}`,
             'aria-selected': String(s === tab),
             'aria-controls': 'messages',
+            tabindex: s === tab ? 0 : -1,
             onclick: () => rerender({ tab: s, offset: 0, selected: new Set() }),
           },
           `${label(s)} (${count(gauges[s])})`,
