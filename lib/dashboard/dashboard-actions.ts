@@ -1,6 +1,6 @@
 import type { MessageState, PushResult } from '../interfaces';
 import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
-import { DashboardRequestError } from './dashboard-errors';
+import { DashboardRequestError, notFound } from './dashboard-errors';
 
 /** What an operator can do from the dashboard; each action is one call of the service's API. */
 export class DashboardActions {
@@ -24,7 +24,7 @@ export class DashboardActions {
   async cancel(topic: string, id: string): Promise<{ cancelled: MessageState }> {
     this.assertWritable();
     const state = await this.queue.cancel(topic, id);
-    if (!state) throw new DashboardRequestError(404, 'NOT_FOUND', `no message ${id} in ${topic}`);
+    if (!state) throw notFound(`message ${id} in ${topic}`);
     return { cancelled: state };
   }
 
@@ -37,7 +37,7 @@ export class DashboardActions {
   async runSchedule(topic: string, name: string): Promise<PushResult> {
     this.assertWritable();
     const pushed = await this.queue.runScheduleNow(topic, name);
-    if (!pushed) throw new DashboardRequestError(404, 'NOT_FOUND', `no schedule ${name} on ${topic}`);
+    if (!pushed) throw notFound(`schedule ${name} on ${topic}`);
     return pushed;
   }
 

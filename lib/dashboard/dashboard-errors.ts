@@ -19,6 +19,9 @@ export class DashboardRequestError extends Error {
   }
 }
 
+/** A 404: the message (or schedule) the request names is not there. */
+export const notFound = (what: string) => new DashboardRequestError(404, 'NOT_FOUND', `no ${what}`);
+
 /** The HTTP status of each error code the queue raises for a dashboard request. */
 const STATUS_OF_CODE: Record<string, number> = {
   INVALID_TOPIC: 400,

@@ -2,7 +2,7 @@ import { RedisAckQueueError } from '../errors';
 import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo } from '../interfaces';
 import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
-import { DashboardRequestError, errorView, type ErrorView } from './dashboard-errors';
+import { errorView, notFound, type ErrorView } from './dashboard-errors';
 
 /** One row of the topics table: the topic's gauges, or why they could not be read. */
 export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
@@ -20,7 +20,7 @@ export class DashboardReads {
     return { total: matching.length, rows };
   }
 
-  /** One topic: its gauges, its schedules and its limits. */
+  /** One topic: its gauges and its schedules. */
   async topic(topic: string): Promise<{ topic: string; gauges: QueueGauges; schedules: ScheduleInfo[] }> {
     const [gauges, schedules] = await Promise.all([this.queue.gauges(topic), this.queue.schedules(topic)]);
     return { topic, gauges, schedules };
@@ -31,10 +31,10 @@ export class DashboardReads {
     return this.queue.list(topic, state, page);
   }
 
-  /** One message by id; a DashboardRequestError 404 when the topic has none. */
+  /** One message by id; a 404 when the topic has none. */
   async message(topic: string, id: string): Promise<MessageInfo> {
     const message = await this.queue.get(topic, id);
-    if (!message) throw new DashboardRequestError(404, 'NOT_FOUND', `no message ${id} in ${topic}`);
+    if (!message) throw notFound(`message ${id} in ${topic}`);
     return message;
   }
 

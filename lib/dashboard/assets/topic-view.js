@@ -2,7 +2,7 @@
 // actions on one, the selected or all, and its schedules with "run now".
 import { api, settings } from './api.js';
 import { count, duration, h, label, pager } from './dom.js';
-import { act } from './feedback.js';
+import { act, announce } from './feedback.js';
 import { purge, requeue, showMessage } from './message-detail.js';
 import { messageTable } from './messages-table.js';
 import { rate, ratesOf } from './rates.js';
@@ -40,7 +40,7 @@ export function topicView(state, rerender) {
     try {
       showMessage(topic, await api.message(topic, id), refreshAll);
     } catch (error) {
-      act(null, null, () => Promise.reject(error));
+      announce(`Failed: ${error.message}`, true);
     }
   }
   const view = h(

@@ -58,6 +58,7 @@ for i = 3, #ARGV, 3 do
     end_lease(id)
     redis.call('HDEL', K_MESSAGES, id)
     results[#results + 1] = 1
+    acked = acked + 1
   elseif current == token then
     -- The stored body starts with '{"t":<enqueuedAt>,' (push.lua) and may end with ',"m":<n>}'.
     local body = redis.call('HGET', K_MESSAGES, id) or ''
@@ -72,6 +73,7 @@ for i = 3, #ARGV, 3 do
     redis.call('HSET', K_MESSAGES, id, record)
     redis.call('ZADD', K_COMPLETED, now, id)
     results[#results + 1] = 1
+    acked = acked + 1
   elseif not current and (redis.call('ZSCORE', K_COMPLETED, id) or redis.call('HEXISTS', K_MESSAGES, id) == 0) then
     results[#results + 1] = 2
   else
@@ -79,9 +81,6 @@ for i = 3, #ARGV, 3 do
   end
 end
 
-for _, result in ipairs(results) do
-  acked = acked + (result == 1 and 1 or 0)
-end
 if acked > 0 then
   redis.call('HINCRBY', K_COUNTERS, 'acked', acked)
 end

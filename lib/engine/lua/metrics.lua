@@ -35,6 +35,7 @@ check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_DEAD, 'zset'
   K_COMPLETED, 'zset', K_COUNTERS, 'hash')
 
 local now = now_ms()
+local totals = redis.call('HMGET', K_COUNTERS, 'pushed', 'acked')
 local due = redis.call('ZCOUNT', K_DELAYED, '-inf', now)
 local expired = redis.call('ZCOUNT', K_LEASED, '-inf', now)
 local ready = ready_count(K_READY, K_LEVELS, LEVEL_KEYS, K_GROUP_QUEUE)
@@ -65,6 +66,6 @@ return {
   oldest == math.huge and -1 or math.max(0, now - oldest),
   redis.call('EXISTS', K_PAUSED),
   redis.call('ZCARD', K_COMPLETED),
-  tonumber(redis.call('HGET', K_COUNTERS, 'pushed') or 0),
-  tonumber(redis.call('HGET', K_COUNTERS, 'acked') or 0),
+  tonumber(totals[1] or 0),
+  tonumber(totals[2] or 0),
 }
