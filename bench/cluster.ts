@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { cpuModel, libVersion } from './machine';
-import { DEFAULT_PREFIX } from '../lib/redis-ack-queue.constants';
+import { DEFAULT_PREFIX } from '../lib/common/redis-ack-queue.constants';
 import { keySlot, partitionTags } from '../lib/engine/partitions';
 import { now, type QueueSystem, type RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';

@@ -7,7 +7,7 @@ export type {
 } from './nest/redis-ack-queue.module-definition';
 export { DEFAULT_QUEUE, REDIS_ACK_QUEUE_OPTIONS, getQueueOptionsToken, getQueueToken } from './nest/queue-tokens';
 export { InjectQueue } from './nest/inject-queue.decorator';
-export { RedisAckQueueService } from './queue/redis-ack-queue.service';
+export { RedisAckQueueService } from './service/redis-ack-queue.service';
 export { defineTopic } from './queue/define-topic';
 export {
   QueueHandler,
@@ -17,14 +17,11 @@ export {
   type QueueHandlerMetadata,
 } from './nest/queue-handler.decorator';
 export { OnQueueEvent, type OnQueueEventMetadata, type OnQueueEventOptions } from './nest/on-queue-event.decorator';
-export { REDIS_ACK_QUEUE_CONTEXT_TYPE, type RedisAckQueueContextType } from './redis-ack-queue.constants';
+export { REDIS_ACK_QUEUE_CONTEXT_TYPE, type RedisAckQueueContextType } from './common/redis-ack-queue.constants';
 export * from './errors';
 export * from './interfaces';
-export { RedisAckQueueMetrics } from './observability/metrics/queue-metrics';
-export type {
-  RedisAckQueueMetricsOptions,
-  RedisAckQueueMetricsRegistry,
-} from './observability/metrics/metrics-options.interface';
+export { RedisAckQueueMetrics } from './metrics/queue-metrics';
+export type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics/metrics-options.interface';
 export {
   RedisAckQueueMetricsModule,
   type RedisAckQueueMetricsModuleOptions,

@@ -1,6 +1,6 @@
 import { PartitionCountMismatchError } from '../errors';
 import type { RedisAckQueueConnection } from '../interfaces';
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { CliIo } from './cli-io';
 import { CliFailure, EXIT } from './exit-codes';
 

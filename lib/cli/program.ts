@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { DEFAULT_PREFIX } from '../redis-ack-queue.constants';
+import { DEFAULT_PREFIX } from '../common/redis-ack-queue.constants';
 import { CliContext, type GlobalOptions } from './cli-context';
 import { processIo, type CliIo } from './cli-io';
 import { addControlCommands } from './control-commands';

@@ -4,12 +4,12 @@ import type { ConsumerLiveness, QueueConsumer, QueueHandlerFn, QueueHandlerOptio
 import { assertShareable, TopicLimitsStore } from '../engine/topic-limits';
 import { pickLimits } from '../queue/limit-settings';
 import { resolveConsumerSettings, type ConsumerSettings, type ServiceSettings } from '../queue/settings';
-import { CancelSignals } from './cancel-signals';
+import { CancelSignals } from '../engine/cancel-signals';
 import { writeLimitsFirst } from './limits-first';
 import type { ConsumerReporting } from './failed-deliveries';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
-import { BlockingWakeSignal } from './wake-signal';
+import { BlockingWakeSignal } from '../engine/wake-signal';
 
 /**
  * The one set of running consumers of a service: `consume()` starts them here, and the

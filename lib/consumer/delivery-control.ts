@@ -1,7 +1,7 @@
 import type { ConsumerEngine, CompletedPolicy } from '../engine/consumer-engine';
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { MessageCancelledError } from '../errors';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
 import { abortHandler, HandlerContext, type ContextTarget } from './handler-context';
 import { messagesOf, type InFlight } from './in-flight';

@@ -5,8 +5,8 @@ import type { DeadLetterReason, ReservedMessage } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
-import { MESSAGES } from '../redis-ack-queue.messages';
-import type { CancelSignals } from './cancel-signals';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import type { CancelSignals } from '../engine/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
 

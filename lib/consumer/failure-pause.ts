@@ -1,8 +1,8 @@
 import { RedisAckQueueError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
-import { settleWithin } from './settle-within';
+import { settleWithin } from '../common/settle-within';
 
 /**
  * How a consumer rides out failures of Redis: the first failure of an outage is logged and

@@ -3,14 +3,14 @@ import { LeaseLostError, RateLimitedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
 import { firstWaitMs } from './delivery-timings';
 import { abortHandler, invokeHandler, withTimeout, type ContextTarget } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
-import { settleWithin } from './settle-within';
+import { settleWithin } from '../common/settle-within';
 
 /**
  * Runs handlers and keeps their leases: heartbeats extend every running lease by a third

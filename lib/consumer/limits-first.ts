@@ -2,7 +2,7 @@ import type { TopicLimitsStore } from '../engine/topic-limits';
 import { errorSummary } from '../errors/error-text';
 import type { TopicLimits } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 /** How long a consumer waits before writing its limits again after Redis refused. */
 const RETRY_MS = 1_000;

@@ -2,7 +2,7 @@ import type { ConsumerEngine } from '../engine/consumer-engine';
 import { encodeStoredValue } from '../engine/lookup-format';
 import { InvalidStoredValueError } from '../errors';
 import { asError } from '../errors/error-text';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import type { ConsumerReporting } from './failed-deliveries';
 import type { ContextTarget } from './handler-context';
 import type { InFlight } from './in-flight';

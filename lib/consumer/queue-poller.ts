@@ -1,7 +1,7 @@
 import type { ConsumerEngine, ReserveResult } from '../engine/consumer-engine';
 import type { QueueConsumer, QueueHandlerFn } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
-import { DEFAULTS, LIMITS } from '../redis-ack-queue.constants';
+import { DEFAULTS, LIMITS } from '../common/redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
@@ -10,8 +10,8 @@ import { LeaseKeeper } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
 import { reportReserve } from './reserve-report';
-import { settleWithin } from './settle-within';
-import type { WakeSignal } from './wake-signal';
+import { settleWithin } from '../common/settle-within';
+import type { WakeSignal } from '../engine/wake-signal';
 
 export interface PollerDeps extends ConsumerReporting {
   engine: ConsumerEngine;

@@ -1,5 +1,5 @@
 import type { ReserveResult } from '../engine/consumer-engine';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
 
 /** Events of a reserve (built only while someone listens); unreadable bodies are logged too. */

@@ -1,7 +1,7 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
 import type { ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { DeliveryTimings } from './delivery-timings';
 import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';

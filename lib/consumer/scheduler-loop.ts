@@ -2,7 +2,7 @@ import type { ScheduleStore } from '../engine/schedule-store';
 import { errorSummary } from '../errors/error-text';
 import type { RedisAckQueueEvent } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { decodeDefinition, type ScheduleSpec } from '../queue/schedules/schedule-spec';
 import { tickToRun } from '../queue/schedules/schedule-times';
 

@@ -1,5 +1,5 @@
 import type { MessageState, PushResult } from '../interfaces';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { DashboardRequestError, notFound } from './dashboard-errors';
 
 /** What an operator can do from the dashboard; each action is one call of the service's API. */

@@ -1,6 +1,6 @@
 import { RedisAckQueueError } from '../errors';
 import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo } from '../interfaces';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
 

@@ -2,7 +2,7 @@ import { Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InvalidOptionError } from '../errors';
 import { getQueueToken } from '../nest/queue-tokens';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { DashboardActions } from './dashboard-actions';
 import { dashboardController } from './dashboard-controller.factory';
 import type { RedisAckQueueDashboardOptions } from './dashboard-options.interface';

@@ -1,5 +1,5 @@
 import { RedisUnavailableError } from '../errors';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 /** The longest timer Node can set: a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -2,8 +2,8 @@ import { Cluster, Redis } from 'ioredis';
 import { InvalidOptionError, RedisConnectionError } from '../errors';
 import { redactedCause } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
-import { DEFAULTS } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 export type RedisClient = Redis | Cluster;
 

@@ -1,4 +1,4 @@
-import { LIMITS } from '../redis-ack-queue.constants';
+import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease } from './consumer-engine';
 import type { LeaseSettler } from './lease-settler';
 import type { ScriptRunner } from './script-runner';

@@ -1,5 +1,5 @@
 import type { DeadLetter, DeadLetterReason, MessageInfo, MessageState } from '../interfaces';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
 
 /**

@@ -1,4 +1,4 @@
-import { LIMITS } from '../redis-ack-queue.constants';
+import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { ReplicatedPushes } from './replicated-pushes';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, type TopicLayout, type TopicLayouts } from './topic-layouts';

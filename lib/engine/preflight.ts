@@ -1,6 +1,6 @@
 import type { QueueLogger } from '../observability/queue-logger';
 import { RedisConnectionError, UnsafeRedisConfigError } from '../errors';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { describeTarget, type RedisClient } from './connection';
 
 /**

@@ -1,8 +1,8 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
 import type { DeadLetterReason, NackResult } from '../interfaces';
-import { LIMITS } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { LIMITS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type {
   CompletedLease,
   CompletedPolicy,

@@ -1,5 +1,5 @@
 import type { DeadLetter, QueueGauges, QueueStats } from '../interfaces';
-import { LIMITS } from '../redis-ack-queue.constants';
+import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, type TopicLayouts } from './topic-layouts';

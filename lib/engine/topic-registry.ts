@@ -1,6 +1,6 @@
 import { RedisCommandError } from '../errors';
 import type { QueueLogger } from '../observability/queue-logger';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { topicIndexKeys, type TopicIndexKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 

@@ -1,6 +1,6 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
 import type { PushOptions, ReservedMessage } from '../interfaces';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 /**
  * The formats of the hot path: stored bodies, lease tokens and reserve replies (lookup-format.ts

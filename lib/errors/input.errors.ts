@@ -1,4 +1,4 @@
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
 /**

@@ -1,5 +1,5 @@
-import { BOUNDS } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { BOUNDS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { InvalidOptionError } from './input.errors';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 

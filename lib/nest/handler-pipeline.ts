@@ -5,8 +5,8 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { MessageRejectedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { MessageContext, QueueHandlerFn } from '../interfaces';
-import { REDIS_ACK_QUEUE_CONTEXT_TYPE } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { REDIS_ACK_QUEUE_CONTEXT_TYPE } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { EnhancerSet, HandlerEnhancers } from './handler-enhancers';
 
 type Handler = (...args: unknown[]) => unknown;

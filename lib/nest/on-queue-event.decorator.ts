@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { RedisAckQueueEventType } from '../interfaces';
-import { QUEUE_EVENT_METADATA } from '../redis-ack-queue.constants';
+import { QUEUE_EVENT_METADATA } from '../common/redis-ack-queue.constants';
 
 /** Which events an `@OnQueueEvent` method hears besides their type. */
 export interface OnQueueEventOptions {

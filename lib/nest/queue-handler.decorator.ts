@@ -7,7 +7,7 @@ import type {
   QueueHandlerOptions,
   Topic,
 } from '../interfaces';
-import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
+import { QUEUE_HANDLER_METADATA } from '../common/redis-ack-queue.constants';
 
 /** Options of `@QueueHandler()`: the consumer options, and which queue to consume from. */
 export interface QueueHandlerDecoratorOptions extends QueueHandlerOptions {

@@ -3,9 +3,9 @@ import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflect
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidQueueHandlerError, UnknownQueueError } from '../errors';
 import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
-import { DEFAULTS } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { assertCallable, findHandlerSites, type HandlerSite } from './queue-handler.finder';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';

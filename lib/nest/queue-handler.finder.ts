@@ -4,8 +4,8 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidQueueHandlerError, RedisAckQueueError } from '../errors';
 import { resolveConsumerSettings } from '../queue/settings';
 import { assertQueueName, assertTopic } from '../queue/validation';
-import { QUEUE_HANDLER_METADATA } from '../redis-ack-queue.constants';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { QUEUE_HANDLER_METADATA } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { QueueHandlerMetadata } from './queue-handler.decorator';
 import { DEFAULT_QUEUE } from './queue-tokens';
 

@@ -1,7 +1,7 @@
 import type { DynamicModule, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { assertQueueName } from '../queue/validation';
 import { upsertSchedules } from './schedules-option';
 import { QueueEventExplorer } from './queue-event.explorer';

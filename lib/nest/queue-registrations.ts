@@ -3,7 +3,7 @@ import type { ModulesContainer } from '@nestjs/core';
 import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
 import { DuplicateQueueRegistrationError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
 
 /** One `forRoot` / `forRootAsync` registration, as its module provides it. */

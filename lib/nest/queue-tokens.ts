@@ -1,4 +1,4 @@
-import { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 
 /** The name of the queue that `forRoot()` / `forRootAsync()` register when given no `name`. */
 export const DEFAULT_QUEUE = 'default';

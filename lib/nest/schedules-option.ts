@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { ScheduleDefinition } from '../interfaces';
-import type { RedisAckQueueService } from '../queue/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 
 /**
  * The module option `schedules`: each is upserted at startup, in order; a bad one fails

@@ -1,4 +1,4 @@
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 /**
  * Loads an optional peer dependency when a feature that needs it is switched on, never at

@@ -1,7 +1,7 @@
 import type { CompletedPolicy } from '../engine/consumer-engine';
 import { InvalidOptionError } from '../errors';
 import type { KeepCompletedOptions, RedisAckQueueOptions } from '../interfaces';
-import { DEFAULTS } from '../redis-ack-queue.constants';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { assertOptionalBounded } from './validation';
 
 type KeepOption = boolean | KeepCompletedOptions | undefined;

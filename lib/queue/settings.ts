@@ -1,4 +1,4 @@
-import { BOUNDS, DEFAULTS, DEFAULT_PREFIX } from '../redis-ack-queue.constants';
+import { BOUNDS, DEFAULTS, DEFAULT_PREFIX } from '../common/redis-ack-queue.constants';
 import type { CompletedPolicy, ReserveRequest } from '../engine/consumer-engine';
 import type {
   BatchOptions,

@@ -1,6 +1,6 @@
-import { BOUNDS, LIMITS } from '../redis-ack-queue.constants';
+import { BOUNDS, LIMITS } from '../common/redis-ack-queue.constants';
 import { InvalidMessageIdError, InvalidOptionError, InvalidTopicError } from '../errors';
-import { MESSAGES } from '../redis-ack-queue.messages';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 const NAME = /^[A-Za-z0-9._:-]+$/;
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { RedisAckQueueService } from '../../queue/redis-ack-queue.service';
-import { MESSAGES } from '../../redis-ack-queue.messages';
+import { RedisAckQueueService } from '../../service/redis-ack-queue.service';
+import { MESSAGES } from '../../common/redis-ack-queue.messages';
 import type { RedisAckQueueHealthDetails, RedisAckQueueHealthOptions } from './redis-ack-queue-health.options';
 
 /** A `@nestjs/terminus` HealthIndicatorResult: `{ [key]: { status, ...details } }`. */

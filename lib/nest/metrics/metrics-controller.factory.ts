@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Injectable, type Type } from '@nestjs/common';
-import type { RedisAckQueueMetrics } from '../../observability/metrics/queue-metrics';
+import type { RedisAckQueueMetrics } from '../../metrics/queue-metrics';
 
 /** The metrics of the module, made at module init (once the queue service exists). */
 @Injectable()

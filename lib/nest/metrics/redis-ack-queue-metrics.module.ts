@@ -1,10 +1,10 @@
 import { Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type * as PromClient from 'prom-client';
-import type { RedisAckQueueMetricsOptions } from '../../observability/metrics/metrics-options.interface';
-import { RedisAckQueueMetrics } from '../../observability/metrics/queue-metrics';
+import type { RedisAckQueueMetricsOptions } from '../../metrics/metrics-options.interface';
+import { RedisAckQueueMetrics } from '../../metrics/queue-metrics';
 import { requirePeer } from '../../observability/optional-peer';
-import { RedisAckQueueService } from '../../queue/redis-ack-queue.service';
+import { RedisAckQueueService } from '../../service/redis-ack-queue.service';
 import { metricsController, MetricsHolder } from './metrics-controller.factory';
 
 /** Options of {@link RedisAckQueueMetricsModule.forRoot}. */

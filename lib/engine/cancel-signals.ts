@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import type { RedisClient } from '../engine/connection';
+import type { RedisClient } from './connection';
 
 /** Called with the token and id of a leased message that `cancel()` removed. */
 export type CancelListener = (token: string, id: string) => void;

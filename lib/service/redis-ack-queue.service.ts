@@ -20,9 +20,9 @@ import type {
   ReservedMessage,
   Topic,
 } from '../interfaces';
-import { QueueTopicsFacade } from './queue-topics.facade';
-import { resolveReserveRequest } from './settings';
-import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from './validation';
+import { QueueTopicsFacade } from '../queue/queue-topics.facade';
+import { resolveReserveRequest } from '../queue/settings';
+import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from '../queue/validation';
 
 /**
  * The queue's public API: push, reserve, ack, nack, inspect, consume. It checks arguments

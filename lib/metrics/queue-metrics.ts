@@ -2,10 +2,10 @@ import { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { QueueGauges, RedisAckQueueEvent } from '../../interfaces';
-import type { RedisAckQueueService } from '../../queue/redis-ack-queue.service';
-import { MESSAGES } from '../../redis-ack-queue.messages';
-import { requirePeer } from '../optional-peer';
+import type { QueueGauges, RedisAckQueueEvent } from '../interfaces';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { requirePeer } from '../observability/optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
 
 /** Event types counted, each in its own counter; `rejected` counts the dead events of reason rejected. */

@@ -1,7 +1,7 @@
-import type { RedisClient } from '../engine/connection';
+import type { RedisClient } from './connection';
 import { asError } from '../errors/error-text';
-import { DEFAULTS } from '../redis-ack-queue.constants';
-import { settleWithin } from './settle-within';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { settleWithin } from '../common/settle-within';
 
 /** How an idle consumer waits for work; the poller depends on this, so a test can pass a fake. */
 export interface WakeSignal {

@@ -1,4 +1,4 @@
-import type { RedisAckQueueEventType } from './interfaces';
+import type { RedisAckQueueEventType } from '../interfaces';
 
 /** Injection token and metadata keys, namespaced so they never collide with an app's own. */
 export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
