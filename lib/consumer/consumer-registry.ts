@@ -1,15 +1,22 @@
-import { openBlockingConnection, type RedisClient } from '../engine/connection';
+import type { CancelSignals } from '../engine/cancel-signals';
 import type { QueueEngine } from '../engine/queue-engine';
-import type { ConsumerLiveness, QueueConsumer, QueueHandlerFn, QueueHandlerOptions } from '../interfaces';
-import { assertShareable, TopicLimitsStore } from '../engine/topic-limits';
+import { assertShareable } from '../engine/topic-limits';
+import { InvalidOptionError } from '../errors';
+import type {
+  ConsumerLiveness,
+  QueueBatchHandlerFn,
+  QueueConsumer,
+  QueueHandlerFn,
+  QueueHandlerOptions,
+} from '../interfaces';
+import type { QueueTracing } from '../observability/tracing/queue-tracing';
 import { pickLimits } from '../queue/limit-settings';
 import { resolveConsumerSettings, type ConsumerSettings, type ServiceSettings } from '../queue/settings';
-import { CancelSignals } from '../engine/cancel-signals';
+import { batchingHandler } from './batch-collector';
 import { writeLimitsFirst } from './limits-first';
 import type { ConsumerReporting } from './failed-deliveries';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
-import { BlockingWakeSignal } from '../engine/wake-signal';
 
 /**
  * The one set of running consumers of a service: `consume()` starts them here, and the
@@ -20,26 +27,40 @@ export class ConsumerRegistry {
   private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
-  /** Where consumers write their topic's limits before they start. */
-  private readonly limits: TopicLimitsStore;
 
   constructor(
     private readonly engine: QueueEngine,
-    private readonly client: RedisClient,
     private readonly report: ConsumerReporting,
     private readonly defaults: ConsumerSettings & Pick<ServiceSettings, 'limits'>,
+    private readonly tracing: QueueTracing | undefined,
   ) {
-    this.limits = new TopicLimitsStore(engine.scripts, engine.layouts);
-    this.cancels = new CancelSignals(client, (topic) => engine.layouts.get(topic).partitions.map((k) => k.cancelled));
+    this.cancels = engine.cancelSignals();
   }
 
-  /** Starts a consumer of `topic`; options are checked (a bad one throws before anything starts). */
-  consume<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
+  /**
+   * Starts a consumer of `topic` that runs `handler` per message, or per batch when
+   * `options.batch` is set; options are checked (a bad one throws before anything starts).
+   */
+  consume<T>(
+    topic: string,
+    handler: QueueHandlerFn<T> | QueueBatchHandlerFn<T>,
+    options: QueueHandlerOptions,
+  ): QueueConsumer {
+    if (typeof handler !== 'function')
+      throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
+    const { batch, concurrency = this.defaults.concurrency } = options;
+    // A batch handler runs behind a collector: the poller sees one handler per message.
+    const perMessage = batch
+      ? batchingHandler(handler as QueueBatchHandlerFn<T>, batch, concurrency)
+      : (handler as QueueHandlerFn<T>);
+    return this.start(topic, this.tracing ? this.tracing.wrap(topic, perMessage) : perMessage, options);
+  }
+
+  private start<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
     const settings = resolveConsumerSettings(options, this.defaults);
     const limits = pickLimits(options) ?? this.defaults.limits(topic);
     if (limits) assertShareable(limits, this.engine.partitionCount(topic));
-    const wakeKey = this.engine.layouts.get(topic).home.wake;
-    const wake = new BlockingWakeSignal(openBlockingConnection(this.client, `ackq:${topic}`), wakeKey);
+    const wake = this.engine.wakeSignal(topic);
     const liveness = new PollerLiveness(topic);
     wake.onAnswer = liveness.answered;
     const poller: QueuePoller<T> = new QueuePoller<T>(topic, handler, settings, {
@@ -56,7 +77,7 @@ export class ConsumerRegistry {
     if (!limits) poller.start();
     else {
       const closed = () => !this.consumers.has(poller);
-      void writeLimitsFirst(this.limits, topic, limits, this.report.logger, closed).then(() => {
+      void writeLimitsFirst(this.engine.limits, topic, limits, this.report.logger, closed).then(() => {
         if (!closed()) poller.start();
       });
     }

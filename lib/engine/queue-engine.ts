@@ -13,12 +13,21 @@ import type {
   ReserveResult,
   SettleAction,
 } from './consumer-engine';
+import type { QueueLogger } from '../observability/queue-logger';
+import { CancelSignals } from './cancel-signals';
+import { openBlockingConnection, type RedisClient } from './connection';
 import { JobRecords } from './job-records';
-import type { RedisClient } from './connection';
 import { LeaseSettler } from './lease-settler';
+import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
+import { QueueInspector } from './queue-inspector';
 import { ReplicatedPushes } from './replicated-pushes';
+import { ScheduleStore } from './schedule-store';
 import { ScriptRunner } from './script-runner';
+import { TopicLimitsStore } from './topic-limits';
+import { TopicPauses } from './topic-pauses';
+import { TopicRegistry } from './topic-registry';
+import { BlockingWakeSignal } from './wake-signal';
 import { byPartition, partitionOfMessage, TopicLayouts, type TopicLayout } from './topic-layouts';
 import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
 
@@ -30,6 +39,8 @@ export interface EngineConfig {
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** The attempts a message has when it names none (what a look-up reports). */
+  maxAttempts: number;
   /** How each topic keeps completed messages; undefined where it keeps none. */
   keepCompleted(topic: string): CompletedPolicy | undefined;
 }
@@ -37,21 +48,33 @@ export interface EngineConfig {
 const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
 
 /**
- * The only code that changes queue state in Redis: one method per script, decoded results,
- * partitions routed by id. It has no "closed" guard and emits no events: the facade and
- * the consumers decide what is allowed and what is reported, so a shutdown can always hand
- * its messages back.
+ * The one gate to Redis for the layers above: every store over the service's connection is
+ * built here, once, on one script runner and one set of topic layouts, and nothing outside
+ * engine/ builds one. The consumers' hot path (reserve, settle, nack, defer, complete,
+ * progress: the ConsumerEngine seam) is a method here; the rarer operations are the stores
+ * below (lookup, inspector, pauses, limits, schedules, topics). It has no "closed" guard and
+ * emits no events: the service and the consumers decide what is allowed and what is
+ * reported, so a shutdown can always hand its messages back.
  */
 export class QueueEngine implements ConsumerEngine {
   readonly scripts: ScriptRunner;
   readonly layouts: TopicLayouts;
+  /** get, list and cancel by id. */
+  readonly lookup: MessageLookup;
+  /** stats, gauges and the dead letters. */
+  readonly inspector: QueueInspector;
+  readonly pauses: TopicPauses;
+  readonly limits: TopicLimitsStore;
+  readonly schedules: ScheduleStore;
+  readonly topics: TopicRegistry;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
 
   constructor(
-    client: RedisClient,
+    private readonly client: RedisClient,
     private readonly config: EngineConfig,
+    logger: QueueLogger,
   ) {
     this.scripts = new ScriptRunner(client);
     this.layouts = new TopicLayouts(client, config.prefix, config.partitions);
@@ -60,6 +83,23 @@ export class QueueEngine implements ConsumerEngine {
     this.settler = new LeaseSettler(this.scripts, this.layouts);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes);
     this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
+    this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts);
+    this.inspector = new QueueInspector(this.scripts, this.layouts);
+    this.pauses = new TopicPauses(this.scripts, this.layouts);
+    this.limits = new TopicLimitsStore(this.scripts, this.layouts);
+    this.schedules = new ScheduleStore(client, this.scripts, this.layouts, config.prefix);
+    this.topics = new TopicRegistry(this.scripts, config.prefix, logger);
+  }
+
+  /** A consumer's blocking wait for pushes to `topic`, on a connection of its own. */
+  wakeSignal(topic: string): BlockingWakeSignal {
+    const blocking = openBlockingConnection(this.client, `ackq:${topic}`);
+    return new BlockingWakeSignal(blocking, this.layouts.get(topic).home.wake);
+  }
+
+  /** The cancel notices of every topic, on one pub/sub connection opened by the first listener. */
+  cancelSignals(): CancelSignals {
+    return new CancelSignals(this.client, (topic) => this.layouts.get(topic).partitions.map((k) => k.cancelled));
   }
 
   partitionCount(topic: string): number {

@@ -1,123 +1,235 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { InvalidOptionError } from '../errors';
-import { asError } from '../errors/error-text';
-import { batchingHandler } from '../consumer/batch-collector';
+import type { Observable } from 'rxjs';
+import { ConsumerRegistry } from '../consumer/consumer-registry';
+import { schedulerEnabled, ServiceScheduler } from '../consumer/service-scheduler';
 import type {
   BatchOptions,
   ConsumerLiveness,
+  DeadLetter,
+  ListOptions,
+  MessageInfo,
+  MessageState,
   NackOptions,
   NackResult,
+  PushManyItem,
+  PushOptions,
+  PushResult,
   QueueBatchHandlerFn,
   QueueConsumer,
+  QueueGauges,
   QueueHandlerFn,
   QueueHandlerOptions,
+  QueueStats,
   RedisAckQueueConsumerApi,
+  RedisAckQueueEvent,
   RedisAckQueueLookupApi,
+  RedisAckQueueOptions,
+  RedisAckQueuePauseApi,
   RedisAckQueueProducerApi,
   RedisAckQueueScheduleApi,
   RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
+  ScheduleInfo,
+  ScheduleOptions,
   Topic,
+  TopicLimits,
 } from '../interfaces';
-import { QueueTopicsFacade } from '../queue/queue-topics.facade';
-import { resolveReserveRequest } from '../queue/settings';
-import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from '../queue/validation';
+import { QueueCore } from '../queue/queue-core';
+import { QueueInspection } from '../queue/queue-inspection';
+import { QueueLeases } from '../queue/queue-leases';
+import { QueueLookup } from '../queue/queue-lookup';
+import { QueueProducer } from '../queue/queue-producer';
+import { QueueSchedules } from '../queue/queue-schedules';
+import { QueueTopics } from '../queue/queue-topics';
+import { TopicControls } from '../queue/topic-controls';
+import { assertTopic, optionsOf } from '../queue/validation';
 
 /**
- * The queue's public API: push, reserve, ack, nack, inspect, consume. It checks arguments
- * and the closed state, reports events, and leaves every state change to the engine (one
- * Lua script each, timed by the Redis server's clock). Usable with `new` outside Nest; the
- * module provides the same class through dependency injection. It is built in layers, one
- * file each: producing and inspecting (queue-producer.facade.ts), look-up and cancel
- * (queue-lookup.facade.ts), pause (queue-pause.facade.ts), schedules
- * (queue-schedule.facade.ts), the topic registry (queue-topics.facade.ts); this file adds the consuming half.
+ * The queue's public API: push, reserve, ack, nack, inspect, consume. Usable with `new`
+ * outside Nest; the module provides the same class through dependency injection.
+ *
+ * It is one object over shared state (a {@link QueueCore}: settings, connection, engine,
+ * events, closed state) holding one part per capability, each built once here: producing,
+ * inspecting and dead letters, look-up and cancel, pause and limits, schedules, the topic
+ * registry, consuming by hand, and the running consumers with their scheduler. Each method
+ * hands its call to one part; the parts check arguments and the closed state, report events,
+ * and leave every state change to the engine (one Lua script each, timed by the Redis
+ * server's clock).
  *
  * Methods that return a promise report every error by rejecting it; each error the library
  * raises is a {@link RedisAckQueueError} with a stable `code`.
  */
 export class RedisAckQueueService
-  extends QueueTopicsFacade
   implements
     RedisAckQueueProducerApi,
     RedisAckQueueConsumerApi,
     RedisAckQueueLookupApi,
+    RedisAckQueuePauseApi,
     RedisAckQueueScheduleApi,
     RedisAckQueueTopicsApi,
     OnApplicationShutdown
 {
-  async reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
-    this.assertOpen('reserve');
-    assertTopic(topic);
-    const request = resolveReserveRequest(options, this.settings);
-    const noted = this.topicRegistry.note(topic);
-    const reserved = noted
-      ? noted.then(() => this.engine.reserveAny<T>(topic, request))
-      : this.engine.reserveAny<T>(topic, request);
-    const { messages, buried } = await this.connection.within('reserve', topic, reserved);
-    for (const { id, attempt } of buried) this.events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
-    for (const { id, attempt } of messages) this.events.emit({ type: 'reserved', topic, id, attempt });
-    return messages;
+  readonly events$: Observable<RedisAckQueueEvent>;
+  private readonly core: QueueCore;
+  private readonly producer: QueueProducer;
+  private readonly inspection: QueueInspection;
+  private readonly lookup: QueueLookup;
+  private readonly controls: TopicControls;
+  private readonly scheduling: QueueSchedules;
+  private readonly registry: QueueTopics;
+  private readonly leases: QueueLeases;
+  private readonly consumers: ConsumerRegistry;
+  private readonly scheduler: ServiceScheduler;
+  private closing: Promise<void> | undefined;
+
+  /**
+   * Checks the options and sets up the connection, which opens on first use: call
+   * {@link RedisAckQueueService.connect} to fail fast.
+   * @param options - Every option may be left out; {@link RedisAckQueueOptions} gives the defaults.
+   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
+   * @throws {InvalidTopicError} when `prefix`, or a topic name in `topics`, is not a valid name.
+   */
+  constructor(options: RedisAckQueueOptions = {}) {
+    const checked = optionsOf(options);
+    const runsScheduler = schedulerEnabled(checked);
+    const core = new QueueCore(checked);
+    const { engine, events, logger, settings } = core;
+    this.core = core;
+    this.events$ = events.stream$;
+    this.consumers = new ConsumerRegistry(engine, { events, logger }, settings, core.tracing);
+    this.scheduler = new ServiceScheduler(
+      runsScheduler,
+      engine.schedules,
+      logger,
+      (event) => events.emit(event),
+      () => this.consumers.size > 0,
+    );
+    this.producer = new QueueProducer(core);
+    this.inspection = new QueueInspection(core);
+    this.lookup = new QueueLookup(core);
+    this.controls = new TopicControls(core);
+    this.scheduling = new QueueSchedules(core, this.scheduler);
+    this.registry = new QueueTopics(core);
+    this.leases = new QueueLeases(core);
   }
 
-  async ack(message: ReservedMessage, result?: unknown): Promise<boolean> {
-    this.assertOpen('ack');
-    assertReserved(message);
-    const kept = this.completeAck(message, result);
-    const [acked] = await this.connection.within(
-      'ack',
-      message.topic,
-      kept ?? this.engine.settle('ack', message.topic, [message]),
-    );
-    if (acked) this.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
-    return acked;
+  connect(): Promise<void> {
+    const { connection, settings } = this.core;
+    this.core.assertOpen('connect');
+    return connection.open(settings.connectTimeoutMs, settings.allowEviction);
   }
 
-  async nack(message: ReservedMessage, options?: NackOptions | null): Promise<NackResult> {
-    this.assertOpen('nack');
-    assertReserved(message);
-    const { delayMs = this.settings.backoff(message.attempt, options?.error), error } = optionsOf(options);
-    assertDuration('delayMs', delayMs);
-    const maxAttempts = message.maxAttempts ?? this.settings.maxAttempts;
-    assertBounded('maxAttempts', maxAttempts);
-    const result = await this.connection.within(
-      'nack',
-      message.topic,
-      this.engine.nack(message.topic, message, { delayMs, maxAttempts, error }),
-    );
-    if (result === 'lost') return result;
-    const event = {
-      topic: message.topic,
-      id: message.id,
-      attempt: message.attempt,
-      error: error === undefined ? undefined : asError(error),
-    };
-    if (result === 'retry') this.events.emit({ type: 'retried', ...event });
-    else this.events.emit({ type: 'dead', ...event, reason: 'failed' });
-    return result;
+  push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
+    return this.producer.push(topic, payload, options);
   }
 
-  async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
-    this.assertOpen('extend a lease');
-    assertReserved(message);
-    assertBounded('leaseMs', leaseMs);
-    const [extended] = await this.connection.within(
-      'extend a lease',
-      message.topic,
-      this.engine.settle('extend', message.topic, [message], leaseMs),
-    );
-    return extended;
+  pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<PushResult[]> {
+    return this.producer.pushMany(topic, items);
   }
 
-  async release(message: ReservedMessage): Promise<boolean> {
-    this.assertOpen('release');
-    assertReserved(message);
-    const [released] = await this.connection.within(
-      'release',
-      message.topic,
-      this.engine.settle('release', message.topic, [message]),
-    );
-    return released;
+  checkTopic(topic: string): Promise<void> {
+    return this.producer.checkTopic(topic);
+  }
+
+  stats(topic: string): Promise<QueueStats> {
+    return this.inspection.stats(topic);
+  }
+
+  gauges(topic: string): Promise<QueueGauges> {
+    return this.inspection.gauges(topic);
+  }
+
+  deadLetters<T = unknown>(
+    topic: Topic<T>,
+    options?: { offset?: number; limit?: number } | null,
+  ): Promise<DeadLetter<T>[]> {
+    return this.inspection.deadLetters(topic, options);
+  }
+
+  requeueDead(topic: string, ids?: string[]): Promise<number> {
+    return this.inspection.requeueDead(topic, ids);
+  }
+
+  purgeDead(topic: string, ids?: string[]): Promise<number> {
+    return this.inspection.purgeDead(topic, ids);
+  }
+
+  async ping(timeoutMs?: number): Promise<number> {
+    this.core.assertOpen('ping');
+    return this.core.connection.ping(timeoutMs);
+  }
+
+  get<T = unknown>(topic: Topic<T>, id: string): Promise<MessageInfo<T> | null> {
+    return this.lookup.get(topic, id);
+  }
+
+  list<T = unknown>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
+    return this.lookup.list(topic, state, options);
+  }
+
+  cancel(topic: string, id: string): Promise<MessageState | null> {
+    return this.lookup.cancel(topic, id);
+  }
+
+  pause(topic: string): Promise<void> {
+    return this.controls.pause(topic);
+  }
+
+  resume(topic: string): Promise<void> {
+    return this.controls.resume(topic);
+  }
+
+  setLimits(topic: string, limits: TopicLimits | null): Promise<void> {
+    return this.controls.setLimits(topic, limits);
+  }
+
+  limits(topic: string): Promise<TopicLimits> {
+    return this.controls.limits(topic);
+  }
+
+  upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
+    return this.scheduling.upsertSchedule(topic, name, options);
+  }
+
+  removeSchedule(topic: string, name: string): Promise<boolean> {
+    return this.scheduling.removeSchedule(topic, name);
+  }
+
+  runScheduleNow(topic: string, name: string): Promise<PushResult | null> {
+    return this.scheduling.runScheduleNow(topic, name);
+  }
+
+  schedules(topic?: string): Promise<ScheduleInfo[]> {
+    return this.scheduling.schedules(topic);
+  }
+
+  topics(): Promise<string[]> {
+    return this.registry.topics();
+  }
+
+  forgetTopic(topic: string): Promise<boolean> {
+    return this.registry.forgetTopic(topic);
+  }
+
+  reserve<T = unknown>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
+    return this.leases.reserve(topic, options);
+  }
+
+  ack(message: ReservedMessage, result?: unknown): Promise<boolean> {
+    return this.leases.ack(message, result);
+  }
+
+  nack(message: ReservedMessage, options?: NackOptions | null): Promise<NackResult> {
+    return this.leases.nack(message, options);
+  }
+
+  extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
+    return this.leases.extendLease(message, leaseMs);
+  }
+
+  release(message: ReservedMessage): Promise<boolean> {
+    return this.leases.release(message);
   }
 
   consumerLiveness(): ConsumerLiveness[] {
@@ -139,36 +251,28 @@ export class RedisAckQueueService
     handler: QueueHandlerFn<T> | QueueBatchHandlerFn<T>,
     options?: QueueHandlerOptions | null,
   ): QueueConsumer {
-    this.assertOpen('consume');
+    this.core.assertOpen('consume');
     assertTopic(topic);
-    if (typeof handler !== 'function')
-      throw new InvalidOptionError('handler', handler, 'a function (payload, context)');
-    const { batch, concurrency = this.settings.concurrency } = optionsOf(options);
-    // A batch handler runs behind a collector: the consumer sees one handler per message.
-    const perMessage = batch
-      ? batchingHandler(handler as QueueBatchHandlerFn<T>, batch, concurrency)
-      : (handler as QueueHandlerFn<T>);
-    const consumer = this.consumers.consume(
-      topic,
-      this.tracing ? this.tracing.wrap(topic, perMessage) : perMessage,
-      optionsOf(options),
-    );
-    this.startScheduler();
+    const consumer = this.consumers.consume(topic, handler, optionsOf(options));
+    this.scheduler.start();
     // Registered in the background: a failure is retried by the next push, reserve or consume.
-    this.topicRegistry.note(topic)?.catch(() => undefined);
+    this.core.engine.topics.note(topic)?.catch(() => undefined);
     return consumer;
   }
 
   async waitUntilIdle(topic: string, options?: { timeoutMs?: number } | null): Promise<void> {
-    await this.events.untilIdle(topic, optionsOf(options).timeoutMs ?? 30_000, () => this.stats(topic));
+    this.core.assertOpen('wait until idle');
+    const timeoutMs = optionsOf(options).timeoutMs ?? 30_000;
+    await this.core.events.untilIdle(topic, timeoutMs, () => this.stats(topic));
   }
 
-  close(drainMs = this.settings.drainMs): Promise<void> {
+  close(drainMs = this.core.settings.drainMs): Promise<void> {
     this.closing ??= (async () => {
+      this.core.refuseCalls();
       await this.scheduler.stop();
       await this.consumers.closeAll(drainMs);
-      this.events.complete();
-      await this.connection.close();
+      this.core.events.complete();
+      await this.core.connection.close();
     })();
     return this.closing;
   }

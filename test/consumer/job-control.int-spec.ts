@@ -131,7 +131,7 @@ describe('job control in handlers: cancel, progress, completed results', () => {
     expect(writes[0]).toEqual({ type: 'progress', topic, id: 'p1', attempt: 1 });
 
     // A stale token writes nothing.
-    const engine = (queue as unknown as { engine: QueueEngine }).engine;
+    const engine = (queue as unknown as { core: { engine: QueueEngine } }).core.engine;
     expect(await engine.progress(topic, { id: 'p1', token: 'stale.1' }, '"stale"')).toBe(false);
     expect((await queue.get(topic, 'p1'))?.progress).toEqual({ done: 10_000, of: 10_000 });
     finish.open();

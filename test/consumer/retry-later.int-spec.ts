@@ -85,7 +85,8 @@ describe('retry later', () => {
     await queue.push(topic, 'x');
     const [message] = await queue.reserve(topic, { leaseMs: 600 });
     await fx.redis.hset(`{ackq:${topic}}:tokens`, message.id, 'someone-else.1');
-    const engine = (queue as unknown as { engine: { defer: (...a: unknown[]) => Promise<string> } }).engine;
+    const engine = (queue as unknown as { core: { engine: { defer: (...a: unknown[]) => Promise<string> } } }).core
+      .engine;
     expect(await engine.defer(topic, message, 10, 100)).toBe('lost');
     expect(await queue.stats(topic)).toMatchObject({ leased: 1, delayed: 0 });
     expect(await fx.redis.exists(`{ackq:${topic}}:deferrals`)).toBe(0);

@@ -204,7 +204,7 @@ describe('get, list and cancel', () => {
     const [live] = await queue.reserve(topic, { leaseMs: 60_000 });
     // Left by a delivery acked through reserve.lua, which does not know of progress.
     await fx.redis.hset(`{ackq:${topic}}:progress`, 'gone', '1');
-    const engine = (queue as unknown as { engine: QueueEngine }).engine;
+    const engine = (queue as unknown as { core: { engine: QueueEngine } }).core.engine;
     expect(await engine.progress(topic, live, '{"step":2}')).toBe(true);
     expect(await fx.redis.hgetall(`{ackq:${topic}}:progress`)).toEqual({ live: '{"step":2}' });
     expect((await queue.get(topic, 'live'))?.progress).toEqual({ step: 2 });

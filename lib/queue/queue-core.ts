@@ -1,0 +1,61 @@
+import { QueueConnection } from '../engine/queue-connection';
+import { QueueEngine } from '../engine/queue-engine';
+import { QueueClosedError } from '../errors';
+import type { RedisAckQueueOptions } from '../interfaces';
+import { QueueLogger } from '../observability/queue-logger';
+import type { QueueTracing } from '../observability/tracing/queue-tracing';
+import { tracingFor } from '../observability/tracing/tracing-option';
+import { QueueEvents } from './queue-events';
+import { resolveServiceSettings, type ServiceSettings } from './settings';
+
+/**
+ * What every part of a service shares, built once per service: settings, logger, connection,
+ * engine, event stream, tracing and the closed state. The parts of RedisAckQueueService each
+ * hold this and never one another; only the service closes it.
+ */
+export class QueueCore {
+  readonly settings: ServiceSettings;
+  readonly logger: QueueLogger;
+  readonly connection: QueueConnection;
+  readonly engine: QueueEngine;
+  readonly events = new QueueEvents();
+  readonly tracing: QueueTracing | undefined;
+  private closing = false;
+
+  /**
+   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
+   * @throws {InvalidTopicError} when `prefix`, or a topic name in `topics`, is not a valid name.
+   */
+  constructor(options: RedisAckQueueOptions) {
+    this.settings = resolveServiceSettings(options);
+    this.logger = new QueueLogger(this.settings.logLevel);
+    this.connection = new QueueConnection(options.connection, this.settings.commandTimeoutMs, this.logger);
+    this.engine = new QueueEngine(this.connection.client, this.settings, this.logger);
+    this.tracing = tracingFor(options.tracing);
+  }
+
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /** From now on every call of the public API is refused with QueueClosedError. */
+  refuseCalls(): void {
+    this.closing = true;
+  }
+
+  /** @throws {QueueClosedError} once the service is closing. */
+  assertOpen(operation: string): void {
+    if (this.closing) throw new QueueClosedError(operation);
+  }
+
+  /**
+   * One call of the public API: refused once the service is closing, then `work` (which
+   * checks its arguments first) started, and its wait for Redis bounded by commandTimeoutMs
+   * (+ `extraMs`), after which it rejects with RedisUnavailableError naming `operation`.
+   * `operation` is said in the user's words ("read stats"), never a method or script name.
+   */
+  async call<T>(operation: string, topic: string | undefined, work: () => Promise<T>, extraMs = 0): Promise<T> {
+    this.assertOpen(operation);
+    return this.connection.within(operation, topic, work(), extraMs);
+  }
+}

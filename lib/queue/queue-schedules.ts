@@ -1,0 +1,85 @@
+import type { StoredSchedule } from '../engine/schedule-store';
+import type { PushResult, ScheduleInfo, ScheduleOptions } from '../interfaces';
+import type { QueueCore } from './queue-core';
+import { assertScheduleName, decodeDefinition, encodeDefinition, resolveSchedule } from './schedules/schedule-spec';
+import { nextTick } from './schedules/schedule-times';
+import { assertTopic } from './validation';
+
+/** What the schedules part tells the service's scheduler loop (which runs in the consumer layer). */
+export interface ScheduleChanges {
+  /** A schedule was upserted: the loop runs from now until close, consumers or not. */
+  upserted(): void;
+  /** A schedule was removed: the loop looks again at what is due. */
+  removed(): void;
+}
+
+/** Repeating and cron schedules (see RedisAckQueueScheduleApi): a part of RedisAckQueueService. */
+export class QueueSchedules {
+  constructor(
+    private readonly core: QueueCore,
+    private readonly changes: ScheduleChanges,
+  ) {}
+
+  async upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
+    const { schedules: store } = this.core.engine;
+    const stored = await this.core.call('upsert a schedule', topic, async () => {
+      assertTopic(topic);
+      assertScheduleName(topic, name);
+      const spec = resolveSchedule(topic, name, options, this.core.settings.maxPayloadBytes);
+      const definition = encodeDefinition(spec);
+      return store.upsert(topic, name, definition, nextTick(spec, await store.serverNow()));
+    });
+    this.changes.upserted();
+    return scheduleInfo(topic, stored)!;
+  }
+
+  async removeSchedule(topic: string, name: string): Promise<boolean> {
+    const removed = await this.core.call('remove a schedule', topic, () => {
+      assertTopic(topic);
+      assertScheduleName(topic, name);
+      return this.core.engine.schedules.remove(topic, name);
+    });
+    this.changes.removed();
+    return removed;
+  }
+
+  async runScheduleNow(topic: string, name: string): Promise<PushResult | null> {
+    const pushed = await this.core.call('run a schedule', topic, () => {
+      assertTopic(topic);
+      assertScheduleName(topic, name);
+      return this.core.engine.schedules.runNow(topic, name);
+    });
+    if (pushed && !pushed.duplicate) this.core.events.emit({ type: 'pushed', topic, id: pushed.id });
+    return pushed;
+  }
+
+  schedules(topic?: string): Promise<ScheduleInfo[]> {
+    const { schedules: store } = this.core.engine;
+    return this.core.call('list schedules', topic, async () => {
+      if (topic !== undefined) assertTopic(topic);
+      const infos: ScheduleInfo[] = [];
+      for (const t of topic === undefined ? await store.topics() : [topic]) {
+        for (const stored of await store.list(t)) {
+          const info = scheduleInfo(t, stored);
+          if (info) infos.push(info);
+        }
+      }
+      return infos;
+    });
+  }
+}
+
+/** The public view of a stored schedule; undefined for a definition this library did not write. */
+function scheduleInfo(topic: string, stored: StoredSchedule): ScheduleInfo | undefined {
+  const spec = decodeDefinition(stored.definition);
+  if (!spec) return undefined;
+  return {
+    topic,
+    name: stored.name,
+    ...(spec.cron !== undefined && { cron: spec.cron }),
+    ...(spec.everyMs !== undefined && { everyMs: spec.everyMs }),
+    ...(spec.tz !== undefined && { tz: spec.tz }),
+    nextRunAt: stored.nextRunAt,
+    ...(stored.lastRunAt !== null && { lastRunAt: stored.lastRunAt }),
+  };
+}

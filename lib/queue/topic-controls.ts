@@ -1,0 +1,47 @@
+import { assertShareable } from '../engine/topic-limits';
+import type { TopicLimits } from '../interfaces';
+import { assertTopicLimits, pickLimits } from './limit-settings';
+import type { QueueCore } from './queue-core';
+import { assertTopic } from './validation';
+
+/**
+ * Pausing, resuming and limiting a topic for every consumer (see RedisAckQueuePauseApi): a
+ * part of RedisAckQueueService.
+ */
+export class TopicControls {
+  constructor(private readonly core: QueueCore) {}
+
+  pause(topic: string): Promise<void> {
+    return this.setPaused('pause', topic, true);
+  }
+
+  resume(topic: string): Promise<void> {
+    return this.setPaused('resume', topic, false);
+  }
+
+  async setLimits(topic: string, limits: TopicLimits | null): Promise<void> {
+    const { engine } = this.core;
+    await this.core.call('set limits', topic, () => {
+      assertTopic(topic);
+      if (limits !== null) {
+        assertTopicLimits(limits);
+        assertShareable(limits, engine.partitionCount(topic));
+      }
+      return engine.limits.set(topic, limits && (pickLimits(limits) ?? null));
+    });
+  }
+
+  limits(topic: string): Promise<TopicLimits> {
+    return this.core.call('read limits', topic, () => {
+      assertTopic(topic);
+      return this.core.engine.limits.get(topic);
+    });
+  }
+
+  private async setPaused(operation: string, topic: string, paused: boolean): Promise<void> {
+    await this.core.call(operation, topic, () => {
+      assertTopic(topic);
+      return this.core.engine.pauses.set(topic, paused);
+    });
+  }
+}
