@@ -131,7 +131,7 @@ export class RedisCluster {
     return this.serverOn(owner.port);
   }
 
-  /** The replica of `master` (each master has one). */
+  /** The replica of `master` (the first found, on a cluster with replicas). */
   async replicaOf(master: RedisServer): Promise<RedisServer> {
     const id = this.ids.get(master);
     for (const server of this.live()) {
