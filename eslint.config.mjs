@@ -1,5 +1,5 @@
 // @ts-check
-// ESLint flat config: typed linting of lib/, test/, bench/ and sample-app/ (`npm run lint`).
+// ESLint flat config: typed linting of lib/, test/, bench/, support/ and sample-app/ (`npm run lint`).
 // Formatting is Prettier's job (`npm run format`); no rule here checks layout.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -18,7 +18,7 @@ export default defineConfig(
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
-        // One program for every file: the root tsconfig includes lib, test, bench and sample-app and
+        // One program for every file: the root tsconfig includes lib, test, bench, support and sample-app and
         // maps `nestjs-redis-ack-queue` to lib/, so linting needs no build. (projectService would pick
         // sample-app/tsconfig.json, which resolves the package through dist/.)
         project: './tsconfig.json',

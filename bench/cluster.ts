@@ -6,7 +6,8 @@ import { DEFAULT_PREFIX } from '../lib/common/redis-ack-queue.constants';
 import { keySlot, partitionTags } from '../lib/engine/partitions';
 import { now, type QueueSystem, type RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';
-import { BenchCluster, killAllClusterNodes } from './redis-cluster';
+import { RedisServer } from '../support/redis-processes/redis-server';
+import { BenchCluster } from './redis-cluster';
 import { type OursOptions, openOurs } from './systems/ours';
 
 /**
@@ -399,11 +400,11 @@ function log(text: string): void {
 // Ctrl-C or a kill must not leave redis-servers behind.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    killAllClusterNodes();
+    RedisServer.killAll();
     process.exit(130);
   });
 }
-process.once('exit', killAllClusterNodes);
+process.once('exit', () => RedisServer.killAll());
 
 main().then(
   (code) => process.exit(code),

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { RedisAckQueueService } from '../../lib';
 import { uniqueTopic } from '../support/queue-fixture';
-import { RedisCluster } from '../support/redis-cluster';
+import { RedisCluster } from '../../support/redis-processes/redis-cluster';
 
 /** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
 const MAIN = join(__dirname, '../../dist/cli/main.js');

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { RedisAckQueueService, RedisUnavailableError } from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
-import type { RedisServer } from '../support/redis-server';
+import type { RedisServer } from '../../support/redis-processes/redis-server';
 import { eventually, onCluster, singleServerOnly, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor, untilConsumerBlocked } from '../support/waits';
 

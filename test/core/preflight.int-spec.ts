@@ -1,6 +1,6 @@
 import { RedisAckQueueService, UnsafeRedisConfigError } from '../../lib';
 import { captureLogs } from '../support/capture-logs';
-import { RedisServer } from '../support/redis-server';
+import { RedisServer } from '../../support/redis-processes/redis-server';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('preflight checks at startup', () => {

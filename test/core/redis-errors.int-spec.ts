@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { RedisAckQueueService, RedisCommandError, RedisConnectionError, RedisUnavailableError } from '../../lib';
 import { expectLogs } from '../support/capture-logs';
-import { RedisServer } from '../support/redis-server';
+import { RedisServer } from '../../support/redis-processes/redis-server';
 import { onCluster, singleServerOnly, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** A payload no error, log or event may carry. */

@@ -3,8 +3,8 @@ import { expectLogs } from '../support/capture-logs';
 import { followedConsumers } from '../support/fault-consumers';
 import { FaultLedger, NOTHING_LEFT, leftovers, printSummary, produce, storedIds } from '../support/fault-ledger';
 import { eventually, uniqueTopic } from '../support/queue-fixture';
-import { RedisCluster } from '../support/redis-cluster';
-import type { RedisServer } from '../support/redis-server';
+import { RedisCluster } from '../../support/redis-processes/redis-cluster';
+import type { RedisServer } from '../../support/redis-processes/redis-server';
 
 describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promoted)', () => {
   // What the failover causes, and the ledger explains: consumers pausing until the replica is

@@ -1,6 +1,6 @@
 import { ReplicationTimeoutError, RedisAckQueueService, type RedisAckQueueOptions } from '../../lib';
 import { eventually, uniqueTopic } from '../support/queue-fixture';
-import { RedisServer } from '../support/redis-server';
+import { RedisServer } from '../../support/redis-processes/redis-server';
 
 /**
  * Redis replicates asynchronously: a push the master confirmed can be missing on the replica

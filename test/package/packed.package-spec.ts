@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { RedisServer } from '../support/redis-server';
+import { RedisServer } from '../../support/redis-processes/redis-server';
 
 /**
  * The packed tarball as a user gets it: installed beside Nest 12 in a new ES module app and beside

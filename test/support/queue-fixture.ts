@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import { RedisAckQueueService, type RedisAckQueueConnection, type RedisAckQueueOptions } from '../../lib';
-import { RedisCluster } from './redis-cluster';
-import { RedisServer, type RedisServerOptions } from './redis-server';
+import { RedisCluster } from '../../support/redis-processes/redis-cluster';
+import { RedisServer, type RedisServerOptions } from '../../support/redis-processes/redis-server';
 
 /** A client of either topology: a plain client of one server, or a Cluster client. */
 export type TestClient = Redis | Cluster;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { eventually } from './queue-fixture';
-import { RedisServer, type RedisServerOptions } from './redis-server';
+import { RedisServer, type RedisServerOptions } from '../../support/redis-processes/redis-server';
 
 export interface RedisAddress {
   host: string;

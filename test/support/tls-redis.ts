@@ -2,8 +2,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { redisServerBinary } from './global-setup';
-import { answersPing, freePort } from './net-probe';
+import { redisServerBinary } from '../../support/redis-processes/redis-binary';
+import { answersPing, freePort } from '../../support/redis-processes/net-probe';
 
 /** A private redis-server that speaks only TLS, with a CA and certificate made here by openssl. */
 export class TlsRedisServer {

@@ -1,9 +1,13 @@
 import { execFile } from 'node:child_process';
 import { Cluster, type ClusterOptions, type Redis } from 'ioredis';
-import { freePort } from './net-probe';
+import { redisCliBinary } from './redis-binary';
 import { RedisServer } from './redis-server';
 
 export interface RedisClusterOptions {
+  /** How many masters. Default 3. */
+  masters?: number;
+  /** Replicas of each master. Default 1. */
+  replicasPerMaster?: number;
   /** `cluster-node-timeout`: how long a silent master goes before it is failed over (ms). Default 2000. */
   nodeTimeoutMs?: number;
   /** `requirepass` and `masterauth` on every node. */
@@ -27,9 +31,10 @@ interface NodeView {
 const SLOTS = 16_384;
 
 /**
- * A private Redis Cluster: 3 masters with one replica each, six redis-server processes on
- * free ports in temporary folders, formed by `redis-cli --cluster create`. Tests may kill,
- * pause and restart its nodes; stop() removes everything. Never the shared 6379.
+ * A private Redis Cluster: 3 masters with one replica each by default, redis-server processes on
+ * free ports in temporary folders, formed by `redis-cli --cluster create` (which needs 3 masters
+ * or more: a lone master takes every slot by CLUSTER ADDSLOTSRANGE). Tests may kill, pause and
+ * restart its nodes; stop() removes everything. Never the shared 6379.
  */
 export class RedisCluster {
   /** Node id of each server; ids survive restarts (nodes.conf stays in the server's folder). */
@@ -45,22 +50,21 @@ export class RedisCluster {
   ) {}
 
   static async start(options: RedisClusterOptions = {}): Promise<RedisCluster> {
-    const { nodeTimeoutMs = 2_000, password, appendonly = false, config = [] } = options;
+    const {
+      masters = 3,
+      replicasPerMaster = 1,
+      nodeTimeoutMs = 2_000,
+      password,
+      appendonly = false,
+      config = [],
+    } = options;
     const settled = await Promise.allSettled(
-      Array.from({ length: 6 }, async () =>
+      Array.from({ length: masters * (1 + replicasPerMaster) }, () =>
         RedisServer.start({
           appendonly,
           password,
+          cluster: true,
           config: [
-            'cluster-enabled',
-            'yes',
-            'cluster-config-file',
-            'nodes.conf',
-            'cluster-announce-ip',
-            '127.0.0.1',
-            // The bus port is the data port + 10000 by default, which may be taken or above 65535.
-            'cluster-port',
-            String(await freePort()),
             'cluster-node-timeout',
             String(nodeTimeoutMs),
             // Replicas sync at once instead of waiting 5 s for more replicas to share a diskless transfer.
@@ -127,7 +131,7 @@ export class RedisCluster {
     return this.serverOn(owner.port);
   }
 
-  /** The replica of `master` (each master has one). */
+  /** The replica of `master` (the first found, on a cluster with replicas). */
   async replicaOf(master: RedisServer): Promise<RedisServer> {
     const id = this.ids.get(master);
     for (const server of this.live()) {
@@ -188,19 +192,23 @@ export class RedisCluster {
     await Promise.all(this.servers.map((server) => server.stop()));
   }
 
-  private create(): Promise<void> {
-    const { password } = this.options;
+  private async create(): Promise<void> {
+    const { password, replicasPerMaster = 1 } = this.options;
+    if (this.servers.length === 1) {
+      await this.probe(this.servers[0]).call('CLUSTER', 'ADDSLOTSRANGE', '0', String(SLOTS - 1));
+      return;
+    }
     const args = [
       '--cluster',
       'create',
       ...this.servers.map((server) => `127.0.0.1:${server.port}`),
       '--cluster-replicas',
-      '1',
+      String(replicasPerMaster),
       '--cluster-yes',
       ...(password ? ['-a', password, '--no-auth-warning'] : []),
     ];
     return new Promise((resolve, reject) => {
-      execFile(process.env.REDIS_CLI_BIN ?? 'redis-cli', args, { timeout: 30_000 }, (error, stdout, stderr) => {
+      execFile(redisCliBinary(), args, { timeout: 30_000 }, (error, stdout, stderr) => {
         if (error) reject(new Error(`redis-cli --cluster create failed (${error.message}):\n${stdout}${stderr}`));
         else resolve();
       });

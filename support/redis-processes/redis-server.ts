@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
-import { redisServerBinary } from './global-setup';
+import { redisServerBinary } from './redis-binary';
 import { answersPing, freePort } from './net-probe';
 
 export interface RedisServerOptions {
@@ -18,11 +18,20 @@ export interface RedisServerOptions {
    * which Sentinel needs writable: it records what it learns there.
    */
   sentinel?: string[];
+  /**
+   * A cluster node: cluster-enabled, its cluster state in nodes.conf in its folder, announcing
+   * 127.0.0.1, its bus on a free port of its own (the data port + 10000 may be taken or above 65535).
+   */
+  cluster?: boolean;
 }
 
+/** Every server this process started and has not stopped yet (paused ones too), for RedisServer.killAll(). */
+const live = new Set<RedisServer>();
+
 /**
- * A private redis-server on a free port in a temporary folder: tests may kill, restart,
- * pause or reconfigure it without touching anything else. Never the shared 6379.
+ * A private, memory-only (unless `appendonly`) redis-server on a free port in a temporary folder:
+ * tests and benchmarks may kill, restart, pause or reconfigure it without touching anything else.
+ * Never the shared 6379.
  */
 export class RedisServer {
   private process: ChildProcess | undefined;
@@ -31,20 +40,36 @@ export class RedisServer {
 
   private constructor(
     readonly port: number,
+    /** The cluster bus port (`cluster-port`) of a cluster node. */
+    readonly busPort: number | undefined,
     readonly dir: string,
     private readonly options: RedisServerOptions,
-  ) {}
+  ) {
+    live.add(this);
+  }
+
+  /**
+   * Synchronous last resort for exit paths (Ctrl-C mid-start included): SIGKILLs every server this
+   * process started and has not stopped, and removes its folder.
+   */
+  static killAll(): void {
+    for (const server of live) server.killNow();
+  }
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'ackq-redis-')), options);
-    try {
-      await server.launch();
-    } catch (error) {
-      // Leave no process or folder behind (one that never answered is still running).
-      await server.stop();
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      const busPort = options.cluster ? await freePort() : undefined;
+      const server = new RedisServer(await freePort(), busPort, mkdtempSync(join(tmpdir(), 'ackq-redis-')), options);
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        // Leave no process or folder behind (one that never answered is still running).
+        await server.stop();
+        // Another process may have taken a port between the probe and the bind: try fresh ports.
+        if (attempt === 3 || !(error as Error).message.includes('Address already in use')) throw error;
+      }
     }
-    return server;
   }
 
   /** A URL for the default user, with the password when one is set. */
@@ -124,10 +149,19 @@ export class RedisServer {
     this.clients.forEach((client) => client.disconnect());
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
+    live.delete(this);
+  }
+
+  /** SIGKILL without waiting, then removes the folder: for killAll() on the way out. */
+  private killNow(): void {
+    if (this.process && this.process.exitCode === null && this.process.signalCode === null)
+      this.process.kill('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+    live.delete(this);
   }
 
   private async launch(): Promise<void> {
-    const { appendonly = false, password, config = [], sentinel } = this.options;
+    const { appendonly = false, password, config = [], sentinel, cluster } = this.options;
     const args = [
       ...(sentinel ? [this.sentinelConfig(sentinel), '--sentinel'] : []),
       '--port',
@@ -147,6 +181,18 @@ export class RedisServer {
       '--daemonize',
       'no',
       ...(password ? ['--requirepass', password] : []),
+      ...(cluster
+        ? [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-announce-ip',
+            '127.0.0.1',
+            '--cluster-port',
+            String(this.busPort),
+          ]
+        : []),
     ];
     for (let i = 0; i < config.length; i += 2) args.push(`--${config[i]}`, config[i + 1]);
     // stderr: a bad config directive is reported there, before the log file opens.

@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+
+/** The server binary the tests and benchmarks start: REDIS_SERVER_BIN, else `redis-server` on the PATH. */
+export function redisServerBinary(): string {
+  return process.env.REDIS_SERVER_BIN ?? 'redis-server';
+}
+
+/** The client that forms clusters (`--cluster create`): REDIS_CLI_BIN, else `redis-cli` on the PATH. */
+export function redisCliBinary(): string {
+  return process.env.REDIS_CLI_BIN ?? 'redis-cli';
+}
+
+/**
+ * The server's version, e.g. '8.2.1'; throws with the fix when the binary cannot run, so a run
+ * fails at once instead of at its first spawn.
+ */
+export function redisServerVersion(): string {
+  let output: string;
+  try {
+    output = execFileSync(redisServerBinary(), ['--version'], { stdio: 'pipe' }).toString();
+  } catch {
+    throw new Error(
+      `redis-server was not found (looked for "${redisServerBinary()}"). The tests and benchmarks start ` +
+        'private redis-server processes: install it (Debian/Ubuntu: apt-get install -y redis-server, ' +
+        'macOS: brew install redis) or point REDIS_SERVER_BIN at the binary.',
+    );
+  }
+  return /v=([\d.]+)/.exec(output)?.[1] ?? 'unknown';
+}
