@@ -27,3 +27,17 @@ export class UnknownQueueError extends RedisAckQueueError {
     super(MESSAGES.unknownQueue(where, queue, [...registered]));
   }
 }
+
+/** A feature that needs an optional peer dependency (prom-client, @opentelemetry/api, @nestjs/terminus) was switched on without it. */
+export class MissingPeerDependencyError extends RedisAckQueueError {
+  readonly code = 'MISSING_PEER_DEPENDENCY';
+  constructor(
+    /** The package to install. */
+    readonly peer: string,
+    /** What needs it. */
+    readonly feature: string,
+    options?: { cause?: unknown },
+  ) {
+    super(MESSAGES.missingPeer(peer, feature), options);
+  }
+}

@@ -5,6 +5,7 @@ import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueGauges, RedisAckQueueEvent } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { withinBound } from '../engine/call-bound';
 import { requirePeer } from '../observability/optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
 
@@ -150,7 +151,8 @@ export class RedisAckQueueMetrics {
 
   private async readAll(): Promise<Map<string, QueueGauges>> {
     const bound = this.options.scrapeTimeoutMs ?? 1_000;
-    const read = async (topic: string) => [topic, await within(this.service.gauges(topic), bound)] as const;
+    const read = async (topic: string) =>
+      [topic, await withinBound(this.service.gauges(topic), bound, 'read gauges', topic)] as const;
     const results = await Promise.allSettled([...this.topics].map(read));
     const gauges = new Map<string, QueueGauges>();
     for (const [i, result] of results.entries()) {
@@ -159,13 +161,4 @@ export class RedisAckQueueMetrics {
     }
     return gauges;
   }
-}
-
-/** `work`, or a rejection after `ms`. */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

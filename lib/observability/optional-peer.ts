@@ -1,4 +1,4 @@
-import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { MissingPeerDependencyError } from '../errors';
 
 /**
  * Loads an optional peer dependency when a feature that needs it is switched on, never at
@@ -10,7 +10,7 @@ export function requirePeer<T>(name: 'prom-client' | '@opentelemetry/api' | '@ne
     return require(name) as T;
   } catch (error) {
     if ((error as { code?: string }).code === 'MODULE_NOT_FOUND')
-      throw new Error(MESSAGES.missingPeer(name, feature), { cause: error });
+      throw new MissingPeerDependencyError(name, feature, { cause: error });
     throw error;
   }
 }
