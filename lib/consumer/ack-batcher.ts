@@ -1,11 +1,15 @@
 /**
- * Collects the acks of one event-loop turn and sends them in one script call: handlers
- * that finish together cost Redis one call, not one each. The answers come back through
- * `settled` and `failed` per lease, so a message costs no promise of its own here.
+ * The one owner of a consumer's ack batch (as River's batch completer owns its completions):
+ * it collects the acks of one event-loop turn and sends them in one script call, so handlers
+ * that finish together cost Redis one call, not one each. Nobody else writes to the batch: a
+ * reserve asks it to `carry` acks and it settles them from the reserve's answer itself.
+ * The answers come back through `settled` and `failed` per lease, so a message costs no
+ * promise of its own here.
  */
 export class AckBatcher<L> {
+  /** Acks not sent yet, oldest first. */
   private batch: L[] = [];
-  /** Batches scheduled or sent and not answered yet. */
+  /** Sends scheduled or under way (its own, or carried by another call) and not answered yet. */
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
@@ -14,7 +18,7 @@ export class AckBatcher<L> {
     private readonly settled: (lease: L, acked: boolean) => void,
     /** The call failed: its leases run out and are delivered again. */
     private readonly failed: (lease: L, error: unknown) => void,
-    /** False for an ack that must go on its own (a completed record to keep): `take` leaves it. */
+    /** False for an ack that must go on its own (a completed record to keep): `carry` leaves it. */
     private readonly rideAlong: (lease: L) => boolean = () => true,
   ) {}
 
@@ -23,10 +27,30 @@ export class AckBatcher<L> {
   }
 
   /**
-   * Takes up to `max` acks not sent yet, for a caller that sends them inside another script
-   * call (reserve); it must hand each one to `settle`, `fail` or `resend`.
+   * Lets another script call (a reserve) carry up to `max` acks not sent yet: `call` gets them
+   * and answers one flag per lease in `acked`. If it fails, the script changed nothing and the
+   * acks go out on their own, ahead of newer ones. Returns the call's own promise.
    */
-  take(max = Infinity): L[] {
+  carry<R extends { acked: boolean[] }>(max: number, call: (leases: L[]) => Promise<R>): Promise<R> {
+    const leases = this.take(max);
+    if (leases.length === 0) return call(leases);
+    const answer = call(leases);
+    // Settled before the caller sees the answer (registered first), as when it was sent alone.
+    this.track(
+      answer.then(
+        ({ acked }) => this.settle(leases, acked),
+        () => this.resend(leases),
+      ),
+    );
+    return answer;
+  }
+
+  /** Resolves once every ack handed over so far has its answer. */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  private take(max: number): L[] {
     if (this.batch.every(this.rideAlong)) return this.takeBatch(max);
     const riding = this.batch.filter(this.rideAlong).slice(0, max);
     const taken = new Set(riding);
@@ -43,36 +67,27 @@ export class AckBatcher<L> {
     return this.batch.splice(0, max);
   }
 
-  /** Sends taken acks on their own after all (the call that carried them failed). */
-  resend(leases: L[]): void {
-    if (leases.length === 0) return;
+  private resend(leases: L[]): void {
     const first = this.batch.length === 0;
     this.batch.unshift(...leases);
     if (first) this.schedule();
   }
 
-  /** Resolves once every ack handed over so far has its answer. */
-  async drain(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all(this.pending);
-  }
-
-  settle(leases: L[], flags: boolean[]): void {
+  private settle(leases: L[], flags: boolean[]): void {
     for (let i = 0; i < leases.length; i++) this.settled(leases[i], flags[i]);
   }
 
-  fail(leases: L[], error: unknown): void {
-    for (const lease of leases) this.failed(lease, error);
-  }
-
   /**
-   * Flushes two event-loop turns later: a consumer that reserves in the next turn takes the
-   * acks along instead (see take).
+   * Flushes two event-loop turns later: a consumer that reserves in the next turn carries the
+   * acks instead (see carry).
    */
   private schedule(): void {
-    const flushed: Promise<void> = new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
-      .then(() => this.flush())
-      .finally(() => this.pending.delete(flushed));
-    this.pending.add(flushed);
+    this.track(new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))).then(() => this.flush()));
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
   }
 
   private async flush(): Promise<void> {
@@ -81,7 +96,7 @@ export class AckBatcher<L> {
     try {
       this.settle(batch, await this.send(batch));
     } catch (error) {
-      this.fail(batch, error);
+      for (const lease of batch) this.failed(lease, error);
     }
   }
 }

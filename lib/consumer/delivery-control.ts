@@ -3,7 +3,7 @@ import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
-import { abortHandler, HandlerContext, type ContextTarget } from './handler-context';
+import { abortHandler, type ReportProgress } from './handler-context';
 import { messagesOf, type InFlight } from './in-flight';
 import { ProgressReporter } from './progress-reporter';
 
@@ -14,10 +14,14 @@ const EARLY_CANCELS_KEPT = 1_000;
  * A LeaseKeeper's job control: cancels heard from other processes (the running handler's
  * signal aborts, its outcome is ignored), progress, and acks of topics that keep completed
  * messages (complete.lua, with the handler's result, instead of riding along with reserve).
+ * It owns the early cancels (and, through its ProgressReporter, the progress throttles); it
+ * only reads the keeper's running handlers.
  */
 export class DeliveryControl<T> {
   readonly policy: CompletedPolicy | undefined;
-  private readonly progress: ProgressReporter;
+  private readonly reporter: ProgressReporter;
+  /** What a handler context's `progress` does (the throttles are the ProgressReporter's). */
+  readonly progress: ReportProgress;
   private readonly earlyCancels = new Set<string>();
   private readonly stopListening: (() => void) | undefined;
 
@@ -29,15 +33,15 @@ export class DeliveryControl<T> {
     private readonly inFlight: ReadonlyMap<string, InFlight<T>>,
   ) {
     this.policy = engine.completedPolicy(topic);
-    this.progress = new ProgressReporter(engine, topic, report);
+    this.reporter = new ProgressReporter(engine, topic, report);
+    this.progress = this.reporter.progress;
     this.stopListening = report.cancels?.listen(topic, (token, id) => this.cancelled(token, id));
   }
 
-  /** The context of a handler that starts now (aborted at once if its lease was cancelled meanwhile). */
-  context(entry: InFlight<T>, extend: (target: ContextTarget, ms: number) => Promise<boolean>): HandlerContext {
+  /** A handler starts now: aborted at once if its lease was cancelled while it waited (prefetched). */
+  starting(entry: InFlight<T>): void {
     const { token, id } = entry.message;
     if (this.earlyCancels.size > 0 && this.earlyCancels.delete(`${token} ${id}`)) this.cancel(entry);
-    return new HandlerContext(entry, extend, this.progress.progress);
   }
 
   /**
@@ -47,7 +51,7 @@ export class DeliveryControl<T> {
    */
   succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
     if (!this.policy) {
-      if (this.progress.used && this.progress.reported(entry)) entry.completion = '{}';
+      if (this.reporter.used && this.reporter.reported(entry)) entry.completion = '{}';
       return entry;
     }
     const encoded = result === undefined ? undefined : encodeStoredValue(result, this.policy.maxResultBytes);

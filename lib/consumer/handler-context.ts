@@ -12,6 +12,17 @@ export interface ContextTarget {
   deferral?: RetryLaterError | RateLimitedError;
 }
 
+/**
+ * What a context may do to its own message's lease, given when it is built: one object per
+ * consumer, shared by its contexts (no closure per message), each call naming its target.
+ */
+export interface LeaseControls {
+  /** Extends the lease to now + ms; false (and the lease reported lost) once it is gone. */
+  extend(target: ContextTarget, ms: number): Promise<boolean>;
+  /** Reports progress (see ProgressReporter). */
+  progress: ReportProgress;
+}
+
 /** A handler's second argument: one object per message, its accessors on the prototype. */
 export class HandlerContext implements MessageContext {
   readonly id: string;
@@ -22,14 +33,9 @@ export class HandlerContext implements MessageContext {
   readonly enqueuedAt: number;
   readonly group: string | undefined;
   readonly #target: ContextTarget;
-  readonly #extend: (target: ContextTarget, ms: number) => Promise<boolean>;
-  readonly #progress: ReportProgress | undefined;
+  readonly #lease: LeaseControls;
 
-  constructor(
-    target: ContextTarget,
-    extend: (target: ContextTarget, ms: number) => Promise<boolean>,
-    progress?: ReportProgress,
-  ) {
+  constructor(target: ContextTarget, lease: LeaseControls) {
     const { message } = target;
     this.id = message.id;
     this.topic = message.topic;
@@ -39,8 +45,7 @@ export class HandlerContext implements MessageContext {
     this.enqueuedAt = message.enqueuedAt;
     this.group = message.group;
     this.#target = target;
-    this.#extend = extend;
-    this.#progress = progress;
+    this.#lease = lease;
   }
 
   get signal(): AbortSignal {
@@ -49,7 +54,7 @@ export class HandlerContext implements MessageContext {
 
   async extendLease(ms: number): Promise<boolean> {
     assertBounded('leaseMs', ms);
-    return this.#extend(this.#target, ms);
+    return this.#lease.extend(this.#target, ms);
   }
 
   retryLater(delayMs: number): never {
@@ -61,7 +66,7 @@ export class HandlerContext implements MessageContext {
   }
 
   progress(value: unknown): void {
-    this.#progress?.(this.#target, value);
+    this.#lease.progress(this.#target, value);
   }
 }
 

@@ -8,7 +8,7 @@ import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
 import { firstWaitMs } from './delivery-timings';
-import { abortHandler, invokeHandler, withTimeout, type ContextTarget } from './handler-context';
+import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
 
@@ -17,12 +17,15 @@ import { settleWithin } from '../common/settle-within';
  * of its length, a refused extension reports the lease lost and aborts the handler's
  * signal, a timeout fails the delivery. It acks (batched) when a handler resolves, nacks
  * with backoff when it fails, and at shutdown hands unfinished messages back at once.
+ * It owns the running handlers (DeliveryControl only reads them), the heartbeat timer and the
+ * nacks and releases under way; its AckBatcher alone owns the ack batch.
  */
 export class LeaseKeeper<T> {
   /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
-  /** Nacks, releases and reserves carrying acks, not answered yet: shutdown waits for them. */
+  /** Nacks and releases not answered yet: shutdown waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
+  /** The only writer of the ack batch; a reserve may carry its acks (see AckBatcher.carry). */
   readonly acks = new AckBatcher<InFlight<T>>(
     (entries) => this.control.sendAcks(entries),
     (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
@@ -36,6 +39,8 @@ export class LeaseKeeper<T> {
   private readonly failures: FailedDeliveries;
   /** Cancels, progress and completed records (job control). */
   private readonly control: DeliveryControl<T>;
+  /** What every handler's context may do to its own lease: one object, shared. */
+  private readonly leases: LeaseControls;
   private readonly events: ConsumerReporting['events'];
   private readonly logger: ConsumerReporting['logger'];
 
@@ -51,6 +56,7 @@ export class LeaseKeeper<T> {
     this.logger = report.logger;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
+    this.leases = { extend: this.extend, progress: this.control.progress };
   }
 
   get running(): number {
@@ -66,7 +72,8 @@ export class LeaseKeeper<T> {
     const entry = newInFlight(message);
     this.inFlight.set(message.token, entry);
     if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
-    let work = invokeHandler(this.handler, message.payload, this.control.context(entry, this.extend));
+    this.control.starting(entry);
+    let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.leases));
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
@@ -116,7 +123,7 @@ export class LeaseKeeper<T> {
   }
 
   /** What a handler's `context.extendLease` does. */
-  private readonly extend = async (target: ContextTarget, ms: number): Promise<boolean> => {
+  private readonly extend: LeaseControls['extend'] = async (target, ms) => {
     const [extended] = await this.engine.settle('extend', this.topic, [target.message], ms);
     if (!extended) this.leaseLost(target as InFlight<T>);
     return extended;
@@ -132,7 +139,7 @@ export class LeaseKeeper<T> {
   }
 
   /** Shutdown waits for `work` (a call that settles leases) before it ends. */
-  track(work: Promise<unknown>): void {
+  private track(work: Promise<unknown>): void {
     const tracked = work.finally(() => this.settling.delete(tracked));
     this.settling.add(tracked);
   }

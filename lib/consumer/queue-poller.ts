@@ -1,11 +1,11 @@
-import type { ConsumerEngine, ReserveResult } from '../engine/consumer-engine';
+import type { ConsumerEngine } from '../engine/consumer-engine';
 import type { QueueConsumer, QueueHandlerFn } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../common/redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
-import { messagesOf, type InFlight } from './in-flight';
+import { messagesOf } from './in-flight';
 import { LeaseKeeper } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
@@ -23,7 +23,9 @@ export interface PollerDeps extends ConsumerReporting {
 /**
  * One consumer of one topic: the loop that reserves while slots are free (the acks of
  * finished handlers riding along), keeps a small prefetch, and waits for a wake-up or the
- * next due time when nothing is ready. Handlers and their leases belong to its LeaseKeeper.
+ * next due time when nothing is ready. It owns the loop, the reserves under way and the
+ * prefetch buffer; handlers, their leases and timers belong to its LeaseKeeper, and the ack
+ * batch to the keeper's AckBatcher, which a reserve only asks to carry acks.
  */
 export class QueuePoller<T> implements QueueConsumer {
   private readonly keeper: LeaseKeeper<T>;
@@ -121,12 +123,8 @@ export class QueuePoller<T> implements QueueConsumer {
   private fetch(count: number): void {
     this.requested += count;
     const partition = this.partitions.next();
-    // The acks of the handlers that finished meanwhile ride along: one script call, not two.
-    // (Of a partitioned topic they may belong to other partitions: they go on their own.)
-    const acks = this.partitions.count === 1 ? this.keeper.acks.take(LIMITS.idsPerCall) : [];
-    const fetched = this.fetchBatch(partition, count, acks);
+    const fetched = this.fetchBatch(partition, count);
     this.fetches.add(fetched);
-    if (acks.length > 0) this.keeper.track(fetched);
     void fetched.finally(() => {
       this.requested -= count;
       this.fetches.delete(fetched);
@@ -134,21 +132,18 @@ export class QueuePoller<T> implements QueueConsumer {
     });
   }
 
-  /** Acks `acks`, then reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
-  private async fetchBatch(partition: number, count: number, acks: InFlight<T>[]): Promise<void> {
+  /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
+  private async fetchBatch(partition: number, count: number): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
-    let reserved: ReserveResult<T>;
+    const request = { count, leaseMs, maxAttempts };
+    // The acks of the handlers that finished meanwhile ride along: one script call, not two.
+    // (Of a partitioned topic they may belong to other partitions: they go on their own.)
+    const carried = this.partitions.count === 1 ? LIMITS.idsPerCall : 0;
     try {
-      try {
-        const leases = messagesOf(acks);
-        reserved = await this.deps.engine.reserve<T>(this.topic, partition, { count, leaseMs, maxAttempts }, leases);
-      } catch (error) {
-        // The script failed before it changed anything: the acks go on their own.
-        this.keeper.acks.resend(acks);
-        throw error;
-      }
-      const { messages, nextDueInMs, acked } = reserved;
-      this.keeper.acks.settle(acks, acked);
+      const reserved = await this.keeper.acks.carry(carried, (acks) =>
+        this.deps.engine.reserve<T>(this.topic, partition, request, messagesOf(acks)),
+      );
+      const { messages, nextDueInMs } = reserved;
       reportReserve(this.topic, this.deps, reserved);
       this.failures.recovered();
       if (this.stopping) {

@@ -14,6 +14,15 @@ function batcher(send: (leases: string[]) => Promise<boolean[]> = (leases) => Pr
   return { acks, sends, settled, failed };
 }
 
+/** What a reserve carrying up to `max` acks gets (it answers each one acked, unless `answer` says otherwise). */
+function carry(acks: AckBatcher<string>, max = Infinity, answer?: Promise<{ acked: boolean[] }>): string[] {
+  let carried: string[] = [];
+  void acks
+    .carry(max, (leases) => ((carried = [...leases]), answer ?? Promise.resolve({ acked: leases.map(() => true) })))
+    .catch(() => undefined);
+  return carried;
+}
+
 describe('AckBatcher', () => {
   it('sends the acks of one event-loop turn in one call, and answers each lease', async () => {
     const { acks, sends, settled } = batcher((leases) => Promise.resolve(leases.map((lease) => lease !== 'b')));
@@ -40,9 +49,9 @@ describe('AckBatcher', () => {
     acks.ack('a');
     acks.ack('kept-1');
     acks.ack('b');
-    expect(acks.take(1)).toEqual(['a']);
-    expect(acks.take()).toEqual(['b']);
-    expect(acks.take()).toEqual([]);
+    expect(carry(acks, 1)).toEqual(['a']);
+    expect(carry(acks)).toEqual(['b']);
+    expect(carry(acks)).toEqual([]);
     await acks.drain();
     expect(sends).toEqual([['kept-1']]);
   });
@@ -56,56 +65,72 @@ describe('AckBatcher', () => {
     expect(sends).toEqual([['a'], ['b']]);
   });
 
-  it('waits two turns before sending, so a reserve in the next turn can take the acks along', async () => {
+  it('waits two turns before sending, so a reserve in the next turn can carry the acks', async () => {
     const { acks, sends } = batcher();
     acks.ack('a');
     await turns(1);
-    expect(acks.take()).toEqual(['a']);
+    expect(carry(acks)).toEqual(['a']);
     await acks.drain();
     expect(sends).toEqual([]);
   });
 
-  it('lets a caller take up to max acks; the rest still go out on their own', async () => {
+  it('lets a call carry up to max acks; the rest still go out on their own', async () => {
     const { acks, sends } = batcher();
     for (const lease of ['a', 'b', 'c']) acks.ack(lease);
-    expect(acks.take(2)).toEqual(['a', 'b']);
+    expect(carry(acks, 2)).toEqual(['a', 'b']);
     await acks.drain();
     expect(sends).toEqual([['c']]);
-    expect(acks.take()).toEqual([]);
+    expect(carry(acks)).toEqual([]);
   });
 
-  it('settles and fails taken acks through the same callbacks', () => {
-    const { acks, settled, failed } = batcher();
-    const error = new Error('reserve failed');
-    acks.settle(['a', 'b'], [true, false]);
-    acks.fail(['c'], error);
+  it('settles carried acks from the answer of the call that carried them, before its caller sees it', async () => {
+    const { acks, sends, settled, failed } = batcher();
+    acks.ack('a');
+    acks.ack('b');
+    const answer = { acked: [true, false], messages: ['m1'] };
+    const reserved = await acks.carry(10, () => Promise.resolve(answer));
+    expect(reserved).toBe(answer);
     expect(settled).toEqual([
       ['a', true],
       ['b', false],
     ]);
-    expect(failed).toEqual([['c', error]]);
+    await acks.drain();
+    expect(sends).toEqual([]);
+    expect(failed).toEqual([]);
   });
 
-  it('resends taken acks ahead of newer ones, in one call', async () => {
-    const { acks, sends } = batcher();
+  it('resends carried acks ahead of newer ones, in one call, when the carrying call failed', async () => {
+    const { acks, sends, failed } = batcher();
+    const answer = deferred<{ acked: boolean[] }>();
     acks.ack('a');
     acks.ack('b');
-    const taken = acks.take();
+    expect(carry(acks, Infinity, answer.promise)).toEqual(['a', 'b']);
     acks.ack('c');
-    acks.resend(taken);
-    acks.resend([]);
+    answer.reject(new Error('reserve failed'));
     await acks.drain();
     expect(sends).toEqual([['a', 'b', 'c']]);
+    expect(failed).toEqual([]);
   });
 
-  it('resends taken acks on their own when nothing else is waiting', async () => {
+  it('resends carried acks on their own when nothing else is waiting', async () => {
     const { acks, sends } = batcher();
+    const answer = deferred<{ acked: boolean[] }>();
     acks.ack('a');
-    const taken = acks.take();
-    await acks.drain();
-    acks.resend(taken);
+    carry(acks, Infinity, answer.promise);
+    await turns(5);
+    expect(sends).toEqual([]);
+    answer.reject(new Error('reserve failed'));
     await acks.drain();
     expect(sends).toEqual([['a']]);
+  });
+
+  it('calls a carrier with nothing to carry at once, with no acks', async () => {
+    const { acks, sends } = batcher();
+    const carried: string[][] = [];
+    await acks.carry(10, (leases) => (carried.push([...leases]), Promise.resolve({ acked: [] })));
+    expect(carried).toEqual([[]]);
+    await acks.drain();
+    expect(sends).toEqual([]);
   });
 
   it('fails every lease of a call that failed', async () => {
@@ -119,6 +144,20 @@ describe('AckBatcher', () => {
       ['a', error],
       ['b', error],
     ]);
+  });
+
+  it('drains only once the call carrying acks has answered', async () => {
+    const answer = deferred<{ acked: boolean[] }>();
+    const { acks, settled } = batcher();
+    acks.ack('a');
+    carry(acks, Infinity, answer.promise);
+    let drained = false;
+    const draining = acks.drain().then(() => (drained = true));
+    await turns(5);
+    expect(drained).toBe(false);
+    answer.resolve({ acked: [true] });
+    await draining;
+    expect(settled).toEqual([['a', true]]);
   });
 
   it('drains only once every ack handed over has its answer', async () => {
