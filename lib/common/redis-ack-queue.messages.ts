@@ -75,6 +75,8 @@ export const MESSAGES = {
   replacedWithoutMethod: (where: string, method: string) =>
     `${where} is a @QueueHandler, but the provider that replaces its class (overrideProvider, useValue or useFactory) ` +
     `has no method "${method}": give the replacement a ${method}(payload, context) method, or do not replace the class`,
+  consumerShutdown: (topic: string) =>
+    `The consumer of topic "${topic}" is shutting down: the message was released for another consumer`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,
   leaseLost: (topic: string, id: string) =>
     `Lost the lease of message ${id} on topic "${topic}": it expired and may be delivered again`,

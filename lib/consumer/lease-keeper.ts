@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { LeaseLostError, RateLimitedError } from '../errors';
+import { ConsumerShutdownError, LeaseLostError, RateLimitedError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
@@ -192,7 +192,7 @@ export class LeaseKeeper<T> {
     if (left.length > 0) {
       for (const entry of left) {
         entry.released = true;
-        abortHandler(entry, new Error('The consumer is shutting down'));
+        abortHandler(entry, new ConsumerShutdownError(this.topic));
       }
       try {
         await this.engine.settle('release', this.topic, messagesOf(left));

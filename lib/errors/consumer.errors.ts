@@ -83,6 +83,20 @@ export class LeaseLostError extends RedisAckQueueError {
   }
 }
 
+/**
+ * The consumer is shutting down and the handler did not finish within the drain time: its
+ * message was released for another consumer (the attempt not counted). It is the reason of
+ * the handler's aborted `context.signal`.
+ */
+export class ConsumerShutdownError extends RedisAckQueueError {
+  /** Always `CONSUMER_SHUTDOWN`. */
+  readonly code = 'CONSUMER_SHUTDOWN';
+  /** @param topic - The consumer's topic. */
+  constructor(readonly topic: string) {
+    super(MESSAGES.consumerShutdown(topic));
+  }
+}
+
 /** `waitUntilIdle` ran out of time while the topic still had work. */
 export class IdleTimeoutError extends RedisAckQueueError {
   /** Always `IDLE_TIMEOUT`. */
