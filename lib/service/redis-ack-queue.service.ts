@@ -114,10 +114,10 @@ export class RedisAckQueueService
     this.leases = new QueueLeases(core);
   }
 
-  connect(): Promise<void> {
+  async connect(): Promise<void> {
     const { connection, settings } = this.core;
     this.core.assertOpen('connect');
-    return connection.open(settings.connectTimeoutMs, settings.allowEviction);
+    await connection.open(settings.connectTimeoutMs, settings.allowEviction);
   }
 
   push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {

@@ -1,0 +1,72 @@
+import { QueueClosedError, RedisAckQueueService, type ReservedMessage } from '../../lib';
+import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** Every call of the public API, as a closed service is asked it (`message` was reserved before close). */
+function everyCall(queue: RedisAckQueueService, topic: string, message: ReservedMessage) {
+  return {
+    connect: () => queue.connect(),
+    push: () => queue.push(topic, 'x'),
+    pushMany: () => queue.pushMany(topic, [{ payload: 'x' }]),
+    checkTopic: () => queue.checkTopic(topic),
+    stats: () => queue.stats(topic),
+    gauges: () => queue.gauges(topic),
+    deadLetters: () => queue.deadLetters(topic),
+    requeueDead: () => queue.requeueDead(topic),
+    purgeDead: () => queue.purgeDead(topic),
+    ping: () => queue.ping(),
+    get: () => queue.get(topic, message.id),
+    list: () => queue.list(topic, 'ready'),
+    cancel: () => queue.cancel(topic, message.id),
+    pause: () => queue.pause(topic),
+    resume: () => queue.resume(topic),
+    setLimits: () => queue.setLimits(topic, { globalConcurrency: 1 }),
+    limits: () => queue.limits(topic),
+    upsertSchedule: () => queue.upsertSchedule(topic, 'tick', { everyMs: 1000 }),
+    removeSchedule: () => queue.removeSchedule(topic, 'tick'),
+    runScheduleNow: () => queue.runScheduleNow(topic, 'tick'),
+    schedules: () => queue.schedules(topic),
+    topics: () => queue.topics(),
+    forgetTopic: () => queue.forgetTopic(topic),
+    reserve: () => queue.reserve(topic),
+    ack: () => queue.ack(message),
+    nack: () => queue.nack(message),
+    extendLease: () => queue.extendLease(message, 1000),
+    release: () => queue.release(message),
+    waitUntilIdle: () => queue.waitUntilIdle(topic),
+    consume: () => Promise.resolve().then(() => queue.consume(topic, () => undefined)),
+  };
+}
+
+describe('a closed service', () => {
+  const fx = useRedis();
+
+  it('refuses every call with QueueClosedError, says the operation in words, and changes nothing', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [{ payload: 'a' }, { payload: 'b' }]);
+    const [message] = await queue.reserve(topic);
+    await queue.close(0);
+    const before = await snapshotTopic(fx.redis, topic);
+    const calls = everyCall(queue, topic, message);
+    for (const [name, call] of Object.entries(calls)) {
+      const error = await call().then(
+        () => undefined,
+        (rejected: unknown) => rejected,
+      );
+      expect([name, error]).toEqual([name, expect.any(QueueClosedError)]);
+      const { message: text } = error as QueueClosedError;
+      // "Cannot read stats: the queue service is closed": the user's words, no method name.
+      expect([name, text]).toEqual([name, expect.stringMatching(/^Cannot [a-z ]+: the queue service is closed$/)]);
+    }
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('covers every public method in that check (a new method must be added there)', async () => {
+    const queue = await fx.service();
+    const listed = Object.keys(everyCall(queue, uniqueTopic(), {} as ReservedMessage));
+    // Not Redis calls: close itself, its Nest hook, and a snapshot of this process's consumers.
+    const exempt = ['constructor', 'close', 'onApplicationShutdown', 'consumerLiveness'];
+    const methods = Object.getOwnPropertyNames(RedisAckQueueService.prototype).filter((m) => !exempt.includes(m));
+    expect(listed.sort()).toEqual(methods.sort());
+  });
+});
