@@ -57,8 +57,8 @@ const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
  * reported, so a shutdown can always hand its messages back.
  */
 export class QueueEngine implements ConsumerEngine {
-  readonly scripts: ScriptRunner;
-  readonly layouts: TopicLayouts;
+  private readonly scripts: ScriptRunner;
+  private readonly layouts: TopicLayouts;
   /** get, list and cancel by id. */
   readonly lookup: MessageLookup;
   /** stats, gauges and the dead letters. */
@@ -100,6 +100,11 @@ export class QueueEngine implements ConsumerEngine {
   /** The cancel notices of every topic, on one pub/sub connection opened by the first listener. */
   cancelSignals(): CancelSignals {
     return new CancelSignals(this.client, (topic) => this.layouts.get(topic).partitions.map((k) => k.cancelled));
+  }
+
+  /** Checks that the topic's keys in Redis have the layout this service is configured with (partition count). */
+  checkTopic(topic: string): Promise<void> {
+    return this.layouts.verify(this.layouts.get(topic), 'check a topic');
   }
 
   partitionCount(topic: string): number {

@@ -43,10 +43,9 @@ export class QueueProducer {
   }
 
   async checkTopic(topic: string): Promise<void> {
-    const { layouts } = this.core.engine;
     await this.core.call('check a topic', topic, () => {
       assertTopic(topic);
-      return layouts.verify(layouts.get(topic), 'check a topic');
+      return this.core.engine.checkTopic(topic);
     });
   }
 }
