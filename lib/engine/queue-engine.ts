@@ -19,7 +19,7 @@ import { LeaseSettler } from './lease-settler';
 import { MessageWriter } from './message-writer';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScriptRunner } from './script-runner';
-import { byPartition, partitionOfMessage, TopicLayouts, type TopicLayout } from './topic-layouts';
+import { byPartition, partitionOfMessage, TopicLayouts } from './topic-layouts';
 import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
 
 /** What the engine needs to know of the settings. */
@@ -107,7 +107,7 @@ export class QueueEngine implements ConsumerEngine {
     // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
     if (layout.partitions.length > 1 && reply.messages.length === count && Date.now() - layout.helpWokenAt > 50) {
       layout.helpWokenAt = Date.now();
-      this.wakeHome(layout).catch(() => undefined);
+      this.scripts.wakeHome(layout).catch(() => undefined);
     }
     const { messages, nextDueInMs, paused } = reply;
     return { messages, nextDueInMs, paused, acked, buried };
@@ -138,7 +138,7 @@ export class QueueEngine implements ConsumerEngine {
       positions.forEach((position, k) => (flags[position] = reply[k] === 1));
     }
     // A grouped message's death frees its group for the next (woken in its partition only).
-    if (leases.some((lease) => lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
+    if (leases.some((lease) => lease.group)) await this.scripts.wakeHome(layout);
     return flags;
   }
 
@@ -166,7 +166,7 @@ export class QueueEngine implements ConsumerEngine {
     ];
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
     // A retry is ready for someone; a grouped message's death frees its group for the next.
-    if ((result === 'retry' || lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
+    if (result === 'retry' || lease.group) await this.scripts.wakeHome(layout);
     return result;
   }
 
@@ -185,10 +185,5 @@ export class QueueEngine implements ConsumerEngine {
 
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
     return this.records.progress(topic, lease, json);
-  }
-
-  /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */
-  async wakeHome(layout: TopicLayout): Promise<void> {
-    await this.scripts.run('wake', layout.name, layout.home, []);
   }
 }
