@@ -38,7 +38,7 @@ local expired = redis.call('ZCOUNT', K.leased, '-inf', now)
 local ready = ready_count()
 
 local oldest = math.huge
-for _, level in ipairs(levels_in_order(K.readyLevels)) do
+for _, level in ipairs(levels_in_order()) do
   local key = level_key(tonumber(level))
   local head = redis.call('LINDEX', key, 0)
   if head then

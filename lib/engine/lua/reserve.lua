@@ -54,6 +54,10 @@
 --          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
 --          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+
+-- Moving and taking work by priority level and group (only reserve does it; the preludes it
+-- carries, levels and flow, have the rest).
+
 -- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
 -- one waiting for its first start joins its group instead (when `flow`). They are the lowest
 -- scores, so removing them by rank costs O(log n) per message moved, never a scan. Returns
