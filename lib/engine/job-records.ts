@@ -51,7 +51,7 @@ export class JobRecords {
       }
     }
     await Promise.all(calls);
-    if (woke && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    if (woke) await this.scripts.wakeHome(layout);
     return flags;
   }
 
@@ -83,7 +83,7 @@ export class JobRecords {
     const keys = layout.partitions[partitionOfMessage(layout, lease)];
     const args = [lease.id, lease.token, Math.ceil(delayMs), maxDeferrals, hold ? 1 : 0];
     const result = DEFER_RESULTS[await this.scripts.run<number>('defer', topic, keys, args)];
-    if (result === 'deferred' && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    if (result === 'deferred') await this.scripts.wakeHome(layout);
     return result;
   }
 }

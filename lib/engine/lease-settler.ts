@@ -41,7 +41,7 @@ export class LeaseSettler {
       }
     }
     await (calls.length === 1 ? calls[0] : Promise.all(calls));
-    if (woke && layout.partitions.length > 1) await this.scripts.run('wake', layout.name, layout.home, []);
+    if (woke) await this.scripts.wakeHome(layout);
     return flags;
   }
 

@@ -37,7 +37,7 @@ export class MessageWriter {
         woke ||= flags[positions.length] === 1;
       }),
     );
-    if (woke && layout.partitions.length > 1) await this.scripts.run('wake', layout.name, layout.home, []);
+    if (woke) await this.scripts.wakeHome(layout);
     return stored;
   }
 

@@ -28,7 +28,7 @@ import { TopicLimitsStore } from './topic-limits';
 import { TopicPauses } from './topic-pauses';
 import { TopicRegistry } from './topic-registry';
 import { BlockingWakeSignal } from './wake-signal';
-import { byPartition, partitionOfMessage, TopicLayouts, type TopicLayout } from './topic-layouts';
+import { byPartition, partitionOfMessage, TopicLayouts } from './topic-layouts';
 import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
 
 /** What the engine needs to know of the settings. */
@@ -152,7 +152,7 @@ export class QueueEngine implements ConsumerEngine {
     // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
     if (layout.partitions.length > 1 && reply.messages.length === count && Date.now() - layout.helpWokenAt > 50) {
       layout.helpWokenAt = Date.now();
-      this.wakeHome(layout).catch(() => undefined);
+      this.scripts.wakeHome(layout).catch(() => undefined);
     }
     const { messages, nextDueInMs, paused } = reply;
     return { messages, nextDueInMs, paused, acked, buried };
@@ -183,7 +183,7 @@ export class QueueEngine implements ConsumerEngine {
       positions.forEach((position, k) => (flags[position] = reply[k] === 1));
     }
     // A grouped message's death frees its group for the next (woken in its partition only).
-    if (leases.some((lease) => lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
+    if (leases.some((lease) => lease.group)) await this.scripts.wakeHome(layout);
     return flags;
   }
 
@@ -211,7 +211,7 @@ export class QueueEngine implements ConsumerEngine {
     ];
     const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
     // A retry is ready for someone; a grouped message's death frees its group for the next.
-    if ((result === 'retry' || lease.group) && layout.partitions.length > 1) await this.wakeHome(layout);
+    if (result === 'retry' || lease.group) await this.scripts.wakeHome(layout);
     return result;
   }
 
@@ -230,10 +230,5 @@ export class QueueEngine implements ConsumerEngine {
 
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
     return this.records.progress(topic, lease, json);
-  }
-
-  /** Wakes a consumer of a partitioned topic: they wait in the home slot, not the partitions'. */
-  async wakeHome(layout: TopicLayout): Promise<void> {
-    await this.scripts.run('wake', layout.name, layout.home, []);
   }
 }

@@ -81,9 +81,7 @@ export class QueueInspector {
             ),
           );
     const total = (await Promise.all(sweeps)).reduce((sum, n) => sum + n, 0);
-    if (sweep === 'deadRequeue' && total > 0 && layout.partitions.length > 1) {
-      await this.scripts.run('wake', topic, layout.home, []);
-    }
+    if (sweep === 'deadRequeue' && total > 0) await this.scripts.wakeHome(layout);
     return total;
   }
 

@@ -100,7 +100,7 @@ export const READY_LEVEL_KEYS = [
   'ready9',
 ] as const;
 
-/** The keys of ordered groups and fleet-wide limits, in the order prelude-flow.lua takes them. */
+/** The keys of ordered groups and fleet-wide limits (prelude-flow.lua); its scripts take `wake` too. */
 export const FLOW_CONTROL_KEYS = [
   'groupQueue',
   'groupWaiting',
@@ -112,7 +112,6 @@ export const FLOW_CONTROL_KEYS = [
   'limits',
   'rateWindows',
   'held',
-  'wake',
 ] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {

@@ -2,9 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import type { QueueKeys } from './queue-keys';
-import { QUEUE_SCRIPTS, type Key, type ScriptKeys, type ScriptSpec } from './script-table';
+import {
+  CORE_PRELUDE,
+  PRELUDES,
+  QUEUE_SCRIPTS,
+  type Key,
+  type PreludeName,
+  type ScriptKeys,
+  type ScriptSpec,
+} from './script-table';
 
-export { QUEUE_SCRIPTS, type ScriptKeys } from './script-table';
+export { CORE_PRELUDE, PRELUDES, QUEUE_SCRIPTS, type ScriptKeys } from './script-table';
 
 export type QueueScriptName = keyof typeof QUEUE_SCRIPTS;
 
@@ -14,12 +22,27 @@ const LUA_DIR = join(__dirname, 'lua');
 
 let sources: Map<QueueScriptName, string> | undefined;
 
-/** The full text of a script: shebang with flags, shared preludes (helpers, groups and limits, priority levels), then the operation. */
+/** The preludes a script uses with those they need, in PRELUDES order (each after what it needs). */
+export function preludesOf(spec: ScriptSpec): PreludeName[] {
+  const wanted = new Set<PreludeName>();
+  const add = (name: PreludeName): void => {
+    wanted.add(name);
+    PRELUDES[name].needs.forEach(add);
+  };
+  spec.uses?.forEach(add);
+  return (Object.keys(PRELUDES) as PreludeName[]).filter((name) => wanted.has(name));
+}
+
+/**
+ * The full text of a script: shebang with flags, `K` naming its keys, the core prelude and the
+ * preludes it uses, then the operation. `K` is a few table stores per call, so helpers and body
+ * read `K.ready`, never a KEYS offset.
+ */
 export function scriptSource(name: QueueScriptName): string {
   if (!sources) {
-    const prelude = ['prelude.lua', 'prelude-flow.lua', 'prelude-levels.lua']
-      .map((f) => readFileSync(join(LUA_DIR, f), 'utf8'))
-      .join('\n');
+    const read = (file: string) => readFileSync(join(LUA_DIR, file), 'utf8');
+    const core = read(CORE_PRELUDE);
+    const preludes = new Map((Object.keys(PRELUDES) as PreludeName[]).map((p) => [p, read(PRELUDES[p].file)]));
     sources = new Map();
     for (const [scriptName, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
       // Read-only scripts also run on a replica. Every script but push runs when Redis is
@@ -29,7 +52,9 @@ export function scriptSource(name: QueueScriptName): string {
         : spec.refusedWhenFull
           ? '#!lua'
           : '#!lua flags=allow-oom';
-      sources.set(scriptName, `${shebang}\n${prelude}\n${readFileSync(join(LUA_DIR, spec.file), 'utf8')}`);
+      const keys = `local K = { ${spec.keys.map((key, i) => `${key} = KEYS[${i + 1}]`).join(', ')} }`;
+      const parts = [shebang, keys, core, ...preludesOf(spec).map((p) => preludes.get(p)!), read(spec.file)];
+      sources.set(scriptName, parts.join('\n'));
     }
   }
   return sources.get(name)!;

@@ -70,7 +70,7 @@ export class ScheduleStore {
     const [outcome, now] = await this.scripts.run<number[]>('scheduleRun', topic, this.slot(layout), [name, id]);
     this.observe(now);
     if (outcome < 0) return null;
-    if (outcome === 1 && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    if (outcome === 1) await this.scripts.wakeHome(layout);
     return { id, duplicate: outcome === 0 };
   }
 
@@ -141,7 +141,7 @@ export class ScheduleStore {
     const args = [name, definition, expected, tick, next ?? -1, id, body];
     const [outcome, now] = await this.scripts.run<number[]>('scheduleTick', topic, this.slot(layout), args);
     this.observe(now);
-    if (outcome === 1 && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    if (outcome === 1) await this.scripts.wakeHome(layout);
     return OUTCOMES[outcome];
   }
 

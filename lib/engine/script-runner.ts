@@ -3,6 +3,7 @@ import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisClient } from './connection';
 import { withClusterResends } from './cluster-resend';
 import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
+import type { TopicLayout } from './topic-layouts';
 
 /**
  * Runs the queue's scripts on one client, turning failures into typed errors. It also
@@ -40,5 +41,13 @@ export class ScriptRunner {
     } catch (error) {
       throw mapRedisError(error, name, topic);
     }
+  }
+
+  /**
+   * Wakes the consumers of a partitioned topic: they wait in its home slot, which none of its
+   * partitions' scripts can reach. An unpartitioned topic's script woke them already.
+   */
+  async wakeHome(layout: TopicLayout): Promise<void> {
+    if (layout.partitions.length > 1) await this.run('wake', layout.name, layout.home, []);
   }
 }

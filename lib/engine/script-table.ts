@@ -19,12 +19,32 @@ const COUNT_KEYS = ['ready', 'delayed', 'leased', 'dead'] as const;
 /** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
 const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
 
+/**
+ * The helper files the loader pastes before a script's body, in dependency order: each uses only
+ * those before it that it `needs` (transitively). prelude.lua (now_ms, check_types, wake...) comes
+ * first in every script; a script names the others it calls in `uses`.
+ */
+export const PRELUDES = {
+  flow: { file: 'prelude-flow.lua', needs: [] },
+  settle: { file: 'prelude-settle.lua', needs: ['flow'] },
+  levels: { file: 'prelude-levels.lua', needs: [] },
+} as const satisfies Record<string, { file: string; needs: readonly string[] }>;
+export const CORE_PRELUDE = 'prelude.lua';
+export type PreludeName = keyof typeof PRELUDES;
+
 /** What the loader needs of a script. */
-export type ScriptSpec = { file: string; keys: readonly Key[]; readOnly?: boolean; refusedWhenFull?: boolean };
+export type ScriptSpec = {
+  file: string;
+  keys: readonly Key[];
+  uses?: readonly PreludeName[];
+  readOnly?: boolean;
+  refusedWhenFull?: boolean;
+};
 
 /**
- * Every atomic operation: its Lua file, the keys it takes (in KEYS order) and whether it
- * only reads. The order here is the order of the KEYS header of each file.
+ * Every atomic operation: its Lua file, the keys it takes (in KEYS order, each once: the script
+ * reads them as `K.<name>`), the preludes it calls into and whether it only reads. The order
+ * here is the order of the `-- K.<name>` header of each file.
  */
 export const QUEUE_SCRIPTS = {
   push: {
@@ -41,6 +61,7 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'counters',
     ],
+    uses: ['flow', 'levels'],
     refusedWhenFull: true,
   },
   reserve: {
@@ -56,10 +77,14 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'counters',
     ],
+    uses: ['settle', 'levels'],
   },
   ack: {
     file: 'ack.lua',
-    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'counters'],
+    // prettier-ignore
+    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
+      'counters'],
+    uses: ['settle'],
   },
   nack: {
     file: 'nack.lua',
@@ -79,10 +104,12 @@ export const QUEUE_SCRIPTS = {
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
     ],
+    uses: ['settle', 'levels'],
   },
   release: {
     file: 'release.lua',
     keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    uses: ['levels'],
   },
   bury: {
     file: 'bury.lua',
@@ -96,12 +123,15 @@ export const QUEUE_SCRIPTS = {
       'priority',
       'deferrals',
       ...FLOW_CONTROL_KEYS,
+      'wake',
     ],
+    uses: ['settle'],
   },
   extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
   stats: {
     file: 'stats.lua',
     keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue'],
+    uses: ['levels'],
     readOnly: true,
   },
   metrics: {
@@ -109,12 +139,14 @@ export const QUEUE_SCRIPTS = {
     // prettier-ignore
     keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
       'counters'],
+    uses: ['levels'],
     readOnly: true,
   },
   deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
   deadRequeue: {
     file: 'dead-requeue.lua',
     keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    uses: ['levels'],
   },
   deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'] },
   wake: { file: 'wake.lua', keys: ['wake'] },
@@ -162,6 +194,7 @@ export const QUEUE_SCRIPTS = {
   list: {
     file: 'list.lua',
     keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS],
+    uses: ['levels'],
     readOnly: true,
   },
   cancel: {
@@ -178,13 +211,16 @@ export const QUEUE_SCRIPTS = {
       'readyLevels',
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
+      'wake',
     ],
+    uses: ['flow', 'levels'],
   },
   complete: {
     file: 'complete.lua',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
-      ...FLOW_CONTROL_KEYS, 'counters'],
+      ...FLOW_CONTROL_KEYS, 'wake', 'counters'],
+    uses: ['flow'],
   },
   progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.

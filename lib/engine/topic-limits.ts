@@ -21,7 +21,7 @@ export class TopicLimitsStore {
     await this.layouts.verify(layout, 'setLimits');
     const fields = layout.partitions.map((_, i) => limitFields(layout, limits, i));
     await Promise.all(layout.partitions.map((keys, i) => this.scripts.run('limitsSet', topic, keys, fields[i])));
-    if (layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    await this.scripts.wakeHome(layout);
   }
 
   /** The limits set for a topic ({} when none). */

@@ -19,7 +19,7 @@ export class TopicPauses {
     const replies = await Promise.all(
       layout.partitions.map((keys) => this.scripts.run<number>('pause', topic, keys, [paused ? 1 : 0])),
     );
-    if (!paused && layout.partitions.length > 1) await this.scripts.run('wake', topic, layout.home, []);
+    if (!paused) await this.scripts.wakeHome(layout);
     return replies.includes(1);
   }
 }

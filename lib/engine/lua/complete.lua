@@ -5,26 +5,26 @@
 -- or older than maxAgeMs, are deleted for good (at most 100 per call). With maxCount 0 it
 -- keeps nothing and acks as ack.lua does, also deleting the progress that ack.lua leaves.
 --
--- KEYS[1] leased    ZSET  id -> lease deadline (ms)
--- KEYS[2] messages  HASH  id -> stored body; becomes the completed record
--- KEYS[3] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- KEYS[4] tokens    HASH  id -> token of the current lease: <sequence>.<attempt>
--- KEYS[5] completed ZSET  id -> completion time (ms)
--- KEYS[6] progress  HASH  id -> JSON progress value of a leased message
--- KEYS[7] priority  HASH  id -> priority level 1-9 (dropped: a completed message is never ready again)
--- KEYS[8] deferrals HASH  id -> times deferred by retryLater (dropped likewise)
--- KEYS[9]  groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- KEYS[10] groupWaiting  HASH   id -> groupQueue member
--- KEYS[11] groupActive   HASH   id -> group, started until ended
--- KEYS[12] groupSlots    HASH   group -> started messages not ended
--- KEYS[13] groupTurns    ZSET   group -> turn
--- KEYS[14] groupHeld     ZSET   group -> ms its rate limit holds it until
--- KEYS[15] groupSequence STRING counter of group order and turns
--- KEYS[16] limits        HASH   fleet-wide limits
--- KEYS[17] rateWindows   HASH   rate window per topic/group
--- KEYS[18] held          STRING present while rateLimited holds the topic
--- KEYS[19] wake          LIST   wake-up token (for the flow helpers)
--- KEYS[20] counters      HASH   acked -> messages acked so far
+-- K.leased        ZSET   id -> lease deadline (ms)
+-- K.messages      HASH   id -> stored body; becomes the completed record
+-- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- K.tokens        HASH   id -> token of the current lease: <sequence>.<attempt>
+-- K.completed     ZSET   id -> completion time (ms)
+-- K.progress      HASH   id -> JSON progress value of a leased message
+-- K.priority      HASH   id -> priority level 1-9 (dropped: a completed message is never ready again)
+-- K.deferrals     HASH   id -> times deferred by retryLater (dropped likewise)
+-- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupActive   HASH   id -> group, started until ended
+-- K.groupSlots    HASH   group -> started messages not ended
+-- K.groupTurns    ZSET   group -> turn
+-- K.groupHeld     ZSET   group -> ms its rate limit holds it until
+-- K.groupSequence STRING counter of group order and turns
+-- K.limits        HASH   fleet-wide limits
+-- K.rateWindows   HASH   rate window per topic/group
+-- K.held          STRING present while rateLimited holds the topic
+-- K.wake          LIST   wake-up token for blocked consumers
+-- K.counters      HASH   acked -> messages acked so far
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -33,19 +33,15 @@
 --         before, by this token if its lease was still live, e.g. a resent call; or removed);
 --         then 1 if a freed group or concurrency slot woke consumers, else 0
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_COMPLETED, K_PROGRESS, K_PRIORITY, K_DEFERRALS = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local K_COUNTERS = KEYS[20]
-use_flow_keys(9)
-check_types(K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash', K_TOKENS, 'hash', K_COMPLETED, 'zset',
-  K_PROGRESS, 'hash', K_PRIORITY, 'hash', K_DEFERRALS, 'hash', K_COUNTERS, 'hash')
+check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash', K.completed, 'zset',
+  K.progress, 'hash', K.priority, 'hash', K.deferrals, 'hash', K.counters, 'hash')
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
 -- The lease ends and nothing of the message stays but its body (or record).
 local function end_lease(id)
-  redis.call('ZREM', K_LEASED, id)
-  for _, key in ipairs({ K_TOKENS, K_ATTEMPTS, K_PROGRESS, K_PRIORITY, K_DEFERRALS }) do
+  redis.call('ZREM', K.leased, id)
+  for _, key in ipairs({ K.tokens, K.attempts, K.progress, K.priority, K.deferrals }) do
     redis.call('HDEL', key, id)
   end
 end
@@ -53,15 +49,15 @@ end
 local results, acked = {}, 0
 for i = 3, #ARGV, 3 do
   local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local current = redis.call('HGET', K_TOKENS, id)
+  local current = redis.call('HGET', K.tokens, id)
   if current == token and max_count == 0 then
     end_lease(id)
-    redis.call('HDEL', K_MESSAGES, id)
+    redis.call('HDEL', K.messages, id)
     results[#results + 1] = 1
     acked = acked + 1
   elseif current == token then
     -- The stored body starts with '{"t":<enqueuedAt>,' (push.lua) and may end with ',"m":<n>}'.
-    local body = redis.call('HGET', K_MESSAGES, id) or ''
+    local body = redis.call('HGET', K.messages, id) or ''
     local record = string.format('{"c":%d,"t":%s,"a":%d', now, string.match(body, '^{"t":(%d+),') or '0',
       token_attempt(token) or 0)
     local max_attempts = string.match(string.sub(body, -20), ',"m":(%d+)}$')
@@ -70,11 +66,11 @@ for i = 3, #ARGV, 3 do
     end
     record = record .. (extra == '{}' and '}' or ',' .. string.sub(extra, 2))
     end_lease(id)
-    redis.call('HSET', K_MESSAGES, id, record)
-    redis.call('ZADD', K_COMPLETED, now, id)
+    redis.call('HSET', K.messages, id, record)
+    redis.call('ZADD', K.completed, now, id)
     results[#results + 1] = 1
     acked = acked + 1
-  elseif not current and (redis.call('ZSCORE', K_COMPLETED, id) or redis.call('HEXISTS', K_MESSAGES, id) == 0) then
+  elseif not current and (redis.call('ZSCORE', K.completed, id) or redis.call('HEXISTS', K.messages, id) == 0) then
     results[#results + 1] = 2
   else
     results[#results + 1] = 0
@@ -82,16 +78,16 @@ for i = 3, #ARGV, 3 do
 end
 
 if acked > 0 then
-  redis.call('HINCRBY', K_COUNTERS, 'acked', acked)
+  redis.call('HINCRBY', K.counters, 'acked', acked)
 end
 -- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).
 results[#results + 1] = flow_woke and 1 or 0
 if max_count == 0 then
   return results
 end
-local dropped = oldest_beyond(K_COMPLETED, now, max_count, max_age)
+local dropped = oldest_beyond(K.completed, now, max_count, max_age)
 if #dropped > 0 then
-  redis.call('HDEL', K_MESSAGES, unpack(dropped))
-  redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, #dropped - 1)
+  redis.call('HDEL', K.messages, unpack(dropped))
+  redis.call('ZREMRANGEBYRANK', K.completed, 0, #dropped - 1)
 end
 return results

@@ -1,47 +1,45 @@
 -- list: pages through the messages of one state in the order they will be served: ready
 -- by priority level (9 first), head first within a level, delayed by due time, leased by deadline, completed newest first.
 --
--- KEYS[1] ready     LIST  ids waiting, head first
--- KEYS[2] delayed   ZSET  id -> due time (ms)
--- KEYS[3] leased    ZSET  id -> lease deadline (ms)
--- KEYS[4] messages  HASH  id -> stored body (of a completed message: its completed record)
--- KEYS[5] attempts  HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- KEYS[6] tokens    HASH  id -> token of the current lease: <sequence>.<attempt>
--- KEYS[7] completed ZSET  id -> completion time (ms)
--- KEYS[8] readyLevels ZSET level -> level: the levels 1-9 whose ready LIST holds ids
--- KEYS[9] ready1     LIST  ids waiting at priority 1 (and so on up to ready9)
--- KEYS[10] ready2     LIST
--- KEYS[11] ready3     LIST
--- KEYS[12] ready4     LIST
--- KEYS[13] ready5     LIST
--- KEYS[14] ready6     LIST
--- KEYS[15] ready7     LIST
--- KEYS[16] ready8     LIST
--- KEYS[17] ready9     LIST
+-- K.ready       LIST   ids waiting, head first
+-- K.delayed     ZSET   id -> due time (ms)
+-- K.leased      ZSET   id -> lease deadline (ms)
+-- K.messages    HASH   id -> stored body (of a completed message: its completed record)
+-- K.attempts    HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- K.tokens      HASH   id -> token of the current lease: <sequence>.<attempt>
+-- K.completed   ZSET   id -> completion time (ms)
+-- K.readyLevels ZSET   level -> level: the levels 1-9 whose ready LIST holds ids
+-- K.ready1      LIST   ids waiting at priority 1 (and so on up to ready9)
+-- K.ready2      LIST
+-- K.ready3      LIST
+-- K.ready4      LIST
+-- K.ready5      LIST
+-- K.ready6      LIST
+-- K.ready7      LIST
+-- K.ready8      LIST
+-- K.ready9      LIST
 -- ARGV[1] state   'ready', 'delayed', 'leased' or 'completed'
 -- ARGV[2] offset  entries to skip (>= 0)
 -- ARGV[3] limit   entries to return (>= 1)
 -- Returns { id, score or false, body or false, attempts or token or false, ... } (4 per message;
 --         the fourth is the token for leased messages, the attempts count otherwise)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_READY, K_DELAYED, K_LEASED, K_MESSAGES = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_ATTEMPTS, K_TOKENS, K_COMPLETED = KEYS[5], KEYS[6], KEYS[7]
-check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_COMPLETED, 'zset', KEYS[8], 'zset')
+check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
+  K.tokens, 'hash', K.completed, 'zset', K.readyLevels, 'zset')
 
 local state, first = ARGV[1], tonumber(ARGV[2])
 local last = first + tonumber(ARGV[3]) - 1
 local ids, scores = {}, {}
 if state == 'ready' then
-  ids = ready_in_order(K_READY, KEYS[8], 9, first, last - first + 1)
+  ids = ready_in_order(first, last - first + 1)
 else
   local scored
   if state == 'delayed' then
-    scored = redis.call('ZRANGE', K_DELAYED, first, last, 'WITHSCORES')
+    scored = redis.call('ZRANGE', K.delayed, first, last, 'WITHSCORES')
   elseif state == 'leased' then
-    scored = redis.call('ZRANGE', K_LEASED, first, last, 'WITHSCORES')
+    scored = redis.call('ZRANGE', K.leased, first, last, 'WITHSCORES')
   else
-    scored = redis.call('ZRANGE', K_COMPLETED, first, last, 'REV', 'WITHSCORES')
+    scored = redis.call('ZRANGE', K.completed, first, last, 'REV', 'WITHSCORES')
   end
   for i = 1, #scored, 2 do
     ids[#ids + 1] = scored[i]
@@ -53,8 +51,8 @@ local out = {}
 if #ids == 0 then
   return out
 end
-local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
-local key = state == 'leased' and K_TOKENS or K_ATTEMPTS
+local bodies = redis.call('HMGET', K.messages, unpack(ids))
+local key = state == 'leased' and K.tokens or K.attempts
 local extra = redis.call('HMGET', key, unpack(ids))
 for i, id in ipairs(ids) do
   out[#out + 1] = id

@@ -4,34 +4,33 @@
 -- A grouped message waits at the tail of its group instead of ready (prelude-flow.lua); a
 -- delayed one joins it when due.
 --
--- KEYS[1]  messages     HASH  id -> stored body
--- KEYS[2]  ready        LIST  ids waiting at priority 0, head first
--- KEYS[3]  delayed      ZSET  id -> due time (ms, server clock)
--- KEYS[4]  wake         LIST  wake-up token for blocked consumers
--- KEYS[5]  paused       STRING present while the topic is paused
--- KEYS[6]  priority     HASH  id -> priority level 1-9
--- KEYS[7]  readyLevels  ZSET  level -> level, for the levels 1-9 whose ready LIST holds ids
--- KEYS[8]  ready1       LIST  ids waiting at priority 1 (and so on up to ready9)
--- KEYS[9]  ready2       LIST
--- KEYS[10] ready3       LIST
--- KEYS[11] ready4       LIST
--- KEYS[12] ready5       LIST
--- KEYS[13] ready6       LIST
--- KEYS[14] ready7       LIST
--- KEYS[15] ready8       LIST
--- KEYS[16] ready9       LIST
--- KEYS[17] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- KEYS[18] groupWaiting  HASH   id -> groupQueue member
--- KEYS[19] groupActive   HASH   id -> group, started until ended
--- KEYS[20] groupSlots    HASH   group -> started messages not ended
--- KEYS[21] groupTurns    ZSET   group -> turn
--- KEYS[22] groupHeld     ZSET   group -> ms its rate limit holds it until
--- KEYS[23] groupSequence STRING counter of group order and turns
--- KEYS[24] limits        HASH   fleet-wide limits
--- KEYS[25] rateWindows   HASH   rate window per topic/group
--- KEYS[26] held          STRING present while rateLimited holds the topic
--- KEYS[27] wake          LIST   wake-up token (for the flow helpers)
--- KEYS[28] counters      HASH   pushed -> messages stored so far (duplicates not counted)
+-- K.messages      HASH   id -> stored body
+-- K.ready         LIST   ids waiting at priority 0, head first
+-- K.delayed       ZSET   id -> due time (ms, server clock)
+-- K.wake          LIST   wake-up token for blocked consumers
+-- K.paused        STRING present while the topic is paused
+-- K.priority      HASH   id -> priority level 1-9
+-- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
+-- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
+-- K.ready2        LIST
+-- K.ready3        LIST
+-- K.ready4        LIST
+-- K.ready5        LIST
+-- K.ready6        LIST
+-- K.ready7        LIST
+-- K.ready8        LIST
+-- K.ready9        LIST
+-- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupActive   HASH   id -> group, started until ended
+-- K.groupSlots    HASH   group -> started messages not ended
+-- K.groupTurns    ZSET   group -> turn
+-- K.groupHeld     ZSET   group -> ms its rate limit holds it until
+-- K.groupSequence STRING counter of group order and turns
+-- K.limits        HASH   fleet-wide limits
+-- K.rateWindows   HASH   rate window per topic/group
+-- K.held          STRING present while rateLimited holds the topic
+-- K.counters      HASH   pushed -> messages stored so far (duplicates not counted)
 -- ARGV    groups of six, one per message:
 --   id           message id
 --   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
@@ -41,15 +40,10 @@
 --   group        its ordered group, or '' for none
 -- Returns  one integer per message: 1 stored, 0 duplicate; then 1 if consumers were woken, else 0
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_MESSAGES, K_READY, K_DELAYED, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_PAUSED, K_PRIORITY, K_LEVELS = KEYS[5], KEYS[6], KEYS[7]
-local LEVEL_KEYS = 8
-local K_COUNTERS = KEYS[28]
-use_flow_keys(17)
-check_types(K_MESSAGES, 'hash', K_READY, 'list', K_DELAYED, 'zset', K_WAKE, 'list', K_COUNTERS, 'hash')
+check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'list', K.counters, 'hash')
 
 local now = now_ms()
-local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
 local results, ready, stored_count = {}, {}, 0
 local must_wake = false
@@ -58,40 +52,40 @@ local prioritized = false
 for i = 5, #ARGV, 6 do
   if ARGV[i] ~= '0' then
     if not prioritized then
-      check_types(K_PRIORITY, 'hash', K_LEVELS, 'zset')
+      check_types(K.priority, 'hash', K.readyLevels, 'zset')
       prioritized = true
     end
-    check_types(level_key(K_READY, LEVEL_KEYS, tonumber(ARGV[i])), 'list')
+    check_types(level_key(tonumber(ARGV[i])), 'list')
   end
 end
 
 local capacity
 for i = 6, #ARGV, 6 do
   if ARGV[i] ~= '' and not capacity then
-    check_types(K_GROUP_QUEUE, 'zset', K_GROUP_WAITING, 'hash', K_GROUP_SLOTS, 'hash', K_GROUP_TURNS, 'zset',
-      K_GROUP_HELD, 'zset', K_GROUP_SEQUENCE, 'string', K_LIMITS, 'hash')
-    capacity = tonumber(redis.call('HGET', K_LIMITS, 'gc')) or 1
+    check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupSlots, 'hash', K.groupTurns, 'zset',
+      K.groupHeld, 'zset', K.groupSequence, 'string', K.limits, 'hash')
+    capacity = tonumber(redis.call('HGET', K.limits, 'gc')) or 1
   end
 end
 
 for i = 1, #ARGV, 6 do
   local id = ARGV[i]
-  local stored = redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
+  local stored = redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
   results[#results + 1] = stored
   if stored == 1 then
     stored_count = stored_count + 1
     local level = tonumber(ARGV[i + 4])
     if level > 0 then
-      redis.call('HSET', K_PRIORITY, id, level)
+      redis.call('HSET', K.priority, id, level)
     end
     local due = math.max(now + tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]))
     local group = ARGV[i + 5]
     if due > now then
       if group ~= '' then
         -- Reserve moves it into its group when due; the member made now keeps its push order.
-        redis.call('HSET', K_GROUP_WAITING, id, group_member(group, id))
+        redis.call('HSET', K.groupWaiting, id, group_member(group, id))
       end
-      redis.call('ZADD', K_DELAYED, due, id)
+      redis.call('ZADD', K.delayed, due, id)
       -- Consumers sleep until the earliest due time; an earlier one must wake them.
       if earliest == nil or due < earliest then
         earliest = due
@@ -101,9 +95,9 @@ for i = 1, #ARGV, 6 do
       group_enqueue(id, group_member(group, id), capacity)
       must_wake = true
     elseif level > 0 then
-      local key = level_key(K_READY, LEVEL_KEYS, level)
+      local key = level_key(level)
       redis.call('RPUSH', key, id)
-      redis.call('ZADD', K_LEVELS, level, level)
+      redis.call('ZADD', K.readyLevels, level, level)
       must_wake = true
     else
       ready[#ready + 1] = id
@@ -112,18 +106,18 @@ for i = 1, #ARGV, 6 do
 end
 
 if stored_count > 0 then
-  redis.call('HINCRBY', K_COUNTERS, 'pushed', stored_count)
+  redis.call('HINCRBY', K.counters, 'pushed', stored_count)
 end
 if #ready > 0 then
-  push_ids('RPUSH', K_READY, ready)
+  push_ids('RPUSH', K.ready, ready)
   must_wake = true
 end
 -- Paused consumers wait for resume's wake-up, not for every push.
-if must_wake and redis.call('EXISTS', K_PAUSED) == 1 then
+if must_wake and redis.call('EXISTS', K.paused) == 1 then
   must_wake = false
 end
 if must_wake then
-  wake(K_WAKE)
+  wake()
 end
 -- A partitioned topic's consumers wait in its home slot: the caller passes the wake on.
 results[#results + 1] = must_wake and 1 or 0

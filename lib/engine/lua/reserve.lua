@@ -9,41 +9,40 @@
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
--- KEYS[1]  ready      LIST  ids waiting, head first
--- KEYS[2]  delayed    ZSET  id -> due time (ms)
--- KEYS[3]  leased     ZSET  id -> lease deadline (ms)
--- KEYS[4]  messages   HASH  id -> stored body
--- KEYS[5]  attempts   HASH  id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- KEYS[6]  tokens     HASH  id -> token of the current lease: <sequence>.<attempt>
--- KEYS[7]  dead       ZSET  id -> time of death (ms)
--- KEYS[8]  deadInfo   HASH  id -> JSON { r: reason, e: error, a: attempt, t: time }
--- KEYS[9]  sequence   STRING counter that makes tokens unique
--- KEYS[10] wake       LIST  wake-up token for blocked consumers
--- KEYS[11] paused     STRING present while the topic is paused
--- KEYS[12] priority   HASH  id -> priority level 1-9
--- KEYS[13] deferrals  HASH  id -> deferrals so far (deleted with the message)
--- KEYS[14] readyLevels ZSET level -> level, for the levels 1-9 whose ready LIST holds ids
--- KEYS[15] ready1     LIST  ids waiting at priority 1 (and so on up to ready9)
--- KEYS[16] ready2     LIST
--- KEYS[17] ready3     LIST
--- KEYS[18] ready4     LIST
--- KEYS[19] ready5     LIST
--- KEYS[20] ready6     LIST
--- KEYS[21] ready7     LIST
--- KEYS[22] ready8     LIST
--- KEYS[23] ready9     LIST
--- KEYS[24] groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- KEYS[25] groupWaiting  HASH   id -> groupQueue member
--- KEYS[26] groupActive   HASH   id -> group, started until ended
--- KEYS[27] groupSlots    HASH   group -> started messages not ended
--- KEYS[28] groupTurns    ZSET   group -> turn
--- KEYS[29] groupHeld     ZSET   group -> ms its rate limit holds it until
--- KEYS[30] groupSequence STRING counter of group order and turns
--- KEYS[31] limits        HASH   fleet-wide limits
--- KEYS[32] rateWindows   HASH   rate window per topic/group
--- KEYS[33] held          STRING present while rateLimited holds the topic
--- KEYS[34] wake          LIST   wake-up token (for the flow helpers)
--- KEYS[35] counters      HASH   acked -> messages acked so far (the acks given count there)
+-- K.ready         LIST   ids waiting, head first
+-- K.delayed       ZSET   id -> due time (ms)
+-- K.leased        ZSET   id -> lease deadline (ms)
+-- K.messages      HASH   id -> stored body
+-- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
+-- K.tokens        HASH   id -> token of the current lease: <sequence>.<attempt>
+-- K.dead          ZSET   id -> time of death (ms)
+-- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.sequence      STRING counter that makes tokens unique
+-- K.wake          LIST   wake-up token for blocked consumers
+-- K.paused        STRING present while the topic is paused
+-- K.priority      HASH   id -> priority level 1-9
+-- K.deferrals     HASH   id -> deferrals so far (deleted with the message)
+-- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
+-- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
+-- K.ready2        LIST
+-- K.ready3        LIST
+-- K.ready4        LIST
+-- K.ready5        LIST
+-- K.ready6        LIST
+-- K.ready7        LIST
+-- K.ready8        LIST
+-- K.ready9        LIST
+-- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
+-- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupActive   HASH   id -> group, started until ended
+-- K.groupSlots    HASH   group -> started messages not ended
+-- K.groupTurns    ZSET   group -> turn
+-- K.groupHeld     ZSET   group -> ms its rate limit holds it until
+-- K.groupSequence STRING counter of group order and turns
+-- K.limits        HASH   fleet-wide limits
+-- K.rateWindows   HASH   rate window per topic/group
+-- K.held          STRING present while rateLimited holds the topic
+-- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -55,18 +54,97 @@
 --          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
 --          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_READY, K_DELAYED, K_LEASED, K_MESSAGES, K_ATTEMPTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_TOKENS, K_DEAD, K_DEAD_INFO, K_SEQUENCE, K_WAKE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local K_PAUSED, K_PRIORITY, K_DEFERRALS, K_LEVELS = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
-local LEVEL_KEYS, K_COUNTERS = 15, KEYS[35]
-use_flow_keys(24)
+
+-- Moving and taking work by priority level and group (only reserve does it; the preludes it
+-- carries, levels and flow, have the rest).
+
+-- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
+-- one waiting for its first start joins its group instead (when `flow`). They are the lowest
+-- scores, so removing them by rank costs O(log n) per message moved, never a scan. Returns
+-- true when a level above 0 got one.
+local function ready_due(now, max_moves, flow, capacity)
+  local due = redis.call('ZRANGE', K.delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #due == 0 then
+    return false
+  end
+  redis.call('ZREMRANGEBYRANK', K.delayed, 0, #due - 1)
+  if flow then
+    due = enqueue_due_grouped(due, capacity)
+  end
+  return make_ready('RPUSH', due)
+end
+
+-- Expired leases (at most max_moves) go back to the head of their level; dropping the token
+-- makes a late ack fail, and their attempt moves from the token to the attempts hash.
+-- Returns true when a level above 0 got one.
+local function ready_expired(now, max_moves)
+  local expired = redis.call('ZRANGE', K.leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #expired == 0 then
+    return false
+  end
+  local tokens = redis.call('HMGET', K.tokens, unpack(expired))
+  local attempt_args = {}
+  for i, id in ipairs(expired) do
+    local attempt = token_attempt(tokens[i])
+    if attempt then
+      attempt_args[#attempt_args + 1] = id
+      attempt_args[#attempt_args + 1] = attempt
+    end
+  end
+  if #attempt_args > 0 then
+    redis.call('HSET', K.attempts, unpack(attempt_args))
+  end
+  push_ids('HDEL', K.tokens, expired)
+  redis.call('ZREMRANGEBYRANK', K.leased, 0, #expired - 1)
+  return make_ready('LPUSH', expired)
+end
+
+-- Whether plain (ungrouped) ids are ready; `used` as for pop_ready.
+local function plain_left(used)
+  return redis.call('LLEN', K.ready) > 0 or (#used > 0 and redis.call('ZCARD', K.readyLevels) > 0)
+end
+
+-- Takes up to `room` ids to lease: grouped ones in their groups' turns (half the room while
+-- plain ones are ready too, so neither kind starves) and plain ones in serving order. Returns
+-- false when none is ready (as LPOP does).
+local function take_ready(room, used, flow, limits, now)
+  local ids = {}
+  if flow then
+    ids = start_grouped(plain_left(used) and math.ceil(room / 2) or room, limits, now)
+  end
+  for _, id in ipairs(#ids < room and pop_ready(room - #ids, used) or {}) do
+    ids[#ids + 1] = id
+  end
+  if flow and #ids < room then
+    for _, id in ipairs(start_grouped(room - #ids, limits, now)) do
+      ids[#ids + 1] = id
+    end
+  end
+  return #ids > 0 and ids
+end
+
+-- When something becomes ready without a push: the first due time or lease deadline, the end of a
+-- group's hold (with `flow`), or `opens` (a limit's end) while work waits for it; math.huge if none.
+local function next_due_at(used, flow, opens)
+  local next_delayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
+  local next_lease = redis.call('ZRANGE', K.leased, 0, 0, 'WITHSCORES')[2]
+  local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
+  if flow then
+    at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge)
+    if opens < at and (plain_left(used) or redis.call('ZCARD', K.groupTurns) > 0) then
+      at = opens
+    end
+  end
+  return at
+end
+
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local paused = redis.call('EXISTS', K_PAUSED) == 1
+local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
-local flow = redis.call('EXISTS', K_LIMITS, K_GROUP_TURNS, K_GROUP_HELD, K_GROUP_WAITING, K_HELD) > 0
+local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
 
 -- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
@@ -77,12 +155,12 @@ if #ARGV == 6 and not flow then
   if paused then
     return { now, -2, now + lease_ms, 0 }
   end
-  local ready = redis.pcall('LLEN', K_READY)
+  local ready = redis.pcall('LLEN', K.ready)
   if ready == 0 then
-    ready = redis.pcall('ZCARD', K_LEVELS)
+    ready = redis.pcall('ZCARD', K.readyLevels)
   end
-  local first_delayed = redis.pcall('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
-  local first_lease = redis.pcall('ZRANGE', K_LEASED, 0, 0, 'WITHSCORES')
+  local first_delayed = redis.pcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+  local first_lease = redis.pcall('ZRANGE', K.leased, 0, 0, 'WITHSCORES')
   if ready == 0 and not first_delayed.err and not first_lease.err then
     local next_delayed = tonumber(first_delayed[2]) or math.huge
     local next_lease = tonumber(first_lease[2]) or math.huge
@@ -93,28 +171,28 @@ if #ARGV == 6 and not flow then
   end
 end
 
-check_types(K_READY, 'list', K_DELAYED, 'zset', K_LEASED, 'zset', K_MESSAGES, 'hash', K_ATTEMPTS, 'hash',
-  K_TOKENS, 'hash', K_DEAD, 'zset', K_DEAD_INFO, 'hash', K_SEQUENCE, 'string', K_WAKE, 'list', K_LEVELS, 'zset',
-  K_COUNTERS, 'hash')
+check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
+  K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
+  K.counters, 'hash')
 if flow then
-  check_types(K_GROUP_QUEUE, 'zset', K_GROUP_WAITING, 'hash', K_GROUP_ACTIVE, 'hash', K_GROUP_SLOTS, 'hash',
-    K_GROUP_TURNS, 'zset', K_GROUP_HELD, 'zset', K_LIMITS, 'hash', K_RATE, 'hash')
+  check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupActive, 'hash', K.groupSlots, 'hash',
+    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateWindows, 'hash')
 end
 -- The level LISTs in use, checked before any write; a plain topic has none. (priority and
 -- deferrals are checked by push, nack and ack, which write them.)
-local used = redis.call('ZRANGE', K_LEVELS, 0, -1)
+local used = redis.call('ZRANGE', K.readyLevels, 0, -1)
 for _, level in ipairs(used) do
-  check_types(level_key(K_READY, LEVEL_KEYS, tonumber(level)), 'list')
+  check_types(level_key(tonumber(level)), 'list')
 end
 
-local acked = ack_leases(K_LEASED, K_MESSAGES, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_DEFERRALS, K_COUNTERS, 7)
+local acked = ack_leases(7)
 local now = now_ms()
 local limits = flow and flow_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
-if ready_due(K_READY, K_DELAYED, K_PRIORITY, K_LEVELS, LEVEL_KEYS, now, max_moves, flow, limits.gc or 1) then
+if ready_due(now, max_moves, flow, limits.gc or 1) then
   used = { '1' }
 end
-if ready_expired(K_READY, K_LEASED, K_ATTEMPTS, K_TOKENS, K_PRIORITY, K_LEVELS, LEVEL_KEYS, now, max_moves) then
+if ready_expired(now, max_moves) then
   used = { '1' }
 end
 
@@ -127,14 +205,14 @@ end
 local room, opens = paused and 0 or count, math.huge
 if flow and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
-  room, opens = flow_room(count, limits, now, K_LEASED)
+  room, opens = flow_room(count, limits, now)
 end
-local ids = room > 0 and take_ready(K_READY, K_LEVELS, LEVEL_KEYS, room, used, flow, limits, now)
+local ids = room > 0 and take_ready(room, used, flow, limits, now)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
-  local bodies = redis.call('HMGET', K_MESSAGES, unpack(ids))
-  local attempts = redis.call('HMGET', K_ATTEMPTS, unpack(ids))
-  local token_base = redis.call('INCRBY', K_SEQUENCE, #ids) - #ids
+  local bodies = redis.call('HMGET', K.messages, unpack(ids))
+  local attempts = redis.call('HMGET', K.attempts, unpack(ids))
+  local token_base = redis.call('INCRBY', K.sequence, #ids) - #ids
   local lease_args, token_args = {}, {}
   -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
   -- of a message's work: integers are formatted once here, and with %d.
@@ -154,11 +232,10 @@ if ids then
     end
     local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or attempt > (max_attempts or default_max) then
-      redis.call('HDEL', K_ATTEMPTS, id)
-      bury(K_DEAD, K_DEAD_INFO, K_MESSAGES, id, ok and 'expired' or 'malformed',
-        ok and 'the lease of the last attempt expired' or
+      redis.call('HDEL', K.attempts, id)
+      bury(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
         (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
-        attempt - 1, now, dead_max_count, dead_max_age, K_PRIORITY, K_DEFERRALS)
+        attempt - 1, now, dead_max_count, dead_max_age)
     else
       -- The attempt travels in the token: no write to the attempts hash per delivery.
       local token = string.format('%d.%d', token_base + i, attempt)
@@ -171,15 +248,15 @@ if ids then
     end
   end
   if #lease_args > 0 then
-    redis.call('ZADD', K_LEASED, unpack(lease_args))
-    redis.call('HSET', K_TOKENS, unpack(token_args))
+    redis.call('ZADD', K.leased, unpack(lease_args))
+    redis.call('HSET', K.tokens, unpack(token_args))
     if limits.rm then
       rate_use('', limits.rw, now, #lease_args / 2)
     end
   end
   -- Work is left: let another blocked consumer help.
-  if plain_left(K_READY, K_LEVELS, used) or (flow and redis.call('ZCARD', K_GROUP_TURNS) > 0) then
-    wake(K_WAKE)
+  if plain_left(used) or (flow and redis.call('ZCARD', K.groupTurns) > 0) then
+    wake()
   end
 end
 
@@ -190,7 +267,7 @@ if paused then
 end
 
 -- The next moment something becomes ready without a push.
-local next_due = next_due_at(K_READY, K_DELAYED, K_LEASED, K_LEVELS, used, flow, opens)
+local next_due = next_due_at(used, flow, opens)
 if next_due ~= math.huge then
   out[2] = math.max(0, next_due - now)
 end

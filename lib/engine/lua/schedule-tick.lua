@@ -3,13 +3,13 @@
 -- by the server clock. It pushes the tick's message (ready at once, as push.lua would store
 -- it; an id that exists is not pushed twice), records the tick and sets the next one.
 --
--- KEYS[1] schedules     HASH  schedule name -> definition (JSON)
--- KEYS[2] scheduleDue   ZSET  schedule name -> next tick (ms, server clock)
--- KEYS[3] scheduleLast  HASH  schedule name -> last tick that pushed a message (ms)
--- KEYS[4] messages      HASH  id -> stored body
--- KEYS[5] ready         LIST  ids waiting, head first
--- KEYS[6] wake          LIST  wake-up token for blocked consumers
--- KEYS[7] counters      HASH  pushed -> messages stored so far
+-- K.schedules    HASH   schedule name -> definition (JSON)
+-- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
+-- K.scheduleLast HASH   schedule name -> last tick that pushed a message (ms)
+-- K.messages     HASH   id -> stored body
+-- K.ready        LIST   ids waiting, head first
+-- K.wake         LIST   wake-up token for blocked consumers
+-- K.counters     HASH   pushed -> messages stored so far
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] definition    the definition the caller computed the ticks from (JSON text)
 -- ARGV[3] expected      the pending tick the caller saw (ms)
@@ -19,16 +19,14 @@
 -- ARGV[7] body          JSON object text starting with '{"p":'; enqueuedAt is added as "t"
 -- Returns  { 1 ran, 0 stale (another definition or pending tick: reload), 2 not due yet; now (ms) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
-local K_SCHEDULES, K_DUE, K_LAST, K_MESSAGES, K_READY, K_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local K_COUNTERS = KEYS[7]
-check_types(K_SCHEDULES, 'hash', K_DUE, 'zset', K_LAST, 'hash', K_MESSAGES, 'hash', K_READY, 'list', K_WAKE, 'list',
-  K_COUNTERS, 'hash')
+check_types(K.schedules, 'hash', K.scheduleDue, 'zset', K.scheduleLast, 'hash', K.messages, 'hash', K.ready, 'list', K.wake, 'list',
+  K.counters, 'hash')
 
 local name, definition = ARGV[1], ARGV[2]
 local expected, tick, next_run = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
 
-if redis.call('HGET', K_SCHEDULES, name) ~= definition or tonumber(redis.call('ZSCORE', K_DUE, name)) ~= expected then
+if redis.call('HGET', K.schedules, name) ~= definition or tonumber(redis.call('ZSCORE', K.scheduleDue, name)) ~= expected then
   return { 0, now }
 end
 if tick > now then
@@ -36,15 +34,15 @@ if tick > now then
 end
 
 local id = ARGV[6]
-if redis.call('HSETNX', K_MESSAGES, id, '{"t":' .. now .. ',' .. string.sub(ARGV[7], 2)) == 1 then
-  redis.call('RPUSH', K_READY, id)
-  redis.call('HINCRBY', K_COUNTERS, 'pushed', 1)
-  wake(K_WAKE)
+if redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV[7], 2)) == 1 then
+  redis.call('RPUSH', K.ready, id)
+  redis.call('HINCRBY', K.counters, 'pushed', 1)
+  wake()
 end
-redis.call('HSET', K_LAST, name, ARGV[4])
+redis.call('HSET', K.scheduleLast, name, ARGV[4])
 if next_run >= 0 then
-  redis.call('ZADD', K_DUE, ARGV[5], name)
+  redis.call('ZADD', K.scheduleDue, ARGV[5], name)
 else
-  redis.call('ZREM', K_DUE, name)
+  redis.call('ZREM', K.scheduleDue, name)
 end
 return { 1, now }

@@ -1,0 +1,52 @@
+-- How a lease or a life ends for good (ack, death), after prelude-flow.lua: an ended message of
+-- a script that takes the flow keys (K.groupActive set) frees its group slot. Locals only.
+
+-- Moves a message to the dead letters with a reason; its body stays for inspection.
+-- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
+-- are deleted for good (at most 100 per call, so one call stays short).
+-- A dead letter keeps its priority (a requeue restores it); its deferrals start over.
+local function bury(id, reason, message, attempt, now, max_count, max_age)
+  redis.call('HDEL', K.deferrals, id)
+  redis.call('ZADD', K.dead, now, id)
+  redis.call('HSET', K.deadInfo, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
+  if K.groupActive then
+    leases_ended({ id })
+  end
+  local ids = oldest_beyond(K.dead, now, max_count, max_age)
+  if #ids > 0 then
+    redis.call('HDEL', K.messages, unpack(ids))
+    redis.call('HDEL', K.deadInfo, unpack(ids))
+    redis.call('HDEL', K.priority, unpack(ids))
+    redis.call('ZREMRANGEBYRANK', K.dead, 0, #ids - 1)
+  end
+end
+
+-- Acks the id/token pairs of ARGV from index `first`: removes each message whose lease is
+-- still the given one, with a few commands per batch, not per message, and counts them in
+-- K.counters. Returns one flag per pair: 1 acked, 0 stale token, 2 already gone (no body, no
+-- lease: acked before, by this token if its lease was still live, e.g. a resent call).
+local function ack_leases(first)
+  local held, results = held_leases(first)
+  for i = first, #ARGV, 2 do
+    local k = (i - first) / 2 + 1
+    if results[k] == 0 and redis.call('HEXISTS', K.tokens, ARGV[i]) == 0 and redis.call('HEXISTS', K.messages, ARGV[i]) == 0 then
+      results[k] = 2
+    end
+  end
+  if #held > 0 then
+    redis.call('ZREM', K.leased, unpack(held))
+    redis.call('HDEL', K.messages, unpack(held))
+    redis.call('HDEL', K.attempts, unpack(held))
+    redis.call('HDEL', K.tokens, unpack(held))
+    -- One read for both: a plain topic has neither.
+    if redis.call('EXISTS', K.priority, K.deferrals) > 0 then
+      redis.call('HDEL', K.priority, unpack(held))
+      redis.call('HDEL', K.deferrals, unpack(held))
+    end
+    if K.groupActive then
+      leases_ended(held)
+    end
+    redis.call('HINCRBY', K.counters, 'acked', #held)
+  end
+  return results
+end
