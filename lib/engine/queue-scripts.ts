@@ -23,7 +23,7 @@ const LUA_DIR = join(__dirname, 'lua');
 let sources: Map<QueueScriptName, string> | undefined;
 
 /** The preludes a script uses with those they need, in PRELUDES order (each after what it needs). */
-export function preludesOf(spec: ScriptSpec): PreludeName[] {
+export function preludesOf(spec: Pick<ScriptSpec, 'uses'>): PreludeName[] {
   const wanted = new Set<PreludeName>();
   const add = (name: PreludeName): void => {
     wanted.add(name);

@@ -4,6 +4,7 @@ import type { RedisClient } from './connection';
 import { withClusterResends } from './cluster-resend';
 import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
 import type { TopicLayout } from './topic-layouts';
+import { QUEUE_SCRIPTS } from './script-table';
 
 /**
  * Runs the queue's scripts on one client, turning failures into typed errors. It also
@@ -39,7 +40,7 @@ export class ScriptRunner {
     try {
       return await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
     } catch (error) {
-      throw mapRedisError(error, name, topic);
+      throw mapRedisError(error, QUEUE_SCRIPTS[name].operation, topic);
     }
   }
 

@@ -35,6 +35,8 @@ export type PreludeName = keyof typeof PRELUDES;
 /** What the loader needs of a script. */
 export type ScriptSpec = {
   file: string;
+  /** What the script does, in the user's words: the operation a RedisCommandError or RedisUnavailableError names. */
+  operation: string;
   keys: readonly Key[];
   uses?: readonly PreludeName[];
   readOnly?: boolean;
@@ -49,6 +51,7 @@ export type ScriptSpec = {
 export const QUEUE_SCRIPTS = {
   push: {
     file: 'push.lua',
+    operation: 'push',
     keys: [
       'messages',
       'ready',
@@ -66,6 +69,7 @@ export const QUEUE_SCRIPTS = {
   },
   reserve: {
     file: 'reserve.lua',
+    operation: 'reserve',
     keys: [
       ...MESSAGE_KEYS,
       'dead',
@@ -81,6 +85,7 @@ export const QUEUE_SCRIPTS = {
   },
   ack: {
     file: 'ack.lua',
+    operation: 'ack',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
       'counters'],
@@ -88,6 +93,7 @@ export const QUEUE_SCRIPTS = {
   },
   nack: {
     file: 'nack.lua',
+    operation: 'nack',
     keys: [
       'leased',
       'delayed',
@@ -108,11 +114,13 @@ export const QUEUE_SCRIPTS = {
   },
   release: {
     file: 'release.lua',
+    operation: 'release',
     keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
     uses: ['levels'],
   },
   bury: {
     file: 'bury.lua',
+    operation: 'move a message to the dead letters',
     keys: [
       'leased',
       'attempts',
@@ -127,56 +135,89 @@ export const QUEUE_SCRIPTS = {
     ],
     uses: ['settle'],
   },
-  extend: { file: 'extend.lua', keys: ['leased', 'tokens'] },
+  extend: { file: 'extend.lua', operation: 'extend a lease', keys: ['leased', 'tokens'] },
   stats: {
     file: 'stats.lua',
+    operation: 'read stats',
     keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue'],
     uses: ['levels'],
     readOnly: true,
   },
   metrics: {
     file: 'metrics.lua',
+    operation: 'read gauges',
     // prettier-ignore
     keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
       'counters'],
     uses: ['levels'],
     readOnly: true,
   },
-  deadList: { file: 'dead-list.lua', keys: ['dead', 'deadInfo', 'messages'], readOnly: true },
+  deadList: {
+    file: 'dead-list.lua',
+    operation: 'read dead letters',
+    keys: ['dead', 'deadInfo', 'messages'],
+    readOnly: true,
+  },
   deadRequeue: {
     file: 'dead-requeue.lua',
+    operation: 'requeue dead letters',
     keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
     uses: ['levels'],
   },
-  deadPurge: { file: 'dead-purge.lua', keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'] },
-  wake: { file: 'wake.lua', keys: ['wake'] },
+  deadPurge: {
+    file: 'dead-purge.lua',
+    operation: 'purge dead letters',
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'],
+  },
+  wake: { file: 'wake.lua', operation: 'wake consumers', keys: ['wake'] },
   // Flow (pause, retry later, fleet-wide limits).
-  pause: { file: 'pause.lua', keys: ['paused', 'wake'] },
-  defer: { file: 'defer.lua', keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS] },
-  limitsSet: { file: 'limits-set.lua', keys: ['limits', 'wake'] },
-  limitsGet: { file: 'limits-get.lua', keys: ['limits'], readOnly: true },
+  pause: { file: 'pause.lua', operation: 'pause or resume', keys: ['paused', 'wake'] },
+  defer: {
+    file: 'defer.lua',
+    operation: 'retry later',
+    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS],
+  },
+  limitsSet: { file: 'limits-set.lua', operation: 'set limits', keys: ['limits', 'wake'] },
+  limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },
   // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {
     file: 'schedule-upsert.lua',
+    operation: 'upsert a schedule',
     keys: ['schedules', 'scheduleDue', 'scheduleLast'],
     refusedWhenFull: true,
   },
-  scheduleRemove: { file: 'schedule-remove.lua', keys: ['schedules', 'scheduleDue', 'scheduleLast'] },
-  scheduleList: { file: 'schedule-list.lua', keys: ['schedules', 'scheduleDue', 'scheduleLast'], readOnly: true },
+  scheduleRemove: {
+    file: 'schedule-remove.lua',
+    operation: 'remove a schedule',
+    keys: ['schedules', 'scheduleDue', 'scheduleLast'],
+  },
+  scheduleList: {
+    file: 'schedule-list.lua',
+    operation: 'list schedules',
+    keys: ['schedules', 'scheduleDue', 'scheduleLast'],
+    readOnly: true,
+  },
   scheduleTick: {
     file: 'schedule-tick.lua',
+    operation: 'run a schedule tick',
     keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake', 'counters'],
     refusedWhenFull: true,
   },
   scheduleRun: {
     file: 'schedule-run.lua',
+    operation: 'run a schedule',
     keys: ['schedules', 'messages', 'ready', 'wake', 'counters'],
     refusedWhenFull: true,
   },
-  scheduleIndex: { file: 'schedule-index.lua', keys: ['scheduleTopics', 'scheduleVersion'] },
+  scheduleIndex: {
+    file: 'schedule-index.lua',
+    operation: 'index schedules',
+    keys: ['scheduleTopics', 'scheduleVersion'],
+  },
   // Look-up, cancel, completed records and progress (job control).
   get: {
     file: 'get.lua',
+    operation: 'get a message',
     keys: [
       'delayed',
       'leased',
@@ -193,12 +234,14 @@ export const QUEUE_SCRIPTS = {
   },
   list: {
     file: 'list.lua',
+    operation: 'list messages',
     keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS],
     uses: ['levels'],
     readOnly: true,
   },
   cancel: {
     file: 'cancel.lua',
+    operation: 'cancel a message',
     keys: [
       ...MESSAGE_KEYS,
       'dead',
@@ -217,14 +260,15 @@ export const QUEUE_SCRIPTS = {
   },
   complete: {
     file: 'complete.lua',
+    operation: 'complete a message',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
       ...FLOW_CONTROL_KEYS, 'wake', 'counters'],
     uses: ['flow'],
   },
-  progress: { file: 'progress.lua', keys: ['tokens', 'progress'] },
+  progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
-  topicAdd: { file: 'topic-add.lua', keys: ['topicIndex'] },
-  topicForget: { file: 'topic-forget.lua', keys: ['topicIndex'] },
-  topicList: { file: 'topic-list.lua', keys: ['topicIndex'], readOnly: true },
+  topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
+  topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },
+  topicList: { file: 'topic-list.lua', operation: 'list topics', keys: ['topicIndex'], readOnly: true },
 } satisfies Record<string, ScriptSpec>;

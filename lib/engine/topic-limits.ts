@@ -18,7 +18,7 @@ export class TopicLimitsStore {
   /** Replaces the limits of every partition (null: none) and wakes the consumers. */
   async set(topic: string, limits: TopicLimits | null): Promise<void> {
     const layout = this.layouts.get(topic);
-    await this.layouts.verify(layout, 'setLimits');
+    await this.layouts.verify(layout, 'set limits');
     const fields = layout.partitions.map((_, i) => limitFields(layout, limits, i));
     await Promise.all(layout.partitions.map((keys, i) => this.scripts.run('limitsSet', topic, keys, fields[i])));
     await this.scripts.wakeHome(layout);
@@ -27,7 +27,7 @@ export class TopicLimitsStore {
   /** The limits set for a topic ({} when none). */
   async get(topic: string): Promise<TopicLimits> {
     const layout = this.layouts.get(topic);
-    await this.layouts.verify(layout, 'limits');
+    await this.layouts.verify(layout, 'read limits');
     const pairs = await this.scripts.run<string[]>('limitsGet', topic, layout.partitions[0], []);
     const stored = new Map<string, number>();
     for (let i = 0; i < pairs.length; i += 2) stored.set(pairs[i], Number(pairs[i + 1]));

@@ -55,6 +55,41 @@ describe('Redis errors surface as typed errors naming the operation', () => {
     await expect(failure).rejects.toThrow(/Redis refused push on topic ".*": NOPERM/);
   });
 
+  it("NOPERM on every kind of call: the error says the operation in the user's words, never a script's name", async () => {
+    await Promise.all(
+      fx.nodes().map((node) => node.acl('SETUSER', 'narrow2', 'on', '>narrow-pw', '~other:*', '+@all')),
+    );
+    const queue = await fx.service({ connection: fx.connectionWith({ username: 'narrow2', password: 'narrow-pw' }) });
+    const topic = uniqueTopic();
+    const calls: [operation: string, call: () => Promise<unknown>][] = [
+      ['read stats', () => queue.stats(topic)],
+      ['read gauges', () => queue.gauges(topic)],
+      ['read dead letters', () => queue.deadLetters(topic)],
+      ['requeue dead letters', () => queue.requeueDead(topic)],
+      ['purge dead letters', () => queue.purgeDead(topic)],
+      ['get a message', () => queue.get(topic, 'a')],
+      ['list messages', () => queue.list(topic, 'ready')],
+      ['cancel a message', () => queue.cancel(topic, 'a')],
+      ['pause', () => queue.pause(topic)],
+      ['set limits', () => queue.setLimits(topic, { globalConcurrency: 2 })],
+      ['read limits', () => queue.limits(topic)],
+      ['list schedules', () => queue.schedules(topic)],
+      ['remove a schedule', () => queue.removeSchedule(topic, 'tick')],
+      ['run a schedule', () => queue.runScheduleNow(topic, 'tick')],
+    ];
+    for (const [operation, call] of calls) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect([operation, error]).toEqual([operation, expect.any(RedisCommandError)]);
+      expect([operation, (error as RedisCommandError).message]).toEqual([
+        operation,
+        expect.stringMatching(new RegExp(`^Redis refused ${operation} on topic ".*": NOPERM`)),
+      ]);
+    }
+  });
+
   const plainReplica = singleServerOnly('a cluster client sends writes to the master, never to a replica');
   plainReplica.it('READONLY: pushing to a replica fails with a typed error', async () => {
     const replica = await RedisServer.start();

@@ -80,6 +80,10 @@ describe('Lua scripts', () => {
     for (const prelude of carried) expect(source).toContain(read(PRELUDES[prelude].file));
   });
 
+  it.each(scripts)("%s: names its operation in the user's words, as errors show it", (_name, spec) => {
+    expect(spec.operation).toMatch(/^[a-z]+( [a-z]+)*$/);
+  });
+
   it('orders the preludes by dependency: each uses only itself, the core and what it needs', () => {
     expect(
       uses(
@@ -91,7 +95,7 @@ describe('Lua scripts', () => {
       const needs: readonly PreludeName[] = PRELUDES[prelude].needs;
       // What a prelude needs comes before it, so the loader's order is the dependency order.
       for (const need of needs) expect(preludeNames.indexOf(need)).toBeLessThan(index);
-      const allowed = new Set([prelude, ...preludesOf({ file: '', keys: [], uses: needs })]);
+      const allowed = new Set([prelude, ...preludesOf({ uses: needs })]);
       const others = preludeNames.filter((p) => !allowed.has(p));
       const text = read(PRELUDES[prelude].file);
       expect(others.flatMap((p) => uses(text, definedIn(read(PRELUDES[p].file))))).toEqual([]);
