@@ -3,7 +3,7 @@ import { IdleTimeoutError } from '../errors';
 import type { QueueStats, RedisAckQueueEvent } from '../interfaces';
 
 /**
- * The event stream of one service, shared by its facade and its consumers. Events are
+ * The event stream of one service, shared by its parts and its consumers. Events are
  * made only while someone listens: a consumer checks `observed` before building one on
  * its hot path.
  */
