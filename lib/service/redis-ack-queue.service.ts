@@ -49,7 +49,7 @@ import { assertTopic, optionsOf } from '../queue/validation';
  * The queue's public API: push, reserve, ack, nack, inspect, consume. Usable with `new`
  * outside Nest; the module provides the same class through dependency injection.
  *
- * It is one object over shared state (a {@link QueueCore}: settings, connection, engine,
+ * It is one object over shared state (a `QueueCore`: settings, connection, engine,
  * events, closed state) holding one part per capability, each built once here: producing,
  * inspecting and dead letters, look-up and cancel, pause and limits, schedules, the topic
  * registry, consuming by hand, and the running consumers with their scheduler. Each method
