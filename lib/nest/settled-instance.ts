@@ -1,6 +1,6 @@
 import type { ModulesContainer } from '@nestjs/core';
-import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { type InstanceWrapper, STATIC_CONTEXT } from './nest-internals';
+import { isBuiltOnce } from './request-scope.binder';
 
 /** How often to look again at a provider whose creation has not begun (a controller waits for its module's providers). */
 const POLL_MS = 10;
@@ -12,7 +12,7 @@ const POLL_MS = 10;
  * prototype Nest holds in its place meanwhile. Providers built per message: true at once.
  */
 export async function settledInstance(wrapper: InstanceWrapper, modules: ModulesContainer): Promise<boolean> {
-  if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) return true;
+  if (!isBuiltOnce(wrapper)) return true;
   let awaited: Promise<unknown> | undefined;
   for (;;) {
     const host = wrapper.getInstanceByContextId(STATIC_CONTEXT);
