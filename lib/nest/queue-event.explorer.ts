@@ -14,7 +14,7 @@ import { findQueueMethods, type QueueMethod } from './queue-methods.finder';
 import { type QueueRegistration, registrationsIn } from './queue-registrations';
 import { QUEUE_REGISTRATION } from './queue-tokens';
 import { bindPerRequest, isBuiltOnce } from './request-scope.binder';
-import { settledInstance } from './settled-instance';
+import { startWhenBuilt } from './settled-instance';
 
 /** An `@OnQueueEvent` method of a provider or controller. */
 export type ListenerSite = QueueMethod<OnQueueEventMetadata>;
@@ -80,15 +80,12 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
 
   /** Calls late listeners from now on, once their instances exist; a failure releases the claims. */
   async startLateListeners(sites: ListenerSite[]): Promise<void> {
-    try {
-      const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, this.modules)));
-      // A provider that failed fails the load by itself: its listeners are let go.
-      this.release(sites.filter((_, i) => !built[i]));
-      this.start(sites.filter((_, i) => built[i]));
-    } catch (error) {
-      this.release(sites);
-      throw error;
-    }
+    await startWhenBuilt(
+      sites,
+      this.modules,
+      (failed) => this.release(failed),
+      (built) => this.start(built),
+    );
   }
 
   release(sites: ListenerSite[]): void {

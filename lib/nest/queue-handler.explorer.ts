@@ -13,7 +13,7 @@ import { findQueueMethods, type QueueMethod } from './queue-methods.finder';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
 import { isBuiltOnce } from './request-scope.binder';
-import { settledInstance } from './settled-instance';
+import { startWhenBuilt } from './settled-instance';
 import { QueueLogger } from '../observability/queue-logger';
 import { bindQueueHandler } from './queue-handler.binder';
 
@@ -73,15 +73,12 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
 
   /** Starts late handlers once their instances exist; a failure releases the claims. */
   async startLateHandlers(sites: HandlerSite[]): Promise<void> {
-    try {
-      const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, this.modules)));
-      // A provider that failed fails the load by itself: its handlers are let go.
-      this.release(sites.filter((_, i) => !built[i]));
-      await this.start(sites.filter((_, i) => built[i]));
-    } catch (error) {
-      this.release(sites);
-      throw error;
-    }
+    await startWhenBuilt(
+      sites,
+      this.modules,
+      (failed) => this.release(failed),
+      (built) => this.start(built),
+    );
   }
 
   release(sites: HandlerSite[]): void {

@@ -11,7 +11,7 @@ const POLL_MS = 10;
  * module is still being built (loaded lazily) must be bound to the instance, not to the
  * prototype Nest holds in its place meanwhile. Providers built per message: true at once.
  */
-export async function settledInstance(wrapper: InstanceWrapper, modules: ModulesContainer): Promise<boolean> {
+async function settledInstance(wrapper: InstanceWrapper, modules: ModulesContainer): Promise<boolean> {
   if (!isBuiltOnce(wrapper)) return true;
   let awaited: Promise<unknown> | undefined;
   for (;;) {
@@ -25,5 +25,26 @@ export async function settledInstance(wrapper: InstanceWrapper, modules: Modules
     }
     if (!wrapper.host || modules.get(wrapper.host.token) !== wrapper.host) return false;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * Starts the methods a lazily loaded module brought, once their providers are built: those
+ * whose provider failed are let go (the failure fails the load by itself), and all of them
+ * when starting fails.
+ */
+export async function startWhenBuilt<S extends { wrapper: InstanceWrapper }>(
+  sites: S[],
+  modules: ModulesContainer,
+  release: (sites: S[]) => void,
+  start: (sites: S[]) => unknown,
+): Promise<void> {
+  try {
+    const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, modules)));
+    release(sites.filter((_, i) => !built[i]));
+    await start(sites.filter((_, i) => built[i]));
+  } catch (error) {
+    release(sites);
+    throw error;
   }
 }
