@@ -1,18 +1,20 @@
 import type { CanActivate, NestInterceptor, PipeTransform } from '@nestjs/common';
+import type { ApplicationConfig, ContextId, ModulesContainer } from '@nestjs/core';
 import {
   EXCEPTION_FILTERS_METADATA,
+  ExternalExceptionFilterContext,
+  type ExternalExceptionsHandler,
   GUARDS_METADATA,
+  GuardsConsumer,
+  GuardsContextCreator,
   INTERCEPTORS_METADATA,
+  InterceptorsConsumer,
+  InterceptorsContextCreator,
+  type NestContainer,
   PIPES_METADATA,
-} from '@nestjs/common/constants';
-import type { ApplicationConfig, ModulesContainer } from '@nestjs/core';
-import { ExternalExceptionFilterContext } from '@nestjs/core/exceptions/external-exception-filter-context';
-import type { ExternalExceptionsHandler } from '@nestjs/core/exceptions/external-exceptions-handler';
-import { GuardsConsumer, GuardsContextCreator } from '@nestjs/core/guards/index.js';
-import type { NestContainer } from '@nestjs/core/injector/container';
-import type { ContextId } from '@nestjs/core/injector/instance-wrapper';
-import { InterceptorsConsumer, InterceptorsContextCreator } from '@nestjs/core/interceptors/index.js';
-import { PipesConsumer, PipesContextCreator } from '@nestjs/core/pipes/index.js';
+  PipesConsumer,
+  PipesContextCreator,
+} from './nest-internals';
 
 /** The enhancers of one handler, resolved for one context: global first, then its class's, then its method's. */
 export interface EnhancerSet {

@@ -1,6 +1,4 @@
 import { ForbiddenException, HttpException, type Type } from '@nestjs/common';
-import { FORBIDDEN_MESSAGE } from '@nestjs/core/guards/index.js';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { MessageRejectedError } from '../errors';
 import { asError } from '../errors/error-text';
@@ -8,6 +6,7 @@ import type { MessageContext, QueueHandlerFn } from '../interfaces';
 import { REDIS_ACK_QUEUE_CONTEXT_TYPE } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { EnhancerSet, HandlerEnhancers } from './handler-enhancers';
+import { ExecutionContextHost, FORBIDDEN_MESSAGE } from './nest-internals';
 
 type Handler = (...args: unknown[]) => unknown;
 

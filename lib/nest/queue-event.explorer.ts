@@ -1,13 +1,5 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit, type Type } from '@nestjs/common';
-import {
-  ContextIdFactory,
-  DiscoveryService,
-  MetadataScanner,
-  ModuleRef,
-  ModulesContainer,
-  Reflector,
-} from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
 import type { Subscription } from 'rxjs';
 import { InvalidQueueListenerError, RedisAckQueueError } from '../errors';
 import { errorSummary } from '../errors/error-text';
@@ -15,11 +7,17 @@ import type { RedisAckQueueEvent } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { assertTopic } from '../queue/validation';
-import { DEFAULTS, QUEUE_EVENT_METADATA, QUEUE_EVENT_TYPES } from '../common/redis-ack-queue.constants';
+import { DEFAULTS, QUEUE_EVENT_TYPES } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { OnQueueEventMetadata } from './on-queue-event.decorator';
+import { findQueueMethods, type QueueMethod } from './queue-methods.finder';
 import { type QueueRegistration, registrationsIn } from './queue-registrations';
-import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
+import { QUEUE_REGISTRATION } from './queue-tokens';
+import { bindPerRequest, isBuiltOnce } from './request-scope.binder';
+import { startWhenBuilt } from './settled-instance';
+
+/** An `@OnQueueEvent` method of a provider or controller. */
+export type ListenerSite = QueueMethod<OnQueueEventMetadata>;
 
 interface Listener extends OnQueueEventMetadata {
   where: string;
@@ -29,13 +27,20 @@ interface Listener extends OnQueueEventMetadata {
 type Method = (event: RedisAckQueueEvent) => unknown;
 
 /**
- * Finds every `@OnQueueEvent` method of the app at module init and calls it with the
- * matching events of `events$` until the app shuts down. The stream is subscribed only when
- * there are listeners (events are built only while someone listens).
+ * Finds every `@OnQueueEvent` method of the app at module init (and those of lazily loaded
+ * modules as they load, see lazy-module.hook.ts) and calls it with the matching events of
+ * `events$` until the app shuts down. The stream is subscribed only when there are listeners
+ * (events are built only while someone listens).
  */
 @Injectable()
 export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new QueueLogger(this.registration.options.logLevel ?? DEFAULTS.logLevel);
+  private readonly listeners: Listener[] = [];
+  /** This queue's listeners that are called or being bound, so that no later scan adds them twice. */
+  private readonly claimed = new Set<ListenerSite>();
+  /** Set once module init has claimed its listeners: later ones arrive with lazily loaded modules. */
+  private initialized = false;
+  private closing = false;
   private subscription: Subscription | undefined;
 
   constructor(
@@ -52,25 +57,69 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    let listeners: Listener[];
     try {
-      listeners = this.explore();
+      const sites = this.claimNew();
+      this.initialized = true;
+      this.start(sites);
     } catch (error) {
       // Startup fails: close the connections now, or they would keep the process alive.
       await this.queue.close(0);
       throw error;
     }
-    if (listeners.length === 0) return;
+  }
+
+  onApplicationShutdown(): void {
+    this.closing = true;
+    this.subscription?.unsubscribe();
+  }
+
+  /** After module init, claims the listeners of lazily loaded modules; checks like module init. */
+  claimLateListeners(): ListenerSite[] {
+    return this.initialized && !this.closing ? this.claimNew() : [];
+  }
+
+  /** Calls late listeners from now on, once their instances exist; a failure releases the claims. */
+  async startLateListeners(sites: ListenerSite[]): Promise<void> {
+    await startWhenBuilt(
+      sites,
+      this.modules,
+      (failed) => this.release(failed),
+      (built) => this.start(built),
+    );
+  }
+
+  release(sites: ListenerSite[]): void {
+    for (const site of sites) this.claimed.delete(site);
+  }
+
+  /** This queue's listeners not claimed yet, after checking every listener of the app. */
+  private claimNew(): ListenerSite[] {
+    const names = registrationsIn(this.modules).map(({ name }) => name);
+    const sites = findQueueMethods(this.discovery, this.scanner, this.reflector).listeners;
+    for (const site of sites) checkListener(site, names);
+    const claimed = [...this.claimed];
+    // Each registration's explorer serves the listeners of its own queue.
+    const fresh = sites.filter(
+      (site) =>
+        site.queue === this.registration.name &&
+        !claimed.some(({ wrapper, method }) => wrapper === site.wrapper && method === site.method),
+    );
+    for (const site of fresh) this.claimed.add(site);
+    return fresh;
+  }
+
+  private start(sites: ListenerSite[]): void {
+    for (const site of sites) {
+      const call = this.bind(site);
+      if (call) this.listeners.push({ ...site.metadata, where: site.where, call });
+    }
+    if (this.listeners.length === 0 || this.subscription) return;
     this.subscription = this.queue.events$.subscribe((event) => {
-      for (const listener of listeners) {
+      for (const listener of this.listeners) {
         if (listener.type === event.type && (listener.topic === undefined || listener.topic === event.topic))
           this.deliver(listener, event);
       }
     });
-  }
-
-  onApplicationShutdown(): void {
-    this.subscription?.unsubscribe();
   }
 
   /** Calls one listener; what it throws or rejects with is logged, never passed on to the stream. */
@@ -85,54 +134,34 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private explore(): Listener[] {
-    const listeners: Listener[] = [];
-    const names = registrationsIn(this.modules).map(({ name }) => name);
-    for (const wrapper of this.discovery.getProviders()) {
-      const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
-      if (!wrapper.metatype || !prototype || wrapper.inject) continue;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const target = (prototype as Record<string, Method>)[method];
-        const metadata: OnQueueEventMetadata | undefined = this.reflector.get(QUEUE_EVENT_METADATA, target);
-        if (!metadata) continue;
-        const where = `${wrapper.metatype.name}.${method}`;
-        this.check(metadata, where, names);
-        // Each registration's explorer serves the listeners of its own queue.
-        if ((metadata.queue ?? DEFAULT_QUEUE) !== this.registration.name) continue;
-        listeners.push({ ...metadata, where, call: this.bind(wrapper, method) });
-      }
-    }
-    return listeners;
-  }
-
-  private check({ type, topic, queue }: OnQueueEventMetadata, where: string, names: string[]): void {
-    if (!QUEUE_EVENT_TYPES.includes(type))
-      throw new InvalidQueueListenerError(where, MESSAGES.unknownEventType(type, QUEUE_EVENT_TYPES));
-    if (queue !== undefined && !names.includes(queue))
-      throw new InvalidQueueListenerError(where, MESSAGES.unknownListenerQueue(queue, names));
-    try {
-      if (topic !== undefined) assertTopic(topic);
-    } catch (error) {
-      if (!(error instanceof RedisAckQueueError)) throw error;
-      throw new InvalidQueueListenerError(where, error.message, { cause: error });
-    }
-  }
-
-  /** A static provider is called directly; a request-scoped one is resolved per event. */
-  private bind(wrapper: InstanceWrapper, method: string): (event: RedisAckQueueEvent) => unknown {
-    if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
-      const instance = wrapper.instance as Record<string, Method>;
-      return (event) => instance[method](event);
-    }
-    return async (event) => {
-      const contextId = ContextIdFactory.create();
-      this.moduleRef.registerRequestByContextId({ queueEvent: event }, contextId);
-      const instance = await this.moduleRef.resolve<unknown, Record<string, Method>>(
-        wrapper.metatype as Type,
-        contextId,
-        { strict: false },
+  /**
+   * A provider built once is called directly; one built per request is resolved per event,
+   * with `REQUEST` = `{ queueEvent: event }`. A replacement (a test's overrideProvider) built
+   * once without the method has nothing to call: the listener is left out.
+   */
+  private bind({ wrapper, method }: ListenerSite): Method | undefined {
+    if (!isBuiltOnce(wrapper)) {
+      const request = (event: RedisAckQueueEvent) => ({ queueEvent: event });
+      return bindPerRequest(this.moduleRef, wrapper, request, (instance, _contextId, event) =>
+        (instance[method] as Method)(event),
       );
-      return instance[method](event);
-    };
+    }
+    const instance = wrapper.instance as Record<string, Method> | null | undefined;
+    if (typeof instance?.[method] !== 'function') return undefined;
+    return (event) => instance[method](event);
+  }
+}
+
+/** A known event type, a valid topic and a registered queue, or an error that names the method. */
+function checkListener({ metadata: { type, topic, queue }, where }: ListenerSite, names: string[]): void {
+  if (!QUEUE_EVENT_TYPES.includes(type))
+    throw new InvalidQueueListenerError(where, MESSAGES.unknownEventType(type, QUEUE_EVENT_TYPES));
+  if (queue !== undefined && !names.includes(queue))
+    throw new InvalidQueueListenerError(where, MESSAGES.unknownListenerQueue(queue, names));
+  try {
+    if (topic !== undefined) assertTopic(topic);
+  } catch (error) {
+    if (!(error instanceof RedisAckQueueError)) throw error;
+    throw new InvalidQueueListenerError(where, error.message, { cause: error });
   }
 }

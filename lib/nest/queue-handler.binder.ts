@@ -1,10 +1,10 @@
 import type { Type } from '@nestjs/common';
-import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
-import { ApplicationConfig, ContextIdFactory, ModulesContainer, type ModuleRef } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import type { MessageContext, QueueHandlerFn } from '../interfaces';
+import { ApplicationConfig, ModulesContainer, type ModuleRef } from '@nestjs/core';
+import type { MessageContext, QueueHandlerFn, QueueRequest } from '../interfaces';
 import { HandlerEnhancers } from './handler-enhancers';
 import { createHandlerPipeline, settled, type PipelineTarget } from './handler-pipeline';
+import { type InstanceWrapper, PARAMTYPES_METADATA } from './nest-internals';
+import { bindPerRequest, isBuiltOnce } from './request-scope.binder';
 
 type Method = (payload: unknown, context: MessageContext) => unknown;
 
@@ -32,19 +32,21 @@ export function bindQueueHandler(moduleRef: ModuleRef, wrapper: InstanceWrapper,
     method: replaced ? ((instance as Record<string, Method>)[methodName] as (...args: unknown[]) => unknown) : method,
     metatype: paramType(instance, methodName),
   });
-  if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
+  if (isBuiltOnce(wrapper)) {
     const instance = wrapper.instance as Record<string, Method>;
     if (!enhanced) return (payload, context) => instance[methodName](payload, context);
     return createHandlerPipeline(target(instance), enhancers.resolve(instance, method, moduleKey), enhancers);
   }
-  return async (payload, context) => {
-    const contextId = ContextIdFactory.create();
-    moduleRef.registerRequestByContextId({ queueMessage: context }, contextId);
-    const instance = await moduleRef.resolve<unknown, Record<string, Method>>(metatype, contextId, { strict: false });
-    if (!enhanced) return settled(instance[methodName](payload, context));
-    const set = enhancers.resolve(instance, method, moduleKey, contextId, wrapper.id);
-    return createHandlerPipeline(target(instance), set, enhancers)(payload, context);
-  };
+  return bindPerRequest(
+    moduleRef,
+    wrapper,
+    (_payload: unknown, context: MessageContext): QueueRequest => ({ queueMessage: context }),
+    (instance, contextId, payload, context) => {
+      if (!enhanced) return settled((instance[methodName] as Method)(payload, context));
+      const set = enhancers.resolve(instance, method, moduleKey, contextId, wrapper.id);
+      return createHandlerPipeline(target(instance), set, enhancers)(payload, context);
+    },
+  );
 }
 
 /** The declared type of the payload parameter (emitted by TypeScript with emitDecoratorMetadata). */

@@ -1,17 +1,24 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { InvalidQueueHandlerError, UnknownQueueError } from '../errors';
+import { InvalidQueueHandlerError, RedisAckQueueError, UnknownQueueError } from '../errors';
 import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { resolveConsumerSettings } from '../queue/settings';
+import { assertQueueName, assertTopic } from '../queue/validation';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { assertCallable, findHandlerSites, type HandlerSite } from './queue-handler.finder';
+import type { InstanceWrapper } from './nest-internals';
+import type { QueueHandlerMetadata } from './queue-handler.decorator';
+import { findQueueMethods, type QueueMethod } from './queue-methods.finder';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
-import { settledInstance } from './settled-instance';
+import { isBuiltOnce } from './request-scope.binder';
+import { startWhenBuilt } from './settled-instance';
 import { QueueLogger } from '../observability/queue-logger';
 import { bindQueueHandler } from './queue-handler.binder';
+
+/** A `@QueueHandler` method of a provider or controller. */
+export type HandlerSite = QueueMethod<QueueHandlerMetadata>;
 
 /**
  * Runs one queue's `@QueueHandler`s (each registration has its own explorer): finds them when
@@ -59,22 +66,19 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     await Promise.all(this.consumers.map((consumer) => consumer.close()));
   }
 
-  /** After bootstrap, claims the handlers of lazily loaded modules (see lazy-handlers.hook.ts); checks like the bootstrap. */
+  /** After bootstrap, claims the handlers of lazily loaded modules (see lazy-module.hook.ts); checks like the bootstrap. */
   claimLateHandlers(): HandlerSite[] {
     return this.bootstrapped && !this.closing ? this.claimNew() : [];
   }
 
   /** Starts late handlers once their instances exist; a failure releases the claims. */
   async startLateHandlers(sites: HandlerSite[]): Promise<void> {
-    try {
-      const built = await Promise.all(sites.map(({ wrapper }) => settledInstance(wrapper, this.modules)));
-      // A provider that failed fails the load by itself: its handlers are let go.
-      this.release(sites.filter((_, i) => !built[i]));
-      await this.start(sites.filter((_, i) => built[i]));
-    } catch (error) {
-      this.release(sites);
-      throw error;
-    }
+    await startWhenBuilt(
+      sites,
+      this.modules,
+      (failed) => this.release(failed),
+      (built) => this.start(built),
+    );
   }
 
   release(sites: HandlerSite[]): void {
@@ -93,8 +97,8 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
     const registrations = registrationsIn(this.modules);
     assertOneRegistrationPerName(registrations);
     const names = registrations.map(({ name }) => name);
-    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
-    const sites = findHandlerSites(wrappers, this.scanner, this.reflector);
+    const sites = findQueueMethods(this.discovery, this.scanner, this.reflector).handlers;
+    sites.forEach(checkHandler);
     for (const site of sites)
       if (!names.includes(site.queue)) throw new UnknownQueueError(site.where, site.queue, names);
     const byTopic = new Map(this.claimed);
@@ -126,4 +130,23 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   private bind(wrapper: InstanceWrapper, method: string): QueueHandlerFn {
     return bindQueueHandler(this.moduleRef, wrapper, method);
   }
+}
+
+/** A valid topic, queue name and options, or an error that names the method. */
+function checkHandler({ metadata, where }: HandlerSite): void {
+  try {
+    assertTopic(metadata.topic);
+    if (metadata.queue !== undefined) assertQueueName(metadata.queue);
+    resolveConsumerSettings(metadata.options, undefined);
+  } catch (error) {
+    if (!(error instanceof RedisAckQueueError)) throw error;
+    throw new InvalidQueueHandlerError(where, MESSAGES.invalidHandler(where, error.message), { cause: error });
+  }
+}
+
+/** A provider built once (not per message) must have the handler's method: a replacement may lack it. */
+function assertCallable({ wrapper, method, where }: HandlerSite): void {
+  if (!isBuiltOnce(wrapper)) return;
+  const instance = wrapper.instance as Record<string, unknown> | null | undefined;
+  if (typeof instance?.[method] !== 'function') throw InvalidQueueHandlerError.replacedWithoutMethod(where, method);
 }

@@ -1,6 +1,6 @@
 import type { InjectionToken } from '@nestjs/common';
 import type { ModulesContainer } from '@nestjs/core';
-import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
+import { STATIC_CONTEXT } from './nest-internals';
 import { DuplicateQueueRegistrationError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';

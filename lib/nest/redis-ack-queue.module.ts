@@ -4,7 +4,7 @@ import {
   type RedisAckQueueAsyncOptions,
   type RedisAckQueueRootOptions,
 } from './redis-ack-queue.module-definition';
-import { lazyHandlersHook } from './lazy-handlers.hook';
+import { lazyModuleHook } from './lazy-module.hook';
 import { registrationModule } from './queue-registration';
 import { getQueueOptionsToken } from './queue-tokens';
 
@@ -45,12 +45,23 @@ export class RedisAckQueueModule {
   }
 
   /**
-   * Import in every lazily loaded module (`LazyModuleLoader.load()`) that has handlers: Nest
-   * runs no lifecycle hook there, so this import is what starts them when the module loads.
-   * `load()` resolves with them consuming, and rejects when one is invalid. Call it in each
-   * such module (every call is a module of its own); elsewhere it does nothing.
+   * Import in every module loaded with `LazyModuleLoader.load()` that has `@QueueHandler`s or
+   * `@OnQueueEvent`s: Nest runs no lifecycle hook there, so this import is what starts them
+   * when the module loads. `load()` resolves with its handlers consuming, and rejects when one
+   * is invalid. Call it in each such module (every call is a module of its own); in an eagerly
+   * loaded module it does nothing, as the app's bootstrap finds its handlers.
+   */
+  static forLazyModule(): DynamicModule {
+    return { module: RedisAckQueueModule, providers: [lazyModuleHook] };
+  }
+
+  /**
+   * The former name of {@link RedisAckQueueModule.forLazyModule}, which it calls.
+   * @deprecated Use {@link RedisAckQueueModule.forLazyModule} (same behaviour): in Nest, `forFeature`
+   * registers a feature's resources, while this starts a lazily loaded module's handlers. Removed
+   * in the next release.
    */
   static forFeature(): DynamicModule {
-    return { module: RedisAckQueueModule, providers: [lazyHandlersHook] };
+    return RedisAckQueueModule.forLazyModule();
   }
 }

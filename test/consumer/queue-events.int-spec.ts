@@ -1,4 +1,5 @@
-import { Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
+import { Controller, Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { NestFactory } from '@nestjs/core';
 import {
   InvalidQueueListenerError,
@@ -14,6 +15,7 @@ import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const WATCHED = uniqueTopic('events.watched');
 const OTHER = uniqueTopic('events.other');
+const FOUND = uniqueTopic('events.found');
 const heard: Record<string, RedisAckQueueEvent[]> = {};
 const hear = (name: string, event: RedisAckQueueEvent) => (heard[name] ??= []).push(event);
 
@@ -65,6 +67,48 @@ class ScopedListener {
   onOtherAcked(event: RedisAckQueueEvent) {
     hear('scoped', event);
     void this.serial;
+  }
+}
+
+@Injectable()
+class FoundHandler {
+  @QueueHandler(FOUND)
+  handle() {}
+}
+
+@Controller()
+class ListeningController {
+  @OnQueueEvent('acked', { topic: FOUND })
+  onAcked(event: RedisAckQueueEvent) {
+    hear('controller', event);
+  }
+}
+
+/** A plain provider: found before the change too, it marks when the event was delivered. */
+@Injectable()
+class PlainListener {
+  @OnQueueEvent('acked', { topic: FOUND })
+  onAcked(event: RedisAckQueueEvent) {
+    hear('plain', event);
+  }
+}
+
+/** Built by a factory, registered under its class. */
+class FactoryListener {
+  constructor(private readonly label: string) {}
+
+  @OnQueueEvent('acked', { topic: FOUND })
+  onAcked(event: RedisAckQueueEvent) {
+    hear(this.label, event);
+  }
+}
+
+/** Replaced in a TestingModule by a mock. */
+@Injectable()
+class ReplacedListener {
+  @OnQueueEvent('acked', { topic: FOUND })
+  onAcked(event: RedisAckQueueEvent) {
+    hear('replaced, real', event);
   }
 }
 
@@ -139,6 +183,50 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
         ],
       ].sort(),
     );
+  });
+
+  it('calls listeners on controllers, on factory providers and on a test replacement, as handlers are found', async () => {
+    const onAcked = jest.fn((event: RedisAckQueueEvent) => hear('replaced, mock', event));
+    const testing = await Test.createTestingModule({
+      imports: [RedisAckQueueModule.forRoot({ connection: fx.connection })],
+      providers: [
+        FoundHandler,
+        PlainListener,
+        { provide: FactoryListener, useFactory: () => new FactoryListener('factory') },
+        ReplacedListener,
+      ],
+      controllers: [ListeningController],
+    })
+      .setLogger(testLogger())
+      .overrideProvider(ReplacedListener)
+      .useValue({ onAcked })
+      .compile();
+    const app = await testing.init();
+    apps.push(app);
+    const queue = app.get(RedisAckQueueService);
+    const { id } = await queue.push(FOUND, {});
+    // Listeners of a provider built once are called in turn on each event: when one has it, all have.
+    await eventually(() => heard.plain?.length === 1);
+    const calls = (name: string) => heard[name]?.map((e) => [e.type, e.id]);
+    expect({
+      controller: calls('controller'),
+      factory: calls('factory'),
+      mock: calls('replaced, mock'),
+      real: calls('replaced, real'),
+    }).toEqual({ controller: [['acked', id]], factory: [['acked', id]], mock: [['acked', id]], real: undefined });
+  });
+
+  it('leaves out a listener whose replacement lacks its method, and starts', async () => {
+    const testing = await Test.createTestingModule({
+      imports: [RedisAckQueueModule.forRoot({ connection: fx.connection })],
+      providers: [ReplacedListener],
+    })
+      .setLogger(testLogger())
+      .overrideProvider(ReplacedListener)
+      .useValue({})
+      .compile();
+    // Startup does not fail (as it would for a @QueueHandler): the mock leaves the listener out on purpose.
+    apps.push(await testing.init());
   });
 
   it('fails startup on an unknown event type, a bad topic or an unknown queue, naming the method', async () => {

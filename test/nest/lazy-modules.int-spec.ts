@@ -1,6 +1,13 @@
 import { Controller, Inject, Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { LazyModuleLoader, NestFactory } from '@nestjs/core';
-import { QueueHandler, RedisAckQueueModule, RedisAckQueueService, UnknownQueueError } from '../../lib';
+import {
+  OnQueueEvent,
+  QueueHandler,
+  RedisAckQueueModule,
+  RedisAckQueueService,
+  type RedisAckQueueEvent,
+  UnknownQueueError,
+} from '../../lib';
 import { testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -33,10 +40,21 @@ class LazyController {
   }
 }
 
+@Injectable()
+class LazyListeners {
+  readonly acked: (string | undefined)[] = [];
+
+  @OnQueueEvent('acked', { topic: PROVIDER_TOPIC })
+  onAcked(event: RedisAckQueueEvent) {
+    this.acked.push(event.id);
+  }
+}
+
 @Module({
-  imports: [RedisAckQueueModule.forFeature()],
+  imports: [RedisAckQueueModule.forLazyModule()],
   providers: [
     LazyHandlers,
+    LazyListeners,
     { provide: SLOW, useFactory: () => new Promise((resolve) => setTimeout(() => resolve('built'), 200)) },
   ],
   controllers: [LazyController],
@@ -52,8 +70,8 @@ class EagerHandlers {
   }
 }
 
-// forFeature in an eagerly imported module is harmless: the bootstrap finds its handlers once.
-@Module({ imports: [RedisAckQueueModule.forFeature()], providers: [EagerHandlers] })
+// forLazyModule in an eagerly imported module is harmless: the bootstrap finds its handlers once.
+@Module({ imports: [RedisAckQueueModule.forLazyModule()], providers: [EagerHandlers] })
 class EagerModule {}
 
 describe('handlers of a lazily loaded module', () => {
@@ -93,8 +111,11 @@ describe('handlers of a lazily loaded module', () => {
 
     // Loading it again changes nothing (no second consumer); messages keep flowing.
     await app.get(LazyModuleLoader).load(() => LazyModule);
-    await queue.push(PROVIDER_TOPIC, 'later');
+    const later = await queue.push(PROVIDER_TOPIC, 'later');
     await eventually(() => lazy.get(LazyHandlers).seen.length === 2);
+    // Its @OnQueueEvent listeners are called too (once each: loaded twice, bound once).
+    await eventually(() => lazy.get(LazyListeners).acked.includes(later.id));
+    expect(lazy.get(LazyListeners).acked.filter((id) => id === later.id)).toEqual([later.id]);
     expect(lazy.get(LazyHandlers).seen).toEqual([
       ['waiting', 'built'],
       ['later', 'built'],
@@ -107,6 +128,7 @@ describe('handlers of a lazily loaded module', () => {
       @QueueHandler(uniqueTopic('stray'), { queue: 'shipping' })
       handle() {}
     }
+    // Through the deprecated name: forFeature() still brings the hook (without it, load() would resolve).
     @Module({ imports: [RedisAckQueueModule.forFeature()], providers: [Stray] })
     class BadLazyModule {}
 
