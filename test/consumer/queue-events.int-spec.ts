@@ -201,8 +201,16 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
       .overrideProvider(ReplacedListener)
       .useValue({ onAcked })
       .compile();
+    // Closed here, not after the file: its consumer's scheduler would outlive the server and retry.
     const app = await testing.init();
-    apps.push(app);
+    try {
+      await expectEveryListenerCalled(app);
+    } finally {
+      await app.close();
+    }
+  });
+
+  async function expectEveryListenerCalled(app: INestApplicationContext) {
     const queue = app.get(RedisAckQueueService);
     const { id } = await queue.push(FOUND, {});
     // Listeners of a provider built once are called in turn on each event: when one has it, all have.
@@ -214,7 +222,7 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
       mock: calls('replaced, mock'),
       real: calls('replaced, real'),
     }).toEqual({ controller: [['acked', id]], factory: [['acked', id]], mock: [['acked', id]], real: undefined });
-  });
+  }
 
   it('leaves out a listener whose replacement lacks its method, and starts', async () => {
     const testing = await Test.createTestingModule({
