@@ -181,10 +181,16 @@ class PlainHandlers {
 }
 
 describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filters), as for microservices', () => {
-  const fx = useRedis();
   let app: INestApplicationContext;
   let globalApp: INestApplicationContext;
   let queue: RedisAckQueueService;
+  // Declared before useRedis: Jest runs afterAll hooks in order, and the apps must close before
+  // the server stops (else their schedulers retry a gone server for seconds).
+  afterAll(async () => {
+    await app?.close();
+    await globalApp?.close();
+  });
+  const fx = useRedis();
   const options = () => ({ connection: fx.connection, backoff: { type: 'fixed' as const, delayMs: 10 } });
   expectLogs(/failed on attempt/, /went to the dead letters as/);
 
@@ -208,11 +214,6 @@ describe('enhancers on @QueueHandler methods (guards, interceptors, pipes, filte
     app = await NestFactory.createApplicationContext(LocalApp, { logger: testLogger() });
     globalApp = await NestFactory.createApplicationContext(GlobalApp, { logger: testLogger() });
     queue = app.get(RedisAckQueueService);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await globalApp?.close();
   });
 
   it('a ValidationPipe passes a valid payload to the handler as its DTO', async () => {
