@@ -34,10 +34,6 @@ export class QueueCore {
     this.tracing = tracingFor(options.tracing);
   }
 
-  get closed(): boolean {
-    return this.closing;
-  }
-
   /** From now on every call of the public API is refused with QueueClosedError. */
   refuseCalls(): void {
     this.closing = true;
