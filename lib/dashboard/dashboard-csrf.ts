@@ -34,25 +34,39 @@ export function csrfCookie(token: string, path: string): string {
 }
 
 /**
+ * Whether an Origin header names this site: a serialized http(s) origin (not `null`, not a URL
+ * with a path, not text that does not parse) whose host is the request's Host (or, behind a
+ * proxy, its X-Forwarded-Host).
+ */
+function isOwnOrigin(origin: string, request: HeaderBag): boolean {
+  const url = URL.canParse(origin) ? new URL(origin) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return false;
+  return [header(request, 'host'), header(request, 'x-forwarded-host')].some(
+    (host) => !!host && hostOf(`${url.protocol}//${host}`) === url.host,
+  );
+}
+
+/** A Host header as URL writes it (lower case, no default port); undefined when it does not parse. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Refuses a mutating request that another site could have made: it must carry the cookie's
  * token in its header (a cross-site page can neither read the cookie nor set the header
- * without CORS), and a browser's Origin and Sec-Fetch-Site, when sent, must be this site.
+ * without CORS), and a browser's Origin and Sec-Fetch-Site, when sent, must be this site: an
+ * Origin that is `null` or does not parse is refused, never taken for a missing one.
  */
 export function assertSameSite(request: HeaderBag): void {
   const refuse = (why: string) => new DashboardRequestError(403, 'CSRF', `cross-site request refused: ${why}`);
   const site = header(request, 'sec-fetch-site');
   if (site !== undefined && site !== 'same-origin') throw refuse(`Sec-Fetch-Site is ${site}`);
   const origin = header(request, 'origin');
-  if (origin !== undefined) {
-    const hosts = [header(request, 'host'), header(request, 'x-forwarded-host')];
-    let originHost: string | undefined;
-    try {
-      originHost = new URL(origin).host;
-    } catch {
-      originHost = undefined;
-    }
-    if (!hosts.includes(originHost)) throw refuse('Origin is another site');
-  }
+  if (origin !== undefined && !isOwnOrigin(origin, request)) throw refuse('Origin is not this site');
   const cookie = csrfTokenOf(request);
   const sent = header(request, CSRF_HEADER) ?? '';
   if (!cookie || sent.length !== cookie.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(cookie))) {

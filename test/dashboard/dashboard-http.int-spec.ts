@@ -148,6 +148,31 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect(await queue.stats('t')).toMatchObject({ dead: 0, ready: 1 });
   });
 
+  it('refuses an action whose Origin is null, does not parse or is another site, with the right token', async () => {
+    const { queue } = served;
+    const { cookie, token } = await session();
+    const own = new URL(served.url);
+    const refused = [
+      'null',
+      'not a url',
+      'http://',
+      '',
+      'file:///etc',
+      `${own.origin}/queues`,
+      `https://${own.host}.evil.example`,
+      'https://evil.example',
+    ];
+    for (const origin of refused) {
+      const response = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token, origin });
+      expect({ origin, status: response.status }).toEqual({ origin, status: 403 });
+      expect(await response.json()).toMatchObject({ code: 'CSRF' });
+    }
+    expect(await queue.stats('t')).toMatchObject({ paused: false });
+    const ok = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token, origin: own.origin });
+    expect(ok.status).toBe(200);
+    expect(await queue.stats('t')).toMatchObject({ paused: true });
+  });
+
   it('requeues, purges, cancels, pauses, resumes and runs a schedule now', async () => {
     const { queue } = served;
     const topic = 'jobs';
