@@ -17,7 +17,7 @@ import {
 } from '@nestjs/common';
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
 import { toHttpException } from './dashboard-errors';
-import { deadSelectionOf, pageOf, searchOf, stateOf } from './dashboard-input';
+import { deadSelectionOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
 import { DASHBOARD, type Dashboard } from './dashboard';
 
@@ -79,59 +79,67 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       });
     }
 
-    @Get('api/topics/:topic')
+    // A topic, message id or schedule name travels in the query, never in the path: URLs drop
+    // a path step named `.` or `..` (even percent-encoded), and both are valid names.
+    @Get('api/topic')
     @Header('Cache-Control', 'no-store')
-    topic(@Param('topic') topic: string) {
-      return answer(() => this.dashboard.reads.topic(topic));
+    topic(@Query() query: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.topic(nameOf(query, 'topic')));
     }
 
-    @Get('api/topics/:topic/messages')
+    @Get('api/messages')
     @Header('Cache-Control', 'no-store')
-    messages(@Param('topic') topic: string, @Query() query: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.messages(topic, stateOf(query.state), pageOf(query)));
+    messages(@Query() query: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.messages(nameOf(query, 'topic'), stateOf(query.state), pageOf(query)));
     }
 
-    @Get('api/topics/:topic/messages/:id')
+    @Get('api/message')
     @Header('Cache-Control', 'no-store')
-    message(@Param('topic') topic: string, @Param('id') id: string) {
-      return answer(() => this.dashboard.reads.message(topic, id));
+    message(@Query() query: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.message(nameOf(query, 'topic'), nameOf(query, 'id')));
     }
 
-    @Post('api/topics/:topic/dead/:action')
+    @Post('api/dead/:action')
     @HttpCode(200)
     sweepDead(
       @Req() request: HeaderBag,
-      @Param('topic') topic: string,
       @Param('action') action: string,
+      @Query() query: Record<string, unknown>,
       @Body() body: unknown,
     ) {
       return this.act<object>(request, () => {
         if (action !== 'requeue' && action !== 'purge') throw new NotFoundException();
+        const topic = nameOf(query, 'topic');
         const ids = deadSelectionOf(body);
         const { actions } = this.dashboard;
         return action === 'requeue' ? actions.requeue(topic, ids) : actions.purge(topic, ids);
       });
     }
 
-    @Post('api/topics/:topic/messages/:id/cancel')
+    @Post('api/cancel')
     @HttpCode(200)
-    cancel(@Req() request: HeaderBag, @Param('topic') topic: string, @Param('id') id: string) {
-      return this.act(request, () => this.dashboard.actions.cancel(topic, id));
+    cancel(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.cancel(nameOf(query, 'topic'), nameOf(query, 'id')));
     }
 
-    @Post('api/topics/:topic/:change')
+    @Post('api/pause')
     @HttpCode(200)
-    pause(@Req() request: HeaderBag, @Param('topic') topic: string, @Param('change') change: string) {
-      return this.act(request, () => {
-        if (change !== 'pause' && change !== 'resume') throw new NotFoundException();
-        return this.dashboard.actions.setPaused(topic, change === 'pause');
-      });
+    pause(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(query, 'topic'), true));
     }
 
-    @Post('api/topics/:topic/schedules/:name/run')
+    @Post('api/resume')
     @HttpCode(200)
-    runSchedule(@Req() request: HeaderBag, @Param('topic') topic: string, @Param('name') name: string) {
-      return this.act(request, () => this.dashboard.actions.runSchedule(topic, name));
+    resume(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(query, 'topic'), false));
+    }
+
+    @Post('api/run')
+    @HttpCode(200)
+    runSchedule(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
+      return this.act(request, () =>
+        this.dashboard.actions.runSchedule(nameOf(query, 'topic'), nameOf(query, 'schedule')),
+      );
     }
 
     /** A mutating call: refused unless it comes from the dashboard's own page. */

@@ -44,6 +44,16 @@ export function searchOf(value: unknown): string {
 }
 
 /**
+ * A topic, message id or schedule name from the query string: one non-empty text (the queue
+ * checks the rest and answers 400 for a bad one).
+ */
+export function nameOf(query: Record<string, unknown>, name: 'topic' | 'id' | 'schedule'): string {
+  const value = query[name];
+  if (typeof value !== 'string' || value === '') throw refuse(`${name} must be given once, as text`);
+  return value;
+}
+
+/**
  * The dead letters an action is for, from its JSON body: `{ ids: [...] }` (1 to 1,000 ids)
  * or `{ all: true }`, never both. Undefined means all, as requeueDead and purgeDead take it.
  */

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Redis } from 'ioredis';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
+import { StoredValues } from './stored-values';
 
 const executablePath = chromiumPath();
 /** Where the screenshots go (the README's comes from here). */
@@ -20,9 +22,10 @@ if (!executablePath) {
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
+  const prefix = uniqueTopic('p');
 
   beforeAll(async () => {
-    served = await startDashboardApp('express', fx.connection, uniqueTopic('p'), { refreshMs: 500 });
+    served = await startDashboardApp('express', fx.connection, prefix, { refreshMs: 500 });
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
     mkdirSync(SHOTS, { recursive: true });
   });
@@ -128,6 +131,41 @@ if (!executablePath) {
       .getByText(/^Pushed schedule:digest@/)
       .waitFor();
     expect((await served.queue.stats('mail.send')).ready).toBe(22);
+  });
+
+  it('opens the topics . and .., shows times no Date can hold as text, and a malformed address as an error', async () => {
+    const { queue } = served;
+    await queue.push('.', { dot: true }, { id: 'dot' });
+    await queue.push('..', 'later', { id: 'far', delayMs: 60_000 });
+    await queue.upsertSchedule('..', 'rarely', { everyMs: 3_600_000, payload: 'tick' });
+    // What push and upsertSchedule refuse, an older version or another writer may have stored.
+    const stored = new StoredValues(fx.redis as Redis, prefix);
+    await stored.rescore('far', 1e16);
+    await stored.rescore('rarely', 1e16);
+    await stored.rewriteSchedule('rarely', (definition) => (definition.e = 2 ** 53 - 1));
+
+    await page.goto(served.url);
+    await loaded();
+    await page.getByRole('link', { name: '..', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: '..', exact: true }).waitFor();
+    await page.getByRole('tab', { name: 'Delayed (1)' }).click();
+    const row = page.locator('#messages-table tr[data-id="far"]');
+    await row.waitFor();
+    expect(await row.textContent()).toContain('10,000,000,000,000,000 ms (not a date)');
+    const schedule = page.locator('#schedules-table tr[data-schedule="rarely"]');
+    expect(await schedule.textContent()).toContain('10,000,000,000,000,000 ms (not a date)');
+    await page.getByRole('button', { name: 'far', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Message far' }).waitFor();
+    expect(await page.locator('#detail-body').textContent()).toContain('(not a date)');
+    await page.keyboard.press('Escape');
+
+    await page.evaluate("location.hash = '#/topic/.'");
+    await page.getByRole('heading', { level: 1, name: '.', exact: true }).waitFor();
+    await page.locator('#messages-table tr[data-id="dot"]').waitFor();
+
+    await page.evaluate("location.hash = '#/topic/%E0%A4%A'");
+    await page.getByRole('heading', { level: 1, name: 'No such page' }).waitFor();
+    expect(await page.locator('#main').textContent()).not.toContain('dot');
   });
 
   it('is usable by keyboard and fits a phone screen', async () => {

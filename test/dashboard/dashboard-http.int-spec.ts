@@ -7,8 +7,10 @@ import {
   RedisAckQueueModule,
   type RedisAckQueueService,
 } from '../../lib';
+import type { Redis } from 'ioredis';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
+import { StoredValues } from './stored-values';
 
 /** The dashboard over HTTP, on both adapters: guard, assets, JSON API, actions and their CSRF checks. */
 describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (platform) => {
@@ -50,7 +52,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       expect((await get(path, {})).status).toBe(403);
       expect((await get(path, { authorization: 'Bearer wrong' })).status).toBe(403);
     }
-    const refused = await post('/topics/t/pause', {}, { authorization: 'Bearer wrong' });
+    const refused = await post('/pause?topic=t', {}, { authorization: 'Bearer wrong' });
     expect(refused.status).toBe(403);
     expect(await served.queue.stats('t')).toMatchObject({ paused: false });
   });
@@ -99,7 +101,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     await queue.push(topic, { order: 2 }, { id: 'o2', maxAttempts: 1 });
     const [first] = await queue.reserve(topic);
     await queue.nack(first, { error: new Error('card declined') });
-    const dead = (await json(`/api/topics/${topic}/messages?state=dead`)) as unknown as unknown[];
+    const dead = (await json(`/api/messages?topic=${topic}&state=dead`)) as unknown as unknown[];
     expect(dead).toEqual([
       expect.objectContaining({
         id: 'o1',
@@ -107,16 +109,57 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
         error: expect.stringContaining('card declined') as unknown,
       }),
     ]);
-    const ready = (await json(`/api/topics/${topic}/messages?state=ready`)) as unknown as unknown[];
+    const ready = (await json(`/api/messages?topic=${topic}&state=ready`)) as unknown as unknown[];
     expect(ready).toEqual([expect.objectContaining({ id: 'o2', state: 'ready' })]);
-    expect(await json(`/api/topics/${topic}/messages/o1`)).toMatchObject({
+    expect(await json(`/api/message?topic=${topic}&id=o1`)).toMatchObject({
       payload: { order: 1 },
       headers: { source: 'web' },
     });
-    expect((await get(`/api/topics/${topic}/messages/none`)).status).toBe(404);
-    expect((await get(`/api/topics/${topic}/messages?state=lost`)).status).toBe(400);
-    expect((await get(`/api/topics/${encodeURIComponent('bad topic')}`)).status).toBe(400);
-    expect(await json(`/api/topics/${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
+    expect((await get(`/api/message?topic=${topic}&id=none`)).status).toBe(404);
+    expect((await get(`/api/messages?topic=${topic}&state=lost`)).status).toBe(400);
+    expect((await get(`/api/topic?topic=${encodeURIComponent('bad topic')}`)).status).toBe(400);
+    expect(await json(`/api/topic?topic=${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
+  });
+
+  it('opens the topics named . and .. and a message with id .., by name in the query', async () => {
+    const { queue } = served;
+    await queue.push('.', { dot: 1 }, { id: '..' });
+    await queue.push('..', { dots: 2 }, { id: '.' });
+    const { cookie, token } = await session();
+    for (const [topic, id] of [
+      ['.', '..'],
+      ['..', '.'],
+    ]) {
+      const name = encodeURIComponent(topic);
+      expect(await json(`/api/topic?topic=${name}`)).toMatchObject({ topic, gauges: { ready: 1 } });
+      const rows = (await json(`/api/messages?topic=${name}&state=ready`)) as unknown as { id: string }[];
+      expect(rows.map((row) => row.id)).toEqual([id]);
+      expect(await json(`/api/message?topic=${name}&id=${encodeURIComponent(id)}`)).toMatchObject({ id });
+      const paused = await post(`/pause?topic=${name}`, {}, { cookie, 'x-ackq-csrf': token });
+      expect(await paused.json()).toEqual({ paused: true });
+      expect(await queue.stats(topic)).toMatchObject({ paused: true });
+    }
+    for (const bad of ['/api/topic', '/api/topic?topic=', '/api/topic?topic=a&topic=b', '/api/message?topic=a']) {
+      const response = await get(bad);
+      expect({ bad, status: response.status }).toEqual({ bad, status: 400 });
+    }
+  });
+
+  it('answers times past the range of a Date (an older writer) as the numbers stored', async () => {
+    const { queue } = served;
+    const stored = new StoredValues(fx.redis as Redis, prefix);
+    await queue.push('far', 'later', { id: 'far', delayMs: 60_000 });
+    await queue.upsertSchedule('far', 'rarely', { everyMs: 3_600_000, payload: 'tick' });
+    await stored.rescore('far', 1e16);
+    await stored.rescore('rarely', 1e16);
+    await stored.rewriteSchedule('rarely', (definition) => (definition.e = 2 ** 53 - 1));
+    const delayed = (await json('/api/messages?topic=far&state=delayed')) as unknown as unknown[];
+    expect(delayed).toEqual([expect.objectContaining({ id: 'far', dueAt: 1e16 })]);
+    expect(await json('/api/message?topic=far&id=far')).toMatchObject({ dueAt: 1e16 });
+    expect(await json('/api/topic?topic=far')).toMatchObject({
+      gauges: { delayed: 1 },
+      schedules: [expect.objectContaining({ name: 'rarely', everyMs: 2 ** 53 - 1, nextRunAt: 1e16 })],
+    });
   });
 
   it('refuses an action without the page token, or from another site, and changes nothing', async () => {
@@ -133,7 +176,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       { cookie, 'x-ackq-csrf': token, 'sec-fetch-site': 'cross-site' },
     ];
     for (const headers of attempts) {
-      const response = await post('/topics/t/dead/requeue', { all: true }, headers);
+      const response = await post('/dead/requeue?topic=t', { all: true }, headers);
       expect(response.status).toBe(403);
       expect(await response.json()).toMatchObject({ code: 'CSRF' });
     }
@@ -144,7 +187,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       origin: new URL(served.url).origin,
       'sec-fetch-site': 'same-origin',
     };
-    expect(await (await post('/topics/t/dead/requeue', { ids: ['a'] }, sameSite)).json()).toEqual({ requeued: 1 });
+    expect(await (await post('/dead/requeue?topic=t', { ids: ['a'] }, sameSite)).json()).toEqual({ requeued: 1 });
     expect(await queue.stats('t')).toMatchObject({ dead: 0, ready: 1 });
   });
 
@@ -163,12 +206,12 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       'https://evil.example',
     ];
     for (const origin of refused) {
-      const response = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token, origin });
+      const response = await post('/pause?topic=t', {}, { cookie, 'x-ackq-csrf': token, origin });
       expect({ origin, status: response.status }).toEqual({ origin, status: 403 });
       expect(await response.json()).toMatchObject({ code: 'CSRF' });
     }
     expect(await queue.stats('t')).toMatchObject({ paused: false });
-    const ok = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token, origin: own.origin });
+    const ok = await post('/pause?topic=t', {}, { cookie, 'x-ackq-csrf': token, origin: own.origin });
     expect(ok.status).toBe(200);
     expect(await queue.stats('t')).toMatchObject({ paused: true });
   });
@@ -184,24 +227,28 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     await queue.upsertSchedule(topic, 'hourly', { everyMs: 3_600_000, payload: 'tick' });
     const { cookie, token } = await session();
     const act = async (path: string, body: unknown = {}) => {
-      const response = await post(`/topics/${topic}${path}`, body, { cookie, 'x-ackq-csrf': token });
+      const [route, query = ''] = path.split('?');
+      const response = await post(`${route}?topic=${topic}${query && `&${query}`}`, body, {
+        cookie,
+        'x-ackq-csrf': token,
+      });
       return { status: response.status, body: await response.json() };
     };
     expect(await act('/dead/purge', { ids: ['d1'] })).toEqual({ status: 200, body: { purged: 1 } });
     expect(await act('/dead/requeue', { all: true })).toEqual({ status: 200, body: { requeued: 2 } });
     expect((await act('/dead/requeue', { ids: [] })).status).toBe(400);
     expect((await act('/dead/requeue', { ids: ['x'], all: true })).status).toBe(400);
-    expect(await act('/messages/later/cancel')).toEqual({ status: 200, body: { cancelled: 'delayed' } });
-    expect((await act('/messages/later/cancel')).status).toBe(404);
+    expect(await act('/cancel?id=later')).toEqual({ status: 200, body: { cancelled: 'delayed' } });
+    expect((await act('/cancel?id=later')).status).toBe(404);
     expect(await act('/pause')).toEqual({ status: 200, body: { paused: true } });
     expect(await queue.stats(topic)).toMatchObject({ paused: true, ready: 2, delayed: 0, dead: 0 });
     expect(await act('/resume')).toEqual({ status: 200, body: { paused: false } });
-    const run = await act('/schedules/hourly/run');
+    const run = await act('/run?schedule=hourly');
     expect(run).toEqual({
       status: 200,
       body: { id: expect.stringMatching(/^schedule:hourly@/) as unknown, duplicate: false },
     });
-    expect((await act('/schedules/missing/run')).status).toBe(404);
+    expect((await act('/run?schedule=missing')).status).toBe(404);
     expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
   });
 
@@ -209,7 +256,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     await served.close();
     served = await startDashboardApp(platform, fx.connection, prefix, { readOnly: true });
     const { cookie, token } = await session();
-    const response = await post('/topics/t/pause', {}, { cookie, 'x-ackq-csrf': token });
+    const response = await post('/pause?topic=t', {}, { cookie, 'x-ackq-csrf': token });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ code: 'READ_ONLY' });
     expect(await served.queue.stats('t')).toMatchObject({ paused: false });

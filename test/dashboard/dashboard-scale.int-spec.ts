@@ -63,14 +63,14 @@ describe('dashboard at scale', () => {
     while ((await queue.stats(topic)).ready > 0) await queue.reserve(topic, { count: 1_000, leaseMs: 10 });
     while ((await queue.stats(topic)).dead < total) await pause().then(() => queue.reserve(topic, { leaseMs: 10 }));
     type Info = { id: string; state: string; reason?: string };
-    const first = await read<Info[]>(`/topics/${topic}/messages?state=dead&limit=50`);
+    const first = await read<Info[]>(`/messages?topic=${topic}&state=dead&limit=50`);
     expect(first.body).toHaveLength(50);
-    const last = await read<Info[]>(`/topics/${topic}/messages?state=dead&offset=${total - 50}&limit=50`);
+    const last = await read<Info[]>(`/messages?topic=${topic}&state=dead&offset=${total - 50}&limit=50`);
     expect(last.body).toHaveLength(50);
     expect(new Set([...first.body, ...last.body].map((m) => m.id)).size).toBe(100);
-    const one = await read<Info>(`/topics/${topic}/messages/d54321`);
+    const one = await read<Info>(`/message?topic=${topic}&id=d54321`);
     expect(one.body).toMatchObject({ id: 'd54321', state: 'dead', reason: 'expired' });
-    const detail = await read<{ gauges: { dead: number } }>(`/topics/${topic}`);
+    const detail = await read<{ gauges: { dead: number } }>(`/topic?topic=${topic}`);
     expect(detail.body.gauges.dead).toBe(total);
     console.log(`100,000 dead letters: first page ${first.ms} ms, last page ${last.ms} ms, by id ${one.ms} ms`);
   }, 120_000);

@@ -48,16 +48,15 @@ async function call(method, path, query, body) {
   return parsed;
 }
 
-const topicPath = (topic) => `/topics/${encodeURIComponent(topic)}`;
-
+// Names go in the query, never in the path: a URL drops a path step named `.` or `..`, even
+// percent-encoded, and both are valid topic names (and ids).
 export const api = {
   topics: (search, offset, limit) => call('GET', '/topics', { search, offset, limit }),
-  topic: (topic) => call('GET', topicPath(topic)),
-  messages: (topic, state, offset, limit) => call('GET', `${topicPath(topic)}/messages`, { state, offset, limit }),
-  message: (topic, id) => call('GET', `${topicPath(topic)}/messages/${encodeURIComponent(id)}`),
-  sweepDead: (topic, action, ids) =>
-    call('POST', `${topicPath(topic)}/dead/${action}`, undefined, ids ? { ids } : { all: true }),
-  cancel: (topic, id) => call('POST', `${topicPath(topic)}/messages/${encodeURIComponent(id)}/cancel`),
-  setPaused: (topic, paused) => call('POST', `${topicPath(topic)}/${paused ? 'pause' : 'resume'}`),
-  runSchedule: (topic, name) => call('POST', `${topicPath(topic)}/schedules/${encodeURIComponent(name)}/run`),
+  topic: (topic) => call('GET', '/topic', { topic }),
+  messages: (topic, state, offset, limit) => call('GET', '/messages', { topic, state, offset, limit }),
+  message: (topic, id) => call('GET', '/message', { topic, id }),
+  sweepDead: (topic, action, ids) => call('POST', `/dead/${action}`, { topic }, ids ? { ids } : { all: true }),
+  cancel: (topic, id) => call('POST', '/cancel', { topic, id }),
+  setPaused: (topic, paused) => call('POST', paused ? '/pause' : '/resume', { topic }),
+  runSchedule: (topic, schedule) => call('POST', '/run', { topic, schedule }),
 };

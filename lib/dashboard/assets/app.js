@@ -2,6 +2,7 @@
 // refreshMs (not while a dialog is open, the tab is hidden, or the operator turned it off),
 // and focus kept on the same control across refreshes, for keyboard use.
 import { settings } from './api.js';
+import { h } from './dom.js';
 import { announce, dialogOpen } from './feedback.js';
 import { topicView } from './topic-view.js';
 import { topicsView } from './topics-view.js';
@@ -13,9 +14,27 @@ let current;
 let auto = true;
 let running = false;
 
+/** The view the hash names: a topic, the topics, or an address that names nothing (a bad %-escape). */
 function routeState() {
   const match = /^#\/topic\/(.+)$/.exec(location.hash);
-  return match ? { topic: decodeURIComponent(match[1]) } : {};
+  if (!match) return {};
+  try {
+    return { topic: decodeURIComponent(match[1]) };
+  } catch {
+    return { broken: true };
+  }
+}
+
+/** What a broken address shows instead of the view before it. */
+function brokenView() {
+  const view = h(
+    'section',
+    { 'aria-labelledby': 'broken-title' },
+    h('h1', { id: 'broken-title' }, 'No such page'),
+    h('p', { class: 'error' }, 'This address does not name a topic: its %-escapes are malformed.'),
+    h('p', {}, h('a', { href: '#/' }, '← All topics')),
+  );
+  return { view, refresh: async () => {} };
 }
 
 const focusKey = (el) => el && el !== document.body && (el.id || el.getAttribute('aria-label') || el.textContent);
@@ -46,9 +65,9 @@ function show() {
     Object.assign(state, changes);
     return refresh();
   };
-  current = (state.topic === undefined ? topicsView : topicView)(state, rerender);
+  current = state.broken ? brokenView() : (state.topic === undefined ? topicsView : topicView)(state, rerender);
   main.replaceChildren(current.view);
-  document.title = `${state.topic ?? 'Topics'} · Queues`;
+  document.title = `${state.broken ? 'No such page' : (state.topic ?? 'Topics')} · Queues`;
   main.querySelector('h1')?.setAttribute('tabindex', '-1');
   refresh().then(() => main.querySelector('h1')?.focus());
 }

@@ -34,10 +34,14 @@ export function duration(ms) {
   return `${Math.round(ms / 8_640_000) / 10} d`;
 }
 
-/** An epoch-ms time in the viewer's zone, with a machine-readable datetime. */
+/**
+ * An epoch-ms time in the viewer's zone, with a machine-readable datetime. A number no Date can
+ * hold (past ±8.64e15 ms, written by an older version or another client) shows as the number.
+ */
 export function time(ms) {
   if (typeof ms !== 'number' || ms <= 0) return '–';
   const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return `${count(ms)} ms (not a date)`;
   return h('time', { datetime: date.toISOString(), title: date.toISOString() }, date.toLocaleString());
 }
 
