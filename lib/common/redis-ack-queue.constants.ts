@@ -89,6 +89,7 @@ export const BOUNDS = {
   maxDeferrals: [0, 1_000_000],
   retryLaterMs: [0, MAX_TIMER_MS],
   listPage: [1, 10_000],
+  listPreview: [1, 65_536],
   completedMaxCount: [1, 10_000_000],
   completedMaxAgeMs: [1, Number.MAX_SAFE_INTEGER],
   globalConcurrency: [1, 100_000],

@@ -4,6 +4,9 @@ import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
 
+/** The bytes of a payload a listed row carries (its details carry it whole). */
+export const PREVIEW_BYTES = 300;
+
 /** One row of the topics table: the topic's gauges, or why they could not be read. */
 export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
 
@@ -26,9 +29,13 @@ export class DashboardReads {
     return { topic, gauges, schedules };
   }
 
-  /** A page of the messages of one state; dead letters with their reason. */
+  /**
+   * A page of the messages of one state; dead letters with their reason. Rows carry a preview
+   * of their payload, cut in Redis (the table never shows payloads): a topic of 1 MiB
+   * messages costs a page of previews per refresh, not a page of bodies.
+   */
   messages(topic: string, state: MessageState, page: Page): Promise<MessageInfo[]> {
-    return this.queue.list(topic, state, page);
+    return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES });
   }
 
   /** One message by id; a 404 when the topic has none. */

@@ -1,5 +1,6 @@
-import type { DeadLetter, DeadLetterReason, MessageInfo, MessageState } from '../interfaces';
+import type { DeadLetter, DeadLetterReason, MessageInfo, MessagePreview, MessageState } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import type { PartitionOrder } from './merged-pages';
 import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
 
 /**
@@ -112,22 +113,47 @@ export function decodeGetReply<T>(
   return info;
 }
 
-/** list.lua answers `{ id, score, body, attempts or token, ... }`, four per message. */
+/** list-order.lua answers `{ size, key, ... }`; completed keys come newest first, so they are negated to ascend. */
+export function decodeListOrder(reply: (number | string)[], descending: boolean): PartitionOrder {
+  const sign = descending ? -1 : 1;
+  return { size: Number(reply[0]), keys: reply.slice(1).map((key) => sign * Number(key)) };
+}
+
+/** A row's preview as prelude-preview.lua's preview_row answers it: text or false, 1 when cut, size. */
+function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePreview | undefined {
+  return typeof text === 'string' ? { text, truncated: Number(cut) === 1, bytes: Number(bytes) } : undefined;
+}
+
+/**
+ * list.lua answers `{ id, score, body, attempts or token, ... }`, four per message; with a
+ * preview, seven: the body without its payload (or result), then text, cut and size.
+ */
 export function decodeListReply<T>(
   state: MessageState,
-  reply: (string | null)[],
+  reply: (string | number | null)[],
   defaultMaxAttempts: number,
+  preview = false,
 ): MessageInfo<T>[] {
   const infos: MessageInfo<T>[] = [];
-  for (let i = 0; i < reply.length; i += 4) {
-    infos.push(decodeInfo<T>(state, String(reply[i]), reply[i + 2], reply[i + 1], reply[i + 3], defaultMaxAttempts));
+  const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
+  for (let i = 0; i < reply.length; i += preview ? 7 : 4) {
+    const info = decodeInfo<T>(state, String(reply[i]), text(i + 2), text(i + 1), text(i + 3), defaultMaxAttempts);
+    if (preview) {
+      const shown = decodePreview(reply[i + 4], reply[i + 5], reply[i + 6]);
+      if (shown) info.preview = shown;
+    }
+    infos.push(info);
   }
   return infos;
 }
 
+/** A dead letter as dead-list.lua answers it with a preview: the payload left out and shown cut. */
+export type PreviewedDeadLetter<T> = DeadLetter<T> & { preview?: MessagePreview };
+
 /** A dead letter as `list(topic, 'dead')` shows it. */
-export function deadLetterInfo<T>(letter: DeadLetter<T>, defaultMaxAttempts: number): MessageInfo<T> {
+export function deadLetterInfo<T>(letter: PreviewedDeadLetter<T>, defaultMaxAttempts: number): MessageInfo<T> {
   return {
+    ...(letter.preview && { preview: letter.preview }),
     id: letter.id,
     state: 'dead',
     payload: letter.payload,
@@ -142,15 +168,23 @@ export function deadLetterInfo<T>(letter: DeadLetter<T>, defaultMaxAttempts: num
 }
 
 /**
- * dead-list.lua answers id, info, body per letter; the info record is the JSON that the
- * scripts' `bury` writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
+ * dead-list.lua answers id, info, body per letter (with a preview: the body without its
+ * payload, then text, cut and size); the info record is the JSON that the scripts' `bury`
+ * writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
  */
-export function decodeDeadLetters<T>(topic: string, reply: (string | null)[]): DeadLetter<T>[] {
-  const letters: DeadLetter<T>[] = [];
-  for (let i = 0; i < reply.length; i += 3) {
-    const info = tryDecodeBody(reply[i + 1]) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
-    const body = tryDecodeBody(reply[i + 2]);
+export function decodeDeadLetters<T>(
+  topic: string,
+  reply: (string | number | null)[],
+  preview = false,
+): PreviewedDeadLetter<T>[] {
+  const letters: PreviewedDeadLetter<T>[] = [];
+  const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
+  for (let i = 0; i < reply.length; i += preview ? 6 : 3) {
+    const info = tryDecodeBody(text(i + 1)) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
+    const body = tryDecodeBody(text(i + 2));
+    const shown = preview ? decodePreview(reply[i + 3], reply[i + 4], reply[i + 5]) : undefined;
     letters.push({
+      ...(shown && { preview: shown }),
       id: String(reply[i]),
       topic,
       reason: info.r ?? 'unknown',

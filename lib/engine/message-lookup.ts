@@ -1,18 +1,10 @@
 import type { MessageInfo, MessageState } from '../interfaces';
-import { decodeGetReply, decodeListReply } from './lookup-format';
+import { decodeGetReply, decodeListOrder, decodeListReply } from './lookup-format';
+import { readMergedPage } from './merged-pages';
 import { partitionOf } from './partitions';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import type { TopicLayout, TopicLayouts } from './topic-layouts';
-
-/** Sort keys of merged pages: the order each state is served in. */
-const ORDER: Record<Exclude<MessageState, 'dead'>, (m: MessageInfo) => number> = {
-  // Partitions take turns: across them, push time is the best guess at the order.
-  ready: (m) => m.enqueuedAt ?? 0,
-  delayed: (m) => m.dueAt ?? 0,
-  leased: (m) => m.leaseDeadline ?? 0,
-  completed: (m) => -(m.completedAt ?? 0),
-};
 
 /**
  * The engine's look-up and cancel: one message by id (in the partition its id belongs to),
@@ -33,22 +25,32 @@ export class MessageLookup {
     return decodeGetReply<T>(id, reply, this.defaultMaxAttempts);
   }
 
+  /**
+   * A page of one state in serving order; with `preview` (bytes), rows carry their payload cut
+   * in Redis instead of whole. Of several partitions, a page merged by readMergedPage.
+   */
   async list<T>(
     topic: string,
     state: Exclude<MessageState, 'dead'>,
     offset: number,
     limit: number,
+    preview = 0,
   ): Promise<MessageInfo<T>[]> {
     const { partitions } = this.layouts.get(topic);
-    // Of several partitions, each one's first offset + limit, merged in serving order.
-    const [first, count] = partitions.length === 1 ? [offset, limit] : [0, offset + limit];
-    const replies = await Promise.all(
-      partitions.map((keys) => this.scripts.run<(string | null)[]>('list', topic, keys, [state, first, count])),
-    );
-    const infos = replies.flatMap((reply) => decodeListReply<T>(state, reply, this.defaultMaxAttempts));
-    if (partitions.length === 1) return infos;
-    const order = ORDER[state];
-    return infos.sort((a, b) => order(a) - order(b)).slice(offset, offset + limit);
+    const rows = async (keys: QueueKeys, skip: number, take: number) => {
+      const args = preview > 0 ? [state, skip, take, preview] : [state, skip, take];
+      const reply = await this.scripts.run<(string | number | null)[]>('list', topic, keys, args);
+      return decodeListReply<T>(state, reply, this.defaultMaxAttempts, preview > 0);
+    };
+    if (partitions.length === 1) return rows(partitions[0], offset, limit);
+    return readMergedPage(partitions.length, offset, limit, {
+      order: async (p, count) =>
+        decodeListOrder(
+          await this.scripts.run<(number | string)[]>('listOrder', topic, partitions[p], [state, count]),
+          state === 'completed',
+        ),
+      rows: (p, skip, take) => rows(partitions[p], skip, take),
+    });
   }
 
   /** Removes the message whatever its state; the state it was in, or null when there was none. */

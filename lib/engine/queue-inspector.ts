@@ -1,9 +1,10 @@
-import type { DeadLetter, QueueGauges, QueueStats } from '../interfaces';
+import type { QueueGauges, QueueStats } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, type TopicLayouts } from './topic-layouts';
-import { decodeDeadLetters } from './lookup-format';
+import { decodeDeadLetters, decodeListOrder, type PreviewedDeadLetter } from './lookup-format';
+import { readMergedPage } from './merged-pages';
 
 export type DeadSweep = 'deadRequeue' | 'deadPurge';
 
@@ -48,17 +49,23 @@ export class QueueInspector {
     };
   }
 
-  /** A page of dead letters, oldest first. */
-  async deadLetters<T>(topic: string, offset: number, limit: number): Promise<DeadLetter<T>[]> {
+  /** A page of dead letters, oldest first; with `preview` (bytes), payloads cut in Redis. */
+  async deadLetters<T>(topic: string, offset: number, limit: number, preview = 0): Promise<PreviewedDeadLetter<T>[]> {
     const { partitions } = this.layouts.get(topic);
-    // Of several partitions, each one's oldest offset + limit, merged by time of death.
-    const [first, count] = partitions.length === 1 ? [offset, limit] : [0, offset + limit];
-    const replies = await Promise.all(
-      partitions.map((keys) => this.scripts.run<(string | null)[]>('deadList', topic, keys, [first, count])),
-    );
-    const letters = replies.flatMap((reply) => decodeDeadLetters<T>(topic, reply));
-    if (partitions.length === 1) return letters;
-    return letters.sort((a, b) => a.deadAt - b.deadAt).slice(offset, offset + limit);
+    const rows = async (keys: QueueKeys, skip: number, take: number) => {
+      const args = preview > 0 ? [skip, take, preview] : [skip, take];
+      const reply = await this.scripts.run<(string | number | null)[]>('deadList', topic, keys, args);
+      return decodeDeadLetters<T>(topic, reply, preview > 0);
+    };
+    if (partitions.length === 1) return rows(partitions[0], offset, limit);
+    return readMergedPage(partitions.length, offset, limit, {
+      order: async (p, count) =>
+        decodeListOrder(
+          await this.scripts.run<(number | string)[]>('listOrder', topic, partitions[p], ['dead', count]),
+          false,
+        ),
+      rows: (p, skip, take) => rows(partitions[p], skip, take),
+    });
   }
 
   /** Requeues or purges the given dead letters, or all of them; returns how many. */

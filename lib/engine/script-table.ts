@@ -28,6 +28,7 @@ export const PRELUDES = {
   flow: { file: 'prelude-flow.lua', needs: [] },
   settle: { file: 'prelude-settle.lua', needs: ['flow'] },
   levels: { file: 'prelude-levels.lua', needs: [] },
+  preview: { file: 'prelude-preview.lua', needs: [] },
 } as const satisfies Record<string, { file: string; needs: readonly string[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -156,6 +157,7 @@ export const QUEUE_SCRIPTS = {
     file: 'dead-list.lua',
     operation: 'read dead letters',
     keys: ['dead', 'deadInfo', 'messages'],
+    uses: ['preview'],
     readOnly: true,
   },
   deadRequeue: {
@@ -236,6 +238,13 @@ export const QUEUE_SCRIPTS = {
     file: 'list.lua',
     operation: 'list messages',
     keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS],
+    uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  listOrder: {
+    file: 'list-order.lua',
+    operation: 'list messages',
+    keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', ...READY_LEVEL_KEYS],
     uses: ['levels'],
     readOnly: true,
   },

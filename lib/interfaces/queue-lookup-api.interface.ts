@@ -51,6 +51,21 @@ export interface MessageInfo<T = unknown> {
   reason?: DeadLetterReason | 'unknown';
   /** Of a dead letter: the error text of its last failure. */
   error?: string | null;
+  /**
+   * Of a row that `list` read with `preview`: its payload (of a completed message: its result)
+   * cut in Redis; `payload` and `result` are then undefined (`get` gives them whole).
+   */
+  preview?: MessagePreview;
+}
+
+/** A payload (or result) as a row of `list(topic, state, { preview })` shows it. */
+export interface MessagePreview {
+  /** Its JSON text, at most `preview` bytes of it, never cut inside a character. */
+  text: string;
+  /** Whether `text` was cut. */
+  truncated: boolean;
+  /** The size of its whole JSON text (bytes). */
+  bytes: number;
 }
 
 /** Options of `list`. */
@@ -65,6 +80,14 @@ export interface ListOptions {
    * @defaultValue `100`
    */
   limit?: number;
+  /**
+   * Give each row a preview of its payload (of a completed message: of its result) instead of
+   * the whole value: its JSON text cut to this many bytes in Redis (1-65,536), in `preview`,
+   * with `payload` and `result` left undefined. A page of large messages then costs about
+   * `limit * preview` bytes from Redis, not `limit` whole bodies; `get` gives one whole.
+   * @defaultValue undefined: whole payloads and results, as before
+   */
+  preview?: number;
 }
 
 /**
@@ -113,13 +136,15 @@ export interface RedisAckQueueLookupApi {
   /**
    * A page of the messages of one state, in the order they will be served: `ready` head first,
    * `delayed` by due time, `leased` by lease deadline, `completed` newest first, `dead` oldest
-   * first (the page of `deadLetters`, shown as MessageInfo). Of a partitioned topic, each
-   * partition's first `offset + limit` are merged in that order (ready ones by push time,
-   * since partitions take turns), so a page costs one call per partition.
+   * first (the page of `deadLetters`, shown as MessageInfo). Of a partitioned topic, the
+   * partitions are merged in that order (ready ones by push time, since partitions take turns;
+   * each partition keeps its own order): their sizes are read first (a page past the end reads
+   * nothing more), then the sort keys of each one's first `offset + limit`, never a body, then
+   * only the rows of the page.
    * @param state - `'ready' | 'delayed' | 'leased' | 'completed' | 'dead'`.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
-   * @throws {InvalidOptionError} when `state` is not one of those, or `offset` or `limit` is out of range.
+   * @throws {InvalidOptionError} when `state` is not one of those, or `offset`, `limit` or `preview` is out of range.
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */

@@ -2,7 +2,14 @@ import { deadLetterInfo } from '../engine/lookup-format';
 import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
-import { assertBounded, assertInteger, assertMessageId, assertTopic, optionsOf } from './validation';
+import {
+  assertBounded,
+  assertInteger,
+  assertMessageId,
+  assertOptionalBounded,
+  assertTopic,
+  optionsOf,
+} from './validation';
 
 const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed'];
 
@@ -26,12 +33,13 @@ export class QueueLookup {
     return this.core.call('list messages', topic, async () => {
       assertTopic(topic);
       if (!STATES.includes(state)) throw new InvalidOptionError('state', state, `one of ${STATES.join(', ')}`);
-      const { offset = 0, limit = 100 } = optionsOf(options);
+      const { offset = 0, limit = 100, preview } = optionsOf(options);
       assertInteger('offset', offset, 0);
       assertBounded('listPage', limit, 'limit');
-      if (state !== 'dead') return engine.lookup.list<T>(topic, state, offset, limit);
+      assertOptionalBounded('listPreview', preview, 'preview');
+      if (state !== 'dead') return engine.lookup.list<T>(topic, state, offset, limit, preview);
       // Dead letters have their own page (oldest first); shown here in the same shape.
-      const letters = await engine.inspector.deadLetters<T>(topic, offset, limit);
+      const letters = await engine.inspector.deadLetters<T>(topic, offset, limit, preview);
       return letters.map((letter) => deadLetterInfo(letter, settings.maxAttempts));
     });
   }

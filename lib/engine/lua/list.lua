@@ -21,13 +21,16 @@
 -- ARGV[1] state   'ready', 'delayed', 'leased' or 'completed'
 -- ARGV[2] offset  entries to skip (>= 0)
 -- ARGV[3] limit   entries to return (>= 1)
+-- ARGV[4] preview bytes of payload (of a completed message: of result) per row; absent or 0: whole bodies
 -- Returns { id, score or false, body or false, attempts or token or false, ... } (4 per message;
---         the fourth is the token for leased messages, the attempts count otherwise)
+--         the fourth is the token for leased messages, the attempts count otherwise); with a
+--         preview, 7 per message: the body without its payload (or result), then the preview
+--         text or false, 1 when it was cut (else 0), the payload's (result's) size in bytes
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.completed, 'zset', K.readyLevels, 'zset')
 
-local state, first = ARGV[1], tonumber(ARGV[2])
+local state, first, preview = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4]) or 0
 local last = first + tonumber(ARGV[3]) - 1
 local ids, scores = {}, {}
 if state == 'ready' then
@@ -57,7 +60,16 @@ local extra = redis.call('HMGET', key, unpack(ids))
 for i, id in ipairs(ids) do
   out[#out + 1] = id
   out[#out + 1] = scores[i] or false
-  out[#out + 1] = bodies[i] or false
-  out[#out + 1] = extra[i] or false
+  if preview > 0 then
+    local body, text, cut, size = preview_row(bodies[i], preview)
+    out[#out + 1] = body
+    out[#out + 1] = extra[i] or false
+    out[#out + 1] = text
+    out[#out + 1] = cut
+    out[#out + 1] = size
+  else
+    out[#out + 1] = bodies[i] or false
+    out[#out + 1] = extra[i] or false
+  end
 end
 return out

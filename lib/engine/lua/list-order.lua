@@ -1,0 +1,58 @@
+-- list-order: how many messages one state holds, and the sort keys of the first `count` in
+-- serving order, never a body: what a page merged over partitions needs to know which rows of
+-- each partition it takes (list.lua or dead-list.lua then reads only those).
+-- Ready ones are keyed by push time, read from the start of each stored body (server-side only).
+--
+-- K.ready       LIST   ids waiting, head first
+-- K.delayed     ZSET   id -> due time (ms)
+-- K.leased      ZSET   id -> lease deadline (ms)
+-- K.messages    HASH   id -> stored body
+-- K.completed   ZSET   id -> completion time (ms)
+-- K.dead        ZSET   id -> time of death (ms)
+-- K.readyLevels ZSET   level -> level: the levels 1-9 whose ready LIST holds ids
+-- K.ready1      LIST   ids waiting at priority 1 (and so on up to ready9)
+-- K.ready2      LIST
+-- K.ready3      LIST
+-- K.ready4      LIST
+-- K.ready5      LIST
+-- K.ready6      LIST
+-- K.ready7      LIST
+-- K.ready8      LIST
+-- K.ready9      LIST
+-- ARGV[1] state   'ready', 'delayed', 'leased', 'completed' or 'dead'
+-- ARGV[2] count   sort keys to return (>= 0; 0: only the size)
+-- Returns { size, key, key, ... }: keys in serving order (ready: push time, 0 when unreadable;
+--         delayed: due time; leased: deadline; completed: completion time, newest first; dead:
+--         time of death)
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.completed, 'zset',
+  K.dead, 'zset', K.readyLevels, 'zset')
+
+local state, count = ARGV[1], tonumber(ARGV[2])
+local out = { 0 }
+if state == 'ready' then
+  for _, level in ipairs(levels_in_order()) do
+    local key = level_key(tonumber(level))
+    out[1] = out[1] + redis.call('LLEN', key)
+  end
+  for _, id in ipairs(count > 0 and ready_in_order(0, count) or {}) do
+    local body = redis.call('HGET', K.messages, id) or ''
+    out[#out + 1] = tonumber(string.match(body, '^{"t":(%d+)')) or 0
+  end
+  return out
+end
+
+local key = ({ delayed = K.delayed, leased = K.leased, completed = K.completed, dead = K.dead })[state]
+out[1] = redis.call('ZCARD', key)
+if count > 0 then
+  local scored
+  if state == 'completed' then
+    scored = redis.call('ZRANGE', key, 0, count - 1, 'REV', 'WITHSCORES')
+  else
+    scored = redis.call('ZRANGE', key, 0, count - 1, 'WITHSCORES')
+  end
+  for i = 2, #scored, 2 do
+    out[#out + 1] = scored[i]
+  end
+end
+return out

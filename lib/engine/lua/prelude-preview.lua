@@ -1,0 +1,62 @@
+-- Row previews for listing, after prelude.lua. Locals only.
+--
+-- A listed row carries its stored body without its one big member, and that member's JSON text
+-- cut here, in Redis, so a page of 1 MiB messages costs a page of previews on the wire. A body
+-- push wrote is '{"t":<ms>,"p":<payload>[,"h":{...}][,"g":"..."][,"m":<n>]}' (the payload is
+-- cut); a completed record is '{"c":..,"t":..,"a":..[,"m":..][,"d":..][,"r":<result>]}' (the result is).
+
+-- Where the members after the payload start (',"h":', ',"g":' or ',"m":', the first present):
+-- quotes inside strings are escaped, so the last unescaped ',"<name>":' of the body whose rest
+-- reads as a JSON object is a member of the outer object. The closing brace when none is.
+local function members_after_payload(body, from)
+  for _, name in ipairs({ 'h', 'g', 'm' }) do
+    local needle, last, at = ',"' .. name .. '":', nil, from
+    while true do
+      local found = string.find(body, needle, at, true)
+      if not found then
+        break
+      end
+      last, at = found, found + 1
+    end
+    if last and pcall(cjson.decode, '{' .. string.sub(body, last + 1)) then
+      return last
+    end
+  end
+  return #body
+end
+
+-- The JSON text body[first..last] cut to at most n bytes, never inside a UTF-8 character:
+-- text, 1 when cut (else 0), its whole size in bytes.
+local function cut_text(body, first, last, n)
+  local size = last - first + 1
+  if size <= n then
+    return string.sub(body, first, last), 0, size
+  end
+  local stop = first + n
+  -- 0x80-0xBF continue a character: step back to the byte that starts it.
+  while stop > first and string.byte(body, stop) >= 128 and string.byte(body, stop) < 192 do
+    stop = stop - 1
+  end
+  return string.sub(body, first, stop - 1), 1, size
+end
+
+-- A row's body and preview: the body without its payload (or result), then that member's
+-- text cut to n bytes, 1 when cut, its size. A body of another form is kept whole when it
+-- has at most n bytes, else left out (false); either way with no preview (false, 0, size).
+local function preview_row(body, n)
+  if not body then
+    return false, false, 0, 0
+  end
+  local first = string.match(body, '^{"t":%d+,"p":()')
+  if first then
+    local after = members_after_payload(body, first)
+    local text, cut, size = cut_text(body, first, after - 1, n)
+    return string.sub(body, 1, first - 6) .. string.sub(body, after), text, cut, size
+  end
+  local result = string.match(body, '^{"c":%d+,') and string.find(body, ',"r":', 1, true)
+  if result then
+    local text, cut, size = cut_text(body, result + 5, #body - 1, n)
+    return string.sub(body, 1, result - 1) .. '}', text, cut, size
+  end
+  return #body <= n and body or false, false, 0, #body
+end
