@@ -124,11 +124,14 @@ describe('what the dashboard reads', () => {
     const redis = () => fx.redis as Redis;
 
     it('reads nothing but the sizes for a page past the end', async () => {
+      const figures: string[] = [];
       for (const state of ['delayed', 'ready', 'dead'] as MessageState[]) {
         const sent = await bytesFor(redis(), () => queue.list(topic, state, { offset: 1e12, limit: 500 }));
         // Four replies of a few integers each: nothing of any message.
         expect({ state, sent: sent < 1_000 }).toEqual({ state, sent: true });
+        figures.push(`${state} ${sent} B`);
       }
+      console.log(`A page past the end of ${total} messages of 1 MiB in 4 partitions: ${figures.join(', ')}`);
       expect(await queue.list(topic, 'delayed', { offset: total, limit: 500 })).toEqual([]);
     });
 
@@ -144,6 +147,7 @@ describe('what the dashboard reads', () => {
       const whole = await bytesFor(redis(), () => queue.list(topic, 'delayed', { offset: total - 3, limit: 500 }));
       expect(whole).toBeGreaterThan(3 * 1024 * 1024);
       expect(whole).toBeLessThan(4 * 1024 * 1024);
+      console.log(`The last 3 of ${total} messages of 1 MiB: ${sent} B with previews, ${whole} B whole`);
     });
 
     it('serves the dashboard a page of previews, and one message whole', async () => {
@@ -155,6 +159,7 @@ describe('what the dashboard reads', () => {
       expect(rows).toHaveLength(total);
       expect(rows.every((row) => row.payload === undefined && row.preview?.truncated === true)).toBe(true);
       expect(sent).toBeLessThan(total * (64 + 1_024));
+      console.log(`The dashboard's page of ${total} messages of 1 MiB: ${sent} B from Redis`);
       const one = (await (await get(`/message?topic=${topic}&id=m7`)).json()) as MessageInfo;
       expect(one.payload).toEqual(big(7));
     });
