@@ -1,6 +1,7 @@
 import {
   Body,
   Controller,
+  createParamDecorator,
   Get,
   Header,
   HttpCode,
@@ -13,6 +14,7 @@ import {
   Res,
   UseGuards,
   type CanActivate,
+  type ExecutionContext,
   type Type,
 } from '@nestjs/common';
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
@@ -30,6 +32,16 @@ interface HeaderSink {
 function basePath(request: HeaderBag & { originalUrl?: string; url?: string }): string {
   return (request.originalUrl ?? request.url ?? '').split('?')[0].replace(/\/+$/, '');
 }
+
+/**
+ * The names a call is about (`topic`, `id`, `schedule`) with the rest of its query: the query's
+ * own, or on the older path routes (`api/topics/:topic/...`) the path's, which win. Both forms
+ * reach the same handler with the same input.
+ */
+const ApiInput = createParamDecorator((_: unknown, context: ExecutionContext): Record<string, unknown> => {
+  const { query, params } = context.switchToHttp().getRequest<{ query?: object; params?: object }>();
+  return { ...query, ...params };
+});
 
 /** Runs one API call; the library's errors become JSON answers with a fitting status. */
 async function answer<T>(work: () => Promise<T>): Promise<T> {
@@ -79,66 +91,63 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       });
     }
 
-    // A topic, message id or schedule name travels in the query, never in the path: URLs drop
-    // a path step named `.` or `..` (even percent-encoded), and both are valid names.
-    @Get('api/topic')
+    // A topic, message id or schedule name travels in the query: URLs drop a path step named `.`
+    // or `..` (even percent-encoded), and both are valid names. Each handler also answers the
+    // older path route it replaces, which keeps working for every other name.
+    @Get(['api/topic', 'api/topics/:topic'])
     @Header('Cache-Control', 'no-store')
-    topic(@Query() query: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.topic(nameOf(query, 'topic')));
+    topic(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.topic(nameOf(input, 'topic')));
     }
 
-    @Get('api/messages')
+    @Get(['api/messages', 'api/topics/:topic/messages'])
     @Header('Cache-Control', 'no-store')
-    messages(@Query() query: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.messages(nameOf(query, 'topic'), stateOf(query.state), pageOf(query)));
+    messages(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.messages(nameOf(input, 'topic'), stateOf(input.state), pageOf(input)));
     }
 
-    @Get('api/message')
+    @Get(['api/message', 'api/topics/:topic/messages/:id'])
     @Header('Cache-Control', 'no-store')
-    message(@Query() query: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.message(nameOf(query, 'topic'), nameOf(query, 'id')));
+    message(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.message(nameOf(input, 'topic'), nameOf(input, 'id')));
     }
 
-    @Post('api/dead/:action')
+    @Post(['api/dead/:action', 'api/topics/:topic/dead/:action'])
     @HttpCode(200)
-    sweepDead(
-      @Req() request: HeaderBag,
-      @Param('action') action: string,
-      @Query() query: Record<string, unknown>,
-      @Body() body: unknown,
-    ) {
+    sweepDead(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>, @Body() body: unknown) {
       return this.act<object>(request, () => {
+        const { action } = input;
         if (action !== 'requeue' && action !== 'purge') throw new NotFoundException();
-        const topic = nameOf(query, 'topic');
+        const topic = nameOf(input, 'topic');
         const ids = deadSelectionOf(body);
         const { actions } = this.dashboard;
         return action === 'requeue' ? actions.requeue(topic, ids) : actions.purge(topic, ids);
       });
     }
 
-    @Post('api/cancel')
+    @Post(['api/cancel', 'api/topics/:topic/messages/:id/cancel'])
     @HttpCode(200)
-    cancel(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
-      return this.act(request, () => this.dashboard.actions.cancel(nameOf(query, 'topic'), nameOf(query, 'id')));
+    cancel(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.cancel(nameOf(input, 'topic'), nameOf(input, 'id')));
     }
 
-    @Post('api/pause')
+    @Post(['api/pause', 'api/topics/:topic/pause'])
     @HttpCode(200)
-    pause(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
-      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(query, 'topic'), true));
+    pause(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(input, 'topic'), true));
     }
 
-    @Post('api/resume')
+    @Post(['api/resume', 'api/topics/:topic/resume'])
     @HttpCode(200)
-    resume(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
-      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(query, 'topic'), false));
+    resume(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.actions.setPaused(nameOf(input, 'topic'), false));
     }
 
-    @Post('api/run')
+    @Post(['api/run', 'api/topics/:topic/schedules/:schedule/run'])
     @HttpCode(200)
-    runSchedule(@Req() request: HeaderBag, @Query() query: Record<string, unknown>) {
+    runSchedule(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
       return this.act(request, () =>
-        this.dashboard.actions.runSchedule(nameOf(query, 'topic'), nameOf(query, 'schedule')),
+        this.dashboard.actions.runSchedule(nameOf(input, 'topic'), nameOf(input, 'schedule')),
       );
     }
 

@@ -44,8 +44,8 @@ export function searchOf(value: unknown): string {
 }
 
 /**
- * A topic, message id or schedule name from the query string: one non-empty text (the queue
- * checks the rest and answers 400 for a bad one).
+ * A topic, message id or schedule name from a call's query (or older path route): one non-empty
+ * text (the queue checks the rest and answers 400 for a bad one).
  */
 export function nameOf(query: Record<string, unknown>, name: 'topic' | 'id' | 'schedule'): string {
   const value = query[name];

@@ -252,13 +252,62 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
   });
 
+  it('still answers the older path routes (api/topics/:topic/...) for other names, as the query routes do', async () => {
+    const { queue } = served;
+    const topic = 'orders.eu';
+    await queue.push(topic, { order: 1 }, { id: 'o1', maxAttempts: 1 });
+    await queue.nack((await queue.reserve(topic))[0], { error: new Error('declined') });
+    await queue.push(topic, { order: 2 }, { id: 'o2', delayMs: 60_000 });
+    await queue.upsertSchedule(topic, 'hourly', { everyMs: 3_600_000, payload: 'tick' });
+    const reads: [path: string, query: string][] = [
+      [`/api/topics/${topic}`, `/api/topic?topic=${topic}`],
+      [`/api/topics/${topic}/messages?state=dead`, `/api/messages?topic=${topic}&state=dead`],
+      [`/api/topics/${topic}/messages?state=delayed&limit=1`, `/api/messages?topic=${topic}&state=delayed&limit=1`],
+      [`/api/topics/${topic}/messages/o1`, `/api/message?topic=${topic}&id=o1`],
+      [`/api/topics/${topic}/messages/none`, `/api/message?topic=${topic}&id=none`],
+      [`/api/topics/${topic}/messages?state=lost`, `/api/messages?topic=${topic}&state=lost`],
+      [`/api/topics/${encodeURIComponent('bad topic')}`, `/api/topic?topic=${encodeURIComponent('bad topic')}`],
+    ];
+    for (const [path, query] of reads) {
+      const [byPath, byQuery] = await Promise.all([get(path), get(query)]);
+      const answered = async (response: Response) => ({ status: response.status, body: await response.json() });
+      expect({ path, ...(await answered(byPath)) }).toEqual({ path, ...(await answered(byQuery)) });
+    }
+    expect(await json(`/api/topics/${topic}/messages/o1`)).toMatchObject({ id: 'o1', payload: { order: 1 } });
+
+    expect((await post(`/topics/${topic}/pause`, {}, { authorization: 'Bearer wrong' })).status).toBe(403);
+    const noToken = await post(`/topics/${topic}/dead/requeue`, { all: true }, {});
+    expect({ status: noToken.status, body: await noToken.json() }).toMatchObject({
+      status: 403,
+      body: { code: 'CSRF' },
+    });
+    const { cookie, token } = await session();
+    const act = async (path: string, body: unknown = {}) => {
+      const response = await post(`/topics/${topic}${path}`, body, { cookie, 'x-ackq-csrf': token });
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await act('/pause')).toEqual({ status: 200, body: { paused: true } });
+    expect(await queue.stats(topic)).toMatchObject({ paused: true, dead: 1, delayed: 1 });
+    expect(await act('/resume')).toEqual({ status: 200, body: { paused: false } });
+    expect(await act('/dead/requeue', { ids: ['o1'] })).toEqual({ status: 200, body: { requeued: 1 } });
+    expect(await act('/dead/purge', { all: true })).toEqual({ status: 200, body: { purged: 0 } });
+    expect((await act('/dead/sweep', { all: true })).status).toBe(404);
+    expect(await act('/messages/o2/cancel')).toEqual({ status: 200, body: { cancelled: 'delayed' } });
+    expect((await act('/messages/o2/cancel')).status).toBe(404);
+    expect((await act('/schedules/hourly/run')).body).toMatchObject({ duplicate: false });
+    expect((await act('/schedules/missing/run')).status).toBe(404);
+    expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 2, delayed: 0, dead: 0 });
+  });
+
   it('refuses every action when read-only', async () => {
     await served.close();
     served = await startDashboardApp(platform, fx.connection, prefix, { readOnly: true });
     const { cookie, token } = await session();
-    const response = await post('/pause?topic=t', {}, { cookie, 'x-ackq-csrf': token });
-    expect(response.status).toBe(403);
-    expect(await response.json()).toMatchObject({ code: 'READ_ONLY' });
+    for (const path of ['/pause?topic=t', '/topics/t/pause']) {
+      const response = await post(path, {}, { cookie, 'x-ackq-csrf': token });
+      expect({ path, status: response.status }).toEqual({ path, status: 403 });
+      expect(await response.json()).toMatchObject({ code: 'READ_ONLY' });
+    }
     expect(await served.queue.stats('t')).toMatchObject({ paused: false });
   });
 });
