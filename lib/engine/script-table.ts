@@ -176,6 +176,7 @@ export const QUEUE_SCRIPTS = {
     file: 'defer.lua',
     operation: 'retry later',
     keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS],
+    uses: ['flow'],
   },
   limitsSet: { file: 'limits-set.lua', operation: 'set limits', keys: ['limits', 'wake'] },
   limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },

@@ -52,6 +52,8 @@ redis.call('HINCRBY', K.deferrals, id, 1)
 -- The attempt was only in the token: the attempts hash keeps the count before it.
 redis.call('ZREM', K.leased, id)
 redis.call('HDEL', K.tokens, id)
+-- The message keeps its group's slot but no longer holds a globalConcurrency slot.
+concurrency_freed()
 local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local due = now_ms() + delay_ms
 redis.call('ZADD', K.delayed, due, id)

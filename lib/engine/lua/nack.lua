@@ -62,8 +62,10 @@ if attempt >= max_attempts then
   return 2
 end
 
--- The lease's attempt now counts for the next delivery.
+-- The lease's attempt now counts for the next delivery; the message keeps its group's slot
+-- through its retries, but no longer holds a globalConcurrency slot.
 redis.call('HSET', K.attempts, id, attempt)
+concurrency_freed()
 if delay_ms > 0 then
   local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
   local due = now + delay_ms
