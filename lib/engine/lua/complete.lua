@@ -25,6 +25,7 @@
 -- K.held          STRING present while rateLimited holds the topic
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -43,7 +44,7 @@ local results, acked, ended = {}, 0, {}
 local function end_lease(id)
   ended[#ended + 1] = id
   redis.call('ZREM', K.leased, id)
-  for _, key in ipairs({ K.tokens, K.attempts, K.progress, K.priority, K.deferrals }) do
+  for _, key in ipairs({ K.tokens, K.attempts, K.progress, K.priority, K.deferrals, K.retryDue }) do
     redis.call('HDEL', key, id)
   end
 end
