@@ -270,6 +270,17 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
     }
   });
 
+  it('dates the delivery after an expired lease from the deadline of that lease', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic('events.expired');
+    await queue.push(topic, 'abandoned');
+    const [first] = await queue.reserve(topic, { leaseMs: 50 });
+    expect(first.dueAt).toBeUndefined();
+    const second = await eventually(async () => (await queue.reserve(topic))[0]);
+    expect(second.attempt).toBe(2);
+    expect(second.dueAt).toBe(first.leaseDeadline);
+  });
+
   it('fails startup on an unknown event type, a bad topic or an unknown queue, naming the method', async () => {
     @Injectable()
     class BadType {
