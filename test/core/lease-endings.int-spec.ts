@@ -87,4 +87,37 @@ describe('lease endings free group and concurrency slots', () => {
     expect(handled[0]).toBe(_case === 'a release' ? 'first' : 'second');
     expect(waited).toBeLessThan(WAKE_BOUND_MS);
   });
+
+  it('globalConcurrency 1: a retryLater wakes the consumer waiting for the slot', async () => {
+    const topic = uniqueTopic();
+    const owner = await fx.service();
+    const waiter = await fx.service();
+    await owner.setLimits(topic, { globalConcurrency: 1 });
+    await owner.push(topic, 'later', { delayMs: 60_000 });
+    await owner.push(topic, 'first');
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const deferring = owner.consume<string>(topic, async (_payload, context) => {
+      started();
+      await gate;
+      context.retryLater(600_000);
+    });
+    await running;
+    await owner.push(topic, 'second');
+    const handled: string[] = [];
+    const consumer = waiter.consume<string>(topic, (payload) => void handled.push(payload));
+    await untilConsumerBlocked(fx.nodes(), topic);
+    // The owner stops fetching (it would take the slot itself), then its handler defers.
+    const closing = deferring.close();
+    const endedAt = Date.now();
+    letGo();
+    await closing;
+    await eventually(() => handled.length > 0, 20_000);
+    const waited = Date.now() - endedAt;
+    await consumer.close();
+    expect(handled).toEqual(['second']);
+    expect(waited).toBeLessThan(WAKE_BOUND_MS);
+  });
 });
