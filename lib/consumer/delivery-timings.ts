@@ -7,11 +7,13 @@ export interface DeliveryTimings {
 }
 
 /**
- * Ms from the push to the reserve of a first delivery, both on the server's clock: the
+ * Ms from when the delivery became due to the reserve that leased it, both on the server's
+ * clock: from its retry's due time (`dueAt`), else from the push on a first delivery. The
  * reserve's time is its lease deadline less the lease length (read before any heartbeat
- * extends it). Undefined on later attempts, whose due time the reply does not carry.
+ * extends it). Undefined on a later attempt leased by an older version (no `dueAt`).
  */
-export function firstWaitMs(message: ReservedMessage<unknown>, leaseMs: number): number | undefined {
-  if (message.attempt !== 1) return undefined;
-  return Math.max(0, message.leaseDeadline - leaseMs - message.enqueuedAt);
+export function deliveryWaitMs(message: ReservedMessage<unknown>, leaseMs: number): number | undefined {
+  const since = message.dueAt ?? (message.attempt === 1 ? message.enqueuedAt : undefined);
+  if (since === undefined) return undefined;
+  return Math.max(0, message.leaseDeadline - leaseMs - since);
 }

@@ -7,7 +7,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
-import { firstWaitMs } from './delivery-timings';
+import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
@@ -71,7 +71,7 @@ export class LeaseKeeper<T> {
   run(message: ReservedMessage<T>): void {
     const entry = newInFlight(message);
     this.inFlight.set(message.token, entry);
-    if (this.events.observed) entry.waitMs = firstWaitMs(message, this.settings.leaseMs);
+    if (this.events.observed) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
     let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.leases));
     const { timeoutMs } = this.settings;

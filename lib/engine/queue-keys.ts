@@ -38,6 +38,8 @@ export interface QueueKeys {
   priority: string;
   /** HASH id -> deferrals so far (`retryLater` without an attempt). */
   deferrals: string;
+  /** HASH id -> when its next delivery became due (ms): set as a lease ends for a retry, dropped when it is leased. */
+  retryDue: string;
   /** HASH `pushed` / `acked` -> messages stored / acked so far: what the dashboard's rates come from. */
   counters: string;
   /** ZSET level -> level: the levels 1-9 whose ready LIST holds ids (empty: only level 0 is used). */
@@ -136,6 +138,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     paused: `${tag}:paused`,
     priority: `${tag}:priority`,
     deferrals: `${tag}:deferrals`,
+    retryDue: `${tag}:retry-due`,
     counters: `${tag}:counters`,
     readyLevels: `${tag}:ready-levels`,
     ready1: `${tag}:ready:1`,

@@ -19,6 +19,10 @@ export interface StoredSchedule {
 export type TickOutcome = 'ran' | 'stale' | 'early';
 
 const OUTCOMES: TickOutcome[] = ['stale', 'ran', 'early'];
+/** How far before this process's estimate of the server clock a cron upsert's candidate ticks start (ms). */
+const CLOCK_SLACK_MS = 5_000;
+/** How many candidate ticks a cron upsert sends: enough to reach past the slack for a tick every second. */
+const CRON_CANDIDATES = 16;
 const orNull = (value: number | string): number | null => (Number(value) < 0 ? null : Number(value));
 
 /**
@@ -81,15 +85,37 @@ export class ScheduleStore {
     for (let k = 1; ; k++) if (partitionOf(`${id}#${k}`, count) === 0) return `${id}#${k}`;
   }
 
-  async upsert(topic: string, name: string, definition: string, nextRunAt: number | null): Promise<StoredSchedule> {
+  /**
+   * Stores a definition (see schedule-upsert.lua: the script sets the pending tick by the
+   * server clock). `cronTicks` gives a cron schedule's first `count` ticks strictly after a
+   * time; an everyMs schedule passes none (the script computes its ticks).
+   */
+  async upsert(
+    topic: string,
+    name: string,
+    definition: string,
+    cronTicks?: (afterMs: number, count: number) => number[],
+  ): Promise<StoredSchedule> {
     const layout = await this.verified(topic, 'upsert a schedule');
     await this.touchIndex('add', topic);
-    const reply = await this.scripts.run<number[]>('scheduleUpsert', topic, this.slot(layout), [
-      name,
-      definition,
-      nextRunAt ?? -1,
-    ]);
-    this.observe(reply[3]);
+    let after = (await this.serverNow()) - CLOCK_SLACK_MS;
+    let reply: number[];
+    // A second round only when this clock's estimate was too late; it starts from the server's
+    // own time, so it finds the tick (cron ticks are at least a second apart).
+    for (;;) {
+      const ticks = cronTicks?.(after, CRON_CANDIDATES) ?? [];
+      const complete = ticks.length < CRON_CANDIDATES ? 1 : 0;
+      reply = await this.scripts.run<number[]>('scheduleUpsert', topic, this.slot(layout), [
+        name,
+        definition,
+        after,
+        complete,
+        ...ticks,
+      ]);
+      this.observe(reply[3]);
+      if (reply[0] !== -1) break;
+      after = reply[1];
+    }
     // Bumped again once the schedule is stored, so a scheduler that reloaded in between sees it.
     await this.touchIndex('add', topic);
     return { name, definition, nextRunAt: orNull(reply[1]), lastRunAt: orNull(reply[2]) };

@@ -81,6 +81,7 @@ export const QUEUE_SCRIPTS = {
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
       'counters',
+      'retryDue',
     ],
     uses: ['settle', 'levels'],
   },
@@ -89,7 +90,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'ack',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
-      'counters'],
+      'counters', 'retryDue'],
     uses: ['settle'],
   },
   nack: {
@@ -110,6 +111,7 @@ export const QUEUE_SCRIPTS = {
       'readyLevels',
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
+      'retryDue',
     ],
     uses: ['settle', 'levels'],
   },
@@ -177,7 +179,8 @@ export const QUEUE_SCRIPTS = {
   defer: {
     file: 'defer.lua',
     operation: 'retry later',
-    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS],
+    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS, 'retryDue'],
+    uses: ['flow'],
   },
   limitsSet: { file: 'limits-set.lua', operation: 'set limits', keys: ['limits', 'wake'] },
   limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },
@@ -264,6 +267,7 @@ export const QUEUE_SCRIPTS = {
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
       'wake',
+      'retryDue',
     ],
     uses: ['flow', 'levels'],
   },
@@ -272,7 +276,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'complete a message',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
-      ...FLOW_CONTROL_KEYS, 'wake', 'counters'],
+      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue'],
     uses: ['flow'],
   },
   progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },

@@ -19,11 +19,14 @@ export interface WakeSignal {
 /**
  * A blocking pop of the topic's wake list on a connection of the consumer's own. A pop
  * that a due-time timer cut short stays outstanding and serves the next wait: one command
- * per wait, not two.
+ * per wait, not two. A token it takes while no wait is under way (between a timer's end and
+ * the next wait, while the consumer reserves) is kept as `woken`: the next wait returns at
+ * once, so the push behind it is never left for the idle bound.
  */
 export class BlockingWakeSignal implements WakeSignal {
   private pending: Promise<void> | undefined;
   private failure: unknown;
+  private woken = false;
   onAnswer?: () => void;
 
   constructor(
@@ -32,11 +35,19 @@ export class BlockingWakeSignal implements WakeSignal {
   ) {}
 
   async wait(nextDueInMs: number, stop: AbortSignal): Promise<void> {
+    if (this.woken) {
+      // A wake-up came after the last wait ended: the caller reserves again first.
+      this.woken = false;
+      return;
+    }
     if (!this.pending) {
       const pop: Promise<void> = this.blocking
         .blpop(this.wakeKey, DEFAULTS.idleWaitMs / 1000)
         .then(
-          () => this.onAnswer?.(),
+          (reply) => {
+            if (reply !== null) this.woken = true;
+            this.onAnswer?.();
+          },
           (error: unknown) => void (this.failure = error),
         )
         .finally(() => {
@@ -49,6 +60,8 @@ export class BlockingWakeSignal implements WakeSignal {
     // timeout ends the wait.
     const timerMs = nextDueInMs >= 0 ? Math.min(nextDueInMs + 1, DEFAULTS.idleWaitMs) : DEFAULTS.idleWaitMs * 2;
     await settleWithin(this.pending, timerMs, stop);
+    // A token taken by now is this wait's: the caller reserves after it.
+    this.woken = false;
     if (this.failure !== undefined) {
       const error = asError(this.failure);
       this.failure = undefined;

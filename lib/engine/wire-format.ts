@@ -98,6 +98,7 @@ export function decodeReserved<T>(
   token: string,
   leaseDeadline: number,
   defaultMaxAttempts: number,
+  dueAt?: number,
 ): ReservedMessage<T> {
   const body = JSON.parse(raw) as StoredBody;
   return {
@@ -111,6 +112,7 @@ export function decodeReserved<T>(
     ...(body.g !== undefined && { group: body.g }),
     token,
     leaseDeadline,
+    ...(dueAt !== undefined && { dueAt }),
   };
 }
 
@@ -134,7 +136,8 @@ export interface ReserveReply<T> {
 
 /**
  * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, n, n ack flags, then per
- * message its id and '<token> <body>' }`.
+ * message its id and '<token> <body>', or '<token> <due> <body>' for a retry (a body, a JSON
+ * object, never starts with a digit) }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -153,9 +156,16 @@ export function decodeReserveReply<T>(
     const space = leased.indexOf(' ');
     const token = leased.slice(0, space);
     const attempt = tokenAttempt(token);
+    let rest = space + 1;
+    let dueAt: number | undefined;
+    if (leased.charCodeAt(rest) >= 48 && leased.charCodeAt(rest) <= 57) {
+      const next = leased.indexOf(' ', rest);
+      dueAt = Number(leased.slice(rest, next));
+      rest = next + 1;
+    }
     try {
       messages.push(
-        decodeReserved<T>(topic, id, leased.slice(space + 1), attempt, token, deadline, defaultMaxAttempts),
+        decodeReserved<T>(topic, id, leased.slice(rest), attempt, token, deadline, defaultMaxAttempts, dueAt),
       );
     } catch {
       unreadable.push({ id, token, attempt });

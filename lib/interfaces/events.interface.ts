@@ -36,12 +36,13 @@ export interface RedisAckQueueEvent {
    */
   durationMs?: number;
   /**
-   * On `acked`, `retried` and `dead` of a first delivery (attempt 1): ms from the push
-   * (`enqueuedAt`) to the reserve that leased it, both on the Redis server's clock (the
-   * few ms a message may then spend in the consumer's prefetch are not counted).
-   * For a plain push that is the wait from due to start; a push with `delayMs` or
-   * `availableAt` includes its delay. Absent on later attempts: the reserve reply does not
-   * say when a retry became due.
+   * On `acked`, `retried` and `dead` from a consumer: ms from when the delivery became due
+   * to the reserve that leased it, both on the Redis server's clock (the few ms a message
+   * may then spend in the consumer's prefetch are not counted). On a first delivery that is
+   * from the push (`enqueuedAt`: a push with `delayMs` or `availableAt` includes its delay);
+   * on a later one, from its retry's due time (after the backoff, a `retryLater`, or the
+   * deadline of a lease that expired). So a `dead` event after the last attempt carries the
+   * wait of that attempt.
    */
   waitMs?: number;
   /** On `deferred`: the wait before the next delivery (ms). */

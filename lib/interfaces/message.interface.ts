@@ -81,6 +81,12 @@ export interface ReservedMessage<T = unknown> extends QueueMessage<T> {
   token: string;
   /** When the lease runs out unless extended (`extendLease` and heartbeats update it in place). */
   leaseDeadline: number;
+  /**
+   * When this delivery became due, on a delivery after a retry, a `retryLater` or an expired
+   * lease (the retry's due time, or the lease's deadline); absent on a first delivery (it was
+   * due at `enqueuedAt`, or after the push's delay).
+   */
+  dueAt?: number;
 }
 
 /** Options of `reserve`. */

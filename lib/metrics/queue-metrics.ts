@@ -75,7 +75,7 @@ export class RedisAckQueueMetrics {
     });
     this.wait = new prom.Histogram({
       name: 'redis_ack_queue_wait_seconds',
-      help: 'First deliveries: from push to reserve (Redis server clock)',
+      help: "Deliveries: from due (the push, or a retry's due time) to reserve (Redis server clock)",
       labelNames,
       buckets,
       registers,

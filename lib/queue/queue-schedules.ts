@@ -2,7 +2,7 @@ import type { StoredSchedule } from '../engine/schedule-store';
 import type { PushResult, ScheduleInfo, ScheduleOptions } from '../interfaces';
 import type { QueueCore } from './queue-core';
 import { assertScheduleName, decodeDefinition, encodeDefinition, resolveSchedule } from './schedules/schedule-spec';
-import { nextTick } from './schedules/schedule-times';
+import { ticksAfter } from './schedules/schedule-times';
 import { assertTopic } from './validation';
 
 /** What the schedules part tells the service's scheduler loop (which runs in the consumer layer). */
@@ -27,7 +27,9 @@ export class QueueSchedules {
       assertScheduleName(topic, name);
       const spec = resolveSchedule(topic, name, options, this.core.settings.maxPayloadBytes);
       const definition = encodeDefinition(spec);
-      return store.upsert(topic, name, definition, nextTick(spec, await store.serverNow()));
+      const cronTicks =
+        spec.cron === undefined ? undefined : (afterMs: number, count: number) => ticksAfter(spec, afterMs, count);
+      return store.upsert(topic, name, definition, cronTicks);
     });
     this.changes.upserted();
     return scheduleInfo(topic, stored)!;

@@ -237,6 +237,50 @@ describe('@OnQueueEvent: provider methods called with the events of events$', ()
     apps.push(await testing.init());
   });
 
+  it('retried and dead events carry the wait of their own delivery, after the first attempt too', async () => {
+    expectLogs(/went to the dead letters/, /retrying in/);
+    const backoffMs = 1_500;
+    const queue = await fx.service({ backoff: { type: 'fixed', delayMs: backoffMs } });
+    const topic = uniqueTopic('events.waits');
+    const events: RedisAckQueueEvent[] = [];
+    const subscription = queue.events$.subscribe((event) => {
+      if (event.topic === topic && (event.type === 'retried' || event.type === 'dead')) events.push(event);
+    });
+    const consumer = queue.consume(
+      topic,
+      () => {
+        throw new Error('always fails');
+      },
+      { maxAttempts: 3 },
+    );
+    await queue.push(topic, 'doomed');
+    await eventually(() => events.some((event) => event.type === 'dead'), 20_000);
+    await consumer.close();
+    subscription.unsubscribe();
+    expect(events.map((e) => [e.type, e.attempt])).toEqual([
+      ['retried', 1],
+      ['retried', 2],
+      ['dead', 3],
+    ]);
+    for (const event of events) {
+      expect(event.durationMs).toEqual(expect.any(Number));
+      expect(event.waitMs).toEqual(expect.any(Number));
+      // From the retry's due time, not from the push: the backoff before it is not a wait.
+      expect(event.waitMs).toBeLessThan(backoffMs);
+    }
+  });
+
+  it('dates the delivery after an expired lease from the deadline of that lease', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic('events.expired');
+    await queue.push(topic, 'abandoned');
+    const [first] = await queue.reserve(topic, { leaseMs: 50 });
+    expect(first.dueAt).toBeUndefined();
+    const second = await eventually(async () => (await queue.reserve(topic))[0]);
+    expect(second.attempt).toBe(2);
+    expect(second.dueAt).toBe(first.leaseDeadline);
+  });
+
   it('fails startup on an unknown event type, a bad topic or an unknown queue, naming the method', async () => {
     @Injectable()
     class BadType {

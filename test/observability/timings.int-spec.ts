@@ -27,7 +27,7 @@ describe('timings in events', () => {
     expect(acked.waitMs).toBeLessThan(2_000);
   });
 
-  it('retried and dead carry the duration; the wait only on the first attempt', async () => {
+  it('retried and dead carry the duration and the wait of their delivery, after the first attempt too', async () => {
     expectLogs(/failed on attempt/, /went to the dead letters/);
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -45,6 +45,7 @@ describe('timings in events', () => {
     expect(retried.waitMs).toBeGreaterThanOrEqual(0);
     expect(dead).toMatchObject({ type: 'dead', attempt: 2 });
     expect(dead.durationMs).toBeGreaterThanOrEqual(25);
-    expect(dead.waitMs).toBeUndefined();
+    // From the retry's due time (see queue-events.int-spec.ts), where it used to be absent.
+    expect(dead.waitMs).toBeGreaterThanOrEqual(0);
   });
 });

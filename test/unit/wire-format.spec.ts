@@ -1,4 +1,4 @@
-import { decodeReserved, encodeBody } from '../../lib/engine/wire-format';
+import { decodeReserved, decodeReserveReply, encodeBody } from '../../lib/engine/wire-format';
 
 describe('message codec', () => {
   it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {
@@ -29,5 +29,16 @@ describe('message codec', () => {
 
   it('keeps Dates as ISO strings and drops undefined fields, as JSON does', () => {
     expect(encodeBody('t', { d: new Date(0), u: undefined }, {}, 1_000)).toBe('{"p":{"d":"1970-01-01T00:00:00.000Z"}}');
+  });
+
+  it("reads a retry's due time from a reserve reply, where the script gave one", () => {
+    const body = '{"t":1700000000000,"p":1}';
+    const reply = [5, -1, 90, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`, 'c', `5.2  ${body}`];
+    const { messages } = decodeReserveReply('t', reply, 5);
+    expect(messages.map((m) => [m.id, m.token, m.attempt, m.dueAt, m.payload])).toEqual([
+      ['a', '3.1', 1, undefined, 1],
+      ['b', '4.2', 2, 1_700_000_000_500, 1],
+      ['c', '5.2', 2, undefined, 1],
+    ]);
   });
 });

@@ -19,6 +19,7 @@
 -- K.held          STRING present while rateLimited holds the topic
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1

@@ -37,6 +37,7 @@
 -- K.rateWindows   HASH   rate window per topic/group
 -- K.held          STRING present while rateLimited holds the topic
 -- K.wake          LIST   wake-up token for blocked consumers
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1]  id
 -- Returns  the state it was in ('ready', 'delayed', 'leased', 'dead' or 'completed'), or
 --          false when no message had this id
@@ -87,5 +88,6 @@ if state then
   redis.call('HDEL', K.progress, id)
   redis.call('HDEL', K.priority, id)
   redis.call('HDEL', K.deferrals, id)
+  redis.call('HDEL', K.retryDue, id)
 end
 return state

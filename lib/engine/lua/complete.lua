@@ -25,6 +25,7 @@
 -- K.held          STRING present while rateLimited holds the topic
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -38,15 +39,16 @@ check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
+local results, acked, ended = {}, 0, {}
 -- The lease ends and nothing of the message stays but its body (or record).
 local function end_lease(id)
+  ended[#ended + 1] = id
   redis.call('ZREM', K.leased, id)
-  for _, key in ipairs({ K.tokens, K.attempts, K.progress, K.priority, K.deferrals }) do
+  for _, key in ipairs({ K.tokens, K.attempts, K.progress, K.priority, K.deferrals, K.retryDue }) do
     redis.call('HDEL', key, id)
   end
 end
 
-local results, acked = {}, 0
 for i = 3, #ARGV, 3 do
   local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local current = redis.call('HGET', K.tokens, id)
@@ -79,6 +81,8 @@ end
 
 if acked > 0 then
   redis.call('HINCRBY', K.counters, 'acked', acked)
+  -- As an ack: the group's next message may start, a consumer waiting for a concurrency slot wakes.
+  leases_ended(ended)
 end
 -- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).
 results[#results + 1] = flow_woke and 1 or 0

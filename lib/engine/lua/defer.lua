@@ -20,6 +20,7 @@
 -- K.limits        HASH   fleet-wide limits
 -- K.rateWindows   HASH   rate window per topic/group
 -- K.held          STRING present while rateLimited holds the topic
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs       wait before the next delivery (>= 0)
@@ -28,7 +29,8 @@
 -- Returns 1 deferred, 0 stale token, 3 over the bound (nothing changed)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id, token, delay_ms, max_deferrals = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-check_types(K.leased, 'zset', K.delayed, 'zset', K.tokens, 'hash', K.deferrals, 'hash', K.wake, 'list')
+check_types(K.leased, 'zset', K.delayed, 'zset', K.tokens, 'hash', K.deferrals, 'hash', K.wake, 'list', K.retryDue,
+  'hash')
 
 -- Holds the group of a started message until `due`, or the topic (partition) for `ms` when the
 -- message has none: rateLimited.
@@ -52,9 +54,12 @@ redis.call('HINCRBY', K.deferrals, id, 1)
 -- The attempt was only in the token: the attempts hash keeps the count before it.
 redis.call('ZREM', K.leased, id)
 redis.call('HDEL', K.tokens, id)
+-- The message keeps its group's slot but no longer holds a globalConcurrency slot.
+concurrency_freed()
 local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local due = now_ms() + delay_ms
 redis.call('ZADD', K.delayed, due, id)
+redis.call('HSET', K.retryDue, id, due)
 if ARGV[5] == '1' and delay_ms > 0 then
   hold_starts(id, due, delay_ms)
 end

@@ -33,6 +33,7 @@
 -- K.limits        HASH   fleet-wide limits
 -- K.rateWindows   HASH   rate window per topic/group
 -- K.held          STRING present while rateLimited holds the topic
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -45,7 +46,7 @@
 local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 check_types(K.leased, 'zset', K.delayed, 'zset', K.ready, 'list', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.wake, 'list', K.messages, 'hash',
-  K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset')
+  K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset', K.retryDue, 'hash')
 
 if redis.call('HGET', K.tokens, id) ~= token then
   return 0
@@ -62,8 +63,12 @@ if attempt >= max_attempts then
   return 2
 end
 
--- The lease's attempt now counts for the next delivery.
+-- The lease's attempt now counts for the next delivery; the message keeps its group's slot
+-- through its retries, but no longer holds a globalConcurrency slot.
 redis.call('HSET', K.attempts, id, attempt)
+concurrency_freed()
+-- When the retry is due: the next delivery's wait (waitMs) counts from there.
+redis.call('HSET', K.retryDue, id, now + delay_ms)
 if delay_ms > 0 then
   local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
   local due = now + delay_ms

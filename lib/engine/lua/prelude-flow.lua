@@ -75,6 +75,17 @@ end
 -- Whether leases_ended woke consumers (of this partition: the caller wakes a partitioned topic's home).
 local flow_woke = false
 
+-- A lease ended (its message is no longer counted by globalConcurrency): wakes the consumers
+-- that found no slot (flow_room marked them waiting). True if it woke them.
+local function concurrency_freed()
+  if redis.call('HDEL', K.limits, 'waiting') == 1 then
+    wake()
+    flow_woke = true
+    return true
+  end
+  return false
+end
+
 -- Called with the ids whose lease or life ended (prelude-settle.lua, cancel): frees their group
 -- slots and wakes consumers held by a concurrency limit.
 local function leases_ended(ids)
@@ -96,7 +107,7 @@ local function leases_ended(ids)
     end
   end
   -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
-  if redis.call('HDEL', K.limits, 'waiting') == 1 or turned then
+  if not concurrency_freed() and turned then
     wake()
     flow_woke = true
   end

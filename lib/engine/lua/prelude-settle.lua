@@ -38,10 +38,12 @@ local function ack_leases(first)
     redis.call('HDEL', K.messages, unpack(held))
     redis.call('HDEL', K.attempts, unpack(held))
     redis.call('HDEL', K.tokens, unpack(held))
-    -- One read for both: a plain topic has neither.
-    if redis.call('EXISTS', K.priority, K.deferrals) > 0 then
+    -- One read for all three: a plain topic has none (a retry's due time is dropped when it
+    -- is leased; one is left only by a process of an older version leasing it).
+    if redis.call('EXISTS', K.priority, K.deferrals, K.retryDue) > 0 then
       redis.call('HDEL', K.priority, unpack(held))
       redis.call('HDEL', K.deferrals, unpack(held))
+      redis.call('HDEL', K.retryDue, unpack(held))
     end
     if K.groupActive then
       leases_ended(held)

@@ -43,6 +43,7 @@
 -- K.rateWindows   HASH   rate window per topic/group
 -- K.held          STRING present while rateLimited holds the topic
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
+-- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -51,8 +52,9 @@
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, n, n ack flags (as ack returns them),
---          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
---          has no space; two reply items per message, not four, are cheaper to read) }
+--          then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
+--          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
+--          became due, ms; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 
 -- Moving and taking work by priority level and group (only reserve does it; the preludes it
@@ -75,12 +77,18 @@ local function ready_due(now, max_moves, flow, capacity)
 end
 
 -- Expired leases (at most max_moves) go back to the head of their level; dropping the token
--- makes a late ack fail, and their attempt moves from the token to the attempts hash.
--- Returns true when a level above 0 got one.
+-- makes a late ack fail, and their attempt moves from the token to the attempts hash. Their
+-- next delivery was due when the lease ran out. Returns true when a level above 0 got one.
 local function ready_expired(now, max_moves)
-  local expired = redis.call('ZRANGE', K.leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
-  if #expired == 0 then
+  local scored = redis.call('ZRANGE', K.leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves, 'WITHSCORES')
+  if #scored == 0 then
     return false
+  end
+  local expired, due_args = {}, {}
+  for i = 1, #scored, 2 do
+    expired[#expired + 1] = scored[i]
+    due_args[#due_args + 1] = scored[i]
+    due_args[#due_args + 1] = scored[i + 1]
   end
   local tokens = redis.call('HMGET', K.tokens, unpack(expired))
   local attempt_args = {}
@@ -94,6 +102,7 @@ local function ready_expired(now, max_moves)
   if #attempt_args > 0 then
     redis.call('HSET', K.attempts, unpack(attempt_args))
   end
+  redis.call('HSET', K.retryDue, unpack(due_args))
   push_ids('HDEL', K.tokens, expired)
   redis.call('ZREMRANGEBYRANK', K.leased, 0, #expired - 1)
   return make_ready('LPUSH', expired)
@@ -173,7 +182,7 @@ end
 
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
-  K.counters, 'hash')
+  K.counters, 'hash', K.retryDue, 'hash')
 if flow then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupActive, 'hash', K.groupSlots, 'hash',
     K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateWindows, 'hash')
@@ -212,6 +221,12 @@ if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K.messages, unpack(ids))
   local attempts = redis.call('HMGET', K.attempts, unpack(ids))
+  -- When each became due, for a retry or a deferred one (read and dropped: none on a plain first delivery).
+  local dues = {}
+  if redis.call('EXISTS', K.retryDue) == 1 then
+    dues = redis.call('HMGET', K.retryDue, unpack(ids))
+    redis.call('HDEL', K.retryDue, unpack(ids))
+  end
   local token_base = redis.call('INCRBY', K.sequence, #ids) - #ids
   local lease_args, token_args = {}, {}
   -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
@@ -244,7 +259,7 @@ if ids then
       token_args[#token_args + 1] = id
       token_args[#token_args + 1] = token
       out[#out + 1] = id
-      out[#out + 1] = token .. ' ' .. body
+      out[#out + 1] = dues[i] and (token .. ' ' .. dues[i] .. ' ' .. body) or (token .. ' ' .. body)
     end
   end
   if #lease_args > 0 then

@@ -1,7 +1,9 @@
 -- schedule-tick: runs one tick of a schedule, at most once: only while the schedule still has
 -- the caller's definition and pending tick (a compare-and-set), and only once the tick is due
 -- by the server clock. It pushes the tick's message (ready at once, as push.lua would store
--- it; an id that exists is not pushed twice), records the tick and sets the next one.
+-- it; an id that exists is not pushed twice), records the tick and sets the next one. A tick
+-- at or before the last one run is never pushed again (an older process's upsert may have
+-- set one pending): the schedule just moves on to the next tick.
 --
 -- K.schedules    HASH   schedule name -> definition (JSON)
 -- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
@@ -17,7 +19,8 @@
 -- ARGV[5] nextRunAt     the tick after it (ms), or -1 for none
 -- ARGV[6] id            the message id
 -- ARGV[7] body          JSON object text starting with '{"p":'; enqueuedAt is added as "t"
--- Returns  { 1 ran, 0 stale (another definition or pending tick: reload), 2 not due yet; now (ms) }
+-- Returns  { 1 ran, 0 stale (another definition or pending tick, or a tick already run: reload),
+--          2 not due yet; now (ms) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.schedules, 'hash', K.scheduleDue, 'zset', K.scheduleLast, 'hash', K.messages, 'hash', K.ready, 'list', K.wake, 'list',
   K.counters, 'hash')
@@ -32,6 +35,17 @@ end
 if tick > now then
   return { 2, now }
 end
+local function set_next()
+  if next_run >= 0 then
+    redis.call('ZADD', K.scheduleDue, ARGV[5], name)
+  else
+    redis.call('ZREM', K.scheduleDue, name)
+  end
+end
+if tick <= (tonumber(redis.call('HGET', K.scheduleLast, name)) or -1) then
+  set_next()
+  return { 0, now }
+end
 
 local id = ARGV[6]
 if redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV[7], 2)) == 1 then
@@ -40,9 +54,5 @@ if redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV
   wake()
 end
 redis.call('HSET', K.scheduleLast, name, ARGV[4])
-if next_run >= 0 then
-  redis.call('ZADD', K.scheduleDue, ARGV[5], name)
-else
-  redis.call('ZREM', K.scheduleDue, name)
-end
+set_next()
 return { 1, now }

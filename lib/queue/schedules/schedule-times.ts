@@ -28,6 +28,15 @@ export function nextTick(spec: ScheduleSpec, afterMs: number): number | null {
   return tick !== null && (spec.endAt === undefined || tick <= spec.endAt) ? tick : null;
 }
 
+/** The first `count` ticks strictly after `afterMs` (fewer when no more are left). */
+export function ticksAfter(spec: ScheduleSpec, afterMs: number, count: number): number[] {
+  const ticks: number[] = [];
+  for (let tick = nextTick(spec, afterMs); tick !== null && ticks.length < count; tick = nextTick(spec, tick)) {
+    ticks.push(tick);
+  }
+  return ticks;
+}
+
 /** The last tick at or before `atMs` (and endAt), not before startAt; null when there is none. */
 export function latestTick(spec: ScheduleSpec, atMs: number): number | null {
   const until = Math.min(atMs, spec.endAt ?? Infinity);
