@@ -15,7 +15,7 @@ export const MESSAGES = {
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
-  invalidId: (id: unknown) => `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters`,
+  invalidId: (id: unknown) => `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters without unpaired UTF-16 surrogates`,
   payloadUndefined: (topic: string) =>
     `The payload for topic "${topic}" is undefined: pass any JSON value (null is fine)`,
   payloadNotSerializable: (topic: string, reason: string) =>

@@ -20,7 +20,7 @@ export class InvalidTopicError extends RedisAckQueueError {
   }
 }
 
-/** A message id that is not a non-empty string of at most 256 characters. */
+/** A message id that is not a non-empty string of at most 256 characters without unpaired UTF-16 surrogates. */
 export class InvalidMessageIdError extends RedisAckQueueError {
   /** Always `INVALID_MESSAGE_ID`. */
   readonly code = 'INVALID_MESSAGE_ID';

@@ -3,6 +3,13 @@ import { InvalidMessageIdError, InvalidOptionError, InvalidTopicError } from '..
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 const NAME = /^[A-Za-z0-9._:-]+$/;
+/** An unpaired UTF-16 surrogate: UTF-8 cannot encode it, so it reaches Redis as U+FFFD and distinct names collide. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** A string that reaches Redis unchanged (String.prototype.isWellFormed, which ES2022 typings lack). */
+export function isWellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
 
 /** Topics are 1-200 characters of `A-Z a-z 0-9 . _ - :`; braces would break the hash tag. */
 export function assertTopic(topic: unknown): asserts topic is string {
@@ -37,7 +44,7 @@ export function assertReserved(message: unknown): asserts message is { topic: st
   const { topic, id, token } = message as Record<string, unknown>;
   assertTopic(topic);
   assertMessageId(id);
-  if (typeof token !== 'string' || token === '')
+  if (typeof token !== 'string' || token === '' || !isWellFormed(token))
     throw new InvalidOptionError('token', token, 'the token of a reserved message');
 }
 
@@ -48,15 +55,19 @@ export function assertIdList(ids: unknown): asserts ids is string[] {
 }
 
 export function assertMessageId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength) {
+  if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength || !isWellFormed(id)) {
     throw new InvalidMessageIdError(id);
   }
 }
 
-/** An ordered group's name: 1-256 characters without NUL (its separator in groupQueue), no priority. */
+/**
+ * An ordered group's name: 1-256 characters without NUL (its separator in groupQueue) or an
+ * unpaired surrogate; no priority.
+ */
 export function assertGroup(group: unknown, priority: number): asserts group is string {
-  if (typeof group !== 'string' || group.length === 0 || group.length > LIMITS.idLength || group.includes('\0')) {
-    throw new InvalidOptionError('group', group, 'a string of 1 to 256 characters without NUL');
+  const valid = typeof group === 'string' && group.length > 0 && group.length <= LIMITS.idLength;
+  if (!valid || group.includes('\0') || !isWellFormed(group)) {
+    throw new InvalidOptionError('group', group, 'a string of 1 to 256 characters without NUL or unpaired surrogates');
   }
   if (priority !== 0)
     throw new InvalidOptionError('priority', priority, '0 for a grouped message (a group keeps push order)');
