@@ -15,13 +15,14 @@ export const MESSAGES = {
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
-  invalidId: (id: unknown) => `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters without unpaired UTF-16 surrogates`,
+  invalidId: (id: unknown) =>
+    `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters without unpaired UTF-16 surrogates`,
   payloadUndefined: (topic: string) =>
     `The payload for topic "${topic}" is undefined: pass any JSON value (null is fine)`,
   payloadNotSerializable: (topic: string, reason: string) =>
     `The payload for topic "${topic}" is not JSON-serializable (${reason}): pass plain JSON data`,
   payloadTooLarge: (topic: string, bytes: number, limit: number) =>
-    `The payload for topic "${topic}" is ${bytes} bytes, over the limit of ${limit}: ` +
+    `The payload for topic "${topic}" is ${bytes} bytes with its headers, over the limit of ${limit}: ` +
     `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
   invalidOption: (option: string, value: unknown, expected: string) =>
     `Invalid ${option} ${describe(value)}: expected ${expected}`,

@@ -1,6 +1,6 @@
 import type { DeadLetter, DeadLetterReason, MessageInfo, MessageState } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
+import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
 
 /**
  * The formats of look-up, completed records, progress and dead letters: what get.lua, list.lua
@@ -20,13 +20,9 @@ interface CompletedRecord {
 
 /** A value as JSON text within `maxBytes`, or why it cannot be stored (never quoting it). */
 export function encodeStoredValue(value: unknown, maxBytes: number): { json: string } | { problem: string } {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value, strictJson);
-  } catch (error) {
-    return { problem: MESSAGES.valueNotJson(error instanceof Error ? error.message.split('\n')[0] : String(error)) };
-  }
-  if (json === undefined) return { problem: MESSAGES.valueNotJson('the value is undefined') };
+  const encoded = value === undefined ? { problem: 'undefined' } : strictStringify(value);
+  if ('problem' in encoded) return { problem: MESSAGES.valueNotJson(encoded.problem) };
+  const { json } = encoded;
   const bytes = Buffer.byteLength(json);
   return bytes > maxBytes ? { problem: MESSAGES.valueTooLarge(bytes, maxBytes) } : { json };
 }

@@ -31,8 +31,9 @@ export class InvalidMessageIdError extends RedisAckQueueError {
 }
 
 /**
- * A payload that is `undefined`, or that holds a function, symbol, non-finite number, Map,
- * Set, BigInt or cycle (which JSON would drop, alter or refuse).
+ * A payload that is `undefined`, or that holds `undefined`, a function, symbol, non-finite
+ * number, Map, Set, BigInt or cycle (which JSON would drop, alter or refuse). The message says
+ * the kind and depth of the value, never a key or a value of the payload.
  */
 export class InvalidPayloadError extends RedisAckQueueError {
   /** Always `INVALID_PAYLOAD`. */
@@ -51,13 +52,13 @@ export class InvalidPayloadError extends RedisAckQueueError {
   }
 }
 
-/** A payload whose JSON is larger than `maxPayloadBytes`. */
+/** A payload whose JSON, with its headers' JSON, is larger than `maxPayloadBytes`. */
 export class PayloadTooLargeError extends RedisAckQueueError {
   /** Always `PAYLOAD_TOO_LARGE`. */
   readonly code = 'PAYLOAD_TOO_LARGE';
   /**
    * @param topic - The topic of the push.
-   * @param bytes - Size of the payload's JSON, in UTF-8 bytes.
+   * @param bytes - Size of the payload's JSON and its headers' JSON, in UTF-8 bytes.
    * @param limit - The `maxPayloadBytes` in force.
    */
   constructor(

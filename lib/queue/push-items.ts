@@ -4,7 +4,7 @@ import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
   assertBounded,
-  assertDuration,
+  assertDelay,
   assertGroup,
   assertHeaders,
   assertMessageId,
@@ -34,7 +34,7 @@ export function encodePushItem(
   }
   const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
   assertMessageId(id);
-  assertDuration('delayMs', delayMs);
+  assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
   if (headers !== undefined) assertHeaders(headers);
   assertBounded('priority', priority);

@@ -103,11 +103,19 @@ export function assertDuration(option: string, value: unknown): asserts value is
   }
 }
 
-/** `availableAt` as epoch ms: a valid Date or a finite non-negative number. */
+/** A delay from now (ms) that ends within the Date range, so its due time can be shown and compared. */
+export function assertDelay(option: string, value: unknown): asserts value is number {
+  assertDuration(option, value);
+  if (Date.now() + value > LIMITS.maxDateMs) {
+    throw new InvalidOptionError(option, value, 'a delay that ends within the Date range (8.64e15 epoch ms)');
+  }
+}
+
+/** `availableAt`, `startAt`, `endAt` as epoch ms: a valid Date or a number from 0 to 8.64e15 (the Date range). */
 export function toEpochMs(option: string, value: Date | number): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new InvalidOptionError(option, value, 'a valid Date or epoch milliseconds');
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > LIMITS.maxDateMs) {
+    throw new InvalidOptionError(option, value, 'a valid Date or epoch milliseconds from 0 to 8.64e15');
   }
   return Math.ceil(ms);
 }
