@@ -33,7 +33,8 @@ export function encodePushItem(
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
   }
   const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
-  assertMessageId(id);
+  // An id this process made is well formed: only the caller's is checked (push's hot path).
+  if (item.id !== undefined) assertMessageId(id);
   assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
   if (headers !== undefined) assertHeaders(headers);
