@@ -24,8 +24,8 @@ export const MESSAGES = {
   payloadTooLarge: (topic: string, bytes: number, limit: number) =>
     `The payload for topic "${topic}" is ${bytes} bytes with its headers, over the limit of ${limit}: ` +
     `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
-  invalidOption: (option: string, value: unknown, expected: string) =>
-    `Invalid ${option} ${describe(value)}: expected ${expected}`,
+  invalidOption: (option: string, value: unknown, expected: string, userData = false) =>
+    `Invalid ${option} ${userData ? kindOf(value) : describe(value)}: expected ${expected}`,
   keyType: (key: string, actual: string, expected: string) =>
     `Redis key "${key}" holds a ${actual} where the queue keeps a ${expected}: ` +
     `another program uses this key; choose another prefix or topic, or remove the key`,
@@ -126,6 +126,13 @@ export const MESSAGES = {
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
 } as const;
+
+/** A value by its kind alone (`(a string)`, `(an object)`), for user data, which no text quotes. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return '(an array)';
+  return typeof value === 'object' ? '(an object)' : `(a ${typeof value})`;
+}
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);

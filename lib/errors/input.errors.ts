@@ -1,4 +1,5 @@
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { keptValue } from './error-text';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
 /**
@@ -8,15 +9,15 @@ import { RedisAckQueueError } from './redis-ack-queue.error';
 export class InvalidTopicError extends RedisAckQueueError {
   /** Always `INVALID_TOPIC`. */
   readonly code = 'INVALID_TOPIC';
+  /** The rejected topic (or prefix); undefined when it was an object (see keptValue). */
+  readonly topic: unknown;
   /**
    * @param topic - The rejected topic (or prefix), as given.
    * @param message - The error text; by default one that names the allowed characters.
    */
-  constructor(
-    readonly topic: unknown,
-    message = MESSAGES.invalidTopic(topic),
-  ) {
+  constructor(topic: unknown, message = MESSAGES.invalidTopic(topic)) {
     super(message);
+    this.topic = keptValue(topic);
   }
 }
 
@@ -24,9 +25,12 @@ export class InvalidTopicError extends RedisAckQueueError {
 export class InvalidMessageIdError extends RedisAckQueueError {
   /** Always `INVALID_MESSAGE_ID`. */
   readonly code = 'INVALID_MESSAGE_ID';
+  /** The rejected id; undefined when it was an object (see keptValue). */
+  readonly id: unknown;
   /** @param id - The rejected id, as given. */
-  constructor(readonly id: unknown) {
+  constructor(id: unknown) {
     super(MESSAGES.invalidId(id));
+    this.id = keptValue(id);
   }
 }
 
@@ -79,15 +83,24 @@ export class InvalidOptionError extends RedisAckQueueError {
   /** Always `INVALID_OPTION`. */
   readonly code = 'INVALID_OPTION';
   /**
+   * The rejected value when it is a number, boolean or string of configuration; `undefined`
+   * for an object or a function (which may hold payloads, headers or credentials) and for
+   * user data (a push item, a message). The message then says only its kind.
+   */
+  readonly value: unknown;
+  /**
    * @param option - Name of the option or argument, such as `leaseMs` or `deadLetters.maxCount`.
-   * @param value - The rejected value, as given.
+   * @param value - The rejected value, as given (kept only as `value` says).
    * @param expected - What would be accepted (said in the message).
+   * @param userData - The value is the user's data (a push item, a message): never quoted or kept.
    */
   constructor(
     readonly option: string,
-    readonly value: unknown,
+    value: unknown,
     expected: string,
+    userData = false,
   ) {
-    super(MESSAGES.invalidOption(option, value, expected));
+    super(MESSAGES.invalidOption(option, value, expected, userData));
+    this.value = userData ? undefined : keptValue(value);
   }
 }

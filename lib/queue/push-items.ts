@@ -30,7 +30,7 @@ export function encodePushItem(
   ids: MessageIds,
 ): EncodedPush {
   if (typeof item !== 'object' || item === null) {
-    throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
+    throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
   const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
   // An id this process made is well formed: only the caller's is checked (push's hot path).

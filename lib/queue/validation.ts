@@ -39,7 +39,7 @@ export function optionsOf<T extends object>(options: T | null | undefined): T | 
 /** A message as reserve() returned it: an object with its topic, id and lease token. */
 export function assertReserved(message: unknown): asserts message is { topic: string; id: string; token: string } {
   if (typeof message !== 'object' || message === null) {
-    throw new InvalidOptionError('message', message, 'a message returned by reserve() or given to a handler');
+    throw new InvalidOptionError('message', message, 'a message returned by reserve() or given to a handler', true);
   }
   const { topic, id, token } = message as Record<string, unknown>;
   assertTopic(topic);
