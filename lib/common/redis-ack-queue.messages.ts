@@ -14,6 +14,9 @@ export const MESSAGES = {
     `allow the queue's user every key under {<prefix>: (the README's ACL line: ~{<prefix>:*)`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
+  unescapedPrefix: (prefix: string) =>
+    `Redis holds queue keys of prefix "${prefix}" in the layout of earlier versions, which this version does not read ` +
+    `(a prefix with ':' is now escaped in key names): drain those queues with the previous version, then upgrade`,
   invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
   invalidId: (id: unknown) =>
     `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters without unpaired UTF-16 surrogates`,
