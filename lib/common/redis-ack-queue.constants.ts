@@ -66,6 +66,8 @@ export const LIMITS = {
   idsPerCall: 500,
   topicLength: 200,
   idLength: 256,
+  /** The last epoch ms a Date can hold (ECMAScript's time range): the latest due time or tick. */
+  maxDateMs: 8.64e15,
 } as const;
 
 /** The longest timer Node can set, and so the longest lease or timeout (ms). */
@@ -98,4 +100,6 @@ export const BOUNDS = {
   groupConcurrency: [1, 1_000],
   batchMaxSize: [1, LIMITS.maxReserveCount],
   batchMaxWaitMs: [0, 60_000],
+  /** About 31,700 years: a schedule's next tick (at most now + everyMs) stays within the Date range. */
+  everyMs: [1, 1e15],
 } as const satisfies Record<string, readonly [number, number]>;

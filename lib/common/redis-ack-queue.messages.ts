@@ -14,17 +14,21 @@ export const MESSAGES = {
     `allow the queue's user every key under {<prefix>: (the README's ACL line: ~{<prefix>:*)`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
+  unescapedPrefix: (prefix: string) =>
+    `Redis holds queue keys of prefix "${prefix}" in the layout of earlier versions, which this version does not read ` +
+    `(a prefix with ':' is now escaped in key names): drain those queues with the previous version, then upgrade`,
   invalidPrefix: (prefix: unknown) => `Invalid prefix ${describe(prefix)}: use 1-100 characters of A-Z a-z 0-9 . _ - :`,
-  invalidId: (id: unknown) => `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters`,
+  invalidId: (id: unknown) =>
+    `Invalid message id ${describe(id)}: use a non-empty string of at most 256 characters without unpaired UTF-16 surrogates`,
   payloadUndefined: (topic: string) =>
     `The payload for topic "${topic}" is undefined: pass any JSON value (null is fine)`,
   payloadNotSerializable: (topic: string, reason: string) =>
     `The payload for topic "${topic}" is not JSON-serializable (${reason}): pass plain JSON data`,
   payloadTooLarge: (topic: string, bytes: number, limit: number) =>
-    `The payload for topic "${topic}" is ${bytes} bytes, over the limit of ${limit}: ` +
+    `The payload for topic "${topic}" is ${bytes} bytes with its headers, over the limit of ${limit}: ` +
     `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
-  invalidOption: (option: string, value: unknown, expected: string) =>
-    `Invalid ${option} ${describe(value)}: expected ${expected}`,
+  invalidOption: (option: string, value: unknown, expected: string, userData = false) =>
+    `Invalid ${option} ${userData ? kindOf(value) : describe(value)}: expected ${expected}`,
   keyType: (key: string, actual: string, expected: string) =>
     `Redis key "${key}" holds a ${actual} where the queue keeps a ${expected}: ` +
     `another program uses this key; choose another prefix or topic, or remove the key`,
@@ -125,6 +129,13 @@ export const MESSAGES = {
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
 } as const;
+
+/** A value by its kind alone (`(a string)`, `(an object)`), for user data, which no text quotes. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return '(an array)';
+  return typeof value === 'object' ? '(an object)' : `(a ${typeof value})`;
+}
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);

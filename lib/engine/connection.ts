@@ -7,8 +7,13 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 export type RedisClient = Redis | Cluster;
 
-/** Errors after which retrying cannot help: startup fails at once instead of looping. */
-const FATAL_REPLY = /^(NOAUTH|WRONGPASS|NOPERM|ERR (AUTH|invalid password|Client sent AUTH))/;
+/**
+ * Errors after which retrying cannot help: startup fails at once instead of looping. A refused
+ * SELECT (a database the server does not have) would otherwise leave the client ready on db 0.
+ */
+const FATAL_REPLY = /^(NOAUTH|WRONGPASS|NOPERM|ERR (AUTH|invalid password|Client sent AUTH|DB index))/;
+/** A database number as ioredis should read it: its parseInt takes `1abc` as 1 and `abc` as NaN. */
+const DB_NUMBER = /^(0|[1-9]\d{0,8})$/;
 
 export function isRedisClient(value: unknown): value is RedisClient {
   const v = value as Partial<Redis> | null;
@@ -24,7 +29,10 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
   // off to at most 500 ms (ioredis' default grows to 2 s), so a failover is noticed quickly.
   const own = { enableAutoPipelining: true, lazyConnect: true };
   const retryStrategy = (attempt: number) => Math.min(attempt * 50, 500);
-  if (typeof connection === 'string') return { client: new Redis(connection, { retryStrategy, ...own }), owned: true };
+  if (typeof connection === 'string') {
+    assertDatabase(databaseOfUrl(connection));
+    return { client: new Redis(connection, { retryStrategy, ...own }), owned: true };
+  }
   if (typeof connection !== 'object' || connection === null) {
     throw new InvalidOptionError(
       'connection',
@@ -39,7 +47,36 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
     }
     return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
   }
+  if (connection.db !== undefined) assertDatabase(connection.db);
   return { client: new Redis({ retryStrategy, ...connection, ...own }), owned: true };
+}
+
+/**
+ * The database a connection URL names, as text (undefined for none), read as ioredis reads it:
+ * the path of a redis:// URL, else a `db` query parameter. Never the URL itself: it may hold a password.
+ */
+function databaseOfUrl(url: string): string | undefined {
+  if (/^\d+$/.test(url)) return undefined; // a port alone
+  const socket = url.startsWith('/') && !url.startsWith('//');
+  const withProtocol = /^rediss?:\/\//i.test(url) || url.startsWith('//');
+  let parsed: URL;
+  try {
+    parsed = new URL(
+      socket ? `unix://${url}` : url.startsWith('//') ? `redis:${url}` : withProtocol ? url : `redis://${url}`,
+    );
+  } catch {
+    return undefined; // ioredis reports what it cannot parse
+  }
+  const fromPath = withProtocol && parsed.pathname.length > 1 ? parsed.pathname.slice(1) : undefined;
+  return fromPath ?? parsed.searchParams.get('db') ?? undefined;
+}
+
+/** A database number: a whole number >= 0 (whether the server has it, connect() finds out). */
+function assertDatabase(db: unknown): void {
+  if (db === undefined) return;
+  const valid =
+    typeof db === 'number' ? Number.isSafeInteger(db) && db >= 0 : typeof db === 'string' && DB_NUMBER.test(db);
+  if (!valid) throw new InvalidOptionError('connection database', db, 'a whole number >= 0, as in redis://host:6379/0');
 }
 
 /**

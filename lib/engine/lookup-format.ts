@@ -1,7 +1,7 @@
 import type { DeadLetter, DeadLetterReason, MessageInfo, MessagePreview, MessageState } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { PartitionOrder } from './merged-pages';
-import { strictJson, tokenAttempt, tryDecodeBody } from './wire-format';
+import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
 
 /**
  * The formats of look-up, completed records, progress and dead letters: what get.lua, list.lua
@@ -21,13 +21,9 @@ interface CompletedRecord {
 
 /** A value as JSON text within `maxBytes`, or why it cannot be stored (never quoting it). */
 export function encodeStoredValue(value: unknown, maxBytes: number): { json: string } | { problem: string } {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value, strictJson);
-  } catch (error) {
-    return { problem: MESSAGES.valueNotJson(error instanceof Error ? error.message.split('\n')[0] : String(error)) };
-  }
-  if (json === undefined) return { problem: MESSAGES.valueNotJson('the value is undefined') };
+  const encoded = value === undefined ? { problem: 'undefined' } : strictStringify(value);
+  if ('problem' in encoded) return { problem: MESSAGES.valueNotJson(encoded.problem) };
+  const { json } = encoded;
   const bytes = Buffer.byteLength(json);
   return bytes > maxBytes ? { problem: MESSAGES.valueTooLarge(bytes, maxBytes) } : { json };
 }

@@ -21,6 +21,7 @@ import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
 import { QueueInspector } from './queue-inspector';
+import { prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScheduleStore } from './schedule-store';
 import { ScriptRunner } from './script-runner';
@@ -77,7 +78,9 @@ export class QueueEngine implements ConsumerEngine {
     logger: QueueLogger,
   ) {
     this.scripts = new ScriptRunner(client);
-    this.layouts = new TopicLayouts(client, config.prefix, config.partitions);
+    // Every key below is built from the prefix as keys spell it (escaped when it holds ':').
+    const prefix = prefixInKeys(config.prefix);
+    this.layouts = new TopicLayouts(client, prefix, config.partitions);
     const { replicatedPushes: replicated } = config;
     const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
     this.settler = new LeaseSettler(this.scripts, this.layouts);
@@ -87,8 +90,23 @@ export class QueueEngine implements ConsumerEngine {
     this.inspector = new QueueInspector(this.scripts, this.layouts);
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
-    this.schedules = new ScheduleStore(client, this.scripts, this.layouts, config.prefix);
-    this.topics = new TopicRegistry(this.scripts, config.prefix, logger);
+    this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
+    this.topics = new TopicRegistry(this.scripts, prefix, logger);
+  }
+
+  /**
+   * Whether Redis holds this prefix's topic registry or schedule index in the layout before
+   * prefixes with ':' were escaped (their messages are then out of this version's sight).
+   * Read-only; false for a prefix without ':' and when Redis does not tell (an ACL for the new layout).
+   */
+  async unescapedLayoutFound(): Promise<boolean> {
+    const { prefix } = this.config;
+    if (!prefix.includes(':')) return false;
+    const keys = [topicIndexKeys(prefix).topicIndex, scheduleIndexKeys(prefix).scheduleTopics];
+    return this.client.exists(...keys).then(
+      (count) => count > 0,
+      () => false,
+    );
   }
 
   /** A consumer's blocking wait for pushes to `topic`, on a connection of its own. */

@@ -1,4 +1,15 @@
 /**
+ * The prefix as every key, tag and channel spells it. Topics and prefixes may both hold ':', so
+ * prefix `p` with topic `q:t` and prefix `p:q` with topic `t` would share `{p:q:t}`: a prefix
+ * with ':' has it escaped as `%3A` (and `%` as `%25`, so the mapping stays one to one), leaving the
+ * first ':' of a tag as the only separator. A prefix without ':' is spelled as it is (the key
+ * layout of earlier versions, kept).
+ */
+export function prefixInKeys(prefix: string): string {
+  return prefix.includes(':') ? prefix.replace(/%/g, '%25').replace(/:/g, '%3A') : prefix;
+}
+
+/**
  * STRING in a topic's home slot (its plain tag) holding its partition count, so producers
  * and consumers configured with different counts fail instead of missing each other.
  */

@@ -41,47 +41,91 @@ export interface Lease {
   group?: string;
 }
 
-/** Serializes a payload, refusing anything JSON would silently change or drop. */
+/**
+ * Serializes a payload, refusing anything JSON would silently change or drop; its headers count
+ * toward `maxBytes` with it.
+ */
 export function encodeBody(topic: string, payload: unknown, options: PushOptions, maxBytes: number): string {
   if (payload === undefined) throw new InvalidPayloadError(topic, MESSAGES.payloadUndefined(topic));
-  let json: string;
-  try {
-    json = JSON.stringify(payload, strictJson);
-  } catch (error) {
-    // Only the reason's first line: the cause stays out, since it may quote the payload.
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, reason));
-  }
-  const bytes = Buffer.byteLength(json);
+  const encoded = strictStringify(payload);
+  if ('problem' in encoded)
+    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, encoded.problem));
+  const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
+  const bytes = Buffer.byteLength(encoded.json) + (headers === '' ? 0 : Buffer.byteLength(headers));
   if (bytes > maxBytes) throw new PayloadTooLargeError(topic, bytes, maxBytes);
-  let body = `{"p":${json}`;
-  if (options.headers && Object.keys(options.headers).length > 0) body += `,"h":${JSON.stringify(options.headers)}`;
+  let body = `{"p":${encoded.json}`;
+  if (headers !== '') body += `,"h":${headers}`;
   if (options.group !== undefined) body += `,"g":${JSON.stringify(options.group)}`;
   if (options.maxAttempts !== undefined) body += `,"m":${options.maxAttempts}`;
   return `${body}}`;
 }
 
+/** A value JSON would drop, change or refuse, and the object that holds it (to say where, not what). */
+class NotJson extends Error {
+  constructor(
+    readonly what: string,
+    readonly holder: unknown,
+  ) {
+    super(what);
+  }
+}
+
+/**
+ * JSON text of a value (not undefined itself), or what JSON would drop, change or refuse in it,
+ * said by kind and depth: never a key or a value, which are user data.
+ */
+export function strictStringify(value: unknown): { json: string } | { problem: string } {
+  try {
+    // undefined when a toJSON method answers it.
+    const json = JSON.stringify(value, strictJson) as string | undefined;
+    return json === undefined ? { problem: 'undefined' } : { json };
+  } catch (error) {
+    if (error instanceof NotJson) return { problem: `${error.what}${whereIn(value, error.holder)}` };
+    // JSON.stringify's own message names the keys of a cycle: only its kind is said.
+    const cycle = error instanceof TypeError && /circular/i.test(error.message);
+    return { problem: cycle ? 'a circular reference' : 'a toJSON method or getter threw' };
+  }
+}
+
 /** A JSON.stringify replacer that refuses what JSON would silently change or drop. */
-export function strictJson(this: unknown, key: string, value: unknown): unknown {
+function strictJson(this: unknown, key: string, value: unknown): unknown {
   switch (typeof value) {
+    case 'undefined':
+      // JSON drops it from an object and makes it null in an array. (The root is checked by the caller.)
+      if (key !== '') throw new NotJson('undefined', this);
+      return value;
     case 'function':
     case 'symbol':
-      throw new TypeError(`${describeKey(key)} is a ${typeof value}`);
+      throw new NotJson(`a ${typeof value}`, this);
+    case 'bigint':
+      throw new NotJson('a BigInt', this);
     case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${describeKey(key)} is ${value}`);
+      if (!Number.isFinite(value)) throw new NotJson(`a number that is ${value}`, this);
       return value;
     case 'object':
-      if (value instanceof Map || value instanceof Set) {
-        throw new TypeError(`${describeKey(key)} is a ${value.constructor.name}`);
-      }
+      if (value instanceof Map || value instanceof Set)
+        throw new NotJson(value instanceof Map ? 'a Map' : 'a Set', this);
       return value;
     default:
       return value;
   }
 }
 
-function describeKey(key: string): string {
-  return key === '' ? 'the value' : `field "${key}"`;
+/** Where the refused value sits: ' at depth n' below the root (found again only on this error path). */
+function whereIn(root: unknown, holder: unknown): string {
+  const seen = new Set<unknown>();
+  let level: unknown[] = [root];
+  for (let depth = 1; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const node of level) {
+      if (node === holder) return ` at depth ${depth}`;
+      if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+      seen.add(node);
+      next.push(...(Object.values(node) as unknown[]));
+    }
+    level = next;
+  }
+  return ': the whole value';
 }
 
 /** The delivery a token belongs to: tokens are `<sequence>.<attempt>` (made by reserve.lua). */

@@ -26,3 +26,12 @@ export function errorSummary(error: unknown): string {
   const line = failure.message.split('\n')[0];
   return `${failure.name}: ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`;
 }
+
+/**
+ * A rejected value as an error keeps it (`error.value`, `error.id`...): a primitive as given, an
+ * object or function not at all, since it may hold payloads, headers or credentials that
+ * `util.inspect(error)` would print.
+ */
+export function keptValue(value: unknown): unknown {
+  return value === null || (typeof value !== 'object' && typeof value !== 'function') ? value : undefined;
+}

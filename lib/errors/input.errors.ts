@@ -1,4 +1,5 @@
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { keptValue } from './error-text';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
 /**
@@ -8,31 +9,35 @@ import { RedisAckQueueError } from './redis-ack-queue.error';
 export class InvalidTopicError extends RedisAckQueueError {
   /** Always `INVALID_TOPIC`. */
   readonly code = 'INVALID_TOPIC';
+  /** The rejected topic (or prefix); undefined when it was an object (see keptValue). */
+  readonly topic: unknown;
   /**
    * @param topic - The rejected topic (or prefix), as given.
    * @param message - The error text; by default one that names the allowed characters.
    */
-  constructor(
-    readonly topic: unknown,
-    message = MESSAGES.invalidTopic(topic),
-  ) {
+  constructor(topic: unknown, message = MESSAGES.invalidTopic(topic)) {
     super(message);
+    this.topic = keptValue(topic);
   }
 }
 
-/** A message id that is not a non-empty string of at most 256 characters. */
+/** A message id that is not a non-empty string of at most 256 characters without unpaired UTF-16 surrogates. */
 export class InvalidMessageIdError extends RedisAckQueueError {
   /** Always `INVALID_MESSAGE_ID`. */
   readonly code = 'INVALID_MESSAGE_ID';
+  /** The rejected id; undefined when it was an object (see keptValue). */
+  readonly id: unknown;
   /** @param id - The rejected id, as given. */
-  constructor(readonly id: unknown) {
+  constructor(id: unknown) {
     super(MESSAGES.invalidId(id));
+    this.id = keptValue(id);
   }
 }
 
 /**
- * A payload that is `undefined`, or that holds a function, symbol, non-finite number, Map,
- * Set, BigInt or cycle (which JSON would drop, alter or refuse).
+ * A payload that is `undefined`, or that holds `undefined`, a function, symbol, non-finite
+ * number, Map, Set, BigInt or cycle (which JSON would drop, alter or refuse). The message says
+ * the kind and depth of the value, never a key or a value of the payload.
  */
 export class InvalidPayloadError extends RedisAckQueueError {
   /** Always `INVALID_PAYLOAD`. */
@@ -51,13 +56,13 @@ export class InvalidPayloadError extends RedisAckQueueError {
   }
 }
 
-/** A payload whose JSON is larger than `maxPayloadBytes`. */
+/** A payload whose JSON, with its headers' JSON, is larger than `maxPayloadBytes`. */
 export class PayloadTooLargeError extends RedisAckQueueError {
   /** Always `PAYLOAD_TOO_LARGE`. */
   readonly code = 'PAYLOAD_TOO_LARGE';
   /**
    * @param topic - The topic of the push.
-   * @param bytes - Size of the payload's JSON, in UTF-8 bytes.
+   * @param bytes - Size of the payload's JSON and its headers' JSON, in UTF-8 bytes.
    * @param limit - The `maxPayloadBytes` in force.
    */
   constructor(
@@ -78,15 +83,24 @@ export class InvalidOptionError extends RedisAckQueueError {
   /** Always `INVALID_OPTION`. */
   readonly code = 'INVALID_OPTION';
   /**
+   * The rejected value when it is a number, boolean or string of configuration; `undefined`
+   * for an object or a function (which may hold payloads, headers or credentials) and for
+   * user data (a push item, a message). The message then says only its kind.
+   */
+  readonly value: unknown;
+  /**
    * @param option - Name of the option or argument, such as `leaseMs` or `deadLetters.maxCount`.
-   * @param value - The rejected value, as given.
+   * @param value - The rejected value, as given (kept only as `value` says).
    * @param expected - What would be accepted (said in the message).
+   * @param userData - The value is the user's data (a push item, a message): never quoted or kept.
    */
   constructor(
     readonly option: string,
-    readonly value: unknown,
+    value: unknown,
     expected: string,
+    userData = false,
   ) {
-    super(MESSAGES.invalidOption(option, value, expected));
+    super(MESSAGES.invalidOption(option, value, expected, userData));
+    this.value = userData ? undefined : keptValue(value);
   }
 }

@@ -1,4 +1,5 @@
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { keptValue } from './error-text';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 
 /**
@@ -8,6 +9,8 @@ import { RedisAckQueueError } from './redis-ack-queue.error';
 export class InvalidScheduleError extends RedisAckQueueError {
   /** Always `INVALID_SCHEDULE`. */
   readonly code = 'INVALID_SCHEDULE';
+  /** The schedule's name; undefined when it was an object (see keptValue). */
+  readonly schedule: unknown;
   /**
    * @param topic - The schedule's topic.
    * @param schedule - The schedule's name, as given.
@@ -15,9 +18,10 @@ export class InvalidScheduleError extends RedisAckQueueError {
    */
   constructor(
     readonly topic: string,
-    readonly schedule: unknown,
+    schedule: unknown,
     readonly reason: string,
   ) {
     super(MESSAGES.invalidSchedule(topic, schedule, reason));
+    this.schedule = keptValue(schedule);
   }
 }

@@ -8,11 +8,11 @@ export interface PushOptions {
   id?: string;
   /**
    * Deliver no earlier than this many ms from now (server clock); with `availableAt` too,
-   * the later of the two wins.
+   * the later of the two wins. It must end within the Date range (8.64e15 epoch ms).
    * @defaultValue `0`
    */
   delayMs?: number;
-  /** Deliver no earlier than this moment (a Date or epoch ms). */
+  /** Deliver no earlier than this moment (a Date or epoch ms, at most 8.64e15: the Date range). */
   availableAt?: Date | number;
   /** Deliveries allowed for this message (1-1,000,000), overriding the consumer's setting. */
   maxAttempts?: number;

@@ -11,8 +11,9 @@ export interface ScheduleOptions {
    */
   cron?: string;
   /**
-   * Ticks every this many ms (a whole number >= 1), at whole multiples of it since the epoch
-   * (or since `startAt` when given): `60_000` ticks at every whole minute.
+   * Ticks every this many ms (a whole number from 1 to 1e15, about 31,700 years, so the next tick
+   * stays within the Date range), at whole multiples of it since the epoch (or since `startAt`
+   * when given): `60_000` ticks at every whole minute.
    */
   everyMs?: number;
   /**
@@ -27,9 +28,9 @@ export interface ScheduleOptions {
   payload?: unknown;
   /** Headers of every tick's message (string values). */
   headers?: Record<string, string>;
-  /** No tick before this time (a Date or epoch ms). */
+  /** No tick before this time (a Date or epoch ms up to 8.64e15, the Date range). */
   startAt?: Date | number;
-  /** No tick after this time (a Date or epoch ms); not before `startAt`. */
+  /** No tick after this time (a Date or epoch ms up to 8.64e15); not before `startAt`. */
   endAt?: Date | number;
 }
 

@@ -84,7 +84,7 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    */
   prefix?: string;
   /**
-   * Largest payload accepted, as JSON bytes (1 to 512 MiB).
+   * Largest payload accepted, as JSON bytes with its headers' JSON (1 to 512 MiB).
    * @defaultValue `1_048_576` (1 MiB)
    */
   maxPayloadBytes?: number;

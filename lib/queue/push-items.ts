@@ -4,7 +4,7 @@ import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
   assertBounded,
-  assertDuration,
+  assertDelay,
   assertGroup,
   assertHeaders,
   assertMessageId,
@@ -30,11 +30,12 @@ export function encodePushItem(
   ids: MessageIds,
 ): EncodedPush {
   if (typeof item !== 'object' || item === null) {
-    throw new InvalidOptionError('item', item, 'an object { payload, ...options }');
+    throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
   const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
-  assertMessageId(id);
-  assertDuration('delayMs', delayMs);
+  // An id this process made is well formed: only the caller's is checked (push's hot path).
+  if (item.id !== undefined) assertMessageId(id);
+  assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
   if (headers !== undefined) assertHeaders(headers);
   assertBounded('priority', priority);

@@ -4,7 +4,7 @@ import { asError } from '../errors/error-text';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
 import { resolveReserveRequest } from './settings';
-import { assertBounded, assertDuration, assertReserved, assertTopic, optionsOf } from './validation';
+import { assertBounded, assertDelay, assertReserved, assertTopic, optionsOf } from './validation';
 
 /**
  * Consuming by hand (see RedisAckQueueConsumerApi): reserve, then ack, nack, extend or release
@@ -41,7 +41,7 @@ export class QueueLeases {
     const { result, error } = await this.core.call('nack', message?.topic, async () => {
       assertReserved(message);
       const { delayMs = settings.backoff(message.attempt, options?.error), error } = optionsOf(options);
-      assertDuration('delayMs', delayMs);
+      assertDelay('delayMs', delayMs);
       const maxAttempts = message.maxAttempts ?? settings.maxAttempts;
       assertBounded('maxAttempts', maxAttempts);
       return { result: await engine.nack(message.topic, message, { delayMs, maxAttempts, error }), error };

@@ -29,6 +29,8 @@ export class QueueProducer {
         assertTopic(topic);
         if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
         const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, this.ids));
+        // Nothing to push writes nothing: not even the topic's registration.
+        if (encoded.length === 0) return { encoded, flags: [] };
         // The first push of this service to the topic registers it first (see TopicRegistry).
         const noted = engine.topics.note(topic);
         const flags = await (noted ? noted.then(() => engine.push(topic, encoded)) : engine.push(topic, encoded));

@@ -3,6 +3,13 @@ import { InvalidMessageIdError, InvalidOptionError, InvalidTopicError } from '..
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 
 const NAME = /^[A-Za-z0-9._:-]+$/;
+/** An unpaired UTF-16 surrogate: UTF-8 cannot encode it, so it reaches Redis as U+FFFD and distinct names collide. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** A string that reaches Redis unchanged (String.prototype.isWellFormed, which ES2022 typings lack). */
+export function isWellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
 
 /** Topics are 1-200 characters of `A-Z a-z 0-9 . _ - :`; braces would break the hash tag. */
 export function assertTopic(topic: unknown): asserts topic is string {
@@ -32,12 +39,12 @@ export function optionsOf<T extends object>(options: T | null | undefined): T | 
 /** A message as reserve() returned it: an object with its topic, id and lease token. */
 export function assertReserved(message: unknown): asserts message is { topic: string; id: string; token: string } {
   if (typeof message !== 'object' || message === null) {
-    throw new InvalidOptionError('message', message, 'a message returned by reserve() or given to a handler');
+    throw new InvalidOptionError('message', message, 'a message returned by reserve() or given to a handler', true);
   }
   const { topic, id, token } = message as Record<string, unknown>;
   assertTopic(topic);
   assertMessageId(id);
-  if (typeof token !== 'string' || token === '')
+  if (typeof token !== 'string' || token === '' || !isWellFormed(token))
     throw new InvalidOptionError('token', token, 'the token of a reserved message');
 }
 
@@ -48,15 +55,19 @@ export function assertIdList(ids: unknown): asserts ids is string[] {
 }
 
 export function assertMessageId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength) {
+  if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength || !isWellFormed(id)) {
     throw new InvalidMessageIdError(id);
   }
 }
 
-/** An ordered group's name: 1-256 characters without NUL (its separator in groupQueue), no priority. */
+/**
+ * An ordered group's name: 1-256 characters without NUL (its separator in groupQueue) or an
+ * unpaired surrogate; no priority.
+ */
 export function assertGroup(group: unknown, priority: number): asserts group is string {
-  if (typeof group !== 'string' || group.length === 0 || group.length > LIMITS.idLength || group.includes('\0')) {
-    throw new InvalidOptionError('group', group, 'a string of 1 to 256 characters without NUL');
+  const valid = typeof group === 'string' && group.length > 0 && group.length <= LIMITS.idLength;
+  if (!valid || group.includes('\0') || !isWellFormed(group)) {
+    throw new InvalidOptionError('group', group, 'a string of 1 to 256 characters without NUL or unpaired surrogates');
   }
   if (priority !== 0)
     throw new InvalidOptionError('priority', priority, '0 for a grouped message (a group keeps push order)');
@@ -92,11 +103,20 @@ export function assertDuration(option: string, value: unknown): asserts value is
   }
 }
 
-/** `availableAt` as epoch ms: a valid Date or a finite non-negative number. */
+/** A delay from now (ms) that ends within the Date range, so its due time can be shown and compared. */
+export function assertDelay(option: string, value: unknown): asserts value is number {
+  assertDuration(option, value);
+  // Only a delay of thousands of years can end past it: the clock is read for those alone (push's hot path).
+  if (value > LIMITS.maxDateMs / 2 && Date.now() + value > LIMITS.maxDateMs) {
+    throw new InvalidOptionError(option, value, 'a delay that ends within the Date range (8.64e15 epoch ms)');
+  }
+}
+
+/** `availableAt`, `startAt`, `endAt` as epoch ms: a valid Date or a number from 0 to 8.64e15 (the Date range). */
 export function toEpochMs(option: string, value: Date | number): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new InvalidOptionError(option, value, 'a valid Date or epoch milliseconds');
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > LIMITS.maxDateMs) {
+    throw new InvalidOptionError(option, value, 'a valid Date or epoch milliseconds from 0 to 8.64e15');
   }
   return Math.ceil(ms);
 }

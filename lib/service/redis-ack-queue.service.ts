@@ -35,6 +35,7 @@ import type {
   Topic,
   TopicLimits,
 } from '../interfaces';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { QueueCore } from '../queue/queue-core';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
@@ -118,6 +119,7 @@ export class RedisAckQueueService
     const { connection, settings } = this.core;
     this.core.assertOpen('connect');
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
+    if (await this.core.engine.unescapedLayoutFound()) this.core.logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
   }
 
   push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {

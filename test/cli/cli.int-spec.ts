@@ -229,6 +229,24 @@ describe('redis-ack-queue CLI', () => {
     }
   });
 
+  it('exits 2 on a malformed database and 1 on one the server lacks, writing into database 0 in neither case', async () => {
+    const { queue, cli } = await setUp();
+    await queue.push(uniqueTopic('db0'), 1);
+    const base = `redis://:pw@127.0.0.1:${fx.server.port}`;
+    const malformed = await run(['--url', `${base}/abc`, 'topics']);
+    expect(malformed).toMatchObject({ code: 2, stdout: '' });
+    expect(malformed.stderr).toMatch(
+      /^redis-ack-queue: Invalid connection database "abc": expected a whole number >= 0/,
+    );
+    const missing = await run(['--url', `${base}/99`, 'topics']);
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toMatch(
+      /^redis-ack-queue: Cannot connect to Redis at redis:\/\/127\.0\.0\.1:\d+\/99: ERR DB index/,
+    );
+    for (const result of [malformed, missing]) expect(result.stderr).not.toContain(':pw@');
+    expect((await cli('topics')).code).toBe(0);
+  });
+
   it('exits 1 quickly with one line and no stack or password when Redis is down', async () => {
     const started = Date.now();
     const result = await run(['--url', 'redis://:s3cret@127.0.0.1:1', '--timeout', '500', 'stats']);

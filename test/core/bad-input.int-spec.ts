@@ -30,18 +30,44 @@ const cases: Case[] = [
     'a function payload',
     (q, t) => q.push(t, () => 1),
     InvalidPayloadError,
-    /not JSON-serializable \(the value is a function\)/,
+    /not JSON-serializable \(a function: the whole value\)/,
   ],
-  ['a nested function', (q, t) => q.push(t, { run: () => 1 }), InvalidPayloadError, /field "run" is a function/],
+  ['a nested function', (q, t) => q.push(t, { run: () => 1 }), InvalidPayloadError, /\(a function at depth 1\)/],
   ['a BigInt', (q, t) => q.push(t, { n: 1n }), InvalidPayloadError, /not JSON-serializable.*BigInt/],
   ['a cycle', (q, t) => q.push(t, cyclic), InvalidPayloadError, /not JSON-serializable.*circular/i],
-  ['NaN', (q, t) => q.push(t, { n: NaN }), InvalidPayloadError, /field "n" is NaN/],
-  ['a Map', (q, t) => q.push(t, { m: new Map() }), InvalidPayloadError, /field "m" is a Map/],
+  ['NaN', (q, t) => q.push(t, { n: [NaN] }), InvalidPayloadError, /\(a number that is NaN at depth 2\)/],
+  ['undefined in an object', (q, t) => q.push(t, { a: undefined }), InvalidPayloadError, /\(undefined at depth 1\)/],
+  ['undefined in an array', (q, t) => q.push(t, [1, undefined]), InvalidPayloadError, /\(undefined at depth 1\)/],
+  [
+    'a toJSON that answers undefined',
+    (q, t) => q.push(t, { toJSON: () => undefined }),
+    InvalidPayloadError,
+    /not JSON-serializable \(undefined\)/,
+  ],
+  [
+    'headers over the limit with the payload',
+    (q, t) => q.push(t, 'x', { headers: { big: 'y'.repeat(1_000) } }),
+    PayloadTooLargeError,
+    /1013 bytes with its headers, over the limit of 1000/,
+  ],
+  [
+    'an availableAt past the Date range',
+    (q, t) => q.push(t, 1, { availableAt: 1e16 }),
+    InvalidOptionError,
+    /Invalid availableAt 10000000000000000: expected .* from 0 to 8.64e15/,
+  ],
+  [
+    'a delay that ends past the Date range',
+    (q, t) => q.push(t, 1, { delayMs: 8.64e15 }),
+    InvalidOptionError,
+    /Invalid delayMs 8640000000000000: expected a delay that ends within the Date range/,
+  ],
+  ['a Map', (q, t) => q.push(t, { m: new Map() }), InvalidPayloadError, /\(a Map at depth 1\)/],
   [
     'a payload over the limit',
     (q, t) => q.push(t, 'x'.repeat(2_000)),
     PayloadTooLargeError,
-    /2002 bytes, over the limit of 1000/,
+    /2002 bytes with its headers, over the limit of 1000/,
   ],
   ['a numeric id', (q, t) => q.push(t, 1, { id: 7 as never }), InvalidMessageIdError, /Invalid message id 7/],
   ['an empty id', (q, t) => q.push(t, 1, { id: '' }), InvalidMessageIdError, /non-empty string/],
@@ -87,6 +113,12 @@ const cases: Case[] = [
     /delayMs -5/,
   ],
   [
+    'a nack delay that ends past the Date range',
+    (q, t) => q.nack({ id: 'a', token: '1', topic: t, attempt: 1, maxAttempts: 1 } as never, { delayMs: 9e15 }),
+    InvalidOptionError,
+    /delayMs 9000000000000000/,
+  ],
+  [
     'an ack without a token',
     (q, t) => q.ack({ id: 'a', topic: t } as never),
     InvalidOptionError,
@@ -110,7 +142,12 @@ const cases: Case[] = [
   ['a nack of undefined', (q) => q.nack(undefined as never), InvalidOptionError, /Invalid message undefined/],
   ['an extension of null', (q) => q.extendLease(null as never, 1_000), InvalidOptionError, /Invalid message null/],
   ['a release of null', (q) => q.release(null as never), InvalidOptionError, /Invalid message null/],
-  ['an ack of a string', (q) => q.ack('m1' as never), InvalidOptionError, /Invalid message "m1"/],
+  [
+    'an ack of a string',
+    (q) => q.ack('m1' as never),
+    InvalidOptionError,
+    /Invalid message \(a string\): expected a message returned by reserve/,
+  ],
   // consume() throws synchronously: the async wrapper turns that into the rejection every row is checked for.
   [
     'a handler that is not a function',
@@ -146,6 +183,15 @@ describe('bad input gets a typed error and changes nothing', () => {
     await expect(failure).rejects.toBeInstanceOf(type);
     await expect(failure).rejects.toThrow(text);
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('writes nothing for an empty batch, not even the topic in the registry', async () => {
+    const empty = uniqueTopic('empty');
+    const registry = (await fx.redis.smembers('{ackq:}:topics')).sort();
+    expect(await queue.pushMany(empty, [])).toEqual([]);
+    expect(await snapshotTopic(fx.redis, empty)).toEqual({});
+    expect((await fx.redis.smembers('{ackq:}:topics')).sort()).toEqual(registry);
+    expect(await queue.topics()).not.toContain(empty);
   });
 
   it('treats null options as absent', async () => {

@@ -42,7 +42,14 @@ const cases: Case[] = [
     InvalidScheduleError,
     /unknown time zone "Mars\/Olympus"/,
   ],
-  ['everyMs of 0', null, 'job', { everyMs: 0 }, InvalidOptionError, /Invalid everyMs 0: expected a whole number >= 1/],
+  [
+    'everyMs of 0',
+    null,
+    'job',
+    { everyMs: 0 },
+    InvalidOptionError,
+    /Invalid everyMs 0: expected a whole number from 1 to/,
+  ],
   ['a fractional everyMs', null, 'job', { everyMs: 1.5 }, InvalidOptionError, /Invalid everyMs 1.5/],
   [
     'both cron and everyMs',
@@ -77,6 +84,40 @@ const cases: Case[] = [
   ],
   ['non-string headers', null, 'job', { everyMs: 1_000, headers: { n: 1 } }, InvalidOptionError, /headers/],
   ['an invalid startAt', null, 'job', { everyMs: 1_000, startAt: new Date('nope') }, InvalidOptionError, /startAt/],
+  ['a 7-field cron', null, 'job', { cron: '0 0 2 * * * 2030' }, InvalidScheduleError, /7 fields: use 5, or 6/],
+  [
+    'a cron startAt past the Date range',
+    null,
+    'job',
+    { cron: '0 2 * * *', startAt: 1e16 },
+    InvalidOptionError,
+    /Invalid startAt 10000000000000000: expected .* from 0 to 8.64e15/,
+  ],
+  ['an endAt past the Date range', null, 'job', { everyMs: 1_000, endAt: 9e15 }, InvalidOptionError, /endAt/],
+  [
+    'an everyMs whose next tick leaves the Date range',
+    null,
+    'job',
+    { everyMs: 2 ** 53 - 1 },
+    InvalidOptionError,
+    /Invalid everyMs 9007199254740991: expected a whole number from 1 to 1000000000000000/,
+  ],
+  [
+    'undefined nested in the payload',
+    null,
+    'job',
+    { everyMs: 1_000, payload: { a: [1, undefined] } },
+    InvalidPayloadError,
+    /\(undefined at depth 2\)/,
+  ],
+  [
+    'headers over the limit with the payload',
+    null,
+    'job',
+    { everyMs: 1_000, payload: 'x', headers: { big: 'y'.repeat(1_000) } },
+    PayloadTooLargeError,
+    /with its headers, over the limit of 1000/,
+  ],
   [
     'endAt before startAt',
     null,
@@ -141,6 +182,13 @@ describe('bad schedule input gets a typed error and changes nothing', () => {
     );
     await expect(app).rejects.toBeInstanceOf(InvalidScheduleError);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('accepts a schedule whose last tick is the end of the Date range', async () => {
+    const last = uniqueTopic();
+    const info = await queue.upsertSchedule(last, 'job', { everyMs: 1e15, startAt: 8.64e15 - 1 });
+    expect(info.nextRunAt).toBe(8.64e15 - 1);
+    await queue.removeSchedule(last, 'job');
   });
 
   it('refuses to work when a schedule key holds another type', async () => {

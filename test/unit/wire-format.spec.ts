@@ -23,12 +23,18 @@ describe('message codec', () => {
   });
 
   it('measures the limit in UTF-8 bytes, not characters', () => {
-    expect(() => encodeBody('t', 'é'.repeat(10), {}, 21)).toThrow(/22 bytes, over the limit of 21/);
+    expect(() => encodeBody('t', 'é'.repeat(10), {}, 21)).toThrow(/22 bytes with its headers, over the limit of 21/);
     expect(() => encodeBody('t', 'é'.repeat(10), {}, 22)).not.toThrow();
   });
 
-  it('keeps Dates as ISO strings and drops undefined fields, as JSON does', () => {
-    expect(encodeBody('t', { d: new Date(0), u: undefined }, {}, 1_000)).toBe('{"p":{"d":"1970-01-01T00:00:00.000Z"}}');
+  it('keeps Dates as ISO strings (their toJSON), and refuses undefined fields, which JSON would drop', () => {
+    expect(encodeBody('t', { d: new Date(0) }, {}, 1_000)).toBe('{"p":{"d":"1970-01-01T00:00:00.000Z"}}');
+    expect(() => encodeBody('t', { d: new Date(0), u: undefined }, {}, 1_000)).toThrow(/undefined at depth 1/);
+  });
+
+  it('counts the headers toward the limit', () => {
+    expect(() => encodeBody('t', 1, { headers: { k: 'v'.repeat(20) } }, 21)).toThrow(/29 bytes with its headers/);
+    expect(encodeBody('t', 1, { headers: { k: 'v' } }, 21)).toBe('{"p":1,"h":{"k":"v"}}');
   });
 
   it("reads a retry's due time from a reserve reply, where the script gave one", () => {

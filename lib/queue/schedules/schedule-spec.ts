@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { encodeBody } from '../../engine/wire-format';
 import { InvalidOptionError, InvalidScheduleError } from '../../errors';
 import type { ScheduleOptions } from '../../interfaces';
-import { assertHeaders, assertInteger, toEpochMs } from '../validation';
+import { assertBounded, assertHeaders, toEpochMs } from '../validation';
 
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
 
@@ -32,7 +32,7 @@ export function resolveSchedule(topic: string, name: string, options: unknown, m
   const { cron, everyMs, tz, payload, headers, startAt, endAt } = options as ScheduleOptions;
   const invalid = (reason: string) => new InvalidScheduleError(topic, name, reason);
   if ((cron === undefined) === (everyMs === undefined)) throw invalid('give exactly one of cron and everyMs');
-  if (everyMs !== undefined) assertInteger('everyMs', everyMs, 1);
+  if (everyMs !== undefined) assertBounded('everyMs', everyMs);
   if (tz !== undefined && !validTimeZone(tz))
     throw invalid(`unknown time zone ${JSON.stringify(tz)}: use an IANA name`);
   if (cron !== undefined) assertCron(cron, tz, invalid);
@@ -63,6 +63,9 @@ function validTimeZone(tz: unknown): tz is string {
 
 function assertCron(cron: unknown, tz: string | undefined, invalid: (reason: string) => Error): void {
   if (typeof cron !== 'string') throw invalid('cron must be a string such as "0 2 * * *"');
+  // croner also reads a 7th field (years); the README promises 5 or 6.
+  const fields = cron.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) throw invalid(`the cron expression has ${fields} fields: use 5, or 6 with seconds`);
   try {
     new Cron(cron, { timezone: tz ?? 'UTC', paused: true });
   } catch (error) {

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { LIMITS } from '../../common/redis-ack-queue.constants';
 import type { ScheduleSpec } from './schedule-spec';
 
 /**
@@ -12,7 +13,7 @@ function cronOf(spec: ScheduleSpec & { cron: string }): Cron {
   return new Cron(spec.cron, { timezone: spec.tz ?? 'UTC', paused: true });
 }
 
-/** The first tick strictly after `afterMs`, within startAt and endAt; null when none is left. */
+/** The first tick strictly after `afterMs`, within startAt, endAt and the Date range; null when none is left. */
 export function nextTick(spec: ScheduleSpec, afterMs: number): number | null {
   const from = Math.max(afterMs + 1, spec.startAt ?? -Infinity);
   let tick: number | null;
@@ -25,7 +26,7 @@ export function nextTick(spec: ScheduleSpec, afterMs: number): number | null {
         .nextRun(new Date(from - 1))
         ?.getTime() ?? null;
   }
-  return tick !== null && (spec.endAt === undefined || tick <= spec.endAt) ? tick : null;
+  return tick !== null && tick <= Math.min(spec.endAt ?? Infinity, LIMITS.maxDateMs) ? tick : null;
 }
 
 /** The first `count` ticks strictly after `afterMs` (fewer when no more are left). */
