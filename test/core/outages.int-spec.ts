@@ -8,24 +8,48 @@ import { quietFor, untilConsumerBlocked } from '../support/waits';
 
 /** A payload no error may carry. */
 const SECRET = { card: 'PAYLOAD-MARKER-4111' };
-/** What a slow, shared 2-core machine may add to a bound before the call's rejection is seen. */
-const MARGIN_MS = 700;
-
-/** Runs `call`, expects it to reject with RedisUnavailableError, and says how long that took. */
-async function failure(
-  call: () => Promise<unknown>,
-  what = String(call),
-): Promise<{ error: RedisUnavailableError; ms: number }> {
+/**
+ * Runs `calls` at once; expects each to reject with RedisUnavailableError by the time a timer of
+ * `boundMs`, set just after them, has fired: the bound holds exactly as well as this machine
+ * keeps time right now, busy or not, with no margin guessed. (The calls' own timers, set first,
+ * expire no later than this one, and Node runs timers in that order.)
+ */
+async function failures(
+  boundMs: number,
+  calls: (() => Promise<unknown>)[],
+): Promise<{ error: RedisUnavailableError; ms: number }[]> {
   const started = performance.now();
-  const error = await call().then(
-    () => new Error('resolved during the outage'),
-    (e: unknown) => e,
+  const settled: ({ error: unknown; ms: number } | undefined)[] = calls.map(() => undefined);
+  const all = Promise.all(
+    calls.map((call, i) =>
+      call().then(
+        () => (settled[i] = { error: new Error('resolved during the outage'), ms: performance.now() - started }),
+        (error: unknown) => (settled[i] = { error, ms: performance.now() - started }),
+      ),
+    ),
   );
-  const ms = performance.now() - started;
-  if (!(error instanceof RedisUnavailableError))
-    throw new Error(`${what}: expected RedisUnavailableError, got after ${Math.round(ms)} ms ${inspect(error)}`);
-  expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain('PAYLOAD-MARKER');
-  return { error, ms };
+  await new Promise((resolve) => setTimeout(resolve, boundMs));
+  const late = calls.filter((_, i) => settled[i] === undefined).map(String);
+  if (late.length > 0)
+    throw new Error(`still pending when a ${boundMs} ms timer set after them fired: ${late.join(', ')}`);
+  await all;
+  return settled.map((outcome, i) => {
+    const { error, ms } = outcome!;
+    if (!(error instanceof RedisUnavailableError))
+      throw new Error(
+        `${String(calls[i])}: expected RedisUnavailableError, got after ${Math.round(ms)} ms ${inspect(error)}`,
+      );
+    expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain('PAYLOAD-MARKER');
+    // Not early either (timers may fire up to 1 ms before performance.now() says).
+    expect(ms).toBeGreaterThanOrEqual(boundMs - 5);
+    return { error, ms };
+  });
+}
+
+/** One call: `failures` of it alone. */
+async function failure(boundMs: number, call: () => Promise<unknown>): Promise<{ error: RedisUnavailableError }> {
+  const [outcome] = await failures(boundMs, [call]);
+  return outcome;
 }
 
 describe('outages: every call rejects within commandTimeoutMs, consumers resume by themselves', () => {
@@ -72,31 +96,29 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
           ['read stats', topic, () => queue.waitUntilIdle(topic)],
         ];
         for (const [operation, where, call] of calls) {
-          const { error, ms } = await failure(call);
+          const { error } = await failure(300, call);
           expect({ operation: error.operation, topic: error.topic }).toEqual({ operation, topic: where });
           expect(error.message).toContain(
             `Cannot ${operation}${where ? ` on topic "${where}"` : ''}: Redis is unavailable`,
           );
           expect(error.message).toContain('no answer within 300 ms');
           expect(error.message).toContain('may still take effect when Redis returns');
-          expect(ms).toBeGreaterThanOrEqual(295);
-          expect(ms).toBeLessThan(300 + MARGIN_MS);
         }
       } finally {
         await fx.server.restart();
       }
-      // ioredis reconnects within 500 ms; until then a call may still time out.
+      // ioredis reconnects within 500 ms; until then (and on a loaded machine, now and then
+      // after) a call may still time out: the service works again once a push goes through.
+      // The same id each time, so a push that timed out but ran is not stored twice.
       await eventually(
         () =>
-          queue.ping().then(
+          queue.push(topic, 'after', { id: 'after' }).then(
             () => true,
             () => false,
           ),
-        5_000,
+        10_000,
         50,
       );
-      expect(await queue.ping()).toBeLessThan(300);
-      await queue.push(topic, 'after');
       // The consumer resumed by itself (its own calls were never bound by commandTimeoutMs).
       await eventually(() => seen.includes('after'), 10_000);
       expect(seen[0]).toBe('before');
@@ -111,24 +133,31 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     await queue.ping();
     const server = await serving(topic);
     server.pause();
-    let results: { error: RedisUnavailableError; ms: number }[];
+    let results: { error: RedisUnavailableError }[];
     try {
       // At once: on the cluster a master frozen past cluster-node-timeout (2 s) would be failed over.
-      results = await Promise.all([
-        failure(() => queue.push(topic, SECRET, { id: 'timed-out' })),
-        failure(() => queue.stats(topic)),
-        failure(() => queue.reserve(topic)),
-        failure(() => queue.ping()),
+      results = await failures(300, [
+        () => queue.push(topic, SECRET, { id: 'timed-out' }),
+        () => queue.stats(topic),
+        () => queue.reserve(topic),
+        () => queue.ping(),
       ]);
     } finally {
       server.resume();
     }
     expect(results.map(({ error }) => error.operation)).toEqual(['push', 'read stats', 'reserve', 'ping']);
-    for (const { ms } of results) expect(ms).toBeLessThan(300 + MARGIN_MS);
     // Not withdrawn: the push that timed out was stored once Redis resumed (and the reserve
     // that timed out leased 'first'); a retry with the same id is deduplicated.
-    await eventually(async () => (await queue.stats(topic)).ready + (await queue.stats(topic)).leased === 2, 5_000);
-    await expect(queue.push(topic, SECRET, { id: 'timed-out' })).resolves.toEqual({ id: 'timed-out', duplicate: true });
+    // Read through a service with the default bound: what it checks is the outcome, not 300 ms again.
+    const checker = await fx.service();
+    await eventually(async () => {
+      const { ready, leased } = await checker.stats(topic);
+      return ready + leased === 2;
+    }, 10_000);
+    await expect(checker.push(topic, SECRET, { id: 'timed-out' })).resolves.toEqual({
+      id: 'timed-out',
+      duplicate: true,
+    });
   });
 
   it('a consumer is not bound by commandTimeoutMs: its reserve in flight through a freeze returns its message when Redis resumes', async () => {
@@ -177,9 +206,8 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
         client.options.commandTimeout = undefined;
         fx.server.pause();
         try {
-          const { error, ms } = await failure(() => queue.push(topic, SECRET));
+          const { error } = await failure(400, () => queue.push(topic, SECRET));
           expect(error.operation).toBe('push');
-          expect(ms).toBeLessThan(400 + MARGIN_MS);
         } finally {
           fx.server.resume();
         }
@@ -195,10 +223,8 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     await queue.push(topic, 'first');
     await fx.server.kill();
     try {
-      const { error, ms } = await failure(() => queue.push(topic, SECRET));
+      const { error } = await failure(5_000, () => queue.push(topic, SECRET));
       expect(error.message).toContain('no answer within 5000 ms');
-      expect(ms).toBeGreaterThanOrEqual(4_990);
-      expect(ms).toBeLessThan(5_000 + MARGIN_MS);
     } finally {
       await fx.server.restart();
     }
@@ -213,9 +239,12 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
       );
     await queue.ping();
     const before = await pings();
+    // The round trip alone: more than nothing, no more than the call took as seen from here.
+    const started = performance.now();
     const ms = await queue.ping();
+    const wall = performance.now() - started;
     expect(ms).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(1_000);
+    expect(ms).toBeLessThanOrEqual(wall);
     const after = await pings();
     expect(after.map((count, i) => count - before[i])).toEqual(masters.map(() => 1));
   });
