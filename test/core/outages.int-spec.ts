@@ -66,14 +66,16 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     'a killed server: each call rejects within the bound naming its operation; after a restart the same service and its consumer work again',
     async () => {
       const queue = await fx.service({ commandTimeoutMs: 300 });
+      // Set up through a service with the default bound: only the calls during the outage are the point.
+      const setup = await fx.service();
       const topic = uniqueTopic();
       const seen: unknown[] = [];
       const consumer = queue.consume(topic, (payload) => void seen.push(payload));
-      await queue.push(topic, 'before');
+      await setup.push(topic, 'before');
       await eventually(() => seen.length === 1);
       const held = uniqueTopic();
-      await queue.push(held, 'held');
-      const [message] = await queue.reserve<string>(held);
+      await setup.push(held, 'held');
+      const [message] = await setup.reserve<string>(held);
       const unchecked = uniqueTopic();
 
       await fx.server.kill();
@@ -128,9 +130,19 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
 
   it('a frozen server (SIGSTOP, sockets open): push, stats, reserve and ping reject within the bound; the push still runs when Redis resumes', async () => {
     const queue = await fx.service({ commandTimeoutMs: 300 });
+    // Set up and read back through a service with the default bound: only the frozen calls are the point.
+    const checker = await fx.service();
     const topic = uniqueTopic();
-    await queue.push(topic, 'first');
-    await queue.ping();
+    await checker.push(topic, 'first');
+    // Connected to the node it will call (on a loaded machine a call may outlast 300 ms: retried).
+    await eventually(
+      () =>
+        queue.stats(topic).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+    );
     const server = await serving(topic);
     server.pause();
     let results: { error: RedisUnavailableError }[];
@@ -148,8 +160,6 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     expect(results.map(({ error }) => error.operation)).toEqual(['push', 'read stats', 'reserve', 'ping']);
     // Not withdrawn: the push that timed out was stored once Redis resumed (and the reserve
     // that timed out leased 'first'); a retry with the same id is deduplicated.
-    // Read through a service with the default bound: what it checks is the outcome, not 300 ms again.
-    const checker = await fx.service();
     await eventually(async () => {
       const { ready, leased } = await checker.stats(topic);
       return ready + leased === 2;
@@ -162,12 +172,14 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
 
   it('a consumer is not bound by commandTimeoutMs: its reserve in flight through a freeze returns its message when Redis resumes', async () => {
     const queue = await fx.service({ commandTimeoutMs: 100 });
+    // The push through a service with the default bound: the 100 ms are the consumer's to ignore.
+    const producer = await fx.service();
     const topic = uniqueTopic();
     const seen: unknown[] = [];
     const consumer = queue.consume(topic, (payload) => void seen.push(payload), { leaseMs: 20_000 });
     await untilConsumerBlocked(fx.nodes(), topic);
     // Due while Redis is frozen: the consumer's reserve at the due time waits in the frozen socket.
-    await queue.push(topic, 'due', { delayMs: 200 });
+    await producer.push(topic, 'due', { delayMs: 200 });
     const server = await serving(topic);
     server.pause();
     try {
