@@ -343,7 +343,7 @@ function markdown(
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
 - Machine: ${cpu}, ${cores} cores (load average ${loadavg()
     .map((l) => l.toFixed(2))
-    .join(' / ')} at the end); Node ${process.version}; Redis ${redisVersion}
+    .join(' / ')} at the end); Node ${process.version}; ${redisVersion}
 - Command: \`npm run bench:cluster${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`; ${libVersion()}
 - Each odd round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2,
   stops it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs

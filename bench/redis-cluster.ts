@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisServerVersion } from '../support/redis-processes/redis-binary';
+import { redisServerRelease } from '../support/redis-processes/redis-binary';
 import { RedisCluster } from '../support/redis-processes/redis-cluster';
 import { commandCalls, cpuSeconds } from './redis-server';
 
@@ -26,7 +26,7 @@ export class BenchCluster {
 
   static async start(masters: number): Promise<BenchCluster> {
     // First: a missing binary fails here with the install hint.
-    const version = redisServerVersion();
+    const version = redisServerRelease();
     // Redis' own node timeout (15 s): under full load a busy node must not be taken for a failed one.
     const cluster = await RedisCluster.start({ masters, replicasPerMaster: 0, nodeTimeoutMs: 15_000 });
     return new BenchCluster(cluster, version);

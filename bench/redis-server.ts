@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisServerVersion } from '../support/redis-processes/redis-binary';
+import { redisServerRelease } from '../support/redis-processes/redis-binary';
 import { RedisServer } from '../support/redis-processes/redis-server';
 
 /** A private, memory-only redis-server for one benchmark run, with the benchmark's own connection. */
@@ -16,7 +16,7 @@ export class BenchRedis {
 
   static async start(): Promise<BenchRedis> {
     // First: a missing binary fails here with the install hint.
-    const version = redisServerVersion();
+    const version = redisServerRelease();
     return new BenchRedis(await RedisServer.start(), version);
   }
 

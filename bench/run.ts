@@ -59,7 +59,7 @@ async function main(): Promise<number> {
   let failures = 0;
   try {
     const redisVersion = redis.version();
-    log(`redis-server ${redisVersion} on port ${redis.port}; ${args.quick ? 'quick' : 'full'} run`);
+    log(`${redisVersion} on port ${redis.port}; ${args.quick ? 'quick' : 'full'} run`);
     const rounded = args.workloads.filter((workload) => workload in ROUNDS);
     const roundedFigures = await interleavedRounds(redis, args.systems, rounded, args.quick);
     for (const key of args.systems) {
@@ -158,9 +158,7 @@ function markdown(table: string, details: string[], date: Date, redisVersion: st
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
 - Machine: ${cpu}, ${cpus().length} cores (load average ${loadavg()
     .map((l) => l.toFixed(2))
-    .join(
-      ' / ',
-    )} at the end); Node ${process.version}; Redis ${redisVersion} (private redis-server, \`--save '' --appendonly no\`)
+    .join(' / ')} at the end); Node ${process.version}; ${redisVersion} (private server, \`--save '' --appendonly no\`)
 - Command: \`npm run bench${quick ? ' -- --quick' : ''}\`; ${libVersion()}
 - Every system runs in this one Node process, against the same redis-server, one after another (FLUSHALL between workloads).
   Throughput runs first: one untimed warm-up of each system, then ${quick ? '1 round' : `${ROUNDS.throughput} rounds`} with the systems

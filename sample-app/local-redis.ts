@@ -9,7 +9,8 @@ const logger = new Logger('SampleRedis');
 
 /**
  * Where the sample finds Redis: REDIS_URL if set, else 127.0.0.1:6379 when it answers,
- * else a private redis-server started here and stopped when the app exits.
+ * else a private server started here and stopped when the app exits: REDIS_SERVER_BIN
+ * (e.g. valkey-server), else redis-server.
  */
 export async function resolveRedis(): Promise<{ url: string; stop: () => void }> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: () => undefined };
@@ -20,19 +21,20 @@ export async function resolveRedis(): Promise<{ url: string; stop: () => void }>
 async function startPrivateRedis(): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ackq-sample-'));
+  const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server';
   const child: ChildProcess = spawn(
-    'redis-server',
+    binary,
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''],
     {
       stdio: 'ignore',
     },
   );
   child.on('error', (error) => {
-    logger.error(`Cannot start redis-server (${error.message}): install it or set REDIS_URL`);
+    logger.error(`Cannot start ${binary} (${error.message}): install it, set REDIS_SERVER_BIN or set REDIS_URL`);
     process.exit(1);
   });
   for (let i = 0; i < 250 && !(await answers(port)); i++) await new Promise((r) => setTimeout(r, 20));
-  logger.log(`No Redis at 127.0.0.1:6379: started a private redis-server on port ${port} (stops with the app)`);
+  logger.log(`No Redis at 127.0.0.1:6379: started a private ${binary} on port ${port} (stops with the app)`);
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: () => {

@@ -42,13 +42,15 @@ export const MESSAGES = {
   connectFailed: (target: string, reason: string) => `Cannot connect to Redis at ${target}: ${reason}`,
   connectTimeout: (target: string, ms: number) =>
     `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
-  oldRedis: (target: string, version: string) =>
-    `Redis at ${target} is version ${version}: the queue needs 7.0 or newer`,
-  evictingPolicy: (target: string, policy: string) =>
-    `Redis at ${target} uses maxmemory-policy ${policy}: it may evict queue keys and lose messages without a trace. ` +
+  /** `found`: the server and its version, e.g. 'Redis 6.2.14'. */
+  oldRedis: (target: string, found: string) =>
+    `The server at ${target} is ${found}: the queue needs Redis 7.0 or newer, or Valkey`,
+  /** `server`: 'Redis' or 'Valkey', as the server's INFO says. */
+  evictingPolicy: (server: string, target: string, policy: string) =>
+    `${server} at ${target} uses maxmemory-policy ${policy}: it may evict queue keys and lose messages without a trace. ` +
     'Set maxmemory-policy noeviction (or a volatile-* policy), or pass allowEviction: true to accept the risk',
-  noPersistence: (target: string) =>
-    `Redis at ${target} has appendonly off: a Redis restart or crash loses the messages pushed since its last ` +
+  noPersistence: (server: string, target: string) =>
+    `${server} at ${target} has appendonly off: a ${server} restart or crash loses the messages pushed since its last ` +
     'RDB snapshot (all of them when snapshots are off too). Set appendonly yes for a durable queue',
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,

@@ -4,19 +4,30 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { describeTarget, type RedisClient } from './connection';
 
 /**
- * Checks what the queue's promises rest on: Redis 7+, no evicting memory policy (refused
- * unless allowEviction), and persistence (one warning when the AOF is off). Uses INFO
- * only, which a least-privilege ACL user may run, not CONFIG.
+ * Checks what the queue's promises rest on: Redis 7+ (or Valkey, which reports the Redis
+ * version it is compatible with, 7.2 for Valkey 8), no evicting memory policy (refused unless
+ * allowEviction), and persistence (one warning when the AOF is off). Uses INFO only, which a
+ * least-privilege ACL user may run, not CONFIG. Its messages name the server it found.
  */
 export async function preflight(client: RedisClient, allowEviction: boolean, logger: QueueLogger): Promise<void> {
   const info = await client.info();
   const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? '';
   const target = describeTarget(client);
+  const valkey = field('server_name') === 'valkey';
+  const server = valkey ? 'Valkey' : 'Redis';
   const version = field('redis_version');
-  if (Number(version.split('.')[0]) < 7) throw new RedisConnectionError(target, MESSAGES.oldRedis(target, version));
+  if (Number(version.split('.')[0]) < 7) {
+    const found = `${server} ${valkey ? field('valkey_version') : version}`;
+    throw new RedisConnectionError(target, MESSAGES.oldRedis(target, found));
+  }
   const policy = field('maxmemory_policy');
   if (policy.startsWith('allkeys-') && !allowEviction) {
-    throw new UnsafeRedisConfigError(target, 'maxmemory-policy', policy, MESSAGES.evictingPolicy(target, policy));
+    throw new UnsafeRedisConfigError(
+      target,
+      'maxmemory-policy',
+      policy,
+      MESSAGES.evictingPolicy(server, target, policy),
+    );
   }
-  if (field('aof_enabled') === '0') logger.warn(MESSAGES.noPersistence(target));
+  if (field('aof_enabled') === '0') logger.warn(MESSAGES.noPersistence(server, target));
 }

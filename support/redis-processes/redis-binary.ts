@@ -11,10 +11,11 @@ export function redisCliBinary(): string {
 }
 
 /**
- * The server's version, e.g. '8.2.1'; throws with the fix when the binary cannot run, so a run
- * fails at once instead of at its first spawn.
+ * The server and its version, e.g. 'Redis 7.0.15' or 'Valkey 8.0.1' (REDIS_SERVER_BIN may name
+ * either); throws with the fix when the binary cannot run, so a run fails at once instead of at
+ * its first spawn.
  */
-export function redisServerVersion(): string {
+export function redisServerRelease(): string {
   let output: string;
   try {
     output = execFileSync(redisServerBinary(), ['--version'], { stdio: 'pipe' }).toString();
@@ -25,5 +26,7 @@ export function redisServerVersion(): string {
         'macOS: brew install redis) or point REDIS_SERVER_BIN at the binary.',
     );
   }
-  return /v=([\d.]+)/.exec(output)?.[1] ?? 'unknown';
+  // `Redis server v=7.0.15 sha=...` or `Valkey server v=8.0.1 sha=...`
+  const [, name = 'Redis', version = 'unknown'] = /^(\w+) server v=([\d.]+)/.exec(output) ?? [];
+  return `${name} ${version}`;
 }

@@ -8,24 +8,48 @@ import { quietFor, untilConsumerBlocked } from '../support/waits';
 
 /** A payload no error may carry. */
 const SECRET = { card: 'PAYLOAD-MARKER-4111' };
-/** What a slow, shared 2-core machine may add to a bound before the call's rejection is seen. */
-const MARGIN_MS = 700;
-
-/** Runs `call`, expects it to reject with RedisUnavailableError, and says how long that took. */
-async function failure(
-  call: () => Promise<unknown>,
-  what = String(call),
-): Promise<{ error: RedisUnavailableError; ms: number }> {
+/**
+ * Runs `calls` at once; expects each to reject with RedisUnavailableError by the time a timer of
+ * `boundMs`, set just after them, has fired: the bound holds exactly as well as this machine
+ * keeps time right now, busy or not, with no margin guessed. (The calls' own timers, set first,
+ * expire no later than this one, and Node runs timers in that order.)
+ */
+async function failures(
+  boundMs: number,
+  calls: (() => Promise<unknown>)[],
+): Promise<{ error: RedisUnavailableError; ms: number }[]> {
   const started = performance.now();
-  const error = await call().then(
-    () => new Error('resolved during the outage'),
-    (e: unknown) => e,
+  const settled: ({ error: unknown; ms: number } | undefined)[] = calls.map(() => undefined);
+  const all = Promise.all(
+    calls.map((call, i) =>
+      call().then(
+        () => (settled[i] = { error: new Error('resolved during the outage'), ms: performance.now() - started }),
+        (error: unknown) => (settled[i] = { error, ms: performance.now() - started }),
+      ),
+    ),
   );
-  const ms = performance.now() - started;
-  if (!(error instanceof RedisUnavailableError))
-    throw new Error(`${what}: expected RedisUnavailableError, got after ${Math.round(ms)} ms ${inspect(error)}`);
-  expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain('PAYLOAD-MARKER');
-  return { error, ms };
+  await new Promise((resolve) => setTimeout(resolve, boundMs));
+  const late = calls.filter((_, i) => settled[i] === undefined).map(String);
+  if (late.length > 0)
+    throw new Error(`still pending when a ${boundMs} ms timer set after them fired: ${late.join(', ')}`);
+  await all;
+  return settled.map((outcome, i) => {
+    const { error, ms } = outcome!;
+    if (!(error instanceof RedisUnavailableError))
+      throw new Error(
+        `${String(calls[i])}: expected RedisUnavailableError, got after ${Math.round(ms)} ms ${inspect(error)}`,
+      );
+    expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain('PAYLOAD-MARKER');
+    // Not early either (timers may fire up to 1 ms before performance.now() says).
+    expect(ms).toBeGreaterThanOrEqual(boundMs - 5);
+    return { error, ms };
+  });
+}
+
+/** One call: `failures` of it alone. */
+async function failure(boundMs: number, call: () => Promise<unknown>): Promise<{ error: RedisUnavailableError }> {
+  const [outcome] = await failures(boundMs, [call]);
+  return outcome;
 }
 
 describe('outages: every call rejects within commandTimeoutMs, consumers resume by themselves', () => {
@@ -42,14 +66,16 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     'a killed server: each call rejects within the bound naming its operation; after a restart the same service and its consumer work again',
     async () => {
       const queue = await fx.service({ commandTimeoutMs: 300 });
+      // Set up through a service with the default bound: only the calls during the outage are the point.
+      const setup = await fx.service();
       const topic = uniqueTopic();
       const seen: unknown[] = [];
       const consumer = queue.consume(topic, (payload) => void seen.push(payload));
-      await queue.push(topic, 'before');
+      await setup.push(topic, 'before');
       await eventually(() => seen.length === 1);
       const held = uniqueTopic();
-      await queue.push(held, 'held');
-      const [message] = await queue.reserve<string>(held);
+      await setup.push(held, 'held');
+      const [message] = await setup.reserve<string>(held);
       const unchecked = uniqueTopic();
 
       await fx.server.kill();
@@ -72,31 +98,29 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
           ['read stats', topic, () => queue.waitUntilIdle(topic)],
         ];
         for (const [operation, where, call] of calls) {
-          const { error, ms } = await failure(call);
+          const { error } = await failure(300, call);
           expect({ operation: error.operation, topic: error.topic }).toEqual({ operation, topic: where });
           expect(error.message).toContain(
             `Cannot ${operation}${where ? ` on topic "${where}"` : ''}: Redis is unavailable`,
           );
           expect(error.message).toContain('no answer within 300 ms');
           expect(error.message).toContain('may still take effect when Redis returns');
-          expect(ms).toBeGreaterThanOrEqual(295);
-          expect(ms).toBeLessThan(300 + MARGIN_MS);
         }
       } finally {
         await fx.server.restart();
       }
-      // ioredis reconnects within 500 ms; until then a call may still time out.
+      // ioredis reconnects within 500 ms; until then (and on a loaded machine, now and then
+      // after) a call may still time out: the service works again once a push goes through.
+      // The same id each time, so a push that timed out but ran is not stored twice.
       await eventually(
         () =>
-          queue.ping().then(
+          queue.push(topic, 'after', { id: 'after' }).then(
             () => true,
             () => false,
           ),
-        5_000,
+        10_000,
         50,
       );
-      expect(await queue.ping()).toBeLessThan(300);
-      await queue.push(topic, 'after');
       // The consumer resumed by itself (its own calls were never bound by commandTimeoutMs).
       await eventually(() => seen.includes('after'), 10_000);
       expect(seen[0]).toBe('before');
@@ -106,39 +130,56 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
 
   it('a frozen server (SIGSTOP, sockets open): push, stats, reserve and ping reject within the bound; the push still runs when Redis resumes', async () => {
     const queue = await fx.service({ commandTimeoutMs: 300 });
+    // Set up and read back through a service with the default bound: only the frozen calls are the point.
+    const checker = await fx.service();
     const topic = uniqueTopic();
-    await queue.push(topic, 'first');
-    await queue.ping();
+    await checker.push(topic, 'first');
+    // Connected to the node it will call (on a loaded machine a call may outlast 300 ms: retried).
+    await eventually(
+      () =>
+        queue.stats(topic).then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+    );
     const server = await serving(topic);
     server.pause();
-    let results: { error: RedisUnavailableError; ms: number }[];
+    let results: { error: RedisUnavailableError }[];
     try {
       // At once: on the cluster a master frozen past cluster-node-timeout (2 s) would be failed over.
-      results = await Promise.all([
-        failure(() => queue.push(topic, SECRET, { id: 'timed-out' })),
-        failure(() => queue.stats(topic)),
-        failure(() => queue.reserve(topic)),
-        failure(() => queue.ping()),
+      results = await failures(300, [
+        () => queue.push(topic, SECRET, { id: 'timed-out' }),
+        () => queue.stats(topic),
+        () => queue.reserve(topic),
+        () => queue.ping(),
       ]);
     } finally {
       server.resume();
     }
     expect(results.map(({ error }) => error.operation)).toEqual(['push', 'read stats', 'reserve', 'ping']);
-    for (const { ms } of results) expect(ms).toBeLessThan(300 + MARGIN_MS);
     // Not withdrawn: the push that timed out was stored once Redis resumed (and the reserve
     // that timed out leased 'first'); a retry with the same id is deduplicated.
-    await eventually(async () => (await queue.stats(topic)).ready + (await queue.stats(topic)).leased === 2, 5_000);
-    await expect(queue.push(topic, SECRET, { id: 'timed-out' })).resolves.toEqual({ id: 'timed-out', duplicate: true });
+    await eventually(async () => {
+      const { ready, leased } = await checker.stats(topic);
+      return ready + leased === 2;
+    }, 10_000);
+    await expect(checker.push(topic, SECRET, { id: 'timed-out' })).resolves.toEqual({
+      id: 'timed-out',
+      duplicate: true,
+    });
   });
 
   it('a consumer is not bound by commandTimeoutMs: its reserve in flight through a freeze returns its message when Redis resumes', async () => {
     const queue = await fx.service({ commandTimeoutMs: 100 });
+    // The push through a service with the default bound: the 100 ms are the consumer's to ignore.
+    const producer = await fx.service();
     const topic = uniqueTopic();
     const seen: unknown[] = [];
     const consumer = queue.consume(topic, (payload) => void seen.push(payload), { leaseMs: 20_000 });
     await untilConsumerBlocked(fx.nodes(), topic);
     // Due while Redis is frozen: the consumer's reserve at the due time waits in the frozen socket.
-    await queue.push(topic, 'due', { delayMs: 200 });
+    await producer.push(topic, 'due', { delayMs: 200 });
     const server = await serving(topic);
     server.pause();
     try {
@@ -177,9 +218,8 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
         client.options.commandTimeout = undefined;
         fx.server.pause();
         try {
-          const { error, ms } = await failure(() => queue.push(topic, SECRET));
+          const { error } = await failure(400, () => queue.push(topic, SECRET));
           expect(error.operation).toBe('push');
-          expect(ms).toBeLessThan(400 + MARGIN_MS);
         } finally {
           fx.server.resume();
         }
@@ -195,10 +235,8 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
     await queue.push(topic, 'first');
     await fx.server.kill();
     try {
-      const { error, ms } = await failure(() => queue.push(topic, SECRET));
+      const { error } = await failure(5_000, () => queue.push(topic, SECRET));
       expect(error.message).toContain('no answer within 5000 ms');
-      expect(ms).toBeGreaterThanOrEqual(4_990);
-      expect(ms).toBeLessThan(5_000 + MARGIN_MS);
     } finally {
       await fx.server.restart();
     }
@@ -213,9 +251,12 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
       );
     await queue.ping();
     const before = await pings();
+    // The round trip alone: more than nothing, no more than the call took as seen from here.
+    const started = performance.now();
     const ms = await queue.ping();
+    const wall = performance.now() - started;
     expect(ms).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(1_000);
+    expect(ms).toBeLessThanOrEqual(wall);
     const after = await pings();
     expect(after.map((count, i) => count - before[i])).toEqual(masters.map(() => 1));
   });

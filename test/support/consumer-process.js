@@ -1,15 +1,22 @@
 // A consumer in a process of its own, for tests that kill it. Uses the built library.
 // Env: REDIS_URL (or REDIS_CLUSTER, seeds as host:port,host:port...), TOPIC, LEASE_MS, HANDLER_MS,
 // CONCURRENCY, PREFIX. Prints one JSON line per event.
-// Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS (see below),
-// GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts).
+// Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS or BLOCK_UNTIL_FILE
+// (see below), GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
-// `block: true` busy-waits BLOCK_MS synchronously (the event loop stalls: no timer, no
-// heartbeat) when BLOCK_MS is set; `fail: true` makes the handler throw.
+// `block: true` busy-waits synchronously (the event loop stalls: no timer, no heartbeat) for
+// BLOCK_MS, or until the file BLOCK_UNTIL_FILE exists (the test creates it on an event, so the
+// stall ends on what the test waits for, not on the machine's speed); `holdUntilFile` (in a
+// process without a block) holds the handler, loop running, until that file exists;
+// `fail: true` makes the handler throw.
 // Every line carries `now`, this process' Date.now() (shows a faked clock).
 const { RedisAckQueueService } = require('../../dist');
 
+const { existsSync } = require('node:fs');
+
 const blockMs = Number(process.env.BLOCK_MS || 0);
+const blockUntilFile = process.env.BLOCK_UNTIL_FILE;
+const blocks = blockMs > 0 || Boolean(blockUntilFile);
 const seeds = process.env.REDIS_CLUSTER
   ? process.env.REDIS_CLUSTER.split(',').map((address) => ({
       host: address.split(':')[0],
@@ -33,11 +40,13 @@ queue
       async (payload, context) => {
         say({ type: 'start', id: context.id, attempt: context.attempt, group: context.group });
         const knobs = typeof payload === 'object' && payload !== null ? payload : {};
-        if (knobs.block === true && blockMs > 0) {
+        if (knobs.block === true && blocks) {
           const until = Date.now() + blockMs;
-          while (Date.now() < until) {
+          while (blockUntilFile ? !existsSync(blockUntilFile) : Date.now() < until) {
             // Busy-wait on purpose: nothing else runs in this process meanwhile.
           }
+        } else if (typeof knobs.holdUntilFile === 'string') {
+          while (!existsSync(knobs.holdUntilFile)) await new Promise((resolve) => setTimeout(resolve, 20));
         } else {
           const ms = typeof knobs.handlerMs === 'number' ? knobs.handlerMs : Number(process.env.HANDLER_MS || 50);
           await new Promise((resolve) => setTimeout(resolve, ms));
