@@ -40,7 +40,8 @@
 -- K.groupHeld     ZSET   group -> ms its rate limit holds it until
 -- K.groupSequence STRING counter of group order and turns
 -- K.limits        HASH   fleet-wide limits
--- K.rateWindows   HASH   rate window per topic/group
+-- K.rateLog       ZSET   starts in the current rate window of the topic and each group
+-- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- ARGV[1]  count        messages to lease at most (>= 1)
@@ -176,7 +177,8 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.counters, 'hash')
 if flow then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupActive, 'hash', K.groupSlots, 'hash',
-    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateWindows, 'hash')
+    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
+    K.rateLast, 'zset')
 end
 -- The level LISTs in use, checked before any write; a plain topic has none. (priority and
 -- deferrals are checked by push, nack and ack, which write them.)
@@ -205,6 +207,9 @@ end
 local room, opens = paused and 0 or count, math.huge
 if flow and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
+  if limits.rm or limits.gm then
+    rate_sweep(now, rate_keep_ms(limits), max_moves)
+  end
   room, opens = flow_room(count, limits, now)
 end
 local ids = room > 0 and take_ready(room, used, flow, limits, now)
@@ -251,7 +256,7 @@ if ids then
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))
     if limits.rm then
-      rate_use('', limits.rw, now, #lease_args / 2)
+      rate_record('', now, #lease_args / 2, rate_keep_ms(limits))
     end
   end
   -- Work is left: let another blocked consumer help.
