@@ -1,6 +1,13 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { InvalidOptionError, RateLimitedError, type MessageContext, type RedisAckQueueService } from '../../lib';
-import { commandCounts, eventually, uniqueTopic, useRedis, type TestClient } from '../support/queue-fixture';
+import {
+  commandCounts,
+  eventually,
+  snapshotTopic,
+  uniqueTopic,
+  useRedis,
+  type TestClient,
+} from '../support/queue-fixture';
 import { leastSpanMs, maxStartsInAnyInterval } from '../support/start-times';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -180,6 +187,38 @@ describe('fleet-wide limits', () => {
     const after = await commandCounts(fx.redis);
     // Ten windows went by: an idle consumer looks about once a second, not once a window.
     expect((after.evalsha ?? 0) - (before.evalsha ?? 0)).toBeLessThan(5);
+  });
+
+  it('setLimits refuses anything but a plain object of known limits (or null) before writing anything', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    const set = { globalConcurrency: 3, rateLimit: { max: 10, perMs: 1_000 } };
+    await queue.setLimits(topic, set);
+    const before = await snapshotTopic(fx.redis, topic);
+    class Limits {
+      globalConcurrency = 2;
+    }
+    const bad: unknown[] = [
+      [],
+      new Date(),
+      { globalConcurency: 5 },
+      new Limits(),
+      Object.create({ globalConcurrency: 2 }),
+      new Map([['globalConcurrency', 2]]),
+      undefined,
+      'none',
+      { rateLimit: new Date() },
+      { rateLimit: { max: 5, perMs: 100, burst: 1 } },
+      { groupRateLimit: [5, 100] },
+    ];
+    for (const limits of bad) {
+      await expect(queue.setLimits(topic, limits as never)).rejects.toThrow(InvalidOptionError);
+    }
+    await expect(queue.setLimits(topic, { globalConcurency: 5 } as never)).rejects.toThrow(/globalConcurency/);
+    expect(await queue.limits(topic)).toEqual(set);
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    await queue.setLimits(topic, null);
+    expect(await queue.limits(topic)).toEqual({});
   });
 
   it('refuses bad limits with a typed error, writing nothing', async () => {
