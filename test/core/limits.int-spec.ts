@@ -100,6 +100,29 @@ describe('fleet-wide limits', () => {
     await eventually(() => busy.at.length === 6);
   });
 
+  it('keeps only the starts of the current windows: quiet groups are dropped, removed limits leave nothing', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    const [log, last] = [`{ackq:${topic}}:rate-log`, `{ackq:${topic}}:rate-last`];
+    await queue.setLimits(topic, { rateLimit: { max: 100, perMs: 300 }, groupRateLimit: { max: 5, perMs: 300 } });
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 40 }, (_, n) => ({ payload: n, group: `g${n}` })),
+    );
+    let handled = 0;
+    queue.consume(topic, () => void handled++, { concurrency: 8 });
+    await eventually(() => handled === 40);
+    expect(await fx.redis.zcard(last)).toBe(41);
+    // Once every window ended, the next start finds the 40 quiet groups and drops them.
+    await sleep(350);
+    await queue.push(topic, 'later', { group: 'g-later' });
+    await eventually(() => handled === 41);
+    expect(await fx.redis.zrange(last, 0, -1)).toEqual(['', 'g-later']);
+    expect(await fx.redis.zcard(log)).toBe(2);
+    await queue.setLimits(topic, null);
+    expect(await fx.redis.exists(log, last)).toBe(0);
+  });
+
   it('rateLimited holds the topic (or the group) without counting the attempt', async () => {
     const topic = uniqueTopic();
     const queue = await fx.service();
