@@ -48,7 +48,10 @@ async function main(): Promise<void> {
       await new Promise<void>((resolve) =>
         child.on('message', (message) => {
           if (message === 'ready') return resolve();
-          for (const [at, server] of message as [number, number][]) (handlerStarts.push(at), serverStarts.push(server));
+          for (const [at, server] of message as [number, number][]) {
+            handlerStarts.push(at);
+            serverStarts.push(server);
+          }
         }),
       );
     }

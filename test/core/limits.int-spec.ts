@@ -117,7 +117,7 @@ describe('fleet-wide limits', () => {
     await sleep(350);
     await queue.push(topic, 'later', { group: 'g-later' });
     await eventually(() => handled === 41);
-    expect(await fx.redis.zrange(last, 0, -1)).toEqual(['', 'g-later']);
+    expect(await fx.redis.zrange(last, '0', '-1')).toEqual(['', 'g-later']);
     expect(await fx.redis.zcard(log)).toBe(2);
     await queue.setLimits(topic, null);
     expect(await fx.redis.exists(log, last)).toBe(0);
