@@ -125,6 +125,8 @@ export interface ReserveReply<T> {
   nextDueInMs: number;
   /** The topic (partition) is paused: nothing was leased. */
   paused: boolean;
+  /** A rate limit (rateLimit or groupRateLimit) is set: the messages leased count as started now. */
+  rateLimited: boolean;
   /** One ack.lua flag per lease acked in the same call (1 acked, 0 stale, 2 already gone). */
   ackFlags: number[];
   messages: ReservedMessage<T>[];
@@ -133,8 +135,8 @@ export interface ReserveReply<T> {
 }
 
 /**
- * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, n, n ack flags, then per
- * message its id and '<token> <body>' }`.
+ * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, rateLimited (0 or 1), n,
+ * n ack flags, then per message its id and '<token> <body>' }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -142,12 +144,12 @@ export function decodeReserveReply<T>(
   defaultMaxAttempts: number,
 ): ReserveReply<T> {
   const deadline = Number(reply[2]);
-  const ackCount = Number(reply[3]);
+  const ackCount = Number(reply[4]);
   const ackFlags = new Array<number>(ackCount);
-  for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[4 + i]);
+  for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[5 + i]);
   const messages: ReservedMessage<T>[] = [];
   const unreadable: ReserveReply<T>['unreadable'] = [];
-  for (let i = 4 + ackCount; i < reply.length; i += 2) {
+  for (let i = 5 + ackCount; i < reply.length; i += 2) {
     const id = String(reply[i]);
     const leased = String(reply[i + 1]);
     const space = leased.indexOf(' ');
@@ -167,6 +169,7 @@ export function decodeReserveReply<T>(
     serverNow: Number(reply[0]),
     nextDueInMs: paused ? -1 : nextDueInMs,
     paused,
+    rateLimited: reply[3] === 1,
     ackFlags,
     messages,
     unreadable,

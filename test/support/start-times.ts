@@ -32,3 +32,19 @@ export function maxStartsInAnyInterval(times: readonly number[], perMs: number):
 export function leastSpanMs(count: number, max: number, perMs: number): number {
   return Math.floor((count - 1) / max) * perMs;
 }
+
+/**
+ * The dispatch allowance of a rate window (rate_span in lib/engine/lua/prelude-flow.lua): a
+ * window's starts begin perMs + this after the previous window's first, so handlers that start up
+ * to this much later than their reserve still see at most max in any perMs.
+ */
+export function dispatchAllowanceMs(perMs: number): number {
+  return Math.ceil((perMs * 3) / 100);
+}
+
+/** Each handler's start less its reserve's (same machine, one clock): the least, the median, the 99th percentile, the most. */
+export function dispatchDelays(handler: readonly number[], server: readonly number[]): Record<string, number> {
+  const delays = handler.map((at, i) => at - server[i]).sort((a, b) => a - b);
+  const at = (q: number) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))];
+  return { min: delays[0], p50: at(0.5), p99: at(0.99), max: delays[delays.length - 1] };
+}

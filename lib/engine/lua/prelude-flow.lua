@@ -103,31 +103,40 @@ local function leases_ended(ids)
 end
 
 -- Rate limits hold in every interval: a field ('' is the topic, else a group) may start n more
--- at `now` iff at most max - n of its starts lie in (now - perMs, now]. Then no half-open
--- interval [t, t + perMs) holds more than max: its last start saw all the earlier ones in its
--- window. rateLog (scores 0) keeps each field's starts of its last window as members
+-- at `now` iff at most max - n of its starts lie in (now - span, now], span >= perMs (rate_span).
+-- Then no half-open interval [t, t + span) holds more than max: its last start saw all the
+-- earlier ones in its window. rateLog (scores 0) keeps each field's starts of its last window as members
 -- '<field>\0<start ms>\0<started before>\0<started after>' (numbers 15 digits but the last),
 -- one member per reserve however many it started, in start order: the field's starts in its
 -- window are the last member's total less the first's. rateLast (field -> ms of its last
 -- start) lets reserve drop the members of fields that went quiet.
+
+-- A rate window is perMs plus a dispatch allowance of ceil(perMs * 3 / 100) ms: a field may start
+-- n more iff at most max - n of its starts lie in (now - span, now]. So a window's starts begin
+-- perMs + allowance after the first of the window before: a handler may start up to the
+-- allowance later than the reserve that started it (the reply's trip, a busy event loop) and the
+-- handlers' own clocks still see at most max in any perMs. It costs 3 % of the rate.
+local function rate_span(per_ms)
+  return per_ms + math.ceil(per_ms * 3 / 100)
+end
 
 -- The fields' range bounds in rateLog ('[' first, '(' past the last).
 local function rate_range(field)
   return '[' .. field .. '\0', '(' .. field .. '\1'
 end
 
--- Drops `field`'s starts before (now - per_ms, now]; returns how many are left and when the
+-- Drops `field`'s starts before (now - span, now]; returns how many are left and when the
 -- first of them leaves the window (nil when none is left).
-local function rate_window(field, per_ms, now)
+local function rate_window(field, span, now)
   local from, to = rate_range(field)
-  redis.call('ZREMRANGEBYLEX', K.rateLog, from, '(' .. field .. '\0' .. string.format('%015d', now - per_ms + 1))
+  redis.call('ZREMRANGEBYLEX', K.rateLog, from, '(' .. field .. '\0' .. string.format('%015d', now - span + 1))
   local first = redis.call('ZRANGE', K.rateLog, from, to, 'BYLEX', 'LIMIT', 0, 1)[1]
   if not first then
     return 0, nil
   end
   local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
   local start, before = string.match(first, '%z(%d+)%z(%d+)%z%d+$')
-  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + per_ms
+  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span
 end
 
 -- Records `n` starts of `field` at `now` (never before its last one: a server clock that steps
@@ -161,7 +170,7 @@ end
 
 -- The longest rate window of `limits` (ms): how long rateLog must keep a start.
 local function rate_keep_ms(limits)
-  return math.max(limits.rw or 0, limits.gw or 0)
+  return rate_span(math.max(limits.rw or 0, limits.gw or 0))
 end
 
 -- Starts up to `count` grouped messages, one per turn, lowest turn first; a group at its rate
@@ -179,7 +188,7 @@ local function start_grouped(count, limits, now)
       local member = group_head(group)
       local used, opens = 0, nil
       if member and limits.gm then
-        used, opens = rate_window(group, limits.gw, now)
+        used, opens = rate_window(group, rate_span(limits.gw), now)
       end
       if member and limits.gm and used >= limits.gm then
         groups_held = true
@@ -244,10 +253,11 @@ local function flow_room(count, limits, now)
     end
   end
   if limits.rm then
-    local used, first_leaves = rate_window('', limits.rw, now)
-    -- None in the window yet: what this call starts opens the next room, at now + perMs.
+    local span = rate_span(limits.rw)
+    local used, first_leaves = rate_window('', span, now)
+    -- None in the window yet: what this call starts opens the next room, at now + span.
     if limits.rm - used < room then
-      room, opens = math.max(limits.rm - used, 0), first_leaves or now + limits.rw
+      room, opens = math.max(limits.rm - used, 0), first_leaves or now + span
     end
   end
   return room, opens

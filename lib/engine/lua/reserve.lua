@@ -51,7 +51,8 @@
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, n, n ack flags (as ack returns them),
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
+--          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
 --          then per leased message its id and '<token> <body>' (the token, <sequence>.<attempt>,
 --          has no space; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
@@ -154,7 +155,7 @@ local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWa
 if #ARGV == 6 and not flow then
   local now = now_ms()
   if paused then
-    return { now, -2, now + lease_ms, 0 }
+    return { now, -2, now + lease_ms, 0, 0 }
   end
   local ready = redis.pcall('LLEN', K.ready)
   if ready == 0 then
@@ -167,7 +168,7 @@ if #ARGV == 6 and not flow then
     local next_lease = tonumber(first_lease[2]) or math.huge
     if next_delayed > now and next_lease > now then
       local next_due = math.min(next_delayed, next_lease)
-      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0 }
+      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0, 0 }
     end
   end
 end
@@ -199,7 +200,7 @@ if ready_expired(now, max_moves) then
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline, #acked }
+local out = { now, -1, deadline, (limits.rm or limits.gm) and 1 or 0, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
