@@ -8,7 +8,7 @@ import {
   useRedis,
   type TestClient,
 } from '../support/queue-fixture';
-import { leastSpanMs, maxStartsInAnyInterval } from '../support/start-times';
+import { dispatchAllowanceMs, dispatchDelays, leastSpanMs, maxStartsInAnyInterval } from '../support/start-times';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,6 +57,25 @@ describe('fleet-wide limits', () => {
     expect(maxStartsInAnyInterval(run.serverStarts, 1_000)).toBe(10);
     expect(run.attempts).toEqual([1]);
     expectNearTheLimit(run, 10, 1_000);
+  });
+
+  it("rateLimit holds on the handlers' clocks too: their starts across services keep max in every perMs", async () => {
+    const topic = uniqueTopic();
+    const services = [await fx.service(), await fx.service(), await fx.service()];
+    await services[0].setLimits(topic, { rateLimit: { max: 20, perMs: 1_000 } });
+    const run = await rateRun(fx.redis, services, topic, 5 * 20, () => undefined);
+    const allowance = dispatchAllowanceMs(1_000);
+    // On the server clock a window's starts begin perMs + allowance after the last one's first.
+    expect(maxStartsInAnyInterval(run.serverStarts, 1_000 + allowance)).toBe(20);
+    // A handler starts later than its reserve by the reply's trip and the event loop's delay
+    // (measured: one clock on one machine). While those delays differ by at most the allowance,
+    // the handlers see at most max in any perMs; a busy machine's larger spread shortens the
+    // interval that holds by the excess, and no more.
+    const delays = dispatchDelays(run.handlerStarts, run.serverStarts);
+    const excess = Math.max(0, delays.max - delays.min - allowance);
+    expect(maxStartsInAnyInterval(run.handlerStarts, 1_000 - excess)).toBeLessThanOrEqual(20);
+    expect(run.attempts).toEqual([1]);
+    expectNearTheLimit(run, 20, 1_000);
   });
 
   it('rateLimit on a partitioned topic: the partitions share the limit in every interval', async () => {
@@ -274,12 +293,15 @@ describe('fleet-wide limits', () => {
 /** What rateRun saw: each delivery's start on the server clock, its group and the attempts seen. */
 interface RateRun {
   serverStarts: number[];
+  /** The same starts as their handlers saw them (Date.now() at the handler's start). */
+  handlerStarts: number[];
   groups: (string | undefined)[];
   attempts: number[];
   /** Scripts run from the release to the last start (reserves, acks, heartbeats of every service). */
   scriptCalls: number;
-  /** How many services consumed. */
+  /** How many services consumed, and how many messages they started in all. */
   services: number;
+  started: number;
   /** The worst event-loop delay of this process during the run (ms): its consumers' timers were late by up to that. */
   loopDelayMs: number;
 }
@@ -303,13 +325,15 @@ async function rateRun(
     topic,
     Array.from({ length: count }, (_, n) => ({ payload: n, group: groupOf(n) })),
   );
-  const handled = new Map<string, { enqueuedAt: number; group?: string }>();
+  const handled = new Map<string, { at: number; enqueuedAt: number; group?: string }>();
   const run: RateRun = {
     serverStarts: [],
+    handlerStarts: [],
     groups: [],
     attempts: [],
     scriptCalls: 0,
     services: services.length,
+    started: count,
     loopDelayMs: 0,
   };
   const subscriptions = services.map((service) =>
@@ -317,6 +341,7 @@ async function rateRun(
       const start = event.type === 'acked' ? handled.get(event.id!) : undefined;
       if (!start || event.topic !== topic) return;
       run.serverStarts.push(start.enqueuedAt + event.waitMs!);
+      run.handlerStarts.push(start.at);
       run.groups.push(start.group);
     }),
   );
@@ -326,7 +351,7 @@ async function rateRun(
       topic,
       (_payload, context) => {
         attempts.add(context.attempt);
-        handled.set(context.id, { enqueuedAt: context.enqueuedAt, group: context.group });
+        handled.set(context.id, { at: Date.now(), enqueuedAt: context.enqueuedAt, group: context.group });
       },
       { concurrency: 4 },
     );
@@ -360,7 +385,10 @@ function expectNearTheLimit(run: RateRun, max: number, perMs: number): void {
   const span = Math.max(...starts) - Math.min(...starts);
   const waits = Math.floor((starts.length - 1) / max);
   // Waiting costs no polling: a few calls per service for each time the limit opens (a poll
-  // every 20 ms would be hundreds).
-  expect(run.scriptCalls).toBeLessThanOrEqual((waits + 1) * run.services * 4);
+  // every 20 ms would be hundreds a service), besides the work: under a rate limit a reserve
+  // takes only what its free slots start at once (nothing waits in a prefetch), so each start
+  // may cost its own reserve and its own ack call.
+  const work = 2 * run.started;
+  expect(run.scriptCalls).toBeLessThanOrEqual((waits + 1) * run.services * 4 + work);
   expect(span).toBeLessThanOrEqual(leastSpanMs(starts.length, max, perMs) / 0.95 + waits * run.loopDelayMs);
 }
