@@ -2,7 +2,9 @@ import type { KeepCompletedOptions } from './queue-lookup-api.interface';
 
 /**
  * A rate: at most `max` deliveries start in any interval of `perMs` ms (a sliding window: a start
- * is the reserve that leases the message, on the Redis server's clock).
+ * is the reserve that leases the message, on the Redis server's clock). The window counted is
+ * `perMs + ceil(perMs * 3 / 100)` ms, so handlers that start a little after their reserve keep the
+ * limit on their own clocks too (README, "The rate guarantee").
  */
 export interface RateLimit {
   /** Deliveries that may start in any interval of `perMs` (1-1,000,000). */
