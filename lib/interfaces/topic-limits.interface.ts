@@ -3,7 +3,7 @@ import type { KeepCompletedOptions } from './queue-lookup-api.interface';
 /**
  * A rate: at most `max` deliveries start in any interval of `perMs` ms (a sliding window: a start
  * is the reserve that leases the message, on the Redis server's clock). The window counted is
- * `perMs + ceil(perMs * 3 / 100)` ms, so handlers that start a little after their reserve keep the
+ * `perMs + ceil(perMs * 2 / 100)` ms, so handlers that start a little after their reserve keep the
  * limit on their own clocks too (README, "The rate guarantee").
  */
 export interface RateLimit {

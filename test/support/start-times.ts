@@ -39,7 +39,7 @@ export function leastSpanMs(count: number, max: number, perMs: number): number {
  * to this much later than their reserve still see at most max in any perMs.
  */
 export function dispatchAllowanceMs(perMs: number): number {
-  return Math.ceil((perMs * 3) / 100);
+  return Math.ceil((perMs * 2) / 100);
 }
 
 /** Each handler's start less its reserve's (same machine, one clock): the least, the median, the 99th percentile, the most. */

@@ -111,13 +111,13 @@ end
 -- window are the last member's total less the first's. rateLast (field -> ms of its last
 -- start) lets reserve drop the members of fields that went quiet.
 
--- A rate window is perMs plus a dispatch allowance of ceil(perMs * 3 / 100) ms: a field may start
+-- A rate window is perMs plus a dispatch allowance of ceil(perMs * 2 / 100) ms: a field may start
 -- n more iff at most max - n of its starts lie in (now - span, now]. So a window's starts begin
 -- perMs + allowance after the first of the window before: a handler may start up to the
 -- allowance later than the reserve that started it (the reply's trip, a busy event loop) and the
--- handlers' own clocks still see at most max in any perMs. It costs 3 % of the rate.
+-- handlers' own clocks still see at most max in any perMs. It costs 2 % of the rate.
 local function rate_span(per_ms)
-  return per_ms + math.ceil(per_ms * 3 / 100)
+  return per_ms + math.ceil(per_ms * 2 / 100)
 end
 
 -- The fields' range bounds in rateLog ('[' first, '(' past the last).
