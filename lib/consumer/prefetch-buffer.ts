@@ -14,6 +14,8 @@ export class PrefetchBuffer<T> {
   private stale = 0;
   /** Moving average of handler run time in ms; Infinity until one has finished. */
   private handlerMs = Infinity;
+  /** A rate limit counts a message as started when it is reserved: then none may wait here. */
+  private rateLimited = false;
 
   constructor(
     private readonly concurrency: number,
@@ -26,7 +28,17 @@ export class PrefetchBuffer<T> {
 
   /** How many messages to hold beyond the running handlers: about PREFETCH_MS of work. */
   get target(): number {
+    if (this.rateLimited) return 0;
     return Math.min(this.batchSize, Math.floor((this.concurrency * PREFETCH_MS) / this.handlerMs));
+  }
+
+  /**
+   * What the last reserve said of the topic's rate limit. Once one is set, the messages waiting
+   * here are returned to hand back: started late, they would crowd the next window's handlers.
+   */
+  rateLimit(limited: boolean): ReservedMessage<T>[] {
+    this.rateLimited = limited;
+    return limited ? this.takeAll() : [];
   }
 
   add(message: ReservedMessage<T>): void {

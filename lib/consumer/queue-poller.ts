@@ -156,10 +156,14 @@ export class QueuePoller<T> implements QueueConsumer {
         this.drained = { nextDueInMs: -1 };
         return;
       }
+      // Under a rate limit a message starts now or goes back: its start was counted at the reserve.
+      const late = this.buffer.rateLimit(reserved.rateLimited);
       for (const message of messages) {
         if (this.keeper.running < this.settings.concurrency) this.keeper.run(message);
+        else if (reserved.rateLimited) late.push(message);
         else this.buffer.add(message);
       }
+      if (late.length > 0) this.keeper.handBack(late);
       this.drained = this.partitions.report(partition, messages.length < count, nextDueInMs);
       if (messages.length === count) this.probing = false;
     } catch (error) {

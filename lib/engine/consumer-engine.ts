@@ -20,6 +20,11 @@ export interface ReserveResult<T> {
   nextDueInMs: number;
   /** The topic is paused: nothing was leased, and nothing will be until a resume wakes the consumer. */
   paused: boolean;
+  /**
+   * A rate limit is set: each message leased counts as started at the reserve, so the consumer
+   * starts it at once and keeps none waiting for a slot (its handler would start late).
+   */
+  rateLimited: boolean;
   /** One flag per lease acked in the same call: true acked, false not (stale or gone). */
   acked: boolean[];
   /** Leased messages whose bodies could not be read: they went to the dead letters as `malformed`. */

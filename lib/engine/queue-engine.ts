@@ -172,8 +172,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.scripts.wakeHome(layout).catch(() => undefined);
     }
-    const { messages, nextDueInMs, paused } = reply;
-    return { messages, nextDueInMs, paused, acked, buried };
+    const { messages, nextDueInMs, paused, rateLimited } = reply;
+    return { messages, nextDueInMs, paused, rateLimited, acked, buried };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */
@@ -187,7 +187,7 @@ export class QueueEngine implements ConsumerEngine {
       buried.push(...batch.buried);
       if (batch.messages.length > 0) return { ...batch, buried };
     }
-    return { messages: [], nextDueInMs: -1, paused: false, buried };
+    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried };
   }
 
   /** Sends leased messages straight to the dead letters with `reason`, each while its lease holds; one flag per lease. */

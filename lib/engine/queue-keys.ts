@@ -92,7 +92,14 @@ export interface QueueKeys {
   groupSequence: string;
   /** HASH of the fleet-wide limits (c, rm, rw, gm, gw, gc). */
   limits: string;
-  /** HASH '' (the topic) or group -> `<window start>:<starts>` of its rate window. */
+  /**
+   * ZSET, scores 0: the starts in the current rate window of the topic ('') and of each group,
+   * as `<field>\0<start ms>\0<started before>\0<started after>` (see lua/prelude-flow.lua).
+   */
+  rateLog: string;
+  /** ZSET '' (the topic) or group -> ms of its last start in rateLog (so quiet ones are dropped). */
+  rateLast: string;
+  /** HASH of the fixed rate windows of earlier versions (no longer read): setLimits deletes it. */
   rateWindows: string;
   /** STRING present, with a TTL, while `rateLimited` holds the topic. */
   held: string;
@@ -123,7 +130,8 @@ export const FLOW_CONTROL_KEYS = [
   'groupHeld',
   'groupSequence',
   'limits',
-  'rateWindows',
+  'rateLog',
+  'rateLast',
   'held',
 ] as const;
 
@@ -174,6 +182,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupHeld: `${tag}:group-held`,
     groupSequence: `${tag}:group-sequence`,
     limits: `${tag}:limits`,
+    rateLog: `${tag}:rate-log`,
+    rateLast: `${tag}:rate-last`,
     rateWindows: `${tag}:rate-windows`,
     held: `${tag}:held`,
     cancelled: `${tag}:cancelled`,

@@ -182,7 +182,11 @@ export const QUEUE_SCRIPTS = {
     keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS, 'retryDue'],
     uses: ['flow'],
   },
-  limitsSet: { file: 'limits-set.lua', operation: 'set limits', keys: ['limits', 'wake'] },
+  limitsSet: {
+    file: 'limits-set.lua',
+    operation: 'set limits',
+    keys: ['limits', 'wake', 'rateLog', 'rateLast', 'rateWindows'],
+  },
   limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },
   // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {

@@ -171,6 +171,8 @@ export interface ReserveReply<T> {
   nextDueInMs: number;
   /** The topic (partition) is paused: nothing was leased. */
   paused: boolean;
+  /** A rate limit (rateLimit or groupRateLimit) is set: the messages leased count as started now. */
+  rateLimited: boolean;
   /** One ack.lua flag per lease acked in the same call (1 acked, 0 stale, 2 already gone). */
   ackFlags: number[];
   messages: ReservedMessage<T>[];
@@ -179,9 +181,9 @@ export interface ReserveReply<T> {
 }
 
 /**
- * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, n, n ack flags, then per
- * message its id and '<token> <body>', or '<token> <due> <body>' for a retry (a body, a JSON
- * object, never starts with a digit) }`.
+ * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, rateLimited (0 or 1), n,
+ * n ack flags, then per message its id and '<token> <body>', or '<token> <due> <body>' for a
+ * retry (a body, a JSON object, never starts with a digit) }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -189,12 +191,12 @@ export function decodeReserveReply<T>(
   defaultMaxAttempts: number,
 ): ReserveReply<T> {
   const deadline = Number(reply[2]);
-  const ackCount = Number(reply[3]);
+  const ackCount = Number(reply[4]);
   const ackFlags = new Array<number>(ackCount);
-  for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[4 + i]);
+  for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[5 + i]);
   const messages: ReservedMessage<T>[] = [];
   const unreadable: ReserveReply<T>['unreadable'] = [];
-  for (let i = 4 + ackCount; i < reply.length; i += 2) {
+  for (let i = 5 + ackCount; i < reply.length; i += 2) {
     const id = String(reply[i]);
     const leased = String(reply[i + 1]);
     const space = leased.indexOf(' ');
@@ -221,6 +223,7 @@ export function decodeReserveReply<T>(
     serverNow: Number(reply[0]),
     nextDueInMs: paused ? -1 : nextDueInMs,
     paused,
+    rateLimited: reply[3] === 1,
     ackFlags,
     messages,
     unreadable,

@@ -1,17 +1,22 @@
 import type { KeepCompletedOptions } from './queue-lookup-api.interface';
 
-/** A rate: at most `max` deliveries start in each window of `perMs` ms (fixed windows, Redis server clock). */
+/**
+ * A rate: at most `max` deliveries start in any interval of `perMs` ms (a sliding window: a start
+ * is the reserve that leases the message, on the Redis server's clock). The window counted is
+ * `perMs + ceil(perMs * 2 / 100)` ms, so handlers that start a little after their reserve keep the
+ * limit on their own clocks too (README, "The rate guarantee").
+ */
 export interface RateLimit {
-  /** Deliveries that may start per window (1-1,000,000). */
+  /** Deliveries that may start in any interval of `perMs` (1-1,000,000). */
   max: number;
-  /** The window's length in ms (10 to 86,400,000). */
+  /** The interval's length in ms (10 to 86,400,000). */
   perMs: number;
 }
 
 /**
  * Fleet-wide limits of one topic, kept in Redis so that every consumer, in every process,
  * obeys the same. Messages over a limit are not taken and no attempt is counted; consumers
- * wait for the limit to open (an ack, or the end of a rate window) without polling.
+ * wait for the limit to open (an ack, or the moment a rate allows the next start) without polling.
  */
 export interface TopicLimits {
   /**
@@ -20,9 +25,9 @@ export interface TopicLimits {
    * least the partition count).
    */
   globalConcurrency?: number;
-  /** At most `max` deliveries start per `perMs` across all consumers (shared out over partitions like globalConcurrency). */
+  /** At most `max` deliveries start in any interval of `perMs`, across all consumers (shared out over partitions like globalConcurrency). */
   rateLimit?: RateLimit;
-  /** The same per ordered group: a group over its rate is held until its window ends; the others go on. */
+  /** The same per ordered group: a group at its rate is held until its oldest start in the interval leaves it; the others go on. */
   groupRateLimit?: RateLimit;
   /**
    * Messages of one ordered group in flight at once (1-1,000): 1 keeps push order; more where

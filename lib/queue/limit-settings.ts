@@ -2,6 +2,9 @@ import { InvalidOptionError } from '../errors';
 import type { RateLimit, TopicLimits } from '../interfaces';
 import { assertBounded, assertOptionalBounded } from './validation';
 
+/** The options of TopicLimits, the only keys setLimits takes. */
+const LIMIT_KEYS: readonly string[] = ['globalConcurrency', 'rateLimit', 'groupRateLimit', 'groupConcurrency'];
+
 /** The limit options of a topic, handler or consume() call, if any is set. */
 export function pickLimits(options: TopicLimits | undefined): TopicLimits | undefined {
   if (!options) return undefined;
@@ -23,10 +26,31 @@ export function assertTopicLimits(limits: unknown, prefix = ''): asserts limits 
   assertRate(groupRateLimit, `${prefix}groupRateLimit`);
 }
 
+/**
+ * Checks setLimits' argument: limits alone, in a plain object. An array, a Date, a class
+ * instance or a misspelt key would otherwise read as "no limits" and delete them.
+ */
+export function assertLimitsArgument(limits: unknown): asserts limits is TopicLimits {
+  if (!isPlainObject(limits)) {
+    throw new InvalidOptionError('limits', limits, 'a plain object { globalConcurrency?, rateLimit?, ... }, or null');
+  }
+  const unknown = Object.keys(limits).find((key) => !LIMIT_KEYS.includes(key));
+  if (unknown !== undefined) {
+    throw new InvalidOptionError(`limits.${unknown}`, limits[unknown], `one of ${LIMIT_KEYS.join(', ')}`);
+  }
+  assertTopicLimits(limits);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 function assertRate(rate: RateLimit | undefined, label: string): void {
   if (rate === undefined) return;
-  if (typeof rate !== 'object' || rate === null) {
-    throw new InvalidOptionError(label, rate, 'an object { max, perMs }');
+  if (!isPlainObject(rate) || Object.keys(rate).some((key) => key !== 'max' && key !== 'perMs')) {
+    throw new InvalidOptionError(label, rate, 'a plain object { max, perMs }');
   }
   assertBounded('rateMax', rate.max, `${label}.max`);
   assertBounded('ratePerMs', rate.perMs, `${label}.perMs`);

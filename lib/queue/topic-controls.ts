@@ -1,6 +1,6 @@
 import { assertShareable } from '../engine/topic-limits';
 import type { TopicLimits } from '../interfaces';
-import { assertTopicLimits, pickLimits } from './limit-settings';
+import { assertLimitsArgument, pickLimits } from './limit-settings';
 import type { QueueCore } from './queue-core';
 import { assertTopic } from './validation';
 
@@ -24,7 +24,7 @@ export class TopicControls {
     await this.core.call('set limits', topic, () => {
       assertTopic(topic);
       if (limits !== null) {
-        assertTopicLimits(limits);
+        assertLimitsArgument(limits);
         assertShareable(limits, engine.partitionCount(topic));
       }
       return engine.limits.set(topic, limits && (pickLimits(limits) ?? null));

@@ -1,9 +1,18 @@
-import { InvalidOptionError, RateLimitedError, type MessageContext } from '../../lib';
-import { commandCounts, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { InvalidOptionError, RateLimitedError, type MessageContext, type RedisAckQueueService } from '../../lib';
+import {
+  commandCounts,
+  eventually,
+  snapshotTopic,
+  uniqueTopic,
+  useRedis,
+  type TestClient,
+} from '../support/queue-fixture';
+import { dispatchAllowanceMs, dispatchDelays, leastSpanMs, maxStartsInAnyInterval } from '../support/start-times';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Handler starts (local clock, the same host's as Redis') and how many ran at once. */
+/** Handler starts (local clock) and how many ran at once. */
 class Starts {
   readonly at: number[] = [];
   running = 0;
@@ -14,13 +23,6 @@ class Starts {
     this.maxRunning = Math.max(this.maxRunning, ++this.running);
     await sleep(holdMs);
     this.running--;
-  }
-
-  /** The most starts in one fixed window of `perMs`, aligned as the server aligns them. */
-  maxPerWindow(perMs: number): number {
-    const windows = new Map<number, number>();
-    for (const t of this.at) windows.set(Math.floor(t / perMs), (windows.get(Math.floor(t / perMs)) ?? 0) + 1);
-    return Math.max(...windows.values());
   }
 }
 
@@ -47,23 +49,56 @@ describe('fleet-wide limits', () => {
     expect(await a.stats(topic)).toMatchObject({ ready: 0, leased: 0, dead: 0 });
   });
 
-  it('rateLimit starts at most max deliveries per window across consumers, and no more slowly than asked', async () => {
+  it('rateLimit holds in every interval of perMs across services, at 95 % of the limit or more', async () => {
     const topic = uniqueTopic();
-    const [a, b] = [await fx.service(), await fx.service()];
-    await a.setLimits(topic, { rateLimit: { max: 10, perMs: 250 } });
-    await a.pushMany(
-      topic,
-      Array.from({ length: 40 }, (_, n) => ({ payload: n })),
-    );
-    const starts = new Starts();
-    const startedAt = Date.now();
-    a.consume(topic, () => starts.run(1), { concurrency: 8 });
-    b.consume(topic, () => starts.run(1), { concurrency: 8 });
-    await eventually(() => starts.at.length === 40);
-    expect(starts.maxPerWindow(250)).toBeLessThanOrEqual(10);
-    // 40 at 10 per 250 ms: the fourth window at the earliest, and not much later.
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(500);
-    expect(Date.now() - startedAt).toBeLessThan(2_500);
+    const services = [await fx.service(), await fx.service(), await fx.service()];
+    await services[0].setLimits(topic, { rateLimit: { max: 10, perMs: 1_000 } });
+    const run = await rateRun(fx.redis, services, topic, 70, () => undefined);
+    expect(maxStartsInAnyInterval(run.serverStarts, 1_000)).toBe(10);
+    expect(run.attempts).toEqual([1]);
+    expectNearTheLimit(run, 10, 1_000);
+  });
+
+  it("rateLimit holds on the handlers' clocks too: their starts across services keep max in every perMs", async () => {
+    const topic = uniqueTopic();
+    const services = [await fx.service(), await fx.service(), await fx.service()];
+    await services[0].setLimits(topic, { rateLimit: { max: 20, perMs: 1_000 } });
+    const run = await rateRun(fx.redis, services, topic, 5 * 20, () => undefined);
+    const allowance = dispatchAllowanceMs(1_000);
+    // On the server clock a window's starts begin perMs + allowance after the last one's first.
+    expect(maxStartsInAnyInterval(run.serverStarts, 1_000 + allowance)).toBe(20);
+    // A handler starts later than its reserve by the reply's trip and the event loop's delay
+    // (measured: one clock on one machine). While those delays differ by at most the allowance,
+    // the handlers see at most max in any perMs; a busy machine's larger spread shortens the
+    // interval that holds by the excess, and no more.
+    const delays = dispatchDelays(run.handlerStarts, run.serverStarts);
+    const excess = Math.max(0, delays.max - delays.min - allowance);
+    expect(maxStartsInAnyInterval(run.handlerStarts, 1_000 - excess)).toBeLessThanOrEqual(20);
+    expect(run.attempts).toEqual([1]);
+    expectNearTheLimit(run, 20, 1_000);
+  });
+
+  it('rateLimit on a partitioned topic: the partitions share the limit in every interval', async () => {
+    const topic = uniqueTopic();
+    const layout = { topics: { [topic]: { partitions: 2 } } };
+    const services = [await fx.service(layout), await fx.service(layout)];
+    await services[0].setLimits(topic, { rateLimit: { max: 10, perMs: 1_000 } });
+    const run = await rateRun(fx.redis, services, topic, 60, () => undefined);
+    expect(maxStartsInAnyInterval(run.serverStarts, 1_000)).toBeLessThanOrEqual(10);
+    expect(run.attempts).toEqual([1]);
+  });
+
+  it('groupRateLimit holds each group in every interval of perMs, at 95 % of the limit or more', async () => {
+    const topic = uniqueTopic();
+    const services = [await fx.service(), await fx.service()];
+    await services[0].setLimits(topic, { groupRateLimit: { max: 3, perMs: 1_000 }, groupConcurrency: 10 });
+    const run = await rateRun(fx.redis, services, topic, 2 * 19, (n) => (n % 2 === 0 ? 'a' : 'b'));
+    for (const group of ['a', 'b']) {
+      const starts = run.serverStarts.filter((_, i) => run.groups[i] === group);
+      expect(maxStartsInAnyInterval(starts, 1_000)).toBe(3);
+      expectNearTheLimit({ ...run, serverStarts: starts }, 3, 1_000);
+    }
+    expect(run.attempts).toEqual([1]);
   });
 
   it('groupRateLimit holds a group over its rate while the other groups go on', async () => {
@@ -82,7 +117,29 @@ describe('fleet-wide limits', () => {
     await eventually(() => calm.at.length === 2);
     expect(busy.at.length).toBeLessThanOrEqual(2);
     await eventually(() => busy.at.length === 6);
-    expect(busy.maxPerWindow(400)).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps only the starts of the current windows: quiet groups are dropped, removed limits leave nothing', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    const [log, last] = [`{ackq:${topic}}:rate-log`, `{ackq:${topic}}:rate-last`];
+    await queue.setLimits(topic, { rateLimit: { max: 100, perMs: 300 }, groupRateLimit: { max: 5, perMs: 300 } });
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 40 }, (_, n) => ({ payload: n, group: `g${n}` })),
+    );
+    let handled = 0;
+    queue.consume(topic, () => void handled++, { concurrency: 8 });
+    await eventually(() => handled === 40);
+    expect(await fx.redis.zcard(last)).toBe(41);
+    // Once every window ended, the next start finds the 40 quiet groups and drops them.
+    await sleep(350);
+    await queue.push(topic, 'later', { group: 'g-later' });
+    await eventually(() => handled === 41);
+    expect(await fx.redis.zrange(last, '0', '-1')).toEqual(['', 'g-later']);
+    expect(await fx.redis.zcard(log)).toBe(2);
+    await queue.setLimits(topic, null);
+    expect(await fx.redis.exists(log, last)).toBe(0);
   });
 
   it('rateLimited holds the topic (or the group) without counting the attempt', async () => {
@@ -174,6 +231,38 @@ describe('fleet-wide limits', () => {
     expect((after.evalsha ?? 0) - (before.evalsha ?? 0)).toBeLessThan(5);
   });
 
+  it('setLimits refuses anything but a plain object of known limits (or null) before writing anything', async () => {
+    const topic = uniqueTopic();
+    const queue = await fx.service();
+    const set = { globalConcurrency: 3, rateLimit: { max: 10, perMs: 1_000 } };
+    await queue.setLimits(topic, set);
+    const before = await snapshotTopic(fx.redis, topic);
+    class Limits {
+      globalConcurrency = 2;
+    }
+    const bad: unknown[] = [
+      [],
+      new Date(),
+      { globalConcurency: 5 },
+      new Limits(),
+      Object.create({ globalConcurrency: 2 }),
+      new Map([['globalConcurrency', 2]]),
+      undefined,
+      'none',
+      { rateLimit: new Date() },
+      { rateLimit: { max: 5, perMs: 100, burst: 1 } },
+      { groupRateLimit: [5, 100] },
+    ];
+    for (const limits of bad) {
+      await expect(queue.setLimits(topic, limits as never)).rejects.toThrow(InvalidOptionError);
+    }
+    await expect(queue.setLimits(topic, { globalConcurency: 5 } as never)).rejects.toThrow(/globalConcurency/);
+    expect(await queue.limits(topic)).toEqual(set);
+    expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    await queue.setLimits(topic, null);
+    expect(await queue.limits(topic)).toEqual({});
+  });
+
   it('refuses bad limits with a typed error, writing nothing', async () => {
     const topic = uniqueTopic();
     const queue = await fx.service();
@@ -200,3 +289,106 @@ describe('fleet-wide limits', () => {
     expect(await wide.limits(partitioned)).toEqual({});
   });
 });
+
+/** What rateRun saw: each delivery's start on the server clock, its group and the attempts seen. */
+interface RateRun {
+  serverStarts: number[];
+  /** The same starts as their handlers saw them (Date.now() at the handler's start). */
+  handlerStarts: number[];
+  groups: (string | undefined)[];
+  attempts: number[];
+  /** Scripts run from the release to the last start (reserves, acks, heartbeats of every service). */
+  scriptCalls: number;
+  /** How many services consumed, and how many messages they started in all. */
+  services: number;
+  started: number;
+  /** The worst event-loop delay of this process during the run (ms): its consumers' timers were late by up to that. */
+  loopDelayMs: number;
+}
+
+/**
+ * Pushes `count` messages (grouped by `groupOf`) to a paused topic and releases them 400 ms before a
+ * window of the server clock ends (aligned to whole seconds, as fixed windows were): a fixed window
+ * then fills at its end and the next one starts at once. Every service consumes; each start is
+ * taken on the server clock from its acked event (see test/support/start-times.ts).
+ */
+async function rateRun(
+  redis: TestClient,
+  services: RedisAckQueueService[],
+  topic: string,
+  count: number,
+  groupOf: (n: number) => string | undefined,
+): Promise<RateRun> {
+  const [first] = services;
+  await first.pause(topic);
+  await first.pushMany(
+    topic,
+    Array.from({ length: count }, (_, n) => ({ payload: n, group: groupOf(n) })),
+  );
+  const handled = new Map<string, { at: number; enqueuedAt: number; group?: string }>();
+  const run: RateRun = {
+    serverStarts: [],
+    handlerStarts: [],
+    groups: [],
+    attempts: [],
+    scriptCalls: 0,
+    services: services.length,
+    started: count,
+    loopDelayMs: 0,
+  };
+  const subscriptions = services.map((service) =>
+    service.events$.subscribe((event) => {
+      const start = event.type === 'acked' ? handled.get(event.id!) : undefined;
+      if (!start || event.topic !== topic) return;
+      run.serverStarts.push(start.enqueuedAt + event.waitMs!);
+      run.handlerStarts.push(start.at);
+      run.groups.push(start.group);
+    }),
+  );
+  const attempts = new Set<number>();
+  for (const service of services) {
+    service.consume(
+      topic,
+      (_payload, context) => {
+        attempts.add(context.attempt);
+        handled.set(context.id, { at: Date.now(), enqueuedAt: context.enqueuedAt, group: context.group });
+      },
+      { concurrency: 4 },
+    );
+  }
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const release = now - (now % 1000) + (now % 1000 < 500 ? 600 : 1600);
+  await sleep(release - now);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const before = await commandCounts(redis);
+  await first.resume(topic);
+  await eventually(() => run.serverStarts.length === count, 60_000);
+  run.scriptCalls = (await commandCounts(redis)).evalsha - before.evalsha;
+  loop.disable();
+  subscriptions.forEach((subscription) => subscription.unsubscribe());
+  // Their idle looks would count in the later tests' command counts.
+  await Promise.all(services.map((service) => service.close()));
+  run.attempts = [...attempts];
+  run.loopDelayMs = loop.max / 1e6;
+  return run;
+}
+
+/**
+ * Starts as fast as the limit lets them: the least span `max` per `perMs` allows from the first
+ * start to the last is at least 95 % of the span seen. A consumer waits for the limit on a timer,
+ * so each wait may also take the worst event-loop delay seen (a busy machine's, not the limit's).
+ */
+function expectNearTheLimit(run: RateRun, max: number, perMs: number): void {
+  const starts = run.serverStarts;
+  const span = Math.max(...starts) - Math.min(...starts);
+  const waits = Math.floor((starts.length - 1) / max);
+  // Waiting costs no polling: a few calls per service for each time the limit opens (a poll
+  // every 20 ms would be hundreds a service), besides the work: under a rate limit a reserve
+  // takes only what its free slots start at once (nothing waits in a prefetch), so each start
+  // may cost its own reserve and its own ack call.
+  const work = 2 * run.started;
+  expect(run.scriptCalls).toBeLessThanOrEqual((waits + 1) * run.services * 4 + work);
+  expect(span).toBeLessThanOrEqual(leastSpanMs(starts.length, max, perMs) / 0.95 + waits * run.loopDelayMs);
+}

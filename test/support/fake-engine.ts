@@ -71,6 +71,8 @@ export class FakeEngine implements ConsumerEngine {
   readonly calls: EngineCall[] = [];
   /** What reserve answers as nextDueInMs. */
   nextDueInMs = -1;
+  /** What reserve answers as rateLimited. */
+  rateLimited = false;
   /** Called when a release or a retry makes work ready (the scripts push a wake token). */
   onReady: (() => void) | undefined;
   private readonly failures: { method: EngineMethod; error: Error }[] = [];
@@ -187,7 +189,14 @@ export class FakeEngine implements ConsumerEngine {
       });
       call.reserved.push(id);
     }
-    return this.answer({ messages, nextDueInMs: this.nextDueInMs, paused: false, acked, buried: [] });
+    return this.answer({
+      messages,
+      nextDueInMs: this.nextDueInMs,
+      paused: false,
+      rateLimited: this.rateLimited,
+      acked,
+      buried: [],
+    });
   }
 
   async settle(action: SettleAction, _topic: string, leases: HeldLease[], leaseMs = 0): Promise<boolean[]> {

@@ -100,6 +100,21 @@ describe('QueuePoller against a fake engine', () => {
     expect(counts.length).toBeLessThanOrEqual(12);
   });
 
+  it('under a rate limit reserves only what can start now: no message waits in a prefetch', async () => {
+    engine.rateLimited = true;
+    engine.push(ids(1, 60));
+    const handled: string[] = [];
+    start(async (payload) => {
+      handled.push(payload);
+      await Promise.resolve();
+    });
+    await engine.until(() => engine.acked.length === 60, 'all 60 acked');
+    expect(handled).toEqual(ids(1, 60));
+    // A rate limit counted each at its reserve: one slot, one message per reserve, none handed back.
+    expect(Math.max(...engine.callsOf('reserve').map((call) => call.count!))).toBe(1);
+    expect(engine.released).toEqual([]);
+  });
+
   it('hands prefetched messages back, in order, once they waited a heartbeat behind a stalled handler', async () => {
     engine.push(ids(1, 10));
     const { handled, handler, release } = stallOn('m2');

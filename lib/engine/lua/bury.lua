@@ -17,7 +17,8 @@
 -- K.groupHeld     ZSET   group -> ms its rate limit holds it until
 -- K.groupSequence STRING counter of group order and turns
 -- K.limits        HASH   fleet-wide limits
--- K.rateWindows   HASH   rate window per topic/group
+-- K.rateLog       ZSET   starts in the current rate window of the topic and each group
+-- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
 -- K.wake          LIST   wake-up token for blocked consumers
 -- ARGV[1] reason        e.g. 'malformed'

@@ -1,17 +1,34 @@
 -- limits-set: replaces the fleet-wide limits of a topic (of one partition of it), which every
--- reserve reads, and wakes a blocked consumer: a limit may have opened.
+-- reserve reads, and wakes a blocked consumer: a limit may have opened. The starts in the rate
+-- windows stay, so a changed limit counts them; without a rate limit they go.
 --
--- K.limits HASH   c: globalConcurrency, rm/rw: rateLimit max/perMs,
---                       gm/gw: groupRateLimit max/perMs, gc: groupConcurrency
--- K.wake   LIST   wake-up token for blocked consumers
+-- K.limits      HASH   c: globalConcurrency, rm/rw: rateLimit max/perMs,
+--                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency
+-- K.wake        LIST   wake-up token for blocked consumers
+-- K.rateLog     ZSET   starts in the current rate windows (prelude-flow.lua has the format)
+-- K.rateLast    ZSET   topic ('') or group -> ms of its last start in rateLog
+-- K.rateWindows HASH   fixed rate windows of earlier versions, deleted
 -- ARGV    pairs: field, value (none: no limit at all)
 -- Returns 1
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-check_types(K.limits, 'hash', K.wake, 'list')
+check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset')
 
-redis.call('DEL', K.limits)
+redis.call('DEL', K.limits, K.rateWindows)
+local keep_ms = 0
+for i = 1, #ARGV, 2 do
+  if ARGV[i] == 'rw' or ARGV[i] == 'gw' then
+    keep_ms = math.max(keep_ms, tonumber(ARGV[i + 1]))
+  end
+end
 if #ARGV > 0 then
   redis.call('HSET', K.limits, unpack(ARGV))
+end
+-- The starts are kept as long as the longest window now in use (reserve renews it).
+if keep_ms > 0 then
+  redis.call('PEXPIRE', K.rateLog, keep_ms)
+  redis.call('PEXPIRE', K.rateLast, keep_ms)
+else
+  redis.call('DEL', K.rateLog, K.rateLast)
 end
 wake()
 return 1

@@ -8,7 +8,7 @@
 -- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds
 -- the groups that can start a message now, served lowest turn first (round robin); groupHeld
 -- (group -> ms) the groups a rate limit holds. limits holds the fleet-wide limits (fields c,
--- rm/rw, gm/gw, gc), rateWindows the starts counted in the current window ('' is the topic).
+-- rm/rw, gm/gw, gc), rateLog and rateEnds the starts in each rate window (see rate_window).
 
 -- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
 -- need only rise from one call to the next, and a command per number cost more than a turn.
@@ -113,22 +113,79 @@ local function leases_ended(ids)
   end
 end
 
--- The starts counted in the current fixed window of `per_ms` (aligned to the server clock) of
--- `field`, and when that window began.
-local function rate_used(field, per_ms, now)
-  local window = now - now % per_ms
-  local start, used = string.match(redis.call('HGET', K.rateWindows, field) or '', '^(%d+):(%d+)$')
-  return tonumber(start) == window and tonumber(used) or 0, window
+-- Rate limits hold in every interval: a field ('' is the topic, else a group) may start n more
+-- at `now` iff at most max - n of its starts lie in (now - span, now], span >= perMs (rate_span).
+-- Then no half-open interval [t, t + span) holds more than max: its last start saw all the
+-- earlier ones in its window. rateLog (scores 0) keeps each field's starts of its last window as members
+-- '<field>\0<start ms>\0<started before>\0<started after>' (numbers 15 digits but the last),
+-- one member per reserve however many it started, in start order: the field's starts in its
+-- window are the last member's total less the first's. rateLast (field -> ms of its last
+-- start) lets reserve drop the members of fields that went quiet.
+
+-- A rate window is perMs plus a dispatch allowance of ceil(perMs * 2 / 100) ms: a field may start
+-- n more iff at most max - n of its starts lie in (now - span, now]. So a window's starts begin
+-- perMs + allowance after the first of the window before: a handler may start up to the
+-- allowance later than the reserve that started it (the reply's trip, a busy event loop) and the
+-- handlers' own clocks still see at most max in any perMs. It costs 2 % of the rate.
+local function rate_span(per_ms)
+  return per_ms + math.ceil(per_ms * 2 / 100)
 end
 
--- Counts `n` starts in the current window of `field`.
-local function rate_use(field, per_ms, now, n)
-  local used, window = rate_used(field, per_ms, now)
-  redis.call('HSET', K.rateWindows, field, string.format('%d:%d', window, used + n))
+-- The fields' range bounds in rateLog ('[' first, '(' past the last).
+local function rate_range(field)
+  return '[' .. field .. '\0', '(' .. field .. '\1'
 end
 
--- Starts up to `count` grouped messages, one per turn, lowest turn first; a group over its
--- rate is held until its window ends. Returns the ids started.
+-- Drops `field`'s starts before (now - span, now]; returns how many are left and when the
+-- first of them leaves the window (nil when none is left).
+local function rate_window(field, span, now)
+  local from, to = rate_range(field)
+  redis.call('ZREMRANGEBYLEX', K.rateLog, from, '(' .. field .. '\0' .. string.format('%015d', now - span + 1))
+  local first = redis.call('ZRANGE', K.rateLog, from, to, 'BYLEX', 'LIMIT', 0, 1)[1]
+  if not first then
+    return 0, nil
+  end
+  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  local start, before = string.match(first, '%z(%d+)%z(%d+)%z%d+$')
+  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span
+end
+
+-- Records `n` starts of `field` at `now` (never before its last one: a server clock that steps
+-- back keeps the order, and only holds starts longer). `keep_ms`: the longest window in use.
+local function rate_record(field, now, n, keep_ms)
+  local from, to = rate_range(field)
+  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  local at, total = now, 0
+  if last then
+    local start, after = string.match(last, '%z(%d+)%z%d+%z(%d+)$')
+    at, total = math.max(now, tonumber(start)), tonumber(after)
+  end
+  redis.call('ZADD', K.rateLog, 0, field .. string.format('\0%015d\0%015d\0%d', at, total, total + n))
+  redis.call('ZADD', K.rateLast, at, field)
+  -- Both go when every window ended: a topic whose limits went leaves nothing behind.
+  redis.call('PEXPIRE', K.rateLog, keep_ms)
+  redis.call('PEXPIRE', K.rateLast, keep_ms)
+end
+
+-- Fields whose last start is older than the longest window in use (at most `max_moves`) leave
+-- rateLog: a group that went quiet keeps nothing.
+local function rate_sweep(now, keep_ms, max_moves)
+  local fields = redis.call('ZRANGE', K.rateLast, '-inf', now - keep_ms, 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #fields > 0 then
+    redis.call('ZREMRANGEBYRANK', K.rateLast, 0, #fields - 1)
+    for _, field in ipairs(fields) do
+      redis.call('ZREMRANGEBYLEX', K.rateLog, rate_range(field))
+    end
+  end
+end
+
+-- The longest rate window of `limits` (ms): how long rateLog must keep a start.
+local function rate_keep_ms(limits)
+  return rate_span(math.max(limits.rw or 0, limits.gw or 0))
+end
+
+-- Starts up to `count` grouped messages, one per turn, lowest turn first; a group at its rate
+-- is held until its first start in the window leaves it. Returns the ids started.
 local function start_grouped(count, limits, now)
   local ids = {}
   local capacity = limits.gc or 1
@@ -140,13 +197,13 @@ local function start_grouped(count, limits, now)
     for i = 1, #turns, 2 do
       local group = turns[i]
       local member = group_head(group)
-      local used, window = 0, 0
+      local used, opens = 0, nil
       if member and limits.gm then
-        used, window = rate_used(group, limits.gw, now)
+        used, opens = rate_window(group, rate_span(limits.gw), now)
       end
       if member and limits.gm and used >= limits.gm then
         groups_held = true
-        redis.call('ZADD', K.groupHeld, window + limits.gw, group)
+        redis.call('ZADD', K.groupHeld, opens, group)
       elseif member then
         local id = string.match(member, '^[^%z]*%z%d+%z(.*)$')
         redis.call('ZREM', K.groupQueue, member)
@@ -154,7 +211,7 @@ local function start_grouped(count, limits, now)
         redis.call('HSET', K.groupActive, id, group)
         local slots = redis.call('HINCRBY', K.groupSlots, group, 1)
         if limits.gm then
-          rate_use(group, limits.gw, now, 1)
+          rate_record(group, now, 1, rate_keep_ms(limits))
         end
         ids[#ids + 1] = id
         offer_turn(group, capacity, slots)
@@ -207,9 +264,11 @@ local function flow_room(count, limits, now)
     end
   end
   if limits.rm then
-    local used, window = rate_used('', limits.rw, now)
+    local span = rate_span(limits.rw)
+    local used, first_leaves = rate_window('', span, now)
+    -- None in the window yet: what this call starts opens the next room, at now + span.
     if limits.rm - used < room then
-      room, opens = math.max(limits.rm - used, 0), window + limits.rw
+      room, opens = math.max(limits.rm - used, 0), first_leaves or now + span
     end
   end
   return room, opens

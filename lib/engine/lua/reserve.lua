@@ -40,7 +40,8 @@
 -- K.groupHeld     ZSET   group -> ms its rate limit holds it until
 -- K.groupSequence STRING counter of group order and turns
 -- K.limits        HASH   fleet-wide limits
--- K.rateWindows   HASH   rate window per topic/group
+-- K.rateLog       ZSET   starts in the current rate window of the topic and each group
+-- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
@@ -51,7 +52,8 @@
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
 -- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, n, n ack flags (as ack returns them),
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
+--          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
 --          then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
 --          became due, ms; two reply items per message, not four, are cheaper to read) }
@@ -162,7 +164,7 @@ local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWa
 if #ARGV == 6 and not flow then
   local now = now_ms()
   if paused then
-    return { now, -2, now + lease_ms, 0 }
+    return { now, -2, now + lease_ms, 0, 0 }
   end
   local ready = redis.pcall('LLEN', K.ready)
   if ready == 0 then
@@ -175,7 +177,7 @@ if #ARGV == 6 and not flow then
     local next_lease = tonumber(first_lease[2]) or math.huge
     if next_delayed > now and next_lease > now then
       local next_due = math.min(next_delayed, next_lease)
-      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0 }
+      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0, 0 }
     end
   end
 end
@@ -185,7 +187,8 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.counters, 'hash', K.retryDue, 'hash')
 if flow then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupActive, 'hash', K.groupSlots, 'hash',
-    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateWindows, 'hash')
+    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
+    K.rateLast, 'zset')
 end
 -- The level LISTs in use, checked before any write; a plain topic has none. (priority and
 -- deferrals are checked by push, nack and ack, which write them.)
@@ -206,7 +209,7 @@ if ready_expired(now, max_moves) then
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline, #acked }
+local out = { now, -1, deadline, (limits.rm or limits.gm) and 1 or 0, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
@@ -214,6 +217,9 @@ end
 local room, opens = paused and 0 or count, math.huge
 if flow and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
+  if limits.rm or limits.gm then
+    rate_sweep(now, rate_keep_ms(limits), max_moves)
+  end
   room, opens = flow_room(count, limits, now)
 end
 local ids = room > 0 and take_ready(room, used, flow, limits, now)
@@ -266,7 +272,7 @@ if ids then
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))
     if limits.rm then
-      rate_use('', limits.rw, now, #lease_args / 2)
+      rate_record('', now, #lease_args / 2, rate_keep_ms(limits))
     end
   end
   -- Work is left: let another blocked consumer help.
