@@ -39,7 +39,7 @@ describe('message codec', () => {
 
   it("reads a retry's due time from a reserve reply, where the script gave one", () => {
     const body = '{"t":1700000000000,"p":1}';
-    const reply = [5, -1, 90, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`, 'c', `5.2  ${body}`];
+    const reply = [5, -1, 90, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`, 'c', `5.2  ${body}`];
     const { messages } = decodeReserveReply('t', reply, 5);
     expect(messages.map((m) => [m.id, m.token, m.attempt, m.dueAt, m.payload])).toEqual([
       ['a', '3.1', 1, undefined, 1],
