@@ -103,6 +103,29 @@ describe('ordered groups', () => {
     for (const group of ['x', 'y', 'z', '-']) expect(firstOf(group)).toBeLessThan(10);
   });
 
+  it('serves groups and ungrouped messages in turn to a consumer reserving one at a time', async () => {
+    // A loaded consumer prefetches nothing and reserves one message per call: the odd place of
+    // each call must go to both kinds in turn, or the deep group starves the ungrouped message.
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, n) => ({ payload: { group: 'deep', n }, group: 'deep' })),
+    );
+    await queue.pushMany(topic, [
+      ...['x', 'y', 'z'].map((group) => ({ payload: { group, n: 0 }, group })),
+      { payload: { group: '-', n: 0 } },
+    ]);
+    const starts: string[] = [];
+    for (let n = 0; n < 5; n++) {
+      const [message] = await queue.reserve<Item>(topic, { count: 1 });
+      starts.push(message.payload.group);
+      await queue.ack(message);
+    }
+    // Five turns: deep's first message and one of each of the others.
+    expect(starts.slice(0, 5).sort()).toEqual(['-', 'deep', 'x', 'y', 'z']);
+  });
+
   it('allows groupConcurrency messages of a group at once', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
