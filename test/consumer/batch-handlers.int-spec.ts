@@ -109,7 +109,10 @@ describe('batch handlers', () => {
   });
 
   it('keeps every lease of a long batch alive, and refuses a foreign message in fail()', async () => {
-    const queue = await fx.service({ leaseMs: 300 });
+    // A batch outliving its leases three times over; a lease long enough that a loaded machine's
+    // stall (a heartbeat comes every third of it) does not lose one: the check is that none lapses.
+    const leaseMs = 1_000;
+    const queue = await fx.service({ leaseMs });
     const topic = uniqueTopic();
     await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }]);
     const events: string[] = [];
@@ -125,7 +128,7 @@ describe('batch handlers', () => {
         } catch (error) {
           refusal = error;
         }
-        await sleep(1_000);
+        await sleep(3.5 * leaseMs);
       },
       { batch: { maxSize: 2, maxWaitMs: 50 } },
     );

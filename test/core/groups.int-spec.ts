@@ -1,5 +1,6 @@
 import { InvalidOptionError, type MessageContext } from '../../lib';
-import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, type TestClient, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { withDelayOutlasting } from '../support/waits';
 
 type Item = { group: string; n: number };
 
@@ -25,6 +26,11 @@ class GroupLog {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function serverNow(redis: TestClient): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
 
 describe('ordered groups', () => {
   const fx = useRedis();
@@ -103,6 +109,29 @@ describe('ordered groups', () => {
     for (const group of ['x', 'y', 'z', '-']) expect(firstOf(group)).toBeLessThan(10);
   });
 
+  it('serves groups and ungrouped messages in turn to a consumer reserving one at a time', async () => {
+    // A loaded consumer prefetches nothing and reserves one message per call: the odd place of
+    // each call must go to both kinds in turn, or the deep group starves the ungrouped message.
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, n) => ({ payload: { group: 'deep', n }, group: 'deep' })),
+    );
+    await queue.pushMany(topic, [
+      ...['x', 'y', 'z'].map((group) => ({ payload: { group, n: 0 }, group })),
+      { payload: { group: '-', n: 0 } },
+    ]);
+    const starts: string[] = [];
+    for (let n = 0; n < 5; n++) {
+      const [message] = await queue.reserve<Item>(topic, { count: 1 });
+      starts.push(message.payload.group);
+      await queue.ack(message);
+    }
+    // Five turns: deep's first message and one of each of the others.
+    expect(starts.slice(0, 5).sort()).toEqual(['-', 'deep', 'x', 'y', 'z']);
+  });
+
   it('allows groupConcurrency messages of a group at once', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -119,19 +148,28 @@ describe('ordered groups', () => {
 
   it('joins a delayed grouped message to its group once due, and counts waiting ones as ready', async () => {
     const queue = await fx.service();
-    const topic = uniqueTopic();
-    await queue.push(topic, 'later', { group: 'g', delayMs: 150, id: 'later' });
-    await queue.push(topic, 'now', { group: 'g', id: 'now' });
-    await queue.push(topic, 'next', { group: 'g', id: 'next' });
-    expect(await queue.stats(topic)).toMatchObject({ ready: 2, delayed: 1 });
-    expect((await queue.get(topic, 'next'))?.group).toBe('g');
-    const [now] = await queue.reserve(topic, { count: 5 });
-    expect(now.id).toBe('now');
-    await queue.ack(now);
-    await sleep(200);
-    // Pushed before 'next', 'later' joins ahead of it.
-    const [later] = await queue.reserve(topic, { count: 5 });
-    expect(later.id).toBe('later');
+    // Its first steps must come before 'later' is due, or 'later' would rightly head the group.
+    await withDelayOutlasting(150, async (delayMs) => {
+      const topic = uniqueTopic();
+      const pushedAt = await serverNow(fx.redis);
+      await queue.pushMany(topic, [
+        { payload: 'later', group: 'g', delayMs, id: 'later' },
+        { payload: 'now', group: 'g', id: 'now' },
+        { payload: 'next', group: 'g', id: 'next' },
+      ]);
+      const stats = await queue.stats(topic);
+      const [now] = await queue.reserve(topic, { count: 5 });
+      if ((await serverNow(fx.redis)) - pushedAt >= delayMs) return false;
+      expect(stats).toMatchObject({ ready: 2, delayed: 1 });
+      expect((await queue.get(topic, 'next'))?.group).toBe('g');
+      expect(now.id).toBe('now');
+      await queue.ack(now);
+      // Pushed before 'next', 'later' joins ahead of it once due.
+      await eventually(async () => (await queue.stats(topic)).delayed === 0);
+      const [later] = await queue.reserve(topic, { count: 5 });
+      expect(later.id).toBe('later');
+      return true;
+    });
   });
 
   it('refuses a bad group, or a group with a priority, changing nothing', async () => {

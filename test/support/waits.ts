@@ -46,3 +46,19 @@ export async function untilConsumerBlocked(servers: Redis[], topic: string, time
 export function wellBefore(ruledOutMs: number): number {
   return ruledOutMs / 2;
 }
+
+/**
+ * Runs `attempt(delayMs)`, a case whose first steps must all happen before a delay of `delayMs`
+ * ends; `attempt` measures them and answers false when they did not (a loaded machine), and runs
+ * again with twice the delay. The bound follows from measured time, not from the machine's speed.
+ */
+export async function withDelayOutlasting(
+  firstMs: number,
+  attempt: (delayMs: number) => Promise<boolean>,
+  tries = 6,
+): Promise<void> {
+  for (let delayMs = firstMs, n = 0; n < tries; delayMs *= 2, n++) {
+    if (await attempt(delayMs)) return;
+  }
+  throw new Error(`the first steps outlasted every delay up to ${firstMs * 2 ** (tries - 1)} ms`);
+}

@@ -115,13 +115,24 @@ local function plain_left(used)
   return redis.call('LLEN', K.ready) > 0 or (#used > 0 and redis.call('ZCARD', K.readyLevels) > 0)
 end
 
--- Takes up to `room` ids to lease: grouped ones in their groups' turns (half the room while
--- plain ones are ready too, so neither kind starves) and plain ones in serving order. Returns
--- false when none is ready (as LPOP does).
+-- How much of `room` grouped ids may take first: all of it, or half while plain ones are ready
+-- too, so neither kind starves. An odd room's extra place goes to each kind in turn (by the
+-- parity of the lease counter, which every lease advances): a consumer reserving one at a time
+-- (a loaded one does) would otherwise never reach a plain id while a deep group has a turn.
+local function grouped_share(room, used)
+  if not plain_left(used) then
+    return room
+  end
+  local extra = room % 2 == 1 and (tonumber(redis.call('GET', K.sequence)) or 0) % 2 == 0
+  return math.floor(room / 2) + (extra and 1 or 0)
+end
+
+-- Takes up to `room` ids to lease: grouped ones in their groups' turns (their share first, see
+-- grouped_share) and plain ones in serving order. Returns false when none is ready (as LPOP does).
 local function take_ready(room, used, flow, limits, now)
   local ids = {}
   if flow then
-    ids = start_grouped(plain_left(used) and math.ceil(room / 2) or room, limits, now)
+    ids = start_grouped(grouped_share(room, used), limits, now)
   end
   for _, id in ipairs(#ids < room and pop_ready(room - #ids, used) or {}) do
     ids[#ids + 1] = id
