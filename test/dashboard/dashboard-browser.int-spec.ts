@@ -168,6 +168,24 @@ if (!executablePath) {
     expect(await page.locator('#main').textContent()).not.toContain('dot');
   });
 
+  it('shows a tab chosen while a refresh runs, and keeps the focus on it', async () => {
+    await page.goto(`${served.url}#/topic/orders.payment`);
+    await loaded();
+    await page.getByRole('tab', { name: /^Ready/ }).focus();
+    // Every answer now takes 600 ms, so the key below lands while an auto refresh (every 500 ms) runs:
+    // a loaded machine's timing, made certain. The tab asked for must still be shown, and focused.
+    await page.route('**/api/**', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await route.continue();
+    });
+    await page.waitForRequest((request) => request.url().includes('/api/'));
+    await page.keyboard.press('ArrowRight');
+    await page.locator('#tab-delayed[aria-selected="true"]').waitFor();
+    await page.locator('#messages-table tr[data-id="order-9"]').waitFor();
+    await eventually(async () => (await page.evaluate('document.activeElement?.id')) === 'tab-delayed');
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+  });
+
   it('is usable by keyboard and fits a phone screen', async () => {
     await page.goto(served.url);
     await loaded();

@@ -12,7 +12,10 @@ const updated = document.getElementById('updated');
 const toggle = document.getElementById('refresh-toggle');
 let current;
 let auto = true;
-let running = false;
+// The refresh in flight, and one asked for meanwhile (a tab, a page, another view): it runs once
+// the first ends, so what was asked for is shown, not dropped because a refresh was running.
+let running;
+let next;
 
 /** The view the hash names: a topic, the topics, or an address that names nothing (a bad %-escape). */
 function routeState() {
@@ -39,9 +42,24 @@ function brokenView() {
 
 const focusKey = (el) => el && el !== document.body && (el.id || el.getAttribute('aria-label') || el.textContent);
 
-async function refresh() {
-  if (!current || running) return;
-  running = true;
+function refresh() {
+  if (!current) return Promise.resolve();
+  if (running) {
+    next ??= running
+      .catch(() => {})
+      .then(() => {
+        next = undefined;
+        return refresh();
+      });
+    return next;
+  }
+  running = render().finally(() => {
+    running = undefined;
+  });
+  return running;
+}
+
+async function render() {
   const active = main.contains(document.activeElement) ? focusKey(document.activeElement) : undefined;
   try {
     await current.refresh();
@@ -50,8 +68,6 @@ async function refresh() {
   } catch (error) {
     updated.textContent = 'Could not refresh';
     announce(`Could not refresh: ${error.message}`, true);
-  } finally {
-    running = false;
   }
   if (active && !main.contains(document.activeElement)) {
     const again = [...main.querySelectorAll('button, input, a, [tabindex]')].find((el) => focusKey(el) === active);
@@ -78,7 +94,7 @@ toggle.addEventListener('click', () => {
   toggle.textContent = auto ? 'Auto refresh on' : 'Auto refresh off';
 });
 setInterval(() => {
-  if (auto && !document.hidden && !dialogOpen()) refresh();
+  if (auto && !running && !document.hidden && !dialogOpen()) refresh();
 }, settings.refreshMs);
 window.addEventListener('hashchange', show);
 show();
