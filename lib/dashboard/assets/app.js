@@ -59,8 +59,14 @@ function refresh() {
   return running;
 }
 
+// The element last focused in the view: a refresh that redraws it (wherever the refresh started)
+// puts the focus on its new copy, so a keyboard user keeps their place.
+let focused;
+main.addEventListener('focusin', (event) => {
+  focused = event.target;
+});
+
 async function render() {
-  const active = main.contains(document.activeElement) ? focusKey(document.activeElement) : undefined;
   try {
     await current.refresh();
     updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
@@ -69,8 +75,10 @@ async function render() {
     updated.textContent = 'Could not refresh';
     announce(`Could not refresh: ${error.message}`, true);
   }
-  if (active && !main.contains(document.activeElement)) {
-    const again = [...main.querySelectorAll('button, input, a, [tabindex]')].find((el) => focusKey(el) === active);
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (focused && !focused.isConnected && lost) {
+    const key = focusKey(focused);
+    const again = [...main.querySelectorAll('button, input, a, [tabindex]')].find((el) => focusKey(el) === key);
     again?.focus();
   }
 }
