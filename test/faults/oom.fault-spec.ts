@@ -49,7 +49,12 @@ describe('fault: maxmemory reached with noeviction', () => {
         ),
       ),
     );
-    expect(refusedAgain.every((e) => e instanceof RedisCommandError && e.redisCode === 'OOM')).toBe(true);
+    // Redis's own memory moves a little while full (client buffers shrink under load), so a push may
+    // fit now and then: each one is either stored (and counted) or refused with the typed OOM error.
+    refusedAgain.forEach((e, i) => e === null && ledger.pushedIds([`refused-${i}`]));
+    const refusals = refusedAgain.filter((e) => e !== null);
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.every((e) => e instanceof RedisCommandError && e.redisCode === 'OOM')).toBe(true);
     const consumerService = await fx.service({ leaseMs: 2000 });
     ledger.follow(consumerService, 'c1', topic);
     const consumerErrors: string[] = [];
