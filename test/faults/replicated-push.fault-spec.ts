@@ -87,11 +87,14 @@ describe('fault: failover to a lagging replica', () => {
 
   it('with replicatedPushes: no push that resolved is lost; the ones a lagging replica did not confirm reject', async () => {
     const topic = uniqueTopic('replicated');
-    const queue = await service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
-    const before = await pushAll(queue, topic, 50, 'before');
+    // A healthy replica must confirm every push: its timeout leaves a loaded machine room. The
+    // frozen one never confirms, so a short timeout there tells the same.
+    const healthy = await service({ replicatedPushes: { replicas: 1, timeoutMs: 10_000 } });
+    const before = await pushAll(healthy, topic, 50, 'before');
     expect(before.failures).toEqual([]);
     expect(before.resolved).toHaveLength(50);
     await freezeReplica();
+    const queue = await service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
     const during = await pushAll(queue, topic, 200, 'during');
     expect(during.resolved).toHaveLength(0);
     expect(during.failures).toHaveLength(200);
