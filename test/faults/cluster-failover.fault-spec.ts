@@ -187,9 +187,12 @@ describe('fault: Redis Cluster failover (a master SIGKILLed, its replica promote
   it('with replicatedPushes, no push that resolved is lost by the failover: the unreplicated ones rejected instead', async () => {
     const { master, replica } = await masterWithReplica();
     const topic = await topicOn(master);
+    // The healthy replica must confirm: its timeout leaves a loaded machine room. The cut-off one
+    // never confirms, so a short timeout there tells the same.
+    const healthy = await fx.service({ replicatedPushes: { replicas: 1, timeoutMs: 10_000 } });
     const queue = await fx.service({ replicatedPushes: { replicas: 1, timeoutMs: 300 } });
     const before = (
-      await queue.pushMany(
+      await healthy.pushMany(
         topic,
         Array.from({ length: 10 }, (_, i) => ({ id: `kept-${i}`, payload: i })),
       )
