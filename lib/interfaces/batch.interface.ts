@@ -37,3 +37,19 @@ export interface BatchContext {
  * with `context.fail`; when it throws (or rejects) every message fails with that error.
  */
 export type QueueBatchHandlerFn<T = unknown> = (messages: BatchMessage<T>[], context: BatchContext) => unknown;
+
+/**
+ * A value named like the interface {@link BatchMessage}, so that a plain `import { BatchMessage }` works in a decorated
+ * signature under `isolatedModules` with `emitDecoratorMetadata` (as `nest new` sets them), where an
+ * interface alone needs `import type`. TypeScript records the parameter as `Object`, as for any
+ * interface; nothing is an instance of this marker.
+ */
+export const BatchMessage: unique symbol = Symbol('nestjs-redis-ack-queue:BatchMessage');
+
+/**
+ * A value named like the interface {@link BatchContext}, so that a plain `import { BatchContext }` works in a decorated
+ * signature under `isolatedModules` with `emitDecoratorMetadata` (as `nest new` sets them), where an
+ * interface alone needs `import type`. TypeScript records the parameter as `Object`, as for any
+ * interface; nothing is an instance of this marker.
+ */
+export const BatchContext: unique symbol = Symbol('nestjs-redis-ack-queue:BatchContext');

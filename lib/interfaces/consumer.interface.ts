@@ -118,3 +118,11 @@ export interface BatchOptions {
    */
   maxWaitMs: number;
 }
+
+/**
+ * A value named like the interface {@link MessageContext}, so that a plain `import { MessageContext }` works in a decorated
+ * signature under `isolatedModules` with `emitDecoratorMetadata` (as `nest new` sets them), where an
+ * interface alone needs `import type`. TypeScript records the parameter as `Object`, as for any
+ * interface; nothing is an instance of this marker.
+ */
+export const MessageContext: unique symbol = Symbol('nestjs-redis-ack-queue:MessageContext');

@@ -48,3 +48,11 @@ export interface RedisAckQueueEvent {
   /** On `deferred`: the wait before the next delivery (ms). */
   delayMs?: number;
 }
+
+/**
+ * A value named like the interface {@link RedisAckQueueEvent}, so that a plain `import { RedisAckQueueEvent }` works in a decorated
+ * signature under `isolatedModules` with `emitDecoratorMetadata` (as `nest new` sets them), where an
+ * interface alone needs `import type`. TypeScript records the parameter as `Object`, as for any
+ * interface; nothing is an instance of this marker.
+ */
+export const RedisAckQueueEvent: unique symbol = Symbol('nestjs-redis-ack-queue:RedisAckQueueEvent');
