@@ -13,10 +13,14 @@ export interface Snippet {
   /** 1-based line, in the Markdown file, of the block's first line of code. */
   line: number;
   code: string;
+  /** The Markdown file it comes from, when snippets of several files are compiled at once. */
+  file?: string;
 }
 
 /** A compiler message, placed at its line in the Markdown file. */
 export interface SnippetDiagnostic {
+  /** The snippet's `file`, if it has one. */
+  file?: string;
   line: number;
   text: string;
 }
@@ -172,13 +176,20 @@ function declaredNames(code: string): Set<string> {
  * Compiles every snippet as an ES module (top-level await allowed, as in a test body) with
  * the repository's compiler options, 'nestjs-redis-ack-queue' mapped to lib/ by its paths,
  * in memory (nothing is written). Returns the compiler's messages at their lines of the
- * Markdown file; line 0 for one about the options.
+ * Markdown file; line 0 for one about the options. With `complete`, each snippet is compiled
+ * as the whole file a reader copies: its own imports only, no placeholders.
  */
-export function compileSnippets(snippets: Snippet[]): SnippetDiagnostic[] {
+export function compileSnippets(snippets: Snippet[], { complete = false } = {}): SnippetDiagnostic[] {
   const options = repoOptions();
   const { exports, program: probe } = exportsOf(options);
-  const files = new Map([[join(VIRTUAL_DIR, 'placeholders.d.ts'), PLACEHOLDERS]]);
+  const files = new Map<string, string>(complete ? [] : [[join(VIRTUAL_DIR, 'placeholders.d.ts'), PLACEHOLDERS]]);
   const placed = snippets.map((snippet, i) => {
+    if (complete) {
+      // A complete file, as a reader copies it: its own imports only, no placeholders.
+      const file = join(VIRTUAL_DIR, `file-${i + 1}.mts`);
+      files.set(file, snippet.code.endsWith('\n') ? snippet.code : `${snippet.code}\n`);
+      return { file, snippet, offset: 0 };
+    }
     const own = declaredNames(snippet.code);
     const used = new Set([...snippet.code.matchAll(/\b[A-Za-z_$][\w$]*\b/g)].map(([name]) => name));
     const imports = MODULES.map((module) => {
@@ -204,7 +215,7 @@ export function compileSnippets(snippets: Snippet[]): SnippetDiagnostic[] {
       const at = d.start === undefined ? 0 : source.getLineAndCharacterOfPosition(d.start).line;
       const text = `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       // A message about the imports added above counts for the block's first line.
-      diagnostics.push({ line: snippet.line + Math.max(0, at - offset), text });
+      diagnostics.push({ file: snippet.file, line: snippet.line + Math.max(0, at - offset), text });
     }
   }
   return diagnostics;
