@@ -15,6 +15,8 @@ export interface Snippet {
   code: string;
   /** The Markdown file it comes from, when snippets of several files are compiled at once. */
   file?: string;
+  /** The HTML comment on the line before the block, if any: `<!-- test: jest -->` gives `test: jest`. */
+  marker?: string;
 }
 
 /** A compiler message, placed at its line in the Markdown file. */
@@ -90,7 +92,9 @@ export function extractSnippets(markdown: string): Snippet[] {
     let end = start;
     while (end < lines.length && !/^\s*```\s*$/.test(lines[end])) end++;
     if (end === lines.length) throw new Error(`the code block opened at line ${i + 1} is never closed`);
+    const marker = /^\s*<!--\s*(.*?)\s*-->\s*$/.exec(lines[i - 1] ?? '')?.[1];
     snippets.push({
+      ...(marker !== undefined && { marker }),
       line: start + 1,
       code: lines
         .slice(start, end)
