@@ -104,6 +104,9 @@ export const MESSAGES = {
     `Deferred message ${id} on topic "${topic}" for ${ms} ms (attempt ${attempt} not counted)`,
   overDeferred: (topic: string, id: string, max: number) =>
     `Message ${id} on topic "${topic}" was deferred ${max} times (maxDeferrals): this deferral counts as an attempt`,
+  handlersWithoutModule: (className: string) =>
+    `${className} has @QueueHandler methods but no RedisAckQueueModule.forRoot()/forRootAsync() is imported in this app: ` +
+    'its handlers will not consume. Import the module, or ignore this in a unit test that builds the class alone',
   messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
   guardDenied: (detail: string) => `a guard denied it (${detail})`,
   pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,
