@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, Scope } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { QueueHandler, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
 import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
@@ -101,6 +101,25 @@ describe('a class with @QueueHandler methods in an app with RedisAckQueueModule'
     const app = await boot([PaymentHandlers], [queueModule()]);
     await app.get(RedisAckQueueService).push(topic, 'paid');
     await eventually(() => seen.length === 1);
+    expect(loggedLines(WARNING)).toEqual([]);
+  });
+
+  it('raises no warning for a transient handler class (Nest runs the hooks of its instances too)', async () => {
+    let hooked = 0;
+    @Injectable({ scope: Scope.TRANSIENT })
+    class TransientHandlers {
+      @QueueHandler(uniqueTopic('mm.transient'))
+      handle() {}
+      onApplicationBootstrap() {
+        hooked++;
+      }
+    }
+    @Injectable()
+    class UsesTransient {
+      constructor(readonly handlers: TransientHandlers) {}
+    }
+    await boot([TransientHandlers, UsesTransient], [queueModule()]);
+    expect(hooked).toBeGreaterThan(0);
     expect(loggedLines(WARNING)).toEqual([]);
   });
 
