@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationBootstrap, Scope } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, Scope, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { QueueHandler, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
 import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 async function boot(
-  providers: (new () => object)[],
+  providers: Type[],
   imports: Parameters<typeof Test.createTestingModule>[0]['imports'] = [],
 ) {
   testing = await Test.createTestingModule({ imports, providers }).setLogger(testLogger()).compile();
