@@ -104,8 +104,16 @@ export const MESSAGES = {
     `Deferred message ${id} on topic "${topic}" for ${ms} ms (attempt ${attempt} not counted)`,
   overDeferred: (topic: string, id: string, max: number) =>
     `Message ${id} on topic "${topic}" was deferred ${max} times (maxDeferrals): this deferral counts as an attempt`,
+  handlersWithoutModule: (className: string) =>
+    `${className} has @QueueHandler methods but no RedisAckQueueModule.forRoot()/forRootAsync() is imported in this app: ` +
+    'its handlers will not consume. Import the module, or ignore this in a unit test that builds the class alone',
   messageRejected: (reason: string) => `Message rejected, dead-lettered without a retry: ${reason}`,
-  guardDenied: (detail: string) => `a guard denied it (${detail})`,
+  guardDenied: (detail: string, guard: string, contextType: string) =>
+    `a guard denied it (${detail}): ${guard} returned false on a queue message, where context.getType() returns ` +
+    `'${contextType}'; if it was written for HTTP, have it return true when context.getType() !== 'http'`,
+  guardThrew: (guard: string, contextType: string, detail: string) =>
+    `the guard ${guard} threw on a queue message, where context.getType() returns '${contextType}' (${detail}): ` +
+    `guards written for HTTP should return true (or skip) when context.getType() !== 'http'`,
   pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,
   draining: (topic: string, running: number, ms: number) =>
     `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,

@@ -37,7 +37,7 @@ export class FailedDeliveries {
   async settle(message: ReservedMessage<unknown>, error: unknown, timings: DeliveryTimings = {}): Promise<boolean> {
     const { id, attempt, maxAttempts } = message;
     if (error instanceof MessageRejectedError) {
-      const [buried] = await this.engine.bury(this.topic, [message], 'rejected', error);
+      const [buried] = await this.engine.bury(this.topic, [message], 'rejected', error, maxAttempts);
       if (buried) this.dead(message, 'rejected', error, timings, error.reason);
       return buried;
     }

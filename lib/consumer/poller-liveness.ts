@@ -41,7 +41,8 @@ export class PollerLiveness {
       nack: (topic, lease, failure) => noted(engine.nack(topic, lease, failure)),
       defer: (topic, lease, delayMs, maxDeferrals, hold) =>
         noted(engine.defer(topic, lease, delayMs, maxDeferrals, hold)),
-      bury: (topic, leases, reason, error) => noted(engine.bury(topic, leases, reason, error)),
+      bury: (topic, leases, reason, error, maxAttempts) =>
+        noted(engine.bury(topic, leases, reason, error, maxAttempts)),
       completedPolicy: (topic) => engine.completedPolicy(topic),
       complete: (topic, leases) => noted(engine.complete(topic, leases)),
       progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),

@@ -66,8 +66,17 @@ export interface ConsumerEngine {
   ): Promise<NackResult>;
   /** Ends a lease without counting its attempt (retryLater; with `hold`, rateLimited); see DeferResult. */
   defer(topic: string, lease: HeldLease, delayMs: number, maxDeferrals: number, hold?: boolean): Promise<DeferResult>;
-  /** Sends leases straight to the dead letters with `reason` and the error's text (no retry); one flag per lease, false where it was lost. */
-  bury(topic: string, leases: HeldLease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]>;
+  /**
+   * Sends leases straight to the dead letters with `reason`, the error's text and the
+   * `maxAttempts` that applied (no retry); one flag per lease, false where it was lost.
+   */
+  bury(
+    topic: string,
+    leases: HeldLease[],
+    reason: DeadLetterReason,
+    error: unknown,
+    maxAttempts?: number,
+  ): Promise<boolean[]>;
   /** How `topic` keeps completed messages; undefined when it keeps none (acks delete). */
   completedPolicy(topic: string): CompletedPolicy | undefined;
   /**

@@ -19,6 +19,19 @@ interface CompletedRecord {
   r?: unknown;
 }
 
+/**
+ * A dead letter's info record, as the scripts' `bury` writes it: reason, error text, last
+ * attempt, time of death and (after 0.1.0) `m`, the maxAttempts that applied to its
+ * deliveries; a record of an older release has no `m`.
+ */
+interface DeadInfo {
+  r?: DeadLetterReason;
+  e?: string;
+  a?: number;
+  m?: number;
+  t?: number;
+}
+
 /** A value as JSON text within `maxBytes`, or why it cannot be stored (never quoting it). */
 export function encodeStoredValue(value: unknown, maxBytes: number): { json: string } | { problem: string } {
   const encoded = value === undefined ? { problem: 'undefined' } : strictStringify(value);
@@ -98,8 +111,10 @@ export function decodeGetReply<T>(
     defaultMaxAttempts,
   );
   if (state === 'dead') {
-    const dead = tryDecodeBody(deadInfo) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
+    const dead = tryDecodeBody(deadInfo) as DeadInfo;
     info.attempt = dead.a ?? 0;
+    // Recorded at death after 0.1.0; of a letter 0.1.0 buried, the body's own or the service's.
+    if (dead.m !== undefined) info.maxAttempts = dead.m;
     info.reason = dead.r ?? 'unknown';
     info.deadAt = dead.t ?? (score === null ? undefined : Number(score));
     info.error = dead.e ?? null;
@@ -155,7 +170,7 @@ export function deadLetterInfo<T>(letter: PreviewedDeadLetter<T>, defaultMaxAtte
     payload: letter.payload,
     headers: letter.headers,
     attempt: letter.attempt,
-    maxAttempts: defaultMaxAttempts,
+    maxAttempts: letter.maxAttempts ?? defaultMaxAttempts,
     enqueuedAt: letter.enqueuedAt,
     deadAt: letter.deadAt,
     reason: letter.reason,
@@ -166,7 +181,7 @@ export function deadLetterInfo<T>(letter: PreviewedDeadLetter<T>, defaultMaxAtte
 /**
  * dead-list.lua answers id, info, body per letter (with a preview: the body without its
  * payload, then text, cut and size); the info record is the JSON that the scripts' `bury`
- * writes: `{ r: reason, e: error, a: attempt, t: time of death }`.
+ * writes: `{ r: reason, e: error, a: attempt, m?: maxAttempts, t: time of death }` (see {@link DeadInfo}).
  */
 export function decodeDeadLetters<T>(
   topic: string,
@@ -176,8 +191,9 @@ export function decodeDeadLetters<T>(
   const letters: PreviewedDeadLetter<T>[] = [];
   const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
   for (let i = 0; i < reply.length; i += preview ? 6 : 3) {
-    const info = tryDecodeBody(text(i + 1)) as { r?: DeadLetterReason; e?: string; a?: number; t?: number };
+    const info = tryDecodeBody(text(i + 1)) as DeadInfo;
     const body = tryDecodeBody(text(i + 2));
+    const maxAttempts = info.m ?? body.m;
     const shown = preview ? decodePreview(reply[i + 3], reply[i + 4], reply[i + 5]) : undefined;
     letters.push({
       ...(shown && { preview: shown }),
@@ -186,6 +202,7 @@ export function decodeDeadLetters<T>(
       reason: info.r ?? 'unknown',
       error: info.e ?? null,
       attempt: info.a ?? 0,
+      ...(maxAttempts !== undefined && { maxAttempts }),
       deadAt: info.t ?? 0,
       payload: body.p as T | undefined,
       headers: body.h ?? {},

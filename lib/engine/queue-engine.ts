@@ -164,7 +164,9 @@ export class QueueEngine implements ConsumerEngine {
     this.settler.serverOffsetMs = reply.serverNow - Date.now();
     const acked = this.settler.ackFlags(acks, reply.ackFlags, mark);
     const flags =
-      reply.unreadable.length > 0 ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody) : [];
+      reply.unreadable.length > 0
+        ? await this.bury(topic, reply.unreadable, 'malformed', MESSAGES.malformedBody, maxAttempts)
+        : [];
     const buried = reply.unreadable.filter((_, i) => flags[i]).map(({ id, attempt }) => ({ id, attempt }));
     // A full batch may leave more behind: let the other consumers, waiting in the home slot,
     // help. At most every 50 ms: one wake is enough for a consumer to try every partition.
@@ -190,11 +192,20 @@ export class QueueEngine implements ConsumerEngine {
     return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried };
   }
 
-  /** Sends leased messages straight to the dead letters with `reason`, each while its lease holds; one flag per lease. */
-  async bury(topic: string, leases: Lease[], reason: DeadLetterReason, error: unknown): Promise<boolean[]> {
+  /**
+   * Sends leased messages straight to the dead letters with `reason`, each while its lease holds;
+   * one flag per lease. `maxAttempts`, the deliveries that were allowed, is kept with each.
+   */
+  async bury(
+    topic: string,
+    leases: Lease[],
+    reason: DeadLetterReason,
+    error: unknown,
+    maxAttempts?: number,
+  ): Promise<boolean[]> {
     const layout = this.layouts.get(topic);
     const flags: boolean[] = [];
-    const head = [reason, errorText(error), this.config.deadMaxCount, this.config.deadMaxAgeMs];
+    const head = [reason, errorText(error), this.config.deadMaxCount, this.config.deadMaxAgeMs, maxAttempts ?? ''];
     for (const [partition, positions] of byPartition(layout, leases)) {
       const pairs = positions.flatMap((i) => [leases[i].id, leases[i].token]);
       const reply = await this.scripts.run<number[]>('bury', topic, layout.partitions[partition], [...head, ...pairs]);

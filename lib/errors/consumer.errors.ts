@@ -129,3 +129,27 @@ export class MessageRejectedError extends RedisAckQueueError {
     super(MESSAGES.messageRejected(reason), options);
   }
 }
+
+/**
+ * A guard threw (rather than returning false) on a queue message: often a guard written for
+ * HTTP, applied app-wide (`APP_GUARD`), reading a request that a queue message does not have.
+ * A {@link MessageRejectedError} (code `MESSAGE_REJECTED`; match this kind with `instanceof`):
+ * the message is dead-lettered at once as `rejected`, with a text that names the guard and the
+ * context type. A guard written for HTTP should return true when `context.getType() !== 'http'`.
+ */
+export class QueueGuardError extends MessageRejectedError {
+  /**
+   * @param guard - The guard's class name.
+   * @param contextType - What `context.getType()` returned: `redis-ack-queue`.
+   * @param detail - The guard's error, as text (its name and first line; never the payload).
+   * @param options - `cause`: the error the guard threw.
+   */
+  constructor(
+    readonly guard: string,
+    readonly contextType: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(MESSAGES.guardThrew(guard, contextType, detail), options);
+  }
+}

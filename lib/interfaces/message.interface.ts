@@ -176,6 +176,12 @@ export interface DeadLetter<T = unknown> {
   error: string | null;
   /** The number of its last delivery (0 when unknown). */
   attempt: number;
+  /**
+   * The deliveries that were allowed: recorded when it died (the message's own `maxAttempts`,
+   * else its consumer's or handler's, else the module's). Of a letter buried by 0.1.0, which did
+   * not record it: the message's own when it carried one, else undefined.
+   */
+  maxAttempts?: number;
   /** When it died (epoch ms, Redis server clock; 0 when unknown). */
   deadAt: number;
   /** Undefined when the stored body was missing or unreadable. */

@@ -8,6 +8,7 @@ import type {
   Topic,
 } from '../interfaces';
 import { QUEUE_HANDLER_METADATA } from '../common/redis-ack-queue.constants';
+import { installMissingModuleHook } from './missing-module.hook';
 
 /** Options of `@QueueHandler()`: the consumer options, and which queue to consume from. */
 export interface QueueHandlerDecoratorOptions extends QueueHandlerOptions {
@@ -58,6 +59,10 @@ export type QueueBatchHandlerDecorator<T> = <M extends (messages: BatchMessage<T
  * A bad topic or option, or a second handler for the same topic, fails the app's bootstrap
  * with {@link InvalidQueueHandlerError}. One consumer per handler runs in each process (unless
  * the module has `consumers: false`).
+ *
+ * An app that imports no `RedisAckQueueModule.forRoot()` / `forRootAsync()` runs no handler:
+ * when it bootstraps, each such class is named once in a warning (the class gets an
+ * `onApplicationBootstrap` for it, which runs its own one, if any, as before).
  */
 export function QueueHandler<T = never>(
   topic: Topic<T>,
@@ -77,5 +82,9 @@ export function QueueHandler<T = never>(
     queue,
     options: handlerOptions,
   });
-  return (target: object, key: string | symbol, descriptor: PropertyDescriptor) => decorate(target, key, descriptor);
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
+    decorate(target, key, descriptor);
+    // A static method is no handler (only prototypes are scanned): nothing to warn about.
+    if (typeof target === 'object') installMissingModuleHook(target);
+  };
 }

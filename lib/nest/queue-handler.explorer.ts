@@ -1,4 +1,10 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
 import { InvalidQueueHandlerError, RedisAckQueueError, UnknownQueueError } from '../errors';
 import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
@@ -10,6 +16,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { InstanceWrapper } from './nest-internals';
 import type { QueueHandlerMetadata } from './queue-handler.decorator';
 import { findQueueMethods, type QueueMethod } from './queue-methods.finder';
+import { markFoundHandlers } from './found-handlers';
 import { assertOneRegistrationPerName, type QueueRegistration, registrationsIn } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
 import { isBuiltOnce } from './request-scope.binder';
@@ -26,7 +33,7 @@ export type HandlerSite = QueueMethod<QueueHandlerMetadata>;
  * consumer each, and drains them before the app's connections close on shutdown.
  */
 @Injectable()
-export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new QueueLogger(this.registration.options.logLevel ?? DEFAULTS.logLevel);
   private readonly consumers: QueueConsumer[] = [];
   /** This queue's handlers that run or are being started, by topic. */
@@ -47,6 +54,11 @@ export class QueueHandlerExplorer implements OnApplicationBootstrap, BeforeAppli
   ) {
     this.queue = registration.service;
     this.options = registration.options;
+  }
+
+  /** Marks the app's handler instances as found (even with `consumers: false`): see missing-module.hook.ts. */
+  onModuleInit(): void {
+    markFoundHandlers(findQueueMethods(this.discovery, this.scanner, this.reflector).handlers);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -5,7 +5,7 @@
 -- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.tokens        HASH   id -> token of the current lease
 -- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
 -- K.messages      HASH   id -> stored body (of dead letters that the bound deletes)
 -- K.priority      HASH   id -> priority level 1-9 (kept for a requeue, deleted by the bound)
 -- K.deferrals     HASH   id -> deferrals so far (they start over)
@@ -25,24 +25,26 @@
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)
 -- ARGV[4] deadMaxAgeMs  dead letters older than this are deleted
--- ARGV[5..] pairs: id, token
+-- ARGV[5] maxAttempts   deliveries that were allowed, recorded with each dead letter ('': none recorded)
+-- ARGV[6..] pairs: id, token
 -- Returns one integer per pair: 1 buried, 0 stale token
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.attempts, 'hash', K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash',
   K.priority, 'hash', K.deferrals, 'hash')
 
 local now = now_ms()
-local _, results = held_leases(5)
+local max_attempts = tonumber(ARGV[5])
+local _, results = held_leases(6)
 for k, flag in ipairs(results) do
   if flag == 1 then
-    -- Pair k is ARGV[3 + 2k], ARGV[4 + 2k]; the token says which delivery this was.
-    local id = ARGV[3 + 2 * k]
+    -- Pair k is ARGV[4 + 2k], ARGV[5 + 2k]; the token says which delivery this was.
+    local id = ARGV[4 + 2 * k]
     -- A token without the attempt is a lease made by an older version, which counted it in attempts.
-    local attempt = token_attempt(ARGV[4 + 2 * k]) or tonumber(redis.call('HGET', K.attempts, id)) or 0
+    local attempt = token_attempt(ARGV[5 + 2 * k]) or tonumber(redis.call('HGET', K.attempts, id)) or 0
     redis.call('ZREM', K.leased, id)
     redis.call('HDEL', K.tokens, id)
     redis.call('HDEL', K.attempts, id)
-    bury(id, ARGV[1], ARGV[2], attempt, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
+    bury(id, ARGV[1], ARGV[2], attempt, max_attempts, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
   end
 end
 return results

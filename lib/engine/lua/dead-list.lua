@@ -1,7 +1,7 @@
 -- dead-list: pages through the dead letters, oldest first.
 --
 -- K.dead     ZSET   id -> time of death (ms)
--- K.deadInfo HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.deadInfo HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
 -- K.messages HASH   id -> stored body
 -- ARGV[1] offset  entries to skip (>= 0)
 -- ARGV[2] limit   entries to return (>= 1)

@@ -8,7 +8,7 @@
 -- K.attempts  HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.tokens    HASH   id -> token of the current lease: <sequence>.<attempt>
 -- K.dead      ZSET   id -> time of death (ms)
--- K.deadInfo  HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.deadInfo  HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
 -- K.completed ZSET   id -> completion time (ms)
 -- K.progress  HASH   id -> JSON progress value of a leased message
 -- K.priority  HASH   id -> priority level 1-9 (none: level 0)

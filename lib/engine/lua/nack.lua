@@ -8,7 +8,7 @@
 -- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.tokens        HASH   id -> token of the current lease
 -- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.messages      HASH   id -> stored body (of dead letters that the bound deletes)
 -- K.priority      HASH   id -> priority level 1-9
@@ -60,7 +60,7 @@ local now = now_ms()
 local attempt = token_attempt(token) or tonumber(redis.call('HGET', K.attempts, id)) or 0
 if attempt >= max_attempts then
   redis.call('HDEL', K.attempts, id)
-  bury(id, 'failed', ARGV[5], attempt, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  bury(id, 'failed', ARGV[5], attempt, max_attempts, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
   return 2
 end
 

@@ -4,11 +4,13 @@
 -- Moves a message to the dead letters with a reason; its body stays for inspection.
 -- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
 -- are deleted for good (at most 100 per call, so one call stays short).
--- A dead letter keeps its priority (a requeue restores it); its deferrals start over.
-local function bury(id, reason, message, attempt, now, max_count, max_age)
+-- A dead letter keeps its priority (a requeue restores it); its deferrals start over. Its info
+-- records the maxAttempts that applied to its deliveries (`m`; nil leaves it out), which its
+-- body holds only when the message carried its own.
+local function bury(id, reason, message, attempt, max_attempts, now, max_count, max_age)
   redis.call('HDEL', K.deferrals, id)
   redis.call('ZADD', K.dead, now, id)
-  redis.call('HSET', K.deadInfo, id, cjson.encode({ r = reason, e = message, a = attempt, t = now }))
+  redis.call('HSET', K.deadInfo, id, cjson.encode({ r = reason, e = message, a = attempt, m = max_attempts, t = now }))
   if K.groupActive then
     leases_ended({ id })
   end

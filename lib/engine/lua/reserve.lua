@@ -16,7 +16,7 @@
 -- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.tokens        HASH   id -> token of the current lease: <sequence>.<attempt>
 -- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, t: time }
+-- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
 -- K.sequence      STRING counter that makes tokens unique
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.paused        STRING present while the topic is paused
@@ -267,7 +267,7 @@ if ids then
       redis.call('HDEL', K.attempts, id)
       bury(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
         (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
-        attempt - 1, now, dead_max_count, dead_max_age)
+        attempt - 1, max_attempts or default_max, now, dead_max_count, dead_max_age)
     else
       -- The attempt travels in the token: no write to the attempts hash per delivery.
       local token = string.format('%d.%d', token_base + i, attempt)
