@@ -1,11 +1,19 @@
 import type { BatchContext, BatchMessage } from '../interfaces';
 
+/** One `fail(message, error)` call of a {@link TestBatchContext}. */
+export interface BatchFailCall {
+  /** The id of the message reported as failed. */
+  id: string;
+  /** The error it was reported with. */
+  error: unknown;
+}
+
 /** What a {@link TestBatchContext}'s methods were called with, in call order. */
 export interface BatchContextCalls {
   /** The `ms` of each `extendLease(ms)`. */
   readonly extendLease: number[];
   /** Each `fail(message, error)`, with the message's id. */
-  readonly fail: { id: string; error: unknown }[];
+  readonly fail: BatchFailCall[];
 }
 
 /** A full BatchContext for a unit test of a batch handler method, recording its calls. */

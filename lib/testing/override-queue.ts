@@ -61,7 +61,7 @@ export interface QueueTestingModuleBuilder<B> {
  * ```ts
  * const moduleRef = await overrideQueueForTesting(Test.createTestingModule({ imports: [AppModule] }), {
  *   connection: redis.url,
- *   handlers: { 'orders.created': async (payload) => seen.push(payload) },
+ *   handlers: { 'orders.created': (payload: Order) => void seen.push(payload) },
  * }).compile();
  * ```
  */

@@ -12,8 +12,9 @@ const ON_PATH = ['redis-server', 'valkey-server'];
  * @throws {RedisServerNotFoundError} naming everything looked for, when none is there.
  */
 export function findServerBinary(binary: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const source = binary !== undefined ? 'the binary option' : env.REDIS_SERVER_BIN ? 'REDIS_SERVER_BIN' : undefined;
-  const candidates = source === undefined ? ON_PATH : [binary ?? (env.REDIS_SERVER_BIN as string)];
+  const named = binary ?? (env.REDIS_SERVER_BIN || undefined);
+  const source = named === undefined ? undefined : binary !== undefined ? 'the binary option' : 'REDIS_SERVER_BIN';
+  const candidates = named === undefined ? ON_PATH : [named];
   for (const candidate of candidates) {
     const found = locate(candidate, env.PATH ?? '');
     if (found) return found;
