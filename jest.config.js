@@ -26,6 +26,7 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
+    '^nestjs-redis-ack-queue/testing$': '<rootDir>/lib/testing',
     ...(nest11 && {
       '^@nestjs/(common|core|platform-express|platform-fastify|testing)(/.*)?$':
         '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',

@@ -1,3 +1,8 @@
+/**
+ * The library: the Nest module, the queue service, decorators, errors and types. Test helpers
+ * are in `nestjs-redis-ack-queue/testing`.
+ * @module nestjs-redis-ack-queue
+ */
 export { RedisAckQueueModule } from './nest/redis-ack-queue.module';
 export type {
   RedisAckQueueAsyncOptions,

@@ -81,6 +81,18 @@ export const MESSAGES = {
   replacedWithoutMethod: (where: string, method: string) =>
     `${where} is a @QueueHandler, but the provider that replaces its class (overrideProvider, useValue or useFactory) ` +
     `has no method "${method}": give the replacement a ${method}(payload, context) method, or do not replace the class`,
+  unknownHandlerOverride: (topic: string, served: string[]) =>
+    `The testing override replaces the handler of topic "${topic}", but no @QueueHandler consumes it (handlers found: ` +
+    `${served.length > 0 ? served.map((name) => `"${name}"`).join(', ') : 'none'}): fix the topic's name in handlers, ` +
+    'or remove the entry',
+  testRedisNotFound: (looked: string[]) =>
+    `No Redis server binary was found (looked for ${looked.join(', ')}). startTestRedis() runs a private server ` +
+    'from a local binary: install one (Debian/Ubuntu: apt install redis-server; macOS: brew install redis; or ' +
+    'Valkey 8: apt install valkey-server / brew install valkey), or set REDIS_SERVER_BIN (or the binary option) ' +
+    'to its path',
+  testRedisStartFailed: (binary: string, port: number, reason: string, logTail: string) =>
+    `The test Redis server (${binary}, port ${port}) did not start: ${reason}` +
+    (logTail === '' ? '' : `. The end of its log:\n${logTail}`),
   consumerShutdown: (topic: string) =>
     `The consumer of topic "${topic}" is shutting down: the message was released for another consumer`,
   handlerTimeout: (ms: number) => `The handler did not finish within timeoutMs (${ms} ms)`,

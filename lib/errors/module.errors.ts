@@ -41,3 +41,23 @@ export class MissingPeerDependencyError extends RedisAckQueueError {
     super(MESSAGES.missingPeer(peer, feature), options);
   }
 }
+
+/**
+ * The testing override (`overrideQueueForTesting` of `nestjs-redis-ack-queue/testing`) replaces
+ * the handler of a topic that no `@QueueHandler` consumes: a typo would otherwise pass silently.
+ * Thrown when the app bootstraps, which then fails.
+ */
+export class UnknownHandlerOverrideError extends RedisAckQueueError {
+  /** Always `UNKNOWN_HANDLER_OVERRIDE`. */
+  readonly code = 'UNKNOWN_HANDLER_OVERRIDE';
+  /**
+   * @param topic - The topic the override names.
+   * @param served - The topics the app's `@QueueHandler`s consume.
+   */
+  constructor(
+    readonly topic: string,
+    readonly served: readonly string[],
+  ) {
+    super(MESSAGES.unknownHandlerOverride(topic, [...served]));
+  }
+}

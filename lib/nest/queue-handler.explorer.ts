@@ -23,6 +23,7 @@ import { isBuiltOnce } from './request-scope.binder';
 import { startWhenBuilt } from './settled-instance';
 import { QueueLogger } from '../observability/queue-logger';
 import { bindQueueHandler } from './queue-handler.binder';
+import { assertReplacedTopicsServed, replacementHandler } from './queue-test-overrides';
 
 /** A `@QueueHandler` method of a provider or controller. */
 export type HandlerSite = QueueMethod<QueueHandlerMetadata>;
@@ -111,6 +112,10 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     const names = registrations.map(({ name }) => name);
     const sites = findQueueMethods(this.discovery, this.scanner, this.reflector).handlers;
     sites.forEach(checkHandler);
+    assertReplacedTopicsServed(
+      this.registration.overrides,
+      sites.map(({ metadata }) => metadata.topic),
+    );
     for (const site of sites)
       if (!names.includes(site.queue)) throw new UnknownQueueError(site.where, site.queue, names);
     const byTopic = new Map(this.claimed);
@@ -132,15 +137,20 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     await Promise.all(sites.map((site) => this.queue.checkTopic(site.metadata.topic)));
     const queueName = this.registration.name === DEFAULT_QUEUE ? undefined : this.registration.name;
     for (const { wrapper, method, metadata, where } of sites) {
-      this.consumers.push(this.queue.consume(metadata.topic, this.bind(wrapper, method), metadata.options));
+      this.consumers.push(
+        this.queue.consume(metadata.topic, this.bind(wrapper, method, metadata.topic), metadata.options),
+      );
       const concurrency = metadata.options.concurrency ?? this.options.concurrency ?? DEFAULTS.concurrency;
       this.logger.log(MESSAGES.consumersStarted(metadata.topic, where, concurrency, queueName));
     }
   }
 
-  /** Called directly when no enhancer applies, else through its guards, interceptors, pipes and filters (queue-handler.binder.ts). */
-  private bind(wrapper: InstanceWrapper, method: string): QueueHandlerFn {
-    return bindQueueHandler(this.moduleRef, wrapper, method);
+  /**
+   * Called directly when no enhancer applies, else through its guards, interceptors, pipes and
+   * filters (queue-handler.binder.ts); a test's replacement of the topic's handler instead, as it is.
+   */
+  private bind(wrapper: InstanceWrapper, method: string, topic: string): QueueHandlerFn {
+    return replacementHandler(this.registration.overrides, topic) ?? bindQueueHandler(this.moduleRef, wrapper, method);
   }
 }
 

@@ -8,10 +8,21 @@ import { QueueEventExplorer } from './queue-event.explorer';
 import { QueueHandlerExplorer } from './queue-handler.explorer';
 import type { QueueRegistration } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION, getQueueOptionsToken, getQueueToken } from './queue-tokens';
+import {
+  REDIS_ACK_QUEUE_TEST_OVERRIDES,
+  type RedisAckQueueTestOverrides,
+  withTestOverrides,
+} from './queue-test-overrides';
 
-/** Builds and connects a queue's service: startup fails within connectTimeoutMs when Redis cannot be reached. */
-async function connectService(options: RedisAckQueueModuleOptions): Promise<RedisAckQueueService> {
-  const { consumers: _consumers, schedules, ...serviceOptions } = options;
+/**
+ * Builds and connects a queue's service (with a test's overrides, when a test set them): startup
+ * fails within connectTimeoutMs when Redis cannot be reached.
+ */
+async function connectService(
+  options: RedisAckQueueModuleOptions,
+  overrides: RedisAckQueueTestOverrides | null,
+): Promise<RedisAckQueueService> {
+  const { consumers: _consumers, schedules, ...serviceOptions } = withTestOverrides(options, overrides);
   const service = new RedisAckQueueService(serviceOptions);
   await service.connect();
   await upsertSchedules(service, schedules);
@@ -20,8 +31,8 @@ async function connectService(options: RedisAckQueueModuleOptions): Promise<Redi
 
 /**
  * The module of one registration: its options (from `optionsProviders`, under the queue's
- * options token), its service (exported under the queue's token) and an explorer that runs
- * the handlers of this queue.
+ * options token), its service (exported under the queue's token), an explorer that runs
+ * the handlers of this queue, and the testing override (null unless a test replaces it).
  */
 export function registrationModule(
   module: Type,
@@ -35,12 +46,12 @@ export function registrationModule(
   const serviceToken = getQueueToken(name);
   const registration: Provider = {
     provide: QUEUE_REGISTRATION,
-    useFactory: (options: RedisAckQueueModuleOptions, service: RedisAckQueueService): QueueRegistration => ({
-      name,
-      options,
-      service,
-    }),
-    inject: [optionsToken, serviceToken],
+    useFactory: (
+      options: RedisAckQueueModuleOptions,
+      service: RedisAckQueueService,
+      overrides: RedisAckQueueTestOverrides | null,
+    ): QueueRegistration => ({ name, options, service, overrides }),
+    inject: [optionsToken, serviceToken, REDIS_ACK_QUEUE_TEST_OVERRIDES],
   };
   return {
     module,
@@ -48,7 +59,8 @@ export function registrationModule(
     imports: [DiscoveryModule, ...imports],
     providers: [
       ...optionsProviders,
-      { provide: serviceToken, useFactory: connectService, inject: [optionsToken] },
+      { provide: REDIS_ACK_QUEUE_TEST_OVERRIDES, useValue: null },
+      { provide: serviceToken, useFactory: connectService, inject: [optionsToken, REDIS_ACK_QUEUE_TEST_OVERRIDES] },
       registration,
       QueueHandlerExplorer,
       QueueEventExplorer,

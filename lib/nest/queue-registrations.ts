@@ -5,12 +5,15 @@ import { DuplicateQueueRegistrationError } from '../errors';
 import type { RedisAckQueueModuleOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION } from './queue-tokens';
+import type { RedisAckQueueTestOverrides } from './queue-test-overrides';
 
 /** One `forRoot` / `forRootAsync` registration, as its module provides it. */
 export interface QueueRegistration {
   readonly name: string;
   readonly options: RedisAckQueueModuleOptions;
   readonly service: RedisAckQueueService;
+  /** A test's overrides (overrideQueueForTesting), applied to all registrations alike; absent or null in an app. */
+  readonly overrides?: RedisAckQueueTestOverrides | null;
 }
 
 /** The built instances every module of the app holds under `token` (module-private providers included). */

@@ -118,6 +118,7 @@ describeOnline('the packed package in new apps', () => {
         attempt: 1,
         stats: { ready: 0, delayed: 0, leased: 0, dead: 0, paused: false },
         format: app.format,
+        testingContext: 'smoke.greetings',
       });
       // The command line ships as the package's bin, runnable through npm's link in node_modules/.bin.
       const topics = await exec(join(dir, 'node_modules/.bin/redis-ack-queue'), ['--prefix', app.name, 'topics'], dir, {

@@ -81,7 +81,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['service'],
   ['metrics'],
   ['nest'],
-  ['dashboard', 'cli'],
+  ['dashboard', 'cli', 'testing'],
   ['index.ts'],
 ];
 
@@ -146,6 +146,10 @@ describe('architecture of lib/', () => {
       // Nest's and Node's own bases are fine; a base class of lib/ is not.
       .filter((line) => !/extends (Error|ConfigurableModuleClass|HealthIndicator)$/.test(line));
     expect(chains).toEqual([]);
+  });
+
+  it('keeps the testing entry point (nestjs-redis-ack-queue/testing) out of the main one', () => {
+    expect([...reach(graph, 'index.ts')].filter((file) => file.startsWith('testing/'))).toEqual([]);
   });
 
   it('lets the consumer reach the engine only through its interface, never the service', () => {

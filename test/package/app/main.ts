@@ -5,6 +5,8 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type MessageContext, QueueHandler, RedisAckQueueModule, RedisAckQueueService } from 'nestjs-redis-ack-queue';
+// The testing entry point resolves (types and code) in an ES module app and in a CommonJS one.
+import { createMessageContext } from 'nestjs-redis-ack-queue/testing';
 
 const TOPIC = 'smoke.greetings';
 interface Delivery {
@@ -37,7 +39,10 @@ async function main(): Promise<void> {
   await queue.waitUntilIdle(TOPIC);
   const stats = await queue.stats(TOPIC);
   await app.close();
-  console.log(JSON.stringify({ ...delivery, stats, format: typeof require === 'undefined' ? 'esm' : 'commonjs' }));
+  const format = typeof require === 'undefined' ? 'esm' : 'commonjs';
+  console.log(
+    JSON.stringify({ ...delivery, stats, format, testingContext: createMessageContext({ topic: TOPIC }).topic }),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,79 @@
+import { RateLimitedError, RetryLaterError } from '../errors';
+import type { MessageContext } from '../interfaces';
+
+/** What a {@link TestMessageContext}'s methods were called with, in call order. */
+export interface MessageContextCalls {
+  /** The `ms` of each `extendLease(ms)`. */
+  readonly extendLease: number[];
+  /** The value of each `progress(value)`. */
+  readonly progress: unknown[];
+  /** The `delayMs` of each `retryLater(delayMs)`. */
+  readonly retryLater: number[];
+  /** The `delayMs` of each `rateLimited(delayMs)`. */
+  readonly rateLimited: number[];
+}
+
+/** A full MessageContext for a unit test of a handler method, recording its calls. */
+export interface TestMessageContext extends MessageContext {
+  /** What its methods were called with. */
+  readonly calls: MessageContextCalls;
+  /**
+   * Aborts `signal` with `reason`, as a timeout, a lost lease, a cancel or a shutdown would
+   * (only the context's own signal: not one given in the overrides).
+   */
+  abort(reason?: unknown): void;
+}
+
+let made = 0;
+
+/**
+ * A MessageContext for calling a handler method directly in a unit test, no Redis involved:
+ * `id` `test-message-<n>`, `topic` `test.topic`, `attempt` 1, `maxAttempts` 5, `headers` `{}`,
+ * `enqueuedAt` now, no group, a signal that `abort()` fires. Its methods record their calls in
+ * `calls` and act as the real ones would: `extendLease` resolves true, `progress` does nothing
+ * more, `retryLater` and `rateLimited` throw RetryLaterError and RateLimitedError. A method given
+ * in `overrides` is recorded too, then runs instead.
+ * @param overrides - Fields and methods to set instead of the defaults.
+ * @example
+ * ```ts
+ * const context = createMessageContext({ attempt: 3, headers: { tenant: 'acme' } });
+ * await handler.onOrderCreated({ orderId: 'o-1' }, context);
+ * expect(context.calls.progress).toEqual([{ step: 'charged' }]);
+ * ```
+ */
+export function createMessageContext(overrides: Partial<MessageContext> = {}): TestMessageContext {
+  const controller = new AbortController();
+  const calls: MessageContextCalls = { extendLease: [], progress: [], retryLater: [], rateLimited: [] };
+  const { extendLease, progress, retryLater, rateLimited, ...fields } = overrides;
+  return {
+    id: `test-message-${++made}`,
+    topic: 'test.topic',
+    attempt: 1,
+    maxAttempts: 5,
+    headers: {},
+    enqueuedAt: Date.now(),
+    group: undefined,
+    signal: controller.signal,
+    ...fields,
+    calls,
+    abort: (reason?: unknown) => controller.abort(reason),
+    extendLease: (ms) => {
+      calls.extendLease.push(ms);
+      return extendLease ? extendLease(ms) : Promise.resolve(true);
+    },
+    progress: (value) => {
+      calls.progress.push(value);
+      progress?.(value);
+    },
+    retryLater: (delayMs) => {
+      calls.retryLater.push(delayMs);
+      if (retryLater) return retryLater(delayMs);
+      throw new RetryLaterError(delayMs);
+    },
+    rateLimited: (delayMs) => {
+      calls.rateLimited.push(delayMs);
+      if (rateLimited) return rateLimited(delayMs);
+      throw new RateLimitedError(delayMs);
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { type MessageContext, QueueHandler, RateLimitedError, RetryLaterError } from '../../lib';
+import { createBatchContext, createBatchMessage, createMessageContext } from '../../lib/testing';
+import type { BatchContext, BatchMessage } from '../../lib';
+
+/** A handler class as an app writes it, tested by calling its methods directly. */
+@Injectable()
+class ImportHandlers {
+  @QueueHandler('imports.run')
+  async onImport(payload: { rows: number }, context: MessageContext) {
+    if (context.headers.paused === 'yes') context.retryLater(5_000);
+    if (!(await context.extendLease(60_000))) return 'lost';
+    for (let row = 1; row <= payload.rows && !context.signal.aborted; row++) context.progress({ row });
+    return `${context.topic}/${context.id} attempt ${context.attempt} of ${context.maxAttempts}`;
+  }
+
+  @QueueHandler('events.batch', { batch: { maxSize: 10, maxWaitMs: 100 } })
+  async onEvents(messages: BatchMessage<{ n: number }>[], context: BatchContext) {
+    await context.extendLease(1_000);
+    for (const message of messages) if (message.payload.n < 0) context.fail(message, new Error('negative'));
+  }
+}
+
+describe('createMessageContext', () => {
+  const handlers = new ImportHandlers();
+
+  it('gives every field a default and records what the handler called', async () => {
+    const context = createMessageContext();
+    expect(context).toMatchObject({ topic: 'test.topic', attempt: 1, maxAttempts: 5, headers: {}, group: undefined });
+    expect(context.id).toMatch(/^test-message-\d+$/);
+    expect(context.enqueuedAt).toBeLessThanOrEqual(Date.now());
+    expect(context.signal.aborted).toBe(false);
+    expect(await handlers.onImport({ rows: 2 }, context)).toBe(`test.topic/${context.id} attempt 1 of 5`);
+    expect(context.calls).toEqual({
+      extendLease: [60_000],
+      progress: [{ row: 1 }, { row: 2 }],
+      retryLater: [],
+      rateLimited: [],
+    });
+  });
+
+  it('takes overrides of fields and methods (still recording their calls)', async () => {
+    const context = createMessageContext({
+      id: 'order-7',
+      topic: 'imports.run',
+      attempt: 3,
+      extendLease: () => Promise.resolve(false),
+    });
+    expect(await handlers.onImport({ rows: 2 }, context)).toBe('lost');
+    expect(context.calls.extendLease).toEqual([60_000]);
+    expect(context.id).toBe('order-7');
+  });
+
+  it('throws RetryLaterError from retryLater and RateLimitedError from rateLimited, as the real context does', async () => {
+    const context = createMessageContext({ headers: { paused: 'yes' } });
+    await expect(handlers.onImport({ rows: 1 }, context)).rejects.toBeInstanceOf(RetryLaterError);
+    expect(context.calls.retryLater).toEqual([5_000]);
+    expect(() => context.rateLimited(250)).toThrow(RateLimitedError);
+    expect(context.calls.rateLimited).toEqual([250]);
+  });
+
+  it('fires its signal on abort()', async () => {
+    const context = createMessageContext();
+    const reason = new Error('timed out');
+    context.abort(reason);
+    expect(context.signal.aborted).toBe(true);
+    expect(context.signal.reason).toBe(reason);
+    await handlers.onImport({ rows: 5 }, context);
+    expect(context.calls.progress).toEqual([]);
+  });
+});
+
+describe('createBatchContext and createBatchMessage', () => {
+  it('records the failed messages and lease extensions of a batch handler', async () => {
+    const context = createBatchContext();
+    const good = createBatchMessage({ n: 1 });
+    const bad = createBatchMessage({ n: -1 }, { id: 'bad-1', attempt: 2 });
+    await new ImportHandlers().onEvents([good, bad], context);
+    expect(context.calls.extendLease).toEqual([1_000]);
+    expect(context.calls.fail).toEqual([{ id: 'bad-1', error: new Error('negative') }]);
+    expect(good).toMatchObject({ payload: { n: 1 }, attempt: 1, maxAttempts: 5, headers: {} });
+    expect(good.id).not.toBe(createBatchMessage(null).id);
+    context.abort();
+    expect(context.signal.aborted).toBe(true);
+  });
+});
