@@ -24,6 +24,7 @@ async function connectService(
 ): Promise<RedisAckQueueService> {
   const { consumers: _consumers, schedules, ...serviceOptions } = withTestOverrides(options, overrides);
   const service = new RedisAckQueueService(serviceOptions);
+  overrides?.onService?.(service);
   await service.connect();
   await upsertSchedules(service, schedules);
   return service;

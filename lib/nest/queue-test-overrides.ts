@@ -6,6 +6,7 @@ import type {
   QueueHandlerFn,
 } from '../interfaces';
 import { DEFAULT_PREFIX } from '../common/redis-ack-queue.constants';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 
 /**
  * Injection token of the testing override, provided by every `forRoot` / `forRootAsync`
@@ -36,6 +37,11 @@ export interface RedisAckQueueTestOverrides {
   keepCompleted?: boolean | KeepCompletedOptions;
   /** By topic: the function that runs instead of the `@QueueHandler` method of that topic (any queue). */
   handlers?: Readonly<Record<string, RedisAckQueueTestHandler>>;
+  /**
+   * Called with each registration's service as soon as it is built, before it connects, so that
+   * a test can watch it from its first call (`overrideQueueForTesting` records its pushes).
+   */
+  onService?: (service: RedisAckQueueService) => void;
 }
 
 /** A registration's options with the testing override applied. */

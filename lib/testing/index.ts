@@ -8,6 +8,7 @@
 export { startTestRedis, type TestRedis, type TestRedisOptions } from './test-redis';
 export { overrideQueueForTesting, type QueueTestingModuleBuilder, type QueueTestingOptions } from './override-queue';
 export { messagesOf, deadLettersOf, type MessagesOfOptions } from './queue-contents';
+export { pushedTo, type PushedMessage } from './pushed-messages';
 export { createMessageContext, type MessageContextCalls, type TestMessageContext } from './message-context';
 export {
   createBatchContext,

@@ -5,6 +5,7 @@ import {
   type RedisAckQueueTestHandler,
   type RedisAckQueueTestOverrides,
 } from '../nest/queue-test-overrides';
+import { recordPushes } from './pushed-messages';
 
 /** Options of {@link overrideQueueForTesting}. */
 export interface QueueTestingOptions {
@@ -52,8 +53,8 @@ export interface QueueTestingModuleBuilder<B> {
 /**
  * Points every `RedisAckQueueModule` registration of the app under test (`forRoot`,
  * `forRootAsync`, named queues) at a test Redis, with a key prefix of its own, completed messages
- * kept, and chosen handlers replaced: without any import order, as a provider override on the
- * testing module. Call it before `compile()`.
+ * kept, chosen handlers replaced, and every push recorded (read with `pushedTo`): without any import
+ * order, as a provider override on the testing module. Call it before `compile()`.
  * @param builder - `Test.createTestingModule({ imports: [AppModule] })`.
  * @param options - The connection, prefix, keepCompleted and handlers to use.
  * @returns The builder, for chaining.
@@ -70,7 +71,13 @@ export function overrideQueueForTesting<B>(
   options: QueueTestingOptions = {},
 ): B {
   const { connection, prefix = freshPrefix(), keepCompleted = true, handlers } = options;
-  const overrides: RedisAckQueueTestOverrides = { connection, prefix, keepCompleted, handlers };
+  const overrides: RedisAckQueueTestOverrides = {
+    connection,
+    prefix,
+    keepCompleted,
+    handlers,
+    onService: recordPushes,
+  };
   return builder.overrideProvider(REDIS_ACK_QUEUE_TEST_OVERRIDES).useValue(overrides);
 }
 

@@ -9,7 +9,14 @@ import {
   RedisAckQueueService,
   UnknownHandlerOverrideError,
 } from '../../lib';
-import { deadLettersOf, messagesOf, overrideQueueForTesting, type QueueTestingOptions } from '../../lib/testing';
+import {
+  deadLettersOf,
+  messagesOf,
+  overrideQueueForTesting,
+  pushedTo,
+  type QueueTestingOptions,
+} from '../../lib/testing';
+import { InvalidOptionError } from '../../lib';
 import { expectLogs, testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
@@ -204,5 +211,51 @@ describe('overrideQueueForTesting', () => {
     await queue.waitUntilIdle(ORDERS);
     await eventually(() => real[ORDERS]?.length === 1);
     expect(await messagesOf(queue, ORDERS)).toEqual([]);
+  });
+
+  it('records what the app pushed, payloads included after their handler acked them (pushedTo)', async () => {
+    const app = await boot({});
+    const queue = app.get(RedisAckQueueService);
+    const reports = app.get<RedisAckQueueService>(getQueueToken('reports'));
+    const order = { orderId: 'o-1', lines: [{ sku: 'book', qty: 2 }] };
+    await queue.push(ORDERS, order, { id: 'o-1', headers: { tenant: 'acme' } });
+    order.lines[0].qty = 99; // a later change of the app's object is not what was pushed
+    await queue.push(ORDERS, { orderId: 'again' }, { id: 'o-1' }); // a duplicate
+    await queue.pushMany(ORDERS, [{ payload: { orderId: 'o-2' }, priority: 3 }]);
+    await reports.push(REPORTS, { report: 'weekly' });
+    await queue.waitUntilIdle(ORDERS);
+    await reports.waitUntilIdle(REPORTS);
+
+    // The handler acked them: the queue keeps their results, not their payloads.
+    expect((await messagesOf(queue, ORDERS)).map(({ payload }) => payload)).toEqual([undefined, undefined]);
+    const pushed = pushedTo<{ orderId: string }>(queue, ORDERS);
+    expect(pushed).toEqual([
+      {
+        topic: ORDERS,
+        id: 'o-1',
+        payload: { orderId: 'o-1', lines: [{ sku: 'book', qty: 2 }] },
+        options: { id: 'o-1', headers: { tenant: 'acme' } },
+        duplicate: false,
+      },
+      { topic: ORDERS, id: 'o-1', payload: { orderId: 'again' }, options: { id: 'o-1' }, duplicate: true },
+      {
+        topic: ORDERS,
+        id: expect.any(String),
+        payload: { orderId: 'o-2' },
+        options: { priority: 3 },
+        duplicate: false,
+      },
+    ]);
+    expect(pushedTo(reports, REPORTS).map(({ payload }) => payload)).toEqual([{ report: 'weekly' }]);
+    expect(pushedTo(queue, REPORTS)).toEqual([]);
+    // A push the queue refused is not recorded.
+    await expect(queue.push(ORDERS, { n: Number.NaN })).rejects.toThrow();
+    expect(pushedTo(queue, ORDERS)).toHaveLength(3);
+  });
+
+  it('pushedTo refuses a service that no testing override built', () => {
+    const service = {}; // e.g. a service made with new, outside the testing module
+    expect(() => pushedTo(service, ORDERS)).toThrow(InvalidOptionError);
+    expect(() => pushedTo(service, ORDERS)).toThrow(/overrideQueueForTesting/);
   });
 });
