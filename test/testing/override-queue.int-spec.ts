@@ -240,7 +240,7 @@ describe('overrideQueueForTesting', () => {
       { topic: ORDERS, id: 'o-1', payload: { orderId: 'again' }, options: { id: 'o-1' }, duplicate: true },
       {
         topic: ORDERS,
-        id: expect.any(String),
+        id: expect.any(String) as string,
         payload: { orderId: 'o-2' },
         options: { priority: 3 },
         duplicate: false,
