@@ -34,6 +34,7 @@ export interface SnippetDiagnostic {
  */
 const MODULES = [
   'nestjs-redis-ack-queue',
+  'nestjs-redis-ack-queue/testing',
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/testing',
@@ -72,6 +73,8 @@ declare function renderPdf(invoiceId: string, options: { signal: AbortSignal }):
 declare function compressPdf(pdf: Uint8Array): Uint8Array;
 declare const archive: { save(key: string, data: Uint8Array): Promise<void> };
 declare class AppModule {}
+/** A test's private Redis (docs/testing.md). */
+declare const redis: import('nestjs-redis-ack-queue/testing').TestRedis;
 declare class OrderHandlers {
   sendConfirmation(payload: { orderId: string }, context: import('nestjs-redis-ack-queue').MessageContext): Promise<void>;
 }
