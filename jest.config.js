@@ -24,6 +24,8 @@ const shared = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // The `nest new` files that test/package copies out: two package.json named "app", not modules.
+  modulePathIgnorePatterns: ['<rootDir>/test/package/scaffolds/'],
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
     ...(nest11 && {
