@@ -8,7 +8,14 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['**/dist/', '**/node_modules/', 'coverage/', 'docs/api/', 'bench/results/']),
+  globalIgnores([
+    '**/dist/',
+    '**/node_modules/',
+    'coverage/',
+    'docs/api/',
+    'bench/results/',
+    'test/package/scaffolds/',
+  ]),
 
   js.configs.recommended,
 

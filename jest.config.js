@@ -5,12 +5,15 @@
  * and package (the packed tarball installed in new Nest 12 and Nest 11 apps; see test/README.md).
  *
  * Nest 12 is ES modules only: test/support/nest-esm.transform.js compiles it to CommonJS for Jest.
- * With ACKQ_NEST=11 (`npm run test:nest11`), @nestjs/* resolve to test/nest11/node_modules instead.
+ * With ACKQ_NEST=11 (`npm run test:nest11`), @nestjs/* resolve to test/nest11/node_modules instead;
+ * with ACKQ_IOREDIS=5 (`npm run test:ioredis5`), ioredis resolves to test/ioredis5/node_modules.
  */
 const { join } = require('node:path');
 
 const nest11 = process.env.ACKQ_NEST === '11';
 const nestMajor = nest11 ? 11 : Number(require('./package.json').devDependencies['@nestjs/core'].match(/\d+/)[0]);
+const ioredis5 = process.env.ACKQ_IOREDIS === '5';
+const ioredisMajor = ioredis5 ? 5 : Number(require('./package.json').devDependencies.ioredis.match(/\d+/)[0]);
 
 const shared = {
   rootDir: __dirname,
@@ -24,6 +27,8 @@ const shared = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // The `nest new` files that test/package copies out: two package.json named "app", not modules.
+  modulePathIgnorePatterns: ['<rootDir>/test/package/scaffolds/'],
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
     '^nestjs-redis-ack-queue/testing$': '<rootDir>/lib/testing',
@@ -31,12 +36,16 @@ const shared = {
       '^@nestjs/(common|core|platform-express|platform-fastify|testing)(/.*)?$':
         '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',
     }),
+    ...(ioredis5 && { '^ioredis$': '<rootDir>/test/ioredis5/node_modules/ioredis' }),
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   // Read by test/consumer/nest-version.int-spec.ts: the run proves the Nest major it says.
   globals: {
     ACKQ_NEST_MAJOR: nestMajor,
     ACKQ_NEST_DIR: nest11 ? join(__dirname, 'test/nest11/node_modules') : join(__dirname, 'node_modules'),
+    // Read by test/unit/ioredis-version.spec.ts.
+    ACKQ_IOREDIS_MAJOR: ioredisMajor,
+    ACKQ_IOREDIS_DIR: ioredis5 ? join(__dirname, 'test/ioredis5/node_modules') : join(__dirname, 'node_modules'),
   },
 };
 

@@ -14,6 +14,8 @@ const allowed = [
   /^README\.md$/,
   /^LICENSE$/,
   /^CHANGELOG\.md$/,
+  /^docs\/.+\.md$/, // the guides the README links to
+  /^docs\/[^/]+\.png$/, // the README's screenshots
   /^dist\/.+\.js$/,
   /^dist\/.+\.d\.ts$/,
   /^dist\/.+\.lua$/, // the Lua scripts, wherever under lib/ they live (nest-cli.json copies them)
@@ -66,6 +68,12 @@ function entryPoints(pkg) {
   return targets.filter(Boolean).map((target) => posix.normalize(target));
 }
 
+/** The relative links and images of a Markdown text (`[a](docs/x.md#part)`, `![b](docs/y.png)`), without anchors. */
+function relativeLinks(markdown) {
+  const targets = [...markdown.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1].split('#')[0]);
+  return targets.filter((target) => target && !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
 function checkFiles(entries) {
   const paths = new Set(entries.map((entry) => entry.path));
   const problems = [];
@@ -82,6 +90,12 @@ function checkFiles(entries) {
   if (!copied.some((path) => path.endsWith('.lua'))) problems.push('no .lua file found under lib/');
   if (!copied.includes('dist/dashboard/assets/index.html')) problems.push('no dashboard page found under lib/');
   for (const path of copied) if (!paths.has(path)) problems.push(`copied file not shipped: ${path}`);
+  for (const { path, text } of entries.filter((entry) => entry.path.endsWith('.md'))) {
+    for (const target of relativeLinks(text)) {
+      const linked = posix.normalize(posix.join(posix.dirname(path), target));
+      if (!paths.has(linked)) problems.push(`${path} links to ${target}, which is not in the tarball`);
+    }
+  }
   for (const { path, text } of entries) {
     const map = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(text)?.[1];
     if (map && !map.startsWith('data:') && !paths.has(posix.join(posix.dirname(path), map))) {
