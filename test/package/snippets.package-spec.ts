@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RedisServer } from '../../support/redis-processes/redis-server';
@@ -18,13 +18,13 @@ const SCAFFOLDS = [
 ] as const;
 type Scaffold = (typeof SCAFFOLDS)[number];
 
-/** README.md, every Markdown file under docs/, and the example that keeps one block of each kind. */
+/**
+ * README.md, whose blocks are whole files a reader copies, and the example that keeps one block of
+ * each kind. The blocks of docs/ are excerpts: test/unit/readme-snippets.spec.ts compiles them
+ * with their imports added.
+ */
 function markdownFiles(): string[] {
-  const docs = readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' })
-    .filter((path) => path.endsWith('.md'))
-    .map((path) => `docs/${path.split('\\').join('/')}`)
-    .sort();
-  return ['README.md', ...docs, 'test/package/snippets/example.md'];
+  return ['README.md', 'test/package/snippets/example.md'];
 }
 /** A block that must not compile: the test fails unless it is reported, at this line. */
 const FAILING = 'test/package/snippets/failing.md';
