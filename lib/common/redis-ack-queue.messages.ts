@@ -39,9 +39,28 @@ export const MESSAGES = {
     'retry once Redis answers (a push retried with the same id is deduplicated)',
   noAnswer: (ms: number) =>
     `no answer within ${ms} ms, the commandTimeoutMs; the call was not withdrawn and may still take effect when Redis returns`,
-  connectFailed: (target: string, reason: string) => `Cannot connect to Redis at ${target}: ${reason}`,
+  unsupportedScheme: (scheme: string) =>
+    `Invalid connection URL: the scheme "${scheme}" is not one of Redis; use ${CONNECTION_FORMS}`,
+  malformedConnectionUrl: (scheme: string | undefined) =>
+    `Invalid connection URL: ${scheme === undefined ? 'it is not a URL' : `it starts with "${scheme}" but is not a URL of it`}` +
+    ` (redis:// takes two slashes); use ${CONNECTION_FORMS}`,
+  /** Startup could not reach Redis: the error's text (with `(for <ms> ms)` in `reason` when it gave up). */
+  connectFailed: (target: string, reason: string) =>
+    `Cannot connect to Redis at ${target}: ${reason}. ${connectHint(reason)}`,
   connectTimeout: (target: string, ms: number) =>
-    `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
+    `Cannot connect to Redis at ${target}: no answer within ${ms} ms. ${connectHint('')}`,
+  /** The first failure of a connection that was never ready: it retries (until connectTimeoutMs in connect()). */
+  connectRetrying: (target: string, reason: string) =>
+    `Cannot connect to Redis at ${target}: ${reason}. ${connectHint(reason)} Retrying until it answers`,
+  /** Once per service, when connect() succeeds: where it is, without credentials. */
+  connected: (where: string, queue: string | undefined) =>
+    `${queue === undefined ? 'Connected' : `Queue "${queue}" connected`} to Redis at ${where}`,
+  /** Where a service is, without credentials: what describeConnection() answers. */
+  connectionDescription: (target: string, prefix: string, tls: boolean) =>
+    `${target} (prefix "${prefix}", TLS ${tls ? 'on' : 'off'})`,
+  defaultConnection: (url: string) =>
+    `No connection option given: using the default ${url}, which may be a Redis other apps share. ` +
+    'Set connection to the Redis this app is meant to use (in tests, a Redis of their own: nestjs-redis-ack-queue/testing)',
   /** `found`: the server and its version, e.g. 'Redis 6.2.14'. */
   oldRedis: (target: string, found: string) =>
     `The server at ${target} is ${found}: the queue needs Redis 7.0 or newer, or Valkey`,
@@ -131,6 +150,22 @@ export const MESSAGES = {
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
 } as const;
+
+/** The connection strings the library reads, as the refusal of another one lists them. */
+const CONNECTION_FORMS =
+  'redis://[user:password@]host:port/db, rediss://... (TLS), unix:///path/to/redis.sock, /path/to/redis.sock or host:port';
+
+/** What to check after a failed connect, by the reason Redis (or the socket) gave. */
+function connectHint(reason: string): string {
+  if (/NOAUTH|WRONGPASS|invalid password|Client sent AUTH|\bAUTH\b/.test(reason))
+    return 'Check the username and password of the connection option.';
+  if (/NOPERM/.test(reason)) return "Check the ACL user's permissions (the README's ACL line).";
+  if (/DB index/.test(reason)) return 'Use a database number the server has (below its databases setting).';
+  return (
+    'Is Redis running at that address? Check the host and port of the connection option, TLS ' +
+    '(rediss:// when the server requires it, redis:// when it does not) and the password.'
+  );
+}
 
 /** A value by its kind alone (`(a string)`, `(an object)`), for user data, which no text quotes. */
 function kindOf(value: unknown): string {

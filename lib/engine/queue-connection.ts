@@ -4,7 +4,7 @@ import type { RedisAckQueueConnection } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { describeTarget, openConnection, waitUntilReady, type RedisClient } from './connection';
+import { describeTarget, openConnection, usesTls, waitUntilReady, type RedisClient } from './connection';
 import { withinBound } from './call-bound';
 import { preflight } from './preflight';
 
@@ -28,6 +28,17 @@ export class QueueConnection {
     this.client = client;
     this.owned = owned;
     if (owned) this.reportOutages();
+    if (connection === undefined) logger.warn(MESSAGES.defaultConnection(DEFAULTS.connection));
+  }
+
+  /** Where the client points, without credentials (`redis://host:6379/0`, `cluster(...)`, `sentinel(...)`). */
+  get target(): string {
+    return describeTarget(this.client);
+  }
+
+  /** Whether the client speaks TLS to Redis. */
+  get tls(): boolean {
+    return usesTls(this.client);
   }
 
   /** Waits until Redis answers (7.0 or newer, a safe memory policy); fails within timeoutMs otherwise. */
@@ -89,20 +100,32 @@ export class QueueConnection {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.owned && this.client.status !== 'end') await this.client.quit().catch(() => this.client.disconnect());
+    if (!this.owned || this.client.status === 'end') return;
+    // Not ready (never connected, or between reconnects): QUIT would open a connection only to
+    // close it, or wait on the pending attempt; ending it at once leaves no timer behind.
+    if (this.client.status !== 'ready') this.client.disconnect();
+    else await this.client.quit().catch(() => this.client.disconnect());
   }
 
-  /** One warning per outage instead of ioredis' "unhandled error event" on every retry. */
+  /**
+   * One warning per outage instead of ioredis' "unhandled error event" on every retry: "Cannot
+   * connect" (with what to check) until the connection was first ready, "Lost the connection" after.
+   */
   private reportOutages(): void {
     let down = false;
-    this.client.on('error', (error: Error) => {
+    let everReady = false;
+    this.client.on('error', (failure: Error) => {
       if (down || this.closed) return;
       down = true;
-      this.logger.warn(MESSAGES.connectionLost(describeTarget(this.client), error.message));
+      const target = describeTarget(this.client);
+      // A Cluster reports "Failed to refresh slots cache."; the reason is the last seed's own error.
+      const reason = ((failure as { lastNodeError?: Error | null }).lastNodeError ?? failure).message;
+      this.logger.warn(everReady ? MESSAGES.connectionLost(target, reason) : MESSAGES.connectRetrying(target, reason));
     });
     this.client.on('ready', () => {
-      if (down && !this.closed) this.logger.log(MESSAGES.connectionRestored(describeTarget(this.client)));
+      if (down && everReady && !this.closed) this.logger.log(MESSAGES.connectionRestored(describeTarget(this.client)));
       down = false;
+      everReady = true;
     });
   }
 }

@@ -10,9 +10,9 @@ import type { QueueRegistration } from './queue-registrations';
 import { DEFAULT_QUEUE, QUEUE_REGISTRATION, getQueueOptionsToken, getQueueToken } from './queue-tokens';
 
 /** Builds and connects a queue's service: startup fails within connectTimeoutMs when Redis cannot be reached. */
-async function connectService(options: RedisAckQueueModuleOptions): Promise<RedisAckQueueService> {
+async function connectService(options: RedisAckQueueModuleOptions, name: string): Promise<RedisAckQueueService> {
   const { consumers: _consumers, schedules, ...serviceOptions } = options;
-  const service = new RedisAckQueueService(serviceOptions);
+  const service = new RedisAckQueueService(serviceOptions, name === DEFAULT_QUEUE ? undefined : name);
   await service.connect();
   await upsertSchedules(service, schedules);
   return service;
@@ -48,7 +48,11 @@ export function registrationModule(
     imports: [DiscoveryModule, ...imports],
     providers: [
       ...optionsProviders,
-      { provide: serviceToken, useFactory: connectService, inject: [optionsToken] },
+      {
+        provide: serviceToken,
+        useFactory: (options: RedisAckQueueModuleOptions) => connectService(options, name),
+        inject: [optionsToken],
+      },
       registration,
       QueueHandlerExplorer,
       QueueEventExplorer,

@@ -88,10 +88,16 @@ export class RedisAckQueueService
    * Checks the options and sets up the connection, which opens on first use: call
    * {@link RedisAckQueueService.connect} to fail fast.
    * @param options - Every option may be left out; {@link RedisAckQueueOptions} gives the defaults.
-   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
+   * @param queueName - The name a Nest module registered the queue under, said in its startup
+   * log line; leave it out outside Nest (or name the service as you like).
+   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form
+   * ({@link InvalidConnectionUrlError} for a connection string of another scheme, or a malformed one).
    * @throws {InvalidTopicError} when `prefix`, or a topic name in `topics`, is not a valid name.
    */
-  constructor(options: RedisAckQueueOptions = {}) {
+  constructor(
+    options: RedisAckQueueOptions = {},
+    private readonly queueName?: string,
+  ) {
     const checked = optionsOf(options);
     const runsScheduler = schedulerEnabled(checked);
     const core = new QueueCore(checked);
@@ -116,10 +122,16 @@ export class RedisAckQueueService
   }
 
   async connect(): Promise<void> {
-    const { connection, settings } = this.core;
+    const { connection, settings, logger } = this.core;
     this.core.assertOpen('connect');
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
-    if (await this.core.engine.unescapedLayoutFound()) this.core.logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    logger.startup(MESSAGES.connected(this.describeConnection(), this.queueName));
+    if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+  }
+
+  describeConnection(): string {
+    const { connection, settings } = this.core;
+    return MESSAGES.connectionDescription(connection.target, settings.prefix, connection.tls);
   }
 
   push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
