@@ -74,6 +74,14 @@ export const MESSAGES = {
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
+  dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
+    `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
+    `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +
+    `${counts.limits} consumed topic(s) and ${counts.topics} topic(s) in the registry. Messages, dead letters and ` +
+    'pauses lost with it are not restored: run Redis with appendonly yes to keep them',
+  redeclareFailed: (prefix: string, reason: string) =>
+    `Redis lost the data of prefix "${prefix}", and declaring its schedules, limits and topics again failed ` +
+    `(${reason}); retrying at the next reconnect`,
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,

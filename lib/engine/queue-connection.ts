@@ -83,6 +83,33 @@ export class QueueConnection {
   }
 
   /**
+   * Calls `listener` each time the connection is ready again after having been ready: a plain
+   * client's reconnect; of a Cluster, its own, any node's reconnect and each slots refresh (a
+   * failover moves slots). It may be called more than once for one outage.
+   */
+  onReconnect(listener: () => void): void {
+    const { client } = this;
+    let ready = client.status === 'ready';
+    client.on('ready', () => {
+      if (ready) listener();
+      ready = true;
+    });
+    if (!(client instanceof Cluster)) return;
+    client.on('refresh', () => {
+      if (ready) listener();
+    });
+    const watchNode = (node: Redis) => {
+      let nodeReady = node.status === 'ready';
+      node.on('ready', () => {
+        if (nodeReady && ready) listener();
+        nodeReady = true;
+      });
+    };
+    client.nodes().forEach(watchNode);
+    client.on('+node', watchNode);
+  }
+
+  /**
    * Stops reconnecting after a failed start, so the process can exit and later calls fail
    * at once. ioredis leaves a client disconnected between two reconnect attempts in
    * 'reconnecting' for good, its queued commands pending forever: there the pending attempt

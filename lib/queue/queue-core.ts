@@ -20,7 +20,7 @@ export class QueueCore {
   readonly engine: QueueEngine;
   readonly events = new QueueEvents();
   readonly tracing: QueueTracing | undefined;
-  private closing = false;
+  private refusing = false;
 
   /**
    * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
@@ -36,12 +36,17 @@ export class QueueCore {
 
   /** From now on every call of the public API is refused with QueueClosedError. */
   refuseCalls(): void {
-    this.closing = true;
+    this.refusing = true;
+  }
+
+  /** True once the service is closing (calls are refused). */
+  get closing(): boolean {
+    return this.refusing;
   }
 
   /** @throws {QueueClosedError} once the service is closing. */
   assertOpen(operation: string): void {
-    if (this.closing) throw new QueueClosedError(operation);
+    if (this.refusing) throw new QueueClosedError(operation);
   }
 
   /**

@@ -30,6 +30,7 @@ import type {
   RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
+  ScheduleDefinition,
   ScheduleInfo,
   ScheduleOptions,
   Topic,
@@ -37,6 +38,7 @@ import type {
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { QueueCore } from '../queue/queue-core';
+import { QueueDeclarations } from '../queue/declarations';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
@@ -53,7 +55,8 @@ import { assertTopic, optionsOf } from '../queue/validation';
  * It is one object over shared state (a `QueueCore`: settings, connection, engine,
  * events, closed state) holding one part per capability, each built once here: producing,
  * inspecting and dead letters, look-up and cancel, pause and limits, schedules, the topic
- * registry, consuming by hand, and the running consumers with their scheduler. Each method
+ * registry, consuming by hand, the running consumers with their scheduler, and what the
+ * process declared (declared again when Redis comes back without this prefix's data). Each method
  * hands its call to one part; the parts check arguments and the closed state, report events,
  * and leave every state change to the engine (one Lua script each, timed by the Redis
  * server's clock).
@@ -82,6 +85,7 @@ export class RedisAckQueueService
   private readonly leases: QueueLeases;
   private readonly consumers: ConsumerRegistry;
   private readonly scheduler: ServiceScheduler;
+  private readonly declarations: QueueDeclarations;
   private closing: Promise<void> | undefined;
 
   /**
@@ -119,6 +123,10 @@ export class RedisAckQueueService
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);
     this.leases = new QueueLeases(core);
+    this.declarations = new QueueDeclarations(core, {
+      upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
+      consumerLimits: () => this.consumers.declaredLimits(),
+    });
   }
 
   async connect(): Promise<void> {
@@ -127,6 +135,7 @@ export class RedisAckQueueService
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
     logger.startup(MESSAGES.connected(this.describeConnection(), this.queueName));
     if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    await this.declarations.watch();
   }
 
   describeConnection(): string {
@@ -204,6 +213,10 @@ export class RedisAckQueueService
 
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
     return this.scheduling.upsertSchedule(topic, name, options);
+  }
+
+  declareSchedules(schedules: ScheduleDefinition[]): Promise<ScheduleInfo[]> {
+    return this.declarations.declareSchedules(schedules);
   }
 
   removeSchedule(topic: string, name: string): Promise<boolean> {
