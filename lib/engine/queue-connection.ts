@@ -17,6 +17,8 @@ export class QueueConnection {
   readonly client: RedisClient;
   private readonly owned: boolean;
   private closed = false;
+  /** Removes each listener onReconnect() added. */
+  private readonly listeners: (() => void)[] = [];
 
   constructor(
     connection: RedisAckQueueConnection | undefined,
@@ -90,23 +92,29 @@ export class QueueConnection {
   onReconnect(listener: () => void): void {
     const { client } = this;
     let ready = client.status === 'ready';
-    client.on('ready', () => {
+    this.listen(client, 'ready', () => {
       if (ready) listener();
       ready = true;
     });
     if (!(client instanceof Cluster)) return;
-    client.on('refresh', () => {
+    this.listen(client, 'refresh', () => {
       if (ready) listener();
     });
     const watchNode = (node: Redis) => {
       let nodeReady = node.status === 'ready';
-      node.on('ready', () => {
+      this.listen(node, 'ready', () => {
         if (nodeReady && ready) listener();
         nodeReady = true;
       });
     };
     client.nodes().forEach(watchNode);
-    client.on('+node', watchNode);
+    this.listen(client, '+node', watchNode);
+  }
+
+  /** Adds a listener that close() removes (a client the user passed outlives the service). */
+  private listen<A extends unknown[]>(emitter: RedisClient, event: string, listener: (...args: A) => void): void {
+    emitter.on(event, listener as (...args: unknown[]) => void);
+    this.listeners.push(() => emitter.off(event, listener as (...args: unknown[]) => void));
   }
 
   /**
@@ -127,6 +135,7 @@ export class QueueConnection {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.listeners.splice(0).forEach((remove) => remove());
     if (!this.owned || this.client.status === 'end') return;
     // Not ready (never connected, or between reconnects): QUIT would open a connection only to
     // close it, or wait on the pending attempt; ending it at once leaves no timer behind.

@@ -39,6 +39,7 @@ export class QueueDeclarations {
 
   /** Upserts each schedule in order, and keeps it to upsert again after a loss of Redis' data. */
   async declareSchedules(definitions: ScheduleDefinition[]): Promise<ScheduleInfo[]> {
+    this.core.assertOpen('declare schedules');
     if (!Array.isArray(definitions))
       throw new InvalidOptionError('schedules', definitions, 'an array of { topic, name, cron | everyMs, ... }');
     const declared: ScheduleInfo[] = [];

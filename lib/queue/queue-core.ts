@@ -29,9 +29,10 @@ export class QueueCore {
   constructor(options: RedisAckQueueOptions) {
     this.settings = resolveServiceSettings(options);
     this.logger = new QueueLogger(this.settings.logLevel);
+    // Checked before the connection is made: a bad option leaves nothing behind.
+    this.tracing = tracingFor(options.tracing);
     this.connection = new QueueConnection(options.connection, this.settings.commandTimeoutMs, this.logger);
     this.engine = new QueueEngine(this.connection.client, this.settings, this.logger);
-    this.tracing = tracingFor(options.tracing);
   }
 
   /** From now on every call of the public API is refused with QueueClosedError. */
