@@ -58,7 +58,8 @@ export class QueueDeclarations {
    * marker Redis refuses (a read-only ACL user, a replica) leaves the watch off, and connect() goes on.
    */
   async watch(): Promise<void> {
-    await this.core.engine.marker.arm().catch(() => undefined);
+    const { connection, engine } = this.core;
+    await connection.within('connect', undefined, engine.marker.arm()).catch(() => undefined);
   }
 
   /** One check at a time; reconnects meanwhile lead to one more. */
