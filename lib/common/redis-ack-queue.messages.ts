@@ -46,12 +46,12 @@ export const MESSAGES = {
     ` (redis:// takes two slashes); use ${CONNECTION_FORMS}`,
   /** Startup could not reach Redis: the error's text (with `(for <ms> ms)` in `reason` when it gave up). */
   connectFailed: (target: string, reason: string) =>
-    `Cannot connect to Redis at ${target}: ${reason}. ${connectHint(reason)}`,
+    `Cannot connect to Redis at ${target}: ${sentence(reason)} ${connectHint(reason)}`,
   connectTimeout: (target: string, ms: number) =>
     `Cannot connect to Redis at ${target}: no answer within ${ms} ms. ${connectHint('')}`,
   /** The first failure of a connection that was never ready: it retries (until connectTimeoutMs in connect()). */
   connectRetrying: (target: string, reason: string) =>
-    `Cannot connect to Redis at ${target}: ${reason}. ${connectHint(reason)} Retrying until it answers`,
+    `Cannot connect to Redis at ${target}: ${sentence(reason)} ${connectHint(reason)} Retrying until it answers`,
   /** Once per service, when connect() succeeds: where it is, without credentials. */
   connected: (where: string, queue: string | undefined) =>
     `${queue === undefined ? 'Connected' : `Queue "${queue}" connected`} to Redis at ${where}`,
@@ -162,6 +162,11 @@ export const MESSAGES = {
 /** The connection strings the library reads, as the refusal of another one lists them. */
 const CONNECTION_FORMS =
   'redis://[user:password@]host:port/db, rediss://... (TLS), unix:///path/to/redis.sock, /path/to/redis.sock or host:port';
+
+/** A reason as a sentence: one full stop at its end. */
+function sentence(reason: string): string {
+  return reason.endsWith('.') ? reason : `${reason}.`;
+}
 
 /** What to check after a failed connect, by the reason Redis (or the socket) gave. */
 function connectHint(reason: string): string {
