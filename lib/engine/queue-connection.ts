@@ -86,8 +86,8 @@ export class QueueConnection {
 
   /**
    * Calls `listener` each time the connection is ready again after having been ready: a plain
-   * client's reconnect; of a Cluster, its own, any node's reconnect and each slots refresh (a
-   * failover moves slots). It may be called more than once for one outage.
+   * client's reconnect; of a Cluster, its own, any node's reconnect and each slots refresh that
+   * follows a node's failure (a failover moves slots). It may be called more than once for one outage.
    */
   onReconnect(listener: () => void): void {
     const { client } = this;
@@ -97,8 +97,14 @@ export class QueueConnection {
       ready = true;
     });
     if (!(client instanceof Cluster)) return;
+    // A slots refresh after a node failed or left (a failover): not the routine ones.
+    let nodeTrouble = false;
+    this.listen(client, 'node error', () => (nodeTrouble = true));
+    this.listen(client, '-node', () => (nodeTrouble = true));
     this.listen(client, 'refresh', () => {
-      if (ready) listener();
+      if (!ready || !nodeTrouble) return;
+      nodeTrouble = false;
+      listener();
     });
     const watchNode = (node: Redis) => {
       let nodeReady = node.status === 'ready';
