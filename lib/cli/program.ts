@@ -18,7 +18,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
     .version(packageVersion())
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
-    .addOption(new Option('--url <url>', 'Redis URL, redis:// or rediss:// (env REDIS_URL)'))
+    .addOption(new Option('--url <url>', 'Redis URL: redis://, rediss://, unix:///path or host:port (env REDIS_URL)'))
     .addOption(new Option('--cluster <seeds>', 'Redis Cluster seeds, host:port,host:port (env REDIS_CLUSTER)'))
     .option('--prefix <prefix>', 'key prefix of the queue', DEFAULT_PREFIX)
     .option('--json', 'print machine-readable JSON')

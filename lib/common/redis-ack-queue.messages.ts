@@ -39,9 +39,28 @@ export const MESSAGES = {
     'retry once Redis answers (a push retried with the same id is deduplicated)',
   noAnswer: (ms: number) =>
     `no answer within ${ms} ms, the commandTimeoutMs; the call was not withdrawn and may still take effect when Redis returns`,
-  connectFailed: (target: string, reason: string) => `Cannot connect to Redis at ${target}: ${reason}`,
+  unsupportedScheme: (scheme: string) =>
+    `Invalid connection URL: the scheme "${scheme}" is not one of Redis; use ${CONNECTION_FORMS}`,
+  malformedConnectionUrl: (scheme: string | undefined) =>
+    `Invalid connection URL: ${scheme === undefined ? 'it is not a URL' : `it starts with "${scheme}" but is not a URL of it`}` +
+    ` (redis:// takes two slashes); use ${CONNECTION_FORMS}`,
+  /** Startup could not reach Redis: the error's text (with `(for <ms> ms)` in `reason` when it gave up). */
+  connectFailed: (target: string, reason: string) =>
+    `Cannot connect to Redis at ${target}: ${sentence(reason)} ${connectHint(reason)}`,
   connectTimeout: (target: string, ms: number) =>
-    `Cannot connect to Redis at ${target}: no answer within ${ms} ms; check the URL, the network and the server`,
+    `Cannot connect to Redis at ${target}: no answer within ${ms} ms. ${connectHint('')}`,
+  /** The first failure of a connection that was never ready: it retries (until connectTimeoutMs in connect()). */
+  connectRetrying: (target: string, reason: string) =>
+    `Cannot connect to Redis at ${target}: ${sentence(reason)} ${connectHint(reason)} Retrying until it answers`,
+  /** Once per service, when connect() succeeds: where it is, without credentials. */
+  connected: (where: string, queue: string | undefined) =>
+    `${queue === undefined ? 'Connected' : `Queue "${queue}" connected`} to Redis at ${where}`,
+  /** Where a service is, without credentials: what describeConnection() answers. */
+  connectionDescription: (target: string, prefix: string, tls: boolean) =>
+    `${target} (prefix "${prefix}", TLS ${tls ? 'on' : 'off'})`,
+  defaultConnection: (url: string) =>
+    `No connection option given: using the default ${url}, which may be a Redis other apps share. ` +
+    'Set connection to the Redis this app is meant to use (in tests, a Redis of their own: nestjs-redis-ack-queue/testing)',
   /** `found`: the server and its version, e.g. 'Redis 6.2.14'. */
   oldRedis: (target: string, found: string) =>
     `The server at ${target} is ${found}: the queue needs Redis 7.0 or newer, or Valkey`,
@@ -55,6 +74,14 @@ export const MESSAGES = {
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
+  dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
+    `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
+    `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +
+    `${counts.limits} consumed topic(s) and ${counts.topics} topic(s) in the registry. Messages, dead letters and ` +
+    'pauses lost with it are not restored: run Redis with appendonly yes to keep them',
+  redeclareFailed: (prefix: string, reason: string) =>
+    `Redis lost the data of prefix "${prefix}", and declaring its schedules, limits and topics again failed ` +
+    `(${reason}); retrying at the next reconnect`,
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
@@ -151,6 +178,27 @@ export const MESSAGES = {
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
 } as const;
+
+/** The connection strings the library reads, as the refusal of another one lists them. */
+const CONNECTION_FORMS =
+  'redis://[user:password@]host:port/db, rediss://... (TLS), unix:///path/to/redis.sock, /path/to/redis.sock or host:port';
+
+/** A reason as a sentence: one full stop at its end. */
+function sentence(reason: string): string {
+  return reason.endsWith('.') ? reason : `${reason}.`;
+}
+
+/** What to check after a failed connect, by the reason Redis (or the socket) gave. */
+function connectHint(reason: string): string {
+  if (/NOAUTH|WRONGPASS|invalid password|Client sent AUTH|\bAUTH\b/.test(reason))
+    return 'Check the username and password of the connection option.';
+  if (/NOPERM/.test(reason)) return "Check the ACL user's permissions (the README's ACL line).";
+  if (/DB index/.test(reason)) return 'Use a database number the server has (below its databases setting).';
+  return (
+    'Is Redis running at that address? Check the host and port of the connection option, TLS ' +
+    '(rediss:// when the server requires it, redis:// when it does not) and the password.'
+  );
+}
 
 /** A value by its kind alone (`(a string)`, `(an object)`), for user data, which no text quotes. */
 function kindOf(value: unknown): string {

@@ -8,6 +8,7 @@ import type {
   QueueConsumer,
   QueueHandlerFn,
   QueueHandlerOptions,
+  TopicLimits,
 } from '../interfaces';
 import type { QueueTracing } from '../observability/tracing/queue-tracing';
 import { pickLimits } from '../queue/limit-settings';
@@ -25,6 +26,8 @@ import { QueuePoller } from './queue-poller';
 export class ConsumerRegistry {
   /** Each running consumer, with what a health check sees of it. */
   private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
+  /** The fleet-wide limits each running consumer wrote when it started, with its topic. */
+  private readonly limitsOf = new Map<QueueConsumer, { topic: string; limits: TopicLimits }>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
 
@@ -71,17 +74,24 @@ export class ConsumerRegistry {
       onClosed: () => {
         liveness.stop();
         this.consumers.delete(poller);
+        this.limitsOf.delete(poller);
       },
     });
     this.consumers.set(poller, liveness);
     if (!limits) poller.start();
     else {
+      this.limitsOf.set(poller, { topic, limits });
       const closed = () => !this.consumers.has(poller);
       void writeLimitsFirst(this.engine.limits, topic, limits, this.report.logger, closed).then(() => {
         if (!closed()) poller.start();
       });
     }
     return poller;
+  }
+
+  /** The limits the running consumers wrote, by topic (the last started consumer's, where several). */
+  declaredLimits(): Map<string, TopicLimits> {
+    return new Map([...this.limitsOf.values()].map(({ topic, limits }) => [topic, limits]));
   }
 
   get size(): number {

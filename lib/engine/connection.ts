@@ -2,6 +2,7 @@ import { Cluster, Redis } from 'ioredis';
 import { InvalidOptionError, RedisConnectionError } from '../errors';
 import { redactedCause } from '../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../interfaces';
+import { checkedConnectionUrl } from './connection-url';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 
@@ -30,8 +31,9 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
   const own = { enableAutoPipelining: true, lazyConnect: true };
   const retryStrategy = (attempt: number) => Math.min(attempt * 50, 500);
   if (typeof connection === 'string') {
-    assertDatabase(databaseOfUrl(connection));
-    return { client: new Redis(connection, { retryStrategy, ...own }), owned: true };
+    const url = checkedConnectionUrl(connection);
+    assertDatabase(databaseOfUrl(url));
+    return { client: new Redis(url, { retryStrategy, ...own }), owned: true };
   }
   if (typeof connection !== 'object' || connection === null) {
     throw new InvalidOptionError(
@@ -45,7 +47,10 @@ export function openConnection(connection: RedisAckQueueConnection): { client: R
     if (!Array.isArray(nodes) || nodes.length === 0) {
       throw new InvalidOptionError('connection.cluster', nodes, 'a non-empty array of seed nodes');
     }
-    return { client: new Cluster(nodes, { ...options, ...own }), owned: true };
+    const seeds = nodes.map((node) =>
+      typeof node === 'string' ? checkedConnectionUrl(node, 'connection.cluster') : node,
+    );
+    return { client: new Cluster(seeds, { ...options, ...own }), owned: true };
   }
   if (connection.db !== undefined) assertDatabase(connection.db);
   return { client: new Redis({ retryStrategy, ...connection, ...own }), owned: true };
@@ -117,6 +122,12 @@ export function describeTarget(client: RedisClient): string {
     return `sentinel(${name ?? 'mymaster'}@${sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',')})`;
   }
   return path ? `unix:${path}` : `${tls ? 'rediss' : 'redis'}://${host}:${port}/${db}`;
+}
+
+/** Whether the client speaks TLS to Redis (`rediss://`, `tls` options, a Cluster's `redisOptions.tls`). */
+export function usesTls(client: RedisClient): boolean {
+  const tls = client instanceof Cluster ? client.options.redisOptions?.tls : client.options.tls;
+  return tls !== undefined && tls !== null && (tls as unknown) !== false;
 }
 
 /** host:port of each seed node (ioredis keeps them in a private field); never credentials. */

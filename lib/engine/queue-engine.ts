@@ -15,6 +15,7 @@ import type {
 } from './consumer-engine';
 import type { QueueLogger } from '../observability/queue-logger';
 import { CancelSignals } from './cancel-signals';
+import { DataMarker } from './data-marker';
 import { openBlockingConnection, type RedisClient } from './connection';
 import { JobRecords } from './job-records';
 import { LeaseSettler } from './lease-settler';
@@ -68,6 +69,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly limits: TopicLimitsStore;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
+  /** Tells when Redis lost this prefix's data. */
+  readonly marker: DataMarker;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
@@ -92,6 +95,17 @@ export class QueueEngine implements ConsumerEngine {
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
+    this.marker = new DataMarker(client, prefix);
+  }
+
+  /**
+   * After Redis lost this prefix's data: partition counts are checked (and recorded) again on
+   * each topic's next use, and the topics this service recorded are recorded again now.
+   * Resolves with how many topics.
+   */
+  recordAgain(): Promise<number> {
+    this.layouts.forgetChecks();
+    return this.topics.recordAgain();
   }
 
   /**

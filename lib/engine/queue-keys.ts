@@ -220,3 +220,12 @@ export interface TopicIndexKeys {
 export function topicIndexKeys(prefix: string): TopicIndexKeys {
   return { topicIndex: `{${prefix}:}:topics` };
 }
+
+/**
+ * STRING in the prefix's slot of its own (tag `{<prefix>:}`, beside the topic registry) holding
+ * a random token, written when a service connects: found missing or changed on a reconnect, it
+ * says Redis lost this prefix's data meanwhile (see DataMarker).
+ */
+export function dataMarkerKey(prefix: string): string {
+  return `{${prefix}:}:data-marker`;
+}

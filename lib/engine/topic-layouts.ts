@@ -42,6 +42,11 @@ export class TopicLayouts {
     return layout;
   }
 
+  /** Checks (and records) each topic's partition count again on its next use: Redis lost them. */
+  forgetChecks(): void {
+    for (const layout of this.layouts.values()) layout.verified = false;
+  }
+
   /**
    * Once per topic and process: a partitioned topic records its count in its home slot (the
    * first writer wins); any process whose count differs fails instead of pushing to or

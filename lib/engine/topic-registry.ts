@@ -40,6 +40,17 @@ export class TopicRegistry {
     return recording;
   }
 
+  /**
+   * Records again every topic this service recorded (after Redis lost the registry); resolves
+   * with how many, once each was recorded (or failed as note() says).
+   */
+  async recordAgain(): Promise<number> {
+    const topics = [...this.recorded.keys()];
+    this.recorded.clear();
+    await Promise.all(topics.map((topic) => this.note(topic) ?? Promise.resolve()));
+    return topics.length;
+  }
+
   /** The registered topics, sorted. */
   async list(): Promise<string[]> {
     const topics = await this.scripts.run<string[]>('topicList', undefined, this.keys, []);

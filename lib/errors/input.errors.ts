@@ -104,3 +104,24 @@ export class InvalidOptionError extends RedisAckQueueError {
     this.value = userData ? undefined : keptValue(value);
   }
 }
+
+/**
+ * A `connection` string (or CLI `--url` / `REDIS_URL`) of a scheme the library does not read
+ * (`http:`), or a malformed one (`redis:/host`, one slash): refused when the service is built,
+ * before any socket opens. The message names the scheme and the accepted forms, never the URL,
+ * which may hold a password.
+ */
+export class InvalidConnectionUrlError extends InvalidOptionError {
+  /** The scheme as written, lowered (`http:`); undefined when the string has none. */
+  readonly scheme: string | undefined;
+  /**
+   * @param option - `connection`, or the option the string came from (`connection.cluster`).
+   * @param scheme - The scheme, lowered (`http:`), when the string has one.
+   * @param malformed - The scheme is one the library reads but the rest is not a URL of it.
+   */
+  constructor(option: string, scheme: string | undefined, malformed: boolean) {
+    super(option, undefined, 'a connection URL', true);
+    this.message = malformed ? MESSAGES.malformedConnectionUrl(scheme) : MESSAGES.unsupportedScheme(scheme ?? '');
+    this.scheme = scheme;
+  }
+}

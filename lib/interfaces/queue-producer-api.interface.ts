@@ -11,8 +11,9 @@ import type { DeadLetter, PushManyItem, PushOptions, PushResult, QueueGauges, Qu
 export interface RedisAckQueueProducerApi {
   /**
    * Waits until Redis answers (7.0 or newer); fails within connectTimeoutMs otherwise. The
-   * module calls it at startup. Logs a warning when Redis has `appendonly` off. After a
-   * failure, a connection the service opened itself stops reconnecting.
+   * module calls it at startup. Logs one line saying where it connected (see
+   * `describeConnection()`; shown at the default `logLevel`), and a warning when Redis has
+   * `appendonly` off. After a failure, a connection the service opened itself stops reconnecting.
    * @throws {RedisConnectionError} when Redis does not answer within `connectTimeoutMs`,
    *   refuses the credentials, or is older than 7.0.
    * @throws {UnsafeRedisConfigError} when Redis uses an `allkeys-*` maxmemory-policy and
@@ -21,6 +22,13 @@ export interface RedisAckQueueProducerApi {
    *   connection fails meanwhile.
    */
   connect(): Promise<void>;
+
+  /**
+   * Where the service connects, without credentials: the target (`redis://host:6379/0`,
+   * `unix:/path`, `cluster(host:port,...)`, `sentinel(name@host:port,...)`), the key prefix and
+   * whether TLS is on, e.g. `redis://127.0.0.1:6379/0 (prefix "ackq", TLS off)`.
+   */
+  describeConnection(): string;
 
   /**
    * Stores one message; resolves once Redis has it.

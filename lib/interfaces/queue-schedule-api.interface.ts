@@ -92,6 +92,23 @@ export interface RedisAckQueueScheduleApi {
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
 
   /**
+   * Upserts each schedule in order, as `upsertSchedule` does, and keeps them: when Redis comes
+   * back without this prefix's data (a restart without persistence, a failover to a replica that
+   * did not have it), a connected service upserts them again, with the limits its consumers
+   * wrote and its topics in the registry, and logs one warning. The module's `schedules` option
+   * calls this at startup. Messages lost with the data are not restored.
+   * @param schedules - Each `{ topic, name, ...options }`.
+   * @returns Each schedule as stored, in order.
+   * @throws {InvalidOptionError} when `schedules` is not an array of objects.
+   * @throws The errors of `upsertSchedule`, for the first schedule that fails (those before it are upserted).
+   * @example
+   * ```ts
+   * await queue.declareSchedules([{ topic: 'report.nightly', name: 'nightly', cron: '0 2 * * *' }]);
+   * ```
+   */
+  declareSchedules(schedules: ScheduleDefinition[]): Promise<ScheduleInfo[]>;
+
+  /**
    * Deletes a schedule and its pending tick; resolves `false` when there was none.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidTopicError} when `topic` is not a valid topic name.

@@ -13,7 +13,8 @@ export interface RedisAckQueueClusterConnection {
 }
 
 /**
- * Where Redis is: a `redis://` or `rediss://` URL, ioredis options (Sentinel included:
+ * Where Redis is: a `redis://` or `rediss://` URL (also `unix:///path/to/redis.sock`, a socket
+ * path, or `host:port`; any other scheme is refused at once), ioredis options (Sentinel included:
  * `{ sentinels, name }`), a cluster's seed nodes, or a client you own. A client you pass
  * in is used as it is and never closed by the queue; blocking waits run on duplicates of
  * it, which the queue owns and closes.
@@ -73,7 +74,8 @@ export type RedisAckQueueLogLevel = 'silent' | 'error' | 'warn' | 'log';
 /** Options of `RedisAckQueueService` and of `RedisAckQueueModule.forRoot()`. */
 export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   /**
-   * Where Redis is (see {@link RedisAckQueueConnection}).
+   * Where Redis is (see {@link RedisAckQueueConnection}). Left out, the service uses the default
+   * and warns once: a local Redis may be one other apps (or tests) share.
    * @defaultValue `'redis://127.0.0.1:6379'`
    */
   connection?: RedisAckQueueConnection;
@@ -141,7 +143,8 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   replicatedPushes?: { replicas: number; timeoutMs?: number };
   /**
    * The least severe level the queue logs: `'silent'`, `'error'`, `'warn'` or `'log'`.
-   * Default `'warn'`: dead letters, retries and trouble, no routine lines. The app's own
+   * Default `'warn'`: dead letters, retries and trouble, no routine lines but the one each
+   * service writes (at Nest's `log` level) when it connects, saying where. The app's own
    * logger settings (e.g. `NestFactory.create(..., { logger })`) filter on top of this.
    */
   logLevel?: RedisAckQueueLogLevel;

@@ -21,9 +21,10 @@ import {
 async function connectService(
   options: RedisAckQueueModuleOptions,
   overrides: RedisAckQueueTestOverrides | null,
+  name: string,
 ): Promise<RedisAckQueueService> {
   const { consumers: _consumers, schedules, ...serviceOptions } = withTestOverrides(options, overrides);
-  const service = new RedisAckQueueService(serviceOptions);
+  const service = new RedisAckQueueService(serviceOptions, name === DEFAULT_QUEUE ? undefined : name);
   overrides?.onService?.(service);
   await service.connect();
   await upsertSchedules(service, schedules);
@@ -61,7 +62,12 @@ export function registrationModule(
     providers: [
       ...optionsProviders,
       { provide: REDIS_ACK_QUEUE_TEST_OVERRIDES, useValue: null },
-      { provide: serviceToken, useFactory: connectService, inject: [optionsToken, REDIS_ACK_QUEUE_TEST_OVERRIDES] },
+      {
+        provide: serviceToken,
+        useFactory: (options: RedisAckQueueModuleOptions, overrides: RedisAckQueueTestOverrides | null) =>
+          connectService(options, overrides, name),
+        inject: [optionsToken, REDIS_ACK_QUEUE_TEST_OVERRIDES],
+      },
       registration,
       QueueHandlerExplorer,
       QueueEventExplorer,

@@ -33,4 +33,13 @@ export class QueueLogger {
   log(message: string): void {
     if (this.rank >= LOG_LEVEL_RANKS.log) this.logger.log(message);
   }
+
+  /**
+   * A line said once per service at startup (which Redis it reached): written at Nest's `log`
+   * level, yet cut as a warning, so the default `logLevel` ('warn') and a default Nest app show
+   * it; 'error' and 'silent' hide it.
+   */
+  startup(message: string): void {
+    if (this.rank >= LOG_LEVEL_RANKS.warn) this.logger.log(message);
+  }
 }

@@ -20,7 +20,7 @@ export class QueueCore {
   readonly engine: QueueEngine;
   readonly events = new QueueEvents();
   readonly tracing: QueueTracing | undefined;
-  private closing = false;
+  private refusing = false;
 
   /**
    * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
@@ -29,19 +29,25 @@ export class QueueCore {
   constructor(options: RedisAckQueueOptions) {
     this.settings = resolveServiceSettings(options);
     this.logger = new QueueLogger(this.settings.logLevel);
+    // Checked before the connection is made: a bad option leaves nothing behind.
+    this.tracing = tracingFor(options.tracing);
     this.connection = new QueueConnection(options.connection, this.settings.commandTimeoutMs, this.logger);
     this.engine = new QueueEngine(this.connection.client, this.settings, this.logger);
-    this.tracing = tracingFor(options.tracing);
   }
 
   /** From now on every call of the public API is refused with QueueClosedError. */
   refuseCalls(): void {
-    this.closing = true;
+    this.refusing = true;
+  }
+
+  /** True once the service is closing (calls are refused). */
+  get closing(): boolean {
+    return this.refusing;
   }
 
   /** @throws {QueueClosedError} once the service is closing. */
   assertOpen(operation: string): void {
-    if (this.closing) throw new QueueClosedError(operation);
+    if (this.refusing) throw new QueueClosedError(operation);
   }
 
   /**

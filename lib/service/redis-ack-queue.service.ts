@@ -30,6 +30,7 @@ import type {
   RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
+  ScheduleDefinition,
   ScheduleInfo,
   ScheduleOptions,
   Topic,
@@ -37,6 +38,7 @@ import type {
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { QueueCore } from '../queue/queue-core';
+import { QueueDeclarations } from '../queue/declarations';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
@@ -53,7 +55,8 @@ import { assertTopic, optionsOf } from '../queue/validation';
  * It is one object over shared state (a `QueueCore`: settings, connection, engine,
  * events, closed state) holding one part per capability, each built once here: producing,
  * inspecting and dead letters, look-up and cancel, pause and limits, schedules, the topic
- * registry, consuming by hand, and the running consumers with their scheduler. Each method
+ * registry, consuming by hand, the running consumers with their scheduler, and what the
+ * process declared (declared again when Redis comes back without this prefix's data). Each method
  * hands its call to one part; the parts check arguments and the closed state, report events,
  * and leave every state change to the engine (one Lua script each, timed by the Redis
  * server's clock).
@@ -82,16 +85,23 @@ export class RedisAckQueueService
   private readonly leases: QueueLeases;
   private readonly consumers: ConsumerRegistry;
   private readonly scheduler: ServiceScheduler;
+  private readonly declarations: QueueDeclarations;
   private closing: Promise<void> | undefined;
 
   /**
    * Checks the options and sets up the connection, which opens on first use: call
    * {@link RedisAckQueueService.connect} to fail fast.
    * @param options - Every option may be left out; {@link RedisAckQueueOptions} gives the defaults.
-   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form.
+   * @param queueName - The name a Nest module registered the queue under, said in its startup
+   * log line; leave it out outside Nest (or name the service as you like).
+   * @throws {InvalidOptionError} when an option has a bad value, or `connection` has no known form
+   * ({@link InvalidConnectionUrlError} for a connection string of another scheme, or a malformed one).
    * @throws {InvalidTopicError} when `prefix`, or a topic name in `topics`, is not a valid name.
    */
-  constructor(options: RedisAckQueueOptions = {}) {
+  constructor(
+    options: RedisAckQueueOptions = {},
+    private readonly queueName?: string,
+  ) {
     const checked = optionsOf(options);
     const runsScheduler = schedulerEnabled(checked);
     const core = new QueueCore(checked);
@@ -113,13 +123,24 @@ export class RedisAckQueueService
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);
     this.leases = new QueueLeases(core);
+    this.declarations = new QueueDeclarations(core, {
+      upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
+      consumerLimits: () => this.consumers.declaredLimits(),
+    });
   }
 
   async connect(): Promise<void> {
-    const { connection, settings } = this.core;
+    const { connection, settings, logger } = this.core;
     this.core.assertOpen('connect');
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
-    if (await this.core.engine.unescapedLayoutFound()) this.core.logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    logger.startup(MESSAGES.connected(this.describeConnection(), this.queueName));
+    if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    await this.declarations.watch();
+  }
+
+  describeConnection(): string {
+    const { connection, settings } = this.core;
+    return MESSAGES.connectionDescription(connection.target, settings.prefix, connection.tls);
   }
 
   push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
@@ -192,6 +213,10 @@ export class RedisAckQueueService
 
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
     return this.scheduling.upsertSchedule(topic, name, options);
+  }
+
+  declareSchedules(schedules: ScheduleDefinition[]): Promise<ScheduleInfo[]> {
+    return this.declarations.declareSchedules(schedules);
   }
 
   removeSchedule(topic: string, name: string): Promise<boolean> {

@@ -77,8 +77,9 @@ describe('consumers recover from faults', () => {
   });
 
   it("resumes after a Redis restart (on a cluster: of the topic's master), without restarting the app", async () => {
-    // The outage is reported while it lasts: the consumer pauses, connections are lost.
-    expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/);
+    // The outage is reported while it lasts: the consumer pauses, connections are lost; the
+    // server comes back empty (no persistence), which is reported too.
+    expectLogs(/^Consumer of ".*" paused/, /^Lost the connection to Redis/, /came back without the data/);
     await resumesAcross(
       (topic) => fx.restartServing(`{ackq:${topic}}`),
       // Pushes fail while the server is down; the app retries, as a producer would.

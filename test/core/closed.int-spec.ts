@@ -24,6 +24,7 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     upsertSchedule: () => queue.upsertSchedule(topic, 'tick', { everyMs: 1000 }),
     removeSchedule: () => queue.removeSchedule(topic, 'tick'),
     runScheduleNow: () => queue.runScheduleNow(topic, 'tick'),
+    declareSchedules: () => queue.declareSchedules([{ topic, name: 'tick', everyMs: 1000 }]),
     schedules: () => queue.schedules(topic),
     topics: () => queue.topics(),
     forgetTopic: () => queue.forgetTopic(topic),
@@ -65,7 +66,7 @@ describe('a closed service', () => {
     const queue = await fx.service();
     const listed = Object.keys(everyCall(queue, uniqueTopic(), {} as ReservedMessage));
     // Not Redis calls: close itself, its Nest hook, and a snapshot of this process's consumers.
-    const exempt = ['constructor', 'close', 'onApplicationShutdown', 'consumerLiveness'];
+    const exempt = ['constructor', 'close', 'onApplicationShutdown', 'consumerLiveness', 'describeConnection'];
     const methods = Object.getOwnPropertyNames(RedisAckQueueService.prototype).filter((m) => !exempt.includes(m));
     expect(listed.sort()).toEqual(methods.sort());
   });

@@ -120,8 +120,8 @@ describe('Redis errors surface as typed errors naming the operation', () => {
 
   it('a wrong password fails connect at once, without the password in the message', async () => {
     const queue = new RedisAckQueueService({ connection: fx.connectionWith({ password: 'wrong-pw' }) });
-    // The refused handshake is also logged, as a lost connection.
-    expectLogs(/Lost the connection to Redis at .*(WRONGPASS|NOAUTH|invalid password|refresh slots cache)/);
+    // The refused handshake is also logged, as a failed connect.
+    expectLogs(/Cannot connect to Redis at .*(WRONGPASS|NOAUTH|invalid password|refresh slots cache)/);
     const baselineMs = await goodConnectMs();
     const started = Date.now();
     const failure = queue.connect();
@@ -142,7 +142,7 @@ describe('Redis errors surface as typed errors naming the operation', () => {
       connection: fx.connectionWith({ password: '', port }),
       connectTimeoutMs: 500,
     });
-    expectLogs(/Lost the connection to Redis at .*(ECONNREFUSED|refresh slots)/);
+    expectLogs(/Cannot connect to Redis at .*(ECONNREFUSED|refresh slots)/);
     const baselineMs = await goodConnectMs();
     const started = Date.now();
     const target = onCluster ? `cluster(127.0.0.1:${port})` : `redis://127.0.0.1:${port}/0`;

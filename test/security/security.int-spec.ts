@@ -116,7 +116,7 @@ describe('security', () => {
   // ExceptionHandler logs a startup error with util.inspect, cause included.
   it('keeps a wrong password out of the whole startup error, cause chain included (as Nest logs it)', async () => {
     const wrong = new RedisAckQueueService({ connection: `redis://:URL-SECRET-pw@127.0.0.1:${fx.server.port}` });
-    expectLogs(/Lost the connection to Redis at/);
+    expectLogs(/Cannot connect to Redis at/);
     const error: unknown = await wrong.connect().then(
       () => undefined,
       (e: unknown) => e,
