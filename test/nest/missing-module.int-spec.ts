@@ -14,10 +14,7 @@ afterEach(async () => {
   testing = undefined;
 });
 
-async function boot(
-  providers: Type[],
-  imports: Parameters<typeof Test.createTestingModule>[0]['imports'] = [],
-) {
+async function boot(providers: Type[], imports: Parameters<typeof Test.createTestingModule>[0]['imports'] = []) {
   testing = await Test.createTestingModule({ imports, providers }).setLogger(testLogger()).compile();
   await testing.init();
   return testing;
