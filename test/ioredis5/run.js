@@ -25,14 +25,17 @@ if (!installed()?.startsWith('5.')) {
 console.log(`Against ioredis@${installed()}`);
 
 const jest = join(root, 'node_modules/.bin/jest');
+// `--suites=<path pattern>` narrows the integration files (CI: test/core/); every int-spec by default.
+const args = process.argv.slice(2);
+const narrowed = args.find((arg) => arg.startsWith('--suites='));
 const suites = [
   '--selectProjects',
   'unit',
   'integration',
   '--testPathPatterns',
-  'int-spec',
+  narrowed ? narrowed.slice('--suites='.length) : 'int-spec',
   'test/unit/ioredis-version',
 ];
 const preload = `--require ${join(__dirname, 'resolve-ioredis5.cjs')}`;
 const env = { ...process.env, ACKQ_IOREDIS: '5', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${preload}`.trim() };
-process.exit(run(jest, [...suites, ...process.argv.slice(2)], { cwd: root, env }));
+process.exit(run(jest, [...suites, ...args.filter((arg) => arg !== narrowed)], { cwd: root, env }));
