@@ -28,6 +28,8 @@ export class ConsumerRegistry {
   private readonly consumers = new Map<QueueConsumer, PollerLiveness>();
   /** The fleet-wide limits each running consumer wrote when it started, with its topic. */
   private readonly limitsOf = new Map<QueueConsumer, { topic: string; limits: TopicLimits }>();
+  /** The topic and resolved maxAttempts of each running consumer. */
+  private readonly attemptsOf = new Map<QueueConsumer, { topic: string; maxAttempts: number }>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
 
@@ -75,9 +77,11 @@ export class ConsumerRegistry {
         liveness.stop();
         this.consumers.delete(poller);
         this.limitsOf.delete(poller);
+        this.attemptsOf.delete(poller);
       },
     });
     this.consumers.set(poller, liveness);
+    this.attemptsOf.set(poller, { topic, maxAttempts: settings.maxAttempts });
     if (!limits) poller.start();
     else {
       this.limitsOf.set(poller, { topic, limits });
@@ -92,6 +96,16 @@ export class ConsumerRegistry {
   /** The limits the running consumers wrote, by topic (the last started consumer's, where several). */
   declaredLimits(): Map<string, TopicLimits> {
     return new Map([...this.limitsOf.values()].map(({ topic, limits }) => [topic, limits]));
+  }
+
+  /**
+   * The maxAttempts a running consumer of `topic` applies to messages without their own (the
+   * last started one's, where several); undefined when this service consumes no such topic.
+   */
+  maxAttemptsFor(topic: string): number | undefined {
+    let found: number | undefined;
+    for (const consumer of this.attemptsOf.values()) if (consumer.topic === topic) found = consumer.maxAttempts;
+    return found;
   }
 
   get size(): number {

@@ -18,11 +18,16 @@ export class MessageLookup {
     private readonly defaultMaxAttempts: number,
   ) {}
 
-  async get<T>(topic: string, id: string): Promise<MessageInfo<T> | null> {
+  /** One message; `defaultMaxAttempts` is reported where neither the message nor its dead record has its own. */
+  async get<T>(
+    topic: string,
+    id: string,
+    defaultMaxAttempts = this.defaultMaxAttempts,
+  ): Promise<MessageInfo<T> | null> {
     const reply = await this.inAnyPartition(topic, id, (keys) =>
       this.scripts.run<(string | null)[] | null>('get', topic, keys, [id]),
     );
-    return decodeGetReply<T>(id, reply, this.defaultMaxAttempts);
+    return decodeGetReply<T>(id, reply, defaultMaxAttempts);
   }
 
   /**
@@ -35,12 +40,13 @@ export class MessageLookup {
     offset: number,
     limit: number,
     preview = 0,
+    defaultMaxAttempts = this.defaultMaxAttempts,
   ): Promise<MessageInfo<T>[]> {
     const { partitions } = this.layouts.get(topic);
     const rows = async (keys: QueueKeys, skip: number, take: number) => {
       const args = preview > 0 ? [state, skip, take, preview] : [state, skip, take];
       const reply = await this.scripts.run<(string | number | null)[]>('list', topic, keys, args);
-      return decodeListReply<T>(state, reply, this.defaultMaxAttempts, preview > 0);
+      return decodeListReply<T>(state, reply, defaultMaxAttempts, preview > 0);
     };
     if (partitions.length === 1) return rows(partitions[0], offset, limit);
     return readMergedPage(partitions.length, offset, limit, {

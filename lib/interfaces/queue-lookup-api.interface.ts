@@ -29,7 +29,8 @@ export interface MessageInfo<T = unknown> {
    * Deliveries allowed. Of a dead letter: those that applied to its deliveries, recorded when it
    * died (the message's own `maxAttempts`, else its consumer's or handler's, else the module's).
    * Of any other message, and of a dead letter buried by 0.1.0 (which did not record it): the
-   * message's own `maxAttempts`, else the service's.
+   * message's own `maxAttempts`, else that of the asking service's running consumer of the topic
+   * (a `@QueueHandler`'s option), else the service's.
    */
   maxAttempts: number;
   /** When it was pushed; undefined when its stored body is missing or unreadable. */

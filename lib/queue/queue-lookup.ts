@@ -18,18 +18,26 @@ const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', '
  * a part of RedisAckQueueService.
  */
 export class QueueLookup {
-  constructor(private readonly core: QueueCore) {}
+  /**
+   * @param localMaxAttempts - The maxAttempts of this service's running consumer of a topic, if
+   *   it has one: what applies to the topic's messages without their own, so it is reported for
+   *   them rather than the service's default.
+   */
+  constructor(
+    private readonly core: QueueCore,
+    private readonly localMaxAttempts: (topic: string) => number | undefined,
+  ) {}
 
   get<T>(topic: Topic<T>, id: string): Promise<MessageInfo<T> | null> {
     return this.core.call('get a message', topic, () => {
       assertTopic(topic);
       assertMessageId(id);
-      return this.core.engine.lookup.get<T>(topic, id);
+      return this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
     });
   }
 
   list<T>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
-    const { engine, settings } = this.core;
+    const { engine } = this.core;
     return this.core.call('list messages', topic, async () => {
       assertTopic(topic);
       if (!STATES.includes(state)) throw new InvalidOptionError('state', state, `one of ${STATES.join(', ')}`);
@@ -37,11 +45,17 @@ export class QueueLookup {
       assertInteger('offset', offset, 0);
       assertBounded('listPage', limit, 'limit');
       assertOptionalBounded('listPreview', preview, 'preview');
-      if (state !== 'dead') return engine.lookup.list<T>(topic, state, offset, limit, preview);
+      const maxAttempts = this.maxAttemptsOf(topic);
+      if (state !== 'dead') return engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
       // Dead letters have their own page (oldest first); shown here in the same shape.
       const letters = await engine.inspector.deadLetters<T>(topic, offset, limit, preview);
-      return letters.map((letter) => deadLetterInfo(letter, settings.maxAttempts));
+      return letters.map((letter) => deadLetterInfo(letter, maxAttempts));
     });
+  }
+
+  /** What applies to the topic's messages without a maxAttempts of their own, as far as this service knows. */
+  private maxAttemptsOf(topic: string): number {
+    return this.localMaxAttempts(topic) ?? this.core.settings.maxAttempts;
   }
 
   async cancel(topic: string, id: string): Promise<MessageState | null> {

@@ -118,7 +118,7 @@ export class RedisAckQueueService
     );
     this.producer = new QueueProducer(core);
     this.inspection = new QueueInspection(core);
-    this.lookup = new QueueLookup(core);
+    this.lookup = new QueueLookup(core, (topic) => this.consumers.maxAttemptsFor(topic));
     this.controls = new TopicControls(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);

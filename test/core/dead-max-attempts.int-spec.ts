@@ -94,4 +94,22 @@ describe('the maxAttempts a dead letter reports is the one that applied to its d
     expect(await reported(queue, topic, 'own')).toEqual(same(7, 7));
     expect(await queue.get(topic, 'plain')).toMatchObject({ reason: 'failed', error: 'Error: old', payload: 'x' });
   });
+
+  it("a waiting message's: its own, else the asking service's consumer's, else the service's", async () => {
+    const queue = await fx.service({ backoff, maxAttempts: 5 });
+    const other = await fx.service({ maxAttempts: 5 }); // consumes nothing: knows only its default
+    const topic = uniqueTopic('dm.waiting');
+    await queue.pause(topic); // the consumer takes nothing: the messages stay ready
+    const consumer = queue.consume(topic, () => undefined, { maxAttempts: 2 });
+    const plain = await queue.push(topic, 'x');
+    const own = await queue.push(topic, 'y', { maxAttempts: 7 });
+    const ready = async (service: RedisAckQueueService) => ({
+      get: [(await service.get(topic, plain.id))?.maxAttempts, (await service.get(topic, own.id))?.maxAttempts],
+      list: (await service.list(topic, 'ready')).map(({ maxAttempts }) => maxAttempts),
+    });
+    expect(await ready(queue)).toEqual({ get: [2, 7], list: [2, 7] });
+    expect(await ready(other)).toEqual({ get: [5, 7], list: [5, 7] });
+    await consumer.close();
+    expect(await ready(queue)).toEqual({ get: [5, 7], list: [5, 7] });
+  });
 });
