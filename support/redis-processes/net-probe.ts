@@ -1,5 +1,7 @@
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+// The package's own probe (nestjs-redis-ack-queue/testing starts servers the same way).
+import { freePort as unusedPort } from '../../lib/testing/redis-probe';
 
 /** Ports this process handed out: the system may offer a port again once its probe closed. */
 const handedOut = new Set<number>();
@@ -15,18 +17,6 @@ export async function freePort(): Promise<number> {
     handedOut.add(port);
     return port;
   }
-}
-
-function unusedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
