@@ -1,0 +1,110 @@
+import { expectLogs } from '../support/capture-logs';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { checkDeliveries, inspectLeftovers, leaveEverything, serveLeftovers } from './support/leftovers';
+import { type ReleaseContext, usePreviousRelease } from './support/previous-release';
+
+type Side = 'old' | 'current';
+type Item = { n: number; failOnce: boolean };
+interface Start {
+  side: Side;
+  id: string;
+  n: number;
+  attempt: number;
+  group: string | undefined;
+  from: string | undefined;
+  /** For a delayed message: how late it started after its due time (server clock, ms; never negative). */
+  lateness?: number;
+}
+
+/** Messages of the side-by-side test: every other one grouped (four groups), every seventh failing once. */
+const COUNT = 120;
+const GROUP_COUNT = 4;
+const groupOf = (n: number) => (n % 2 === 0 ? `g${(n / 2) % GROUP_COUNT}` : undefined);
+const failsOnce = (n: number) => n % 7 === 0;
+/** Ungrouped messages that wait a little first (a grouped delayed one's place would depend on timing). */
+const delayOf = (n: number) => (groupOf(n) === undefined && n % 5 === 0 ? 200 : undefined);
+/** Which side pushes it: three in a row each, so both push grouped, ungrouped and delayed messages. */
+const producerOf = (n: number): Side => (Math.floor(n / 3) % 2 === 0 ? 'old' : 'current');
+
+describe('a rolling deploy from the previous release', () => {
+  const fx = useRedis();
+  const release = usePreviousRelease();
+
+  it('runs old and current services side by side on one topic: each message once, groups in order', async () => {
+    expect(release.loadedVersion).toBe(release.version);
+    expectLogs(/boom on first attempt/);
+    const topic = uniqueTopic('rolling');
+    const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
+    const current = await fx.service();
+    const starts: Start[] = [];
+    const serverNow = async () => {
+      const [seconds, micros] = await fx.redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    // Each side holds its first message until the other has one too, so both surely take part.
+    let opened!: () => void;
+    const bothStarted = new Promise<void>((resolve) => (opened = resolve));
+    const handler =
+      (side: Side) =>
+      async (item: Item, context: Pick<ReleaseContext, 'id' | 'attempt' | 'group' | 'headers' | 'enqueuedAt'>) => {
+        const first = !starts.some((start) => start.side === side);
+        const { id, attempt, group, headers, enqueuedAt } = context;
+        const start: Start = { side, id, n: item.n, attempt, group, from: headers.from };
+        starts.push(start);
+        if (new Set(starts.map((s) => s.side)).size === 2) opened();
+        const delayMs = delayOf(item.n);
+        if (delayMs && attempt === 1) start.lateness = (await serverNow()) - (enqueuedAt + delayMs);
+        if (first) await bothStarted;
+        if (item.failOnce && context.attempt === 1) throw new Error(`boom on first attempt`);
+      };
+    // A small batch: neither side can prefetch the other's share while its first message waits.
+    const options = { concurrency: 2, batchSize: 2, maxAttempts: 3, backoff: { type: 'fixed' as const, delayMs: 10 } };
+    const oldConsumer = old.consume(topic, (payload, context) => handler('old')(payload as Item, context), options);
+    const currentConsumer = current.consume<Item>(topic, handler('current'), options);
+
+    // Both produce, taking turns, so each group holds messages of both in a known push order.
+    for (let n = 0; n < COUNT; n++) {
+      const producer = producerOf(n) === 'old' ? old : current;
+      const group = groupOf(n);
+      const delayMs = delayOf(n);
+      await producer.push(
+        topic,
+        { n, failOnce: failsOnce(n) },
+        { id: `m-${n}`, ...(group && { group }), ...(delayMs && { delayMs }), headers: { from: producerOf(n) } },
+      );
+    }
+    const succeeded = () => new Set(starts.filter((s) => !failsOnce(s.n) || s.attempt > 1).map((s) => s.id));
+    await eventually(() => succeeded().size === COUNT, 30_000);
+    await Promise.all([old.waitUntilIdle(topic), current.waitUntilIdle(topic)]);
+    await Promise.all([oldConsumer.close(), currentConsumer.close()]);
+    expect(await current.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+
+    // Once each, and a second time only after failing once.
+    const expected = Array.from({ length: COUNT }, (_, n) => (failsOnce(n) ? [`m-${n}.1`, `m-${n}.2`] : [`m-${n}.1`]));
+    expect(starts.map((s) => `${s.id}.${s.attempt}`).sort()).toEqual(expected.flat().sort());
+    // Payloads, groups and headers as pushed, whichever side pushed and whichever served.
+    for (const s of starts) expect(s).toMatchObject({ id: `m-${s.n}`, group: groupOf(s.n), from: producerOf(s.n) });
+    // Each group one at a time in push order, across both sides (a failed one again before the next).
+    for (let g = 0; g < GROUP_COUNT; g++) {
+      const group = `g${g}`;
+      const inOrder = expected.filter((_, n) => groupOf(n) === group).flat();
+      expect(starts.filter((s) => s.group === group).map((s) => `${s.id}.${s.attempt}`)).toEqual(inOrder);
+    }
+    // Delayed ones (pushed by either side) not early.
+    const lateness = starts.filter((s) => s.lateness !== undefined).map((s) => s.lateness!);
+    expect(lateness).toHaveLength(Array.from({ length: COUNT }, (_, n) => delayOf(n)).filter(Boolean).length);
+    expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
+    expect(new Set(starts.map((s) => s.side))).toEqual(new Set(['old', 'current']));
+  });
+
+  it('lets a consumer of the previous release read what the current code left: every state', async () => {
+    const topic = uniqueTopic('rolling');
+    const current = await fx.service({ keepCompleted: true });
+    const leftovers = await leaveEverything(current, topic);
+
+    const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
+    await inspectLeftovers(old, topic);
+    const deliveries = await serveLeftovers(old, topic, fx.redis, leftovers);
+    checkDeliveries(deliveries, leftovers);
+  });
+});
