@@ -33,6 +33,14 @@ export interface ReleaseQueueService {
   requeueDead(topic: string, ids?: string[]): Promise<number>;
   get(topic: string, id: string): Promise<ReleaseMessageInfo | null>;
   waitUntilIdle(topic: string): Promise<void>;
+  pause(topic: string): Promise<void>;
+  setLimits(topic: string, limits: Record<string, unknown> | null): Promise<void>;
+  upsertSchedule(
+    topic: string,
+    name: string,
+    options: { everyMs?: number; cron?: string; payload?: unknown; headers?: Record<string, string> },
+  ): Promise<unknown>;
+  topics(): Promise<string[]>;
   close(drainMs?: number): Promise<void>;
 }
 
@@ -104,6 +112,7 @@ export interface ReleaseServiceOptions {
   connection: string;
   logLevel?: 'silent' | 'error' | 'warn' | 'log';
   keepCompleted?: boolean;
+  topics?: Record<string, { partitions?: number }>;
 }
 
 /**
