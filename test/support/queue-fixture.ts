@@ -142,8 +142,7 @@ export async function snapshotTopic(
       const fields = await redis.hgetall(key);
       delete fields[ENCODING_ANCHOR];
       if (Object.keys(fields).length > 0) snapshot[key] = fields;
-    }
-    else if (type === 'string') snapshot[key] = await redis.get(key);
+    } else if (type === 'string') snapshot[key] = await redis.get(key);
     else snapshot[key] = type;
   }
   return snapshot;
