@@ -1,4 +1,4 @@
-import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { ENCODING_ANCHOR, eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('reserve, ack, extendLease', () => {
   const fx = useRedis();
@@ -20,6 +20,24 @@ describe('reserve, ack, extendLease', () => {
     }
     expect(reserved[0].token).not.toBe(reserved[1].token);
     expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 2, dead: 0, paused: false });
+  });
+
+  it('keeps the leases and their tokens in hashed encodings, with an anchor no count, list or lookup shows', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }]);
+    const [first] = await queue.reserve(topic, { count: 1 });
+    // A small ZSET or HASH is a listpack, scanned by every insert and look-up: the anchor
+    // (longer than any message id) makes Redis use a skiplist and a hash table from the first lease.
+    expect(await fx.redis.object('ENCODING', `{ackq:${topic}}:leased`)).toBe('skiplist');
+    expect(await fx.redis.object('ENCODING', `{ackq:${topic}}:tokens`)).toBe('hashtable');
+    expect(await fx.redis.zscore(`{ackq:${topic}}:leased`, ENCODING_ANCHOR)).toBe('inf');
+    expect(await queue.stats(topic)).toMatchObject({ ready: 1, leased: 1 });
+    expect((await queue.list(topic, 'leased')).map((m) => m.id)).toEqual([first.id]);
+    await queue.reserve(topic, { count: 1 });
+    expect(await queue.stats(topic)).toMatchObject({ ready: 0, leased: 2 });
+    expect(await queue.list(topic, 'leased', { offset: 1 })).toHaveLength(1);
+    expect(await queue.get(topic, ENCODING_ANCHOR.slice(0, 256))).toBeNull();
   });
 
   it('returns nothing when no message is ready', async () => {
@@ -178,8 +196,10 @@ describe('reserve, ack, extendLease', () => {
     // One call moves at most 1000 expired leases back; the next call moves the rest.
     const first = await queue.reserve(topic, { count: 1 });
     expect(first).toHaveLength(1);
-    expect(await fx.redis.zcard(`{ackq:${topic}}:leased`)).toBe(500 + 1);
+    // Counted without the encoding anchor (score +inf).
+    const leases = () => fx.redis.zcount(`{ackq:${topic}}:leased`, '-inf', '(inf');
+    expect(await leases()).toBe(500 + 1);
     await queue.reserve(topic, { count: 1 });
-    expect(await fx.redis.zcard(`{ackq:${topic}}:leased`)).toBe(2);
+    expect(await leases()).toBe(2);
   });
 });

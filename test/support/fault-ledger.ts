@@ -1,6 +1,6 @@
 import type { PushManyItem, PushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { ConsumerEvent } from './consumer-processes';
-import type { TestClient } from './queue-fixture';
+import { ENCODING_ANCHOR, type TestClient } from './queue-fixture';
 
 /** Who ran a handler: `pid:<n>` for a consumer process, any label for an in-process consumer. */
 export type Owner = string;
@@ -317,17 +317,19 @@ export async function produce(
 /** Counts of every structure of a topic: all zero when nothing is left. */
 export async function leftovers(redis: TestClient, topic: string, prefix = 'ackq'): Promise<Record<string, number>> {
   const tag = `{${prefix}:${topic}}`;
-  const [ready, delayed, leased, messages, attempts, tokens, dead, deadInfo] = await Promise.all([
+  const [ready, delayed, leased, messages, attempts, tokens, anchored, dead, deadInfo] = await Promise.all([
     redis.llen(`${tag}:ready`),
     redis.zcard(`${tag}:delayed`),
-    redis.zcard(`${tag}:leased`),
+    // The encoding anchor (score +inf, a tokens field) is no message: left out.
+    redis.zcount(`${tag}:leased`, '-inf', '(inf'),
     redis.hlen(`${tag}:messages`),
     redis.hlen(`${tag}:attempts`),
     redis.hlen(`${tag}:tokens`),
+    redis.hexists(`${tag}:tokens`, ENCODING_ANCHOR),
     redis.zcard(`${tag}:dead`),
     redis.hlen(`${tag}:dead-info`),
   ]);
-  return { ready, delayed, leased, messages, attempts, tokens, dead, deadInfo };
+  return { ready, delayed, leased, messages, attempts, tokens: tokens - anchored, dead, deadInfo };
 }
 
 export const NOTHING_LEFT = {

@@ -113,6 +113,12 @@ async function mastersOf(redis: TestClient): Promise<Redis[]> {
   return redis.nodes('master');
 }
 
+/**
+ * The entry reserve keeps in a topic's leased ZSET and tokens HASH (prelude.lua) so that Redis
+ * keeps them in their hashed encodings: no trace of a message, so snapshots leave it out.
+ */
+export const ENCODING_ANCHOR = '~'.repeat(257);
+
 /** Every key of a topic (of all its partitions) with its full content: equal snapshots mean nothing changed. */
 export async function snapshotTopic(
   redis: TestClient,
@@ -127,9 +133,16 @@ export async function snapshotTopic(
   for (const key of keys) {
     const type = await redis.type(key);
     if (type === 'list') snapshot[key] = await redis.lrange(key, 0, -1);
-    else if (type === 'zset') snapshot[key] = await redis.zrange(key, '0', '-1', 'WITHSCORES');
-    else if (type === 'hash') snapshot[key] = await redis.hgetall(key);
-    else if (type === 'string') snapshot[key] = await redis.get(key);
+    else if (type === 'zset') {
+      const scored = await redis.zrange(key, '0', '-1', 'WITHSCORES');
+      const anchor = scored.indexOf(ENCODING_ANCHOR);
+      if (anchor >= 0) scored.splice(anchor, 2);
+      if (scored.length > 0) snapshot[key] = scored;
+    } else if (type === 'hash') {
+      const fields = await redis.hgetall(key);
+      delete fields[ENCODING_ANCHOR];
+      if (Object.keys(fields).length > 0) snapshot[key] = fields;
+    } else if (type === 'string') snapshot[key] = await redis.get(key);
     else snapshot[key] = type;
   }
   return snapshot;

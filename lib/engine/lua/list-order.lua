@@ -43,7 +43,7 @@ if state == 'ready' then
 end
 
 local key = ({ delayed = K.delayed, leased = K.leased, completed = K.completed, dead = K.dead })[state]
-out[1] = redis.call('ZCARD', key)
+out[1] = state == 'leased' and lease_count() or redis.call('ZCARD', key)
 if count > 0 then
   local scored
   if state == 'completed' then
@@ -52,7 +52,9 @@ if count > 0 then
     scored = redis.call('ZRANGE', key, 0, count - 1, 'WITHSCORES')
   end
   for i = 2, #scored, 2 do
-    out[#out + 1] = scored[i]
+    if scored[i - 1] ~= ENCODING_ANCHOR then
+      out[#out + 1] = scored[i]
+    end
   end
 end
 return out

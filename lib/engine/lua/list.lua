@@ -45,8 +45,10 @@ else
     scored = redis.call('ZRANGE', K.completed, first, last, 'REV', 'WITHSCORES')
   end
   for i = 1, #scored, 2 do
-    ids[#ids + 1] = scored[i]
-    scores[#ids] = scored[i + 1]
+    if scored[i] ~= ENCODING_ANCHOR then
+      ids[#ids + 1] = scored[i]
+      scores[#ids] = scored[i + 1]
+    end
   end
 end
 

@@ -58,7 +58,7 @@ end
 return {
   ready + due + expired,
   redis.call('ZCARD', K.delayed) - due,
-  redis.call('ZCARD', K.leased) - expired,
+  lease_count() - expired,
   redis.call('ZCARD', K.dead),
   oldest == math.huge and -1 or math.max(0, now - oldest),
   redis.call('EXISTS', K.paused),

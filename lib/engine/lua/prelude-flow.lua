@@ -258,7 +258,7 @@ local function flow_room(count, limits, now)
   end
   local room, opens = count, math.huge
   if limits.c then
-    room = math.max(math.min(room, limits.c - redis.call('ZCARD', K.leased)), 0)
+    room = math.max(math.min(room, limits.c - lease_count()), 0)
     if room == 0 then
       redis.call('HSET', K.limits, 'waiting', 1)
     end

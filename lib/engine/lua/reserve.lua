@@ -280,6 +280,8 @@ if ids then
     end
   end
   if #lease_args > 0 then
+    redis.call('ZADD', K.leased, 'NX', 'inf', ENCODING_ANCHOR)
+    redis.call('HSETNX', K.tokens, ENCODING_ANCHOR, '1')
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))
     if limits.rm then

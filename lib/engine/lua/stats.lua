@@ -28,7 +28,7 @@ local expired = redis.call('ZCOUNT', K.leased, '-inf', now)
 return {
   ready_count() + due + expired,
   redis.call('ZCARD', K.delayed) - due,
-  redis.call('ZCARD', K.leased) - expired,
+  lease_count() - expired,
   redis.call('ZCARD', K.dead),
   redis.call('EXISTS', K.paused),
 }
