@@ -16,7 +16,7 @@ describe('upgrading from the previous release: what it left in Redis', () => {
 
     const current = await fx.service();
     await inspectLeftovers(current, topic);
-    const deliveries = await serveLeftovers(current, topic, fx.redis, leftovers);
+    const deliveries = await serveLeftovers(current, topic, fx.redis, leftovers, current);
     checkDeliveries(deliveries, leftovers);
   });
 

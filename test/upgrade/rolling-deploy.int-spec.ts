@@ -75,7 +75,8 @@ describe('a rolling deploy from the previous release', () => {
     }
     const succeeded = () => new Set(starts.filter((s) => !failsOnce(s.n) || s.attempt > 1).map((s) => s.id));
     await eventually(() => succeeded().size === COUNT, 30_000);
-    await Promise.all([old.waitUntilIdle(topic), current.waitUntilIdle(topic)]);
+    // The current service's count: one of the previous release counts the encoding anchor as a lease.
+    await current.waitUntilIdle(topic);
     await Promise.all([oldConsumer.close(), currentConsumer.close()]);
     expect(await current.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
 
@@ -104,7 +105,46 @@ describe('a rolling deploy from the previous release', () => {
 
     const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
     await inspectLeftovers(old, topic);
-    const deliveries = await serveLeftovers(old, topic, fx.redis, leftovers);
+    const deliveries = await serveLeftovers(old, topic, fx.redis, leftovers, current);
     checkDeliveries(deliveries, leftovers);
   });
+
+  it('shows a process of the previous release the encoding anchor as one lease at most, never as a message', async () => {
+    const topic = uniqueTopic('anchor');
+    const current = await fx.service();
+    const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
+    await current.pushMany(topic, [
+      { id: 'a-1', payload: 1 },
+      { id: 'a-2', payload: 2 },
+    ]);
+    // The current code's reserve writes the anchor; the acks leave it.
+    for (const message of await current.reserve(topic, { count: 5 })) expect(await current.ack(message)).toBe(true);
+    expect(await current.stats(topic)).toMatchObject({ ready: 0, leased: 0 });
+    expect((await old.stats(topic)).leased).toBeLessThanOrEqual(1);
+    await old.push(topic, 'after', { id: 'b-1' });
+    const [served, ...more] = await old.reserve(topic, { count: 5, leaseMs: 10 });
+    expect([served.id, more]).toEqual(['b-1', []]);
+    // Its lease long expired, the next reserve takes the message again, and nothing else.
+    await eventually(async () => (await current.stats(topic)).leased === 0);
+    expect((await old.reserve(topic, { count: 5 })).map((m) => [m.id, m.attempt])).toEqual([['b-1', 2]]);
+  });
+
+  // Known, not fixed here: 0.1.0 counts globalConcurrency's room as n - ZCARD(:leased), so the anchor holds one slot
+  // for good, and with globalConcurrency 1 its consumers lease nothing once the current code has served the topic.
+  // Harmless while current consumers run beside; a rollback to 0.1.0 would leave such topics unserved. Drop
+  // `.failing` once the current code leaves no anchor in a topic without leases.
+  it.failing(
+    'lets a consumer of the previous release serve a topic with globalConcurrency 1 that the current code served',
+    async () => {
+      const topic = uniqueTopic('anchor');
+      const current = await fx.service();
+      const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
+      await current.setLimits(topic, { globalConcurrency: 1 });
+      await current.push(topic, 'first', { id: 'c-1' });
+      for (const message of await current.reserve(topic)) expect(await current.ack(message)).toBe(true);
+      await current.push(topic, 'second', { id: 'c-2' });
+      expect(await current.stats(topic)).toMatchObject({ ready: 1, leased: 0 });
+      expect((await old.reserve(topic, { count: 5 })).map((m) => m.id)).toEqual(['c-2']);
+    },
+  );
 });

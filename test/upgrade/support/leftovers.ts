@@ -1,7 +1,7 @@
 import { expectLogs } from '../../support/capture-logs';
 import type { TestClient } from '../../support/queue-fixture';
 import { eventually } from '../../support/queue-fixture';
-import type { ReleaseContext, ReleaseHandlerOptions, ReleaseQueueService } from './previous-release';
+import type { ReleaseContext, ReleaseQueueService } from './previous-release';
 
 /**
  * What the scenarios ask of a service, old or new: 0.1.0's API, which the current one keeps. One side
@@ -217,13 +217,15 @@ export async function inspectLeftovers(side: QueueSide, topic: string): Promise<
 /**
  * Serves what `leaveEverything` left with one consumer of `side` (one message at a time, so its start order is
  * the queue's order), then requeues the dead letters and serves them; returns every delivery, in start order.
+ * `current`, a service of the current code, says when the topic is idle: one of the previous release counts the
+ * current code's encoding anchor in `:leased` as a lease (docs/upgrading.md), so its `waitUntilIdle` would wait on.
  */
 export async function serveLeftovers(
   side: QueueSide,
   topic: string,
   redis: TestClient,
   leftovers: { expected: Map<string, Expected>; dead: Map<string, Expected> },
-  options: ReleaseHandlerOptions = {},
+  current: QueueSide,
 ): Promise<Delivery[]> {
   const deliveries: Delivery[] = [];
   const consumer = side.consume(
@@ -242,15 +244,15 @@ export async function serveLeftovers(
         startedAt: toMs(seconds, micros),
       });
     },
-    { concurrency: 1, maxAttempts: SERVING_MAX_ATTEMPTS, ...options },
+    { concurrency: 1, maxAttempts: SERVING_MAX_ATTEMPTS },
   );
   const served = (ids: Iterable<string>) => [...ids].every((id) => deliveries.some((d) => d.id === id));
   await eventually(() => served(leftovers.expected.keys()), 30_000);
   expect(await side.requeueDead(topic, [...leftovers.dead.keys()])).toBe(leftovers.dead.size);
   await eventually(() => served(leftovers.dead.keys()), 30_000);
-  await side.waitUntilIdle(topic);
+  await current.waitUntilIdle(topic);
   await consumer.close();
-  expect(await side.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+  expect(await current.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
   return deliveries;
 }
 
