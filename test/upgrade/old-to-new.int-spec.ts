@@ -8,16 +8,18 @@ describe('upgrading from the previous release: what it left in Redis', () => {
 
   it('is read, served exactly once and in order by the current code, after the old service stopped', async () => {
     expect(release.loadedVersion).toBe(release.version);
-    const topic = uniqueTopic('upgrade');
+    const topics = { plain: uniqueTopic('upgrade'), grouped: uniqueTopic('upgrade-grouped') };
     const old = await release.service({ connection: fx.server.url, keepCompleted: true, logLevel: 'error' });
-    const leftovers = await leaveEverything(old, topic);
+    const leftovers = await leaveEverything(old, topics);
     // Stopped with its leases unacked, as a killed process leaves them: they come back once they expire.
     await old.close(0);
 
     const current = await fx.service();
-    await inspectLeftovers(current, topic);
-    const deliveries = await serveLeftovers(current, topic, fx.redis, leftovers, current);
-    checkDeliveries(deliveries, leftovers);
+    await inspectLeftovers(current, topics);
+    for (const kind of ['plain', 'grouped'] as const) {
+      const deliveries = await serveLeftovers(current, topics[kind], fx.redis, leftovers[kind], current);
+      checkDeliveries(deliveries, leftovers[kind]);
+    }
   });
 
   it('keeps the topic settings it stored: a pause, limits, schedules, partitions and the topic registry', async () => {

@@ -30,10 +30,12 @@ describe('a rolling deploy from the previous release', () => {
   const fx = useRedis();
   const release = usePreviousRelease();
 
-  it('runs old and current services side by side on one topic: each message once, groups in order', async () => {
+  it('runs old and current services side by side: each message once, groups in order, none early', async () => {
     expect(release.loadedVersion).toBe(release.version);
     expectLogs(/boom on first attempt/);
-    const topic = uniqueTopic('rolling');
+    // Grouped messages on a topic of their own: its consumers follow the path docs/upgrading.md gives for them.
+    const topics = { plain: uniqueTopic('rolling'), grouped: uniqueTopic('rolling-grouped') };
+    const topicOf = (n: number) => (groupOf(n) === undefined ? topics.plain : topics.grouped);
     const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
     const current = await fx.service();
     const starts: Start[] = [];
@@ -41,17 +43,17 @@ describe('a rolling deploy from the previous release', () => {
       const [seconds, micros] = await fx.redis.time();
       return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     };
-    // Each side holds its first message until the other has one too, so both surely take part.
+    // On the plain topic each side holds its first message until the other has one too, so both surely take part.
     let opened!: () => void;
     const bothStarted = new Promise<void>((resolve) => (opened = resolve));
     const handler =
-      (side: Side) =>
+      (side: Side, gated: boolean) =>
       async (item: Item, context: Pick<ReleaseContext, 'id' | 'attempt' | 'group' | 'headers' | 'enqueuedAt'>) => {
-        const first = !starts.some((start) => start.side === side);
+        const first = gated && !starts.some((start) => start.side === side && start.group === undefined);
         const { id, attempt, group, headers, enqueuedAt } = context;
         const start: Start = { side, id, n: item.n, attempt, group, from: headers.from };
         starts.push(start);
-        if (new Set(starts.map((s) => s.side)).size === 2) opened();
+        if (new Set(starts.filter((s) => s.group === undefined).map((s) => s.side)).size === 2) opened();
         const delayMs = delayOf(item.n);
         if (delayMs && attempt === 1) start.lateness = (await serverNow()) - (enqueuedAt + delayMs);
         if (first) await bothStarted;
@@ -59,8 +61,15 @@ describe('a rolling deploy from the previous release', () => {
       };
     // A small batch: neither side can prefetch the other's share while its first message waits.
     const options = { concurrency: 2, batchSize: 2, maxAttempts: 3, backoff: { type: 'fixed' as const, delayMs: 10 } };
-    const oldConsumer = old.consume(topic, (payload, context) => handler('old')(payload as Item, context), options);
-    const currentConsumer = current.consume<Item>(topic, handler('current'), options);
+    const consumers = [
+      old.consume(topics.plain, (payload, context) => handler('old', true)(payload as Item, context), options),
+      current.consume<Item>(topics.plain, handler('current', true), options),
+      current.consume<Item>(topics.grouped, handler('current', false), options),
+    ];
+    if (release.servesCurrentGroups) {
+      const oldHandler = handler('old', false);
+      consumers.push(old.consume(topics.grouped, (payload, context) => oldHandler(payload as Item, context), options));
+    }
 
     // Both produce, taking turns, so each group holds messages of both in a known push order.
     for (let n = 0; n < COUNT; n++) {
@@ -68,7 +77,7 @@ describe('a rolling deploy from the previous release', () => {
       const group = groupOf(n);
       const delayMs = delayOf(n);
       await producer.push(
-        topic,
+        topicOf(n),
         { n, failOnce: failsOnce(n) },
         { id: `m-${n}`, ...(group && { group }), ...(delayMs && { delayMs }), headers: { from: producerOf(n) } },
       );
@@ -76,9 +85,10 @@ describe('a rolling deploy from the previous release', () => {
     const succeeded = () => new Set(starts.filter((s) => !failsOnce(s.n) || s.attempt > 1).map((s) => s.id));
     await eventually(() => succeeded().size === COUNT, 30_000);
     // The current service's count: one of the previous release counts the encoding anchor as a lease.
-    await current.waitUntilIdle(topic);
-    await Promise.all([oldConsumer.close(), currentConsumer.close()]);
-    expect(await current.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
+    for (const topic of Object.values(topics)) await current.waitUntilIdle(topic);
+    await Promise.all(consumers.map((consumer) => consumer.close()));
+    for (const topic of Object.values(topics))
+      expect(await current.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
 
     // Once each, and a second time only after failing once.
     const expected = Array.from({ length: COUNT }, (_, n) => (failsOnce(n) ? [`m-${n}.1`, `m-${n}.2`] : [`m-${n}.1`]));
@@ -95,18 +105,26 @@ describe('a rolling deploy from the previous release', () => {
     const lateness = starts.filter((s) => s.lateness !== undefined).map((s) => s.lateness!);
     expect(lateness).toHaveLength(Array.from({ length: COUNT }, (_, n) => delayOf(n)).filter(Boolean).length);
     expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
-    expect(new Set(starts.map((s) => s.side))).toEqual(new Set(['old', 'current']));
+    expect(new Set(starts.filter((s) => s.group === undefined).map((s) => s.side))).toEqual(
+      new Set(['old', 'current']),
+    );
   });
 
   it('lets a consumer of the previous release read what the current code left: every state', async () => {
-    const topic = uniqueTopic('rolling');
+    const topics = { plain: uniqueTopic('rolling'), grouped: uniqueTopic('rolling-grouped') };
     const current = await fx.service({ keepCompleted: true });
-    const leftovers = await leaveEverything(current, topic);
+    const leftovers = await leaveEverything(current, topics);
 
     const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
-    await inspectLeftovers(old, topic);
-    const deliveries = await serveLeftovers(old, topic, fx.redis, leftovers, current);
-    checkDeliveries(deliveries, leftovers);
+    await inspectLeftovers(old, topics);
+    const deliveries = await serveLeftovers(old, topics.plain, fx.redis, leftovers.plain, current);
+    checkDeliveries(deliveries, leftovers.plain);
+    // Grouped messages: by the old consumer where it can serve them, else by the documented path (the old
+    // consumers of grouped topics stopped, then the current ones started).
+    if (!release.servesCurrentGroups) await old.close();
+    const groupServer = release.servesCurrentGroups ? old : current;
+    const grouped = await serveLeftovers(groupServer, topics.grouped, fx.redis, leftovers.grouped, current);
+    checkDeliveries(grouped, leftovers.grouped);
   });
 
   it('shows a process of the previous release the encoding anchor as one lease at most, never as a message', async () => {

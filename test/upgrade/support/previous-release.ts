@@ -3,8 +3,25 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** A past release the upgrade tests run, and what its consumers can serve of what the current code writes. */
+export interface PastRelease {
+  version: string;
+  /** Its packed build in test/upgrade/releases/. */
+  tarball: string;
+  /**
+   * Its consumers serve the grouped messages the current code pushes. A change that stores groups where they
+   * cannot sets this to false and says in docs/upgrading.md how to deploy it (that release's consumers of grouped
+   * topics stop before the current ones start; its producers may go on): the tests then take that path.
+   */
+  servesCurrentGroups: boolean;
+}
+
 /** The release before the current code: 0.1.0, commit e990c45 (test/upgrade/releases/README.md). */
-export const PREVIOUS_RELEASE = { version: '0.1.0', tarball: '0.1.0-e990c45.tgz' };
+export const PREVIOUS_RELEASE: PastRelease = {
+  version: '0.1.0',
+  tarball: '0.1.0-e990c45.tgz',
+  servesCurrentGroups: true,
+};
 
 /**
  * The part of 0.1.0's public API (its `RedisAckQueueService`) the upgrade tests drive, written out here
@@ -127,6 +144,7 @@ export function usePreviousRelease(release = PREVIOUS_RELEASE) {
   const services: ReleaseQueueService[] = [];
   const handle = {
     version: release.version,
+    servesCurrentGroups: release.servesCurrentGroups,
     /** The version the unpacked build says it is (its package.json). */
     loadedVersion: '',
     /** A connected service of the old build; closed after the file (unless the test closed it). */
