@@ -64,6 +64,10 @@ end
 -- tail of the rotation.
 local TURN_STRIDE = 1000
 
+-- The group that just started a message in a weighted turn, and its next turn (turn_taken):
+-- start_grouped offers it that turn at once, without reading it back.
+local taken_group, taken_next
+
 -- The turn a group offered a turn gets.
 local function next_turn(group)
   if weighted == nil then
@@ -71,6 +75,9 @@ local function next_turn(group)
   end
   if not weighted then
     return group_sequence()
+  end
+  if group == taken_group then
+    return taken_next
   end
   local scores = redis.call('ZMSCORE', K.groupPasses, '', group)
   local clock, pass = tonumber(scores[1]), tonumber(scores[2])
@@ -84,7 +91,8 @@ end
 -- and the clock moves up to `turn`.
 local function turn_taken(group, turn)
   local weight = tonumber(redis.call('HGET', K.groupWeights, group)) or 1
-  redis.call('ZADD', K.groupPasses, 'GT', turn, '', turn + TURN_STRIDE / weight, group)
+  taken_group, taken_next = group, turn + TURN_STRIDE / weight
+  redis.call('ZADD', K.groupPasses, 'GT', turn, '', taken_next, group)
 end
 
 -- Whether any group is held (read once per call; true once this call holds one).
@@ -272,6 +280,7 @@ local function start_grouped(count, limits, now)
           turn_taken(group, clock)
         end
         offer_turn(group, capacity, slots)
+        taken_group = nil
       end
     end
   end
