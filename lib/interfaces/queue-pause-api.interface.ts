@@ -71,7 +71,7 @@ export interface RedisAckQueuePauseApi {
    * a restart. With every group backlogged, each group starts messages in proportion to its
    * weight; a group alone gets every start; a group that was idle comes back with no credit
    * banked. The exact guarantee, and how it meets `groupConcurrency`, `groupRateLimit`,
-   * partitions and priorities: docs/groups.md, "Weighted fair share".
+   * partitions and priorities: docs/ordered-groups.md, "Weighted fair share".
    * @param topic - 1-200 characters of `A-Z a-z 0-9 . _ - :`.
    * @param weights - group name (as `push` takes it) -> a whole number from 1 to 1,000; at most
    *   10,000 groups.

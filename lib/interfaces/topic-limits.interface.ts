@@ -40,7 +40,7 @@ export interface TopicLimits {
 /**
  * Weights of a topic's ordered groups for their fair share of starts (`setGroupWeights`): group
  * name -> a whole number from 1 to 1,000. A group not named weighs 1. With every group
- * backlogged, each starts messages in proportion to its weight (docs/groups.md, "Weighted fair
+ * backlogged, each starts messages in proportion to its weight (docs/ordered-groups.md, "Weighted fair
  * share", has the exact guarantee).
  */
 export type GroupWeights = Readonly<Record<string, number>>;
