@@ -66,6 +66,8 @@ export const LIMITS = {
   idsPerCall: 500,
   topicLength: 200,
   idLength: 256,
+  /** Groups one setGroupWeights call may weigh (one script call per partition). */
+  groupWeights: 10_000,
   /** The last epoch ms a Date can hold (ECMAScript's time range): the latest due time or tick. */
   maxDateMs: 8.64e15,
 } as const;
@@ -98,6 +100,7 @@ export const BOUNDS = {
   rateMax: [1, 1_000_000],
   ratePerMs: [10, 86_400_000],
   groupConcurrency: [1, 1_000],
+  groupWeight: [1, 1_000],
   batchMaxSize: [1, LIMITS.maxReserveCount],
   batchMaxWaitMs: [0, 60_000],
   /** About 31,700 years: a schedule's next tick (at most now + everyMs) stays within the Date range. */

@@ -17,6 +17,7 @@ import type { QueueLogger } from '../observability/queue-logger';
 import { CancelSignals } from './cancel-signals';
 import { DataMarker } from './data-marker';
 import { openBlockingConnection, type RedisClient } from './connection';
+import { GroupWeightsStore } from './group-weights';
 import { JobRecords } from './job-records';
 import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
@@ -54,7 +55,7 @@ const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
  * built here, once, on one script runner and one set of topic layouts, and nothing outside
  * engine/ builds one. The consumers' hot path (reserve, settle, nack, defer, complete,
  * progress: the ConsumerEngine seam) is a method here; the rarer operations are the stores
- * below (lookup, inspector, pauses, limits, schedules, topics). It has no "closed" guard and
+ * below (lookup, inspector, pauses, limits, group weights, schedules, topics). It has no "closed" guard and
  * emits no events: the service and the consumers decide what is allowed and what is
  * reported, so a shutdown can always hand its messages back.
  */
@@ -67,6 +68,7 @@ export class QueueEngine implements ConsumerEngine {
   readonly inspector: QueueInspector;
   readonly pauses: TopicPauses;
   readonly limits: TopicLimitsStore;
+  readonly groupWeights: GroupWeightsStore;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
@@ -93,6 +95,7 @@ export class QueueEngine implements ConsumerEngine {
     this.inspector = new QueueInspector(this.scripts, this.layouts);
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
+    this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);

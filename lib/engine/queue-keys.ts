@@ -103,6 +103,10 @@ export interface QueueKeys {
   rateWindows: string;
   /** STRING present, with a TTL, while `rateLimited` holds the topic. */
   held: string;
+  /** HASH group -> weight of its fair share (setGroupWeights; a group not in it weighs 1). */
+  groupWeights: string;
+  /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
+  groupPasses: string;
   /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
   cancelled: string;
 }
@@ -133,6 +137,8 @@ export const FLOW_CONTROL_KEYS = [
   'rateLog',
   'rateLast',
   'held',
+  'groupWeights',
+  'groupPasses',
 ] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
@@ -186,6 +192,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     rateLast: `${tag}:rate-last`,
     rateWindows: `${tag}:rate-windows`,
     held: `${tag}:held`,
+    groupWeights: `${tag}:group-weights`,
+    groupPasses: `${tag}:group-passes`,
     cancelled: `${tag}:cancelled`,
   };
 }

@@ -185,9 +185,20 @@ export const QUEUE_SCRIPTS = {
   limitsSet: {
     file: 'limits-set.lua',
     operation: 'set limits',
-    keys: ['limits', 'wake', 'rateLog', 'rateLast', 'rateWindows'],
+    keys: ['limits', 'wake', 'rateLog', 'rateLast', 'rateWindows', 'groupWeights'],
   },
   limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },
+  groupWeightsSet: {
+    file: 'group-weights-set.lua',
+    operation: 'set group weights',
+    keys: ['groupWeights', 'groupPasses', 'groupTurns', 'groupSequence', 'limits'],
+  },
+  groupWeightsGet: {
+    file: 'group-weights-get.lua',
+    operation: 'read group weights',
+    keys: ['groupWeights'],
+    readOnly: true,
+  },
   // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {
     file: 'schedule-upsert.lua',

@@ -38,6 +38,14 @@ export interface TopicLimits {
 }
 
 /**
+ * Weights of a topic's ordered groups for their fair share of starts (`setGroupWeights`): group
+ * name -> a whole number from 1 to 1,000. A group not named weighs 1. With every group
+ * backlogged, each starts messages in proportion to its weight (docs/ordered-groups.md, "Weighted fair
+ * share", has the exact guarantee).
+ */
+export type GroupWeights = Readonly<Record<string, number>>;
+
+/**
  * How one topic is laid out in Redis (producers and consumers of the topic must agree), and its
  * fleet-wide limits, written to Redis by this app's consumers of the topic when they start.
  */

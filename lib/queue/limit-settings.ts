@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { RateLimit, TopicLimits } from '../interfaces';
-import { assertBounded, assertOptionalBounded } from './validation';
+import { assertBounded, assertOptionalBounded, isPlainObject } from './validation';
 
 /** The options of TopicLimits, the only keys setLimits takes. */
 const LIMIT_KEYS: readonly string[] = ['globalConcurrency', 'rateLimit', 'groupRateLimit', 'groupConcurrency'];
@@ -39,12 +39,6 @@ export function assertLimitsArgument(limits: unknown): asserts limits is TopicLi
     throw new InvalidOptionError(`limits.${unknown}`, limits[unknown], `one of ${LIMIT_KEYS.join(', ')}`);
   }
   assertTopicLimits(limits);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 function assertRate(rate: RateLimit | undefined, label: string): void {

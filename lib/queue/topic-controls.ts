@@ -1,12 +1,13 @@
 import { assertShareable } from '../engine/topic-limits';
-import type { TopicLimits } from '../interfaces';
+import type { GroupWeights, TopicLimits } from '../interfaces';
+import { assertGroupWeights } from './group-weight-settings';
 import { assertLimitsArgument, pickLimits } from './limit-settings';
 import type { QueueCore } from './queue-core';
 import { assertTopic } from './validation';
 
 /**
- * Pausing, resuming and limiting a topic for every consumer (see RedisAckQueuePauseApi): a
- * part of RedisAckQueueService.
+ * Pausing, resuming, limiting and weighing the groups of a topic for every consumer (see
+ * RedisAckQueuePauseApi): a part of RedisAckQueueService.
  */
 export class TopicControls {
   constructor(private readonly core: QueueCore) {}
@@ -35,6 +36,21 @@ export class TopicControls {
     return this.core.call('read limits', topic, () => {
       assertTopic(topic);
       return this.core.engine.limits.get(topic);
+    });
+  }
+
+  async setGroupWeights(topic: string, weights: GroupWeights | null): Promise<void> {
+    await this.core.call('set group weights', topic, () => {
+      assertTopic(topic);
+      if (weights !== null) assertGroupWeights(weights);
+      return this.core.engine.groupWeights.set(topic, weights);
+    });
+  }
+
+  groupWeights(topic: string): Promise<GroupWeights> {
+    return this.core.call('read group weights', topic, () => {
+      assertTopic(topic);
+      return this.core.engine.groupWeights.get(topic);
     });
   }
 

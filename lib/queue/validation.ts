@@ -31,6 +31,13 @@ export function assertQueueName(name: unknown): asserts name is string {
   }
 }
 
+/** An object literal (or Object.create(null)): not an array, a Date or a class instance. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 /** Options objects may be left out or given as `null`: both mean "no options". */
 export function optionsOf<T extends object>(options: T | null | undefined): T | Partial<T> {
   return options ?? {};

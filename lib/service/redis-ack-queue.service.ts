@@ -6,6 +6,7 @@ import type {
   BatchOptions,
   ConsumerLiveness,
   DeadLetter,
+  GroupWeights,
   ListOptions,
   MessageInfo,
   MessageState,
@@ -209,6 +210,14 @@ export class RedisAckQueueService
 
   limits(topic: string): Promise<TopicLimits> {
     return this.controls.limits(topic);
+  }
+
+  setGroupWeights(topic: string, weights: GroupWeights | null): Promise<void> {
+    return this.controls.setGroupWeights(topic, weights);
+  }
+
+  groupWeights(topic: string): Promise<GroupWeights> {
+    return this.controls.groupWeights(topic);
   }
 
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {

@@ -20,6 +20,8 @@
 -- K.rateLog       ZSET   starts in the current rate window of the topic and each group
 -- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
+-- K.groupWeights  HASH   group -> weight (none: round robin)
+-- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.wake          LIST   wake-up token for blocked consumers
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter

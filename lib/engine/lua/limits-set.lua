@@ -1,17 +1,19 @@
 -- limits-set: replaces the fleet-wide limits of a topic (of one partition of it), which every
 -- reserve reads, and wakes a blocked consumer: a limit may have opened. The starts in the rate
--- windows stay, so a changed limit counts them; without a rate limit they go.
+-- windows stay, so a changed limit counts them; without a rate limit they go. The mark of group
+-- weights (wt) stays while the topic has weights.
 --
 -- K.limits      HASH   c: globalConcurrency, rm/rw: rateLimit max/perMs,
---                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency
+--                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency, wt: weights set
 -- K.wake        LIST   wake-up token for blocked consumers
 -- K.rateLog     ZSET   starts in the current rate windows (prelude-flow.lua has the format)
 -- K.rateLast    ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.rateWindows HASH   fixed rate windows of earlier versions, deleted
+-- K.groupWeights HASH  group -> weight (setGroupWeights), read
 -- ARGV    pairs: field, value (none: no limit at all)
 -- Returns 1
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset')
+check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset', K.groupWeights, 'hash')
 
 redis.call('DEL', K.limits, K.rateWindows)
 local keep_ms = 0
@@ -22,6 +24,9 @@ for i = 1, #ARGV, 2 do
 end
 if #ARGV > 0 then
   redis.call('HSET', K.limits, unpack(ARGV))
+end
+if redis.call('EXISTS', K.groupWeights) == 1 then
+  redis.call('HSET', K.limits, 'wt', 1)
 end
 -- The starts are kept as long as the longest window now in use (reserve renews it).
 if keep_ms > 0 then

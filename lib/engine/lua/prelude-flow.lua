@@ -6,9 +6,10 @@
 -- range read away however many groups there are; groupWaiting maps its id to that member. Once
 -- started it holds one of its group's slots (groupActive id -> group, groupSlots group -> count)
 -- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds
--- the groups that can start a message now, served lowest turn first (round robin); groupHeld
--- (group -> ms) the groups a rate limit holds. limits holds the fleet-wide limits (fields c,
--- rm/rw, gm/gw, gc), rateLog and rateEnds the starts in each rate window (see rate_window).
+-- the groups that can start a message now, served lowest turn first (round robin, or weighted:
+-- see next_turn); groupHeld (group -> ms) the groups a rate limit holds. limits holds the
+-- fleet-wide limits (fields c, rm/rw, gm/gw, gc; wt while groupWeights holds weights), rateLog
+-- and rateEnds the starts in each rate window (see rate_window).
 
 -- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
 -- need only rise from one call to the next, and a command per number cost more than a turn.
@@ -27,13 +28,71 @@ local function group_head(group)
   return redis.call('ZRANGE', K.groupQueue, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
 end
 
+-- Whether the topic's groups have weights (setGroupWeights): nil until this call read it with
+-- the limits (their field wt), so a topic without weights pays no command for them.
+local weighted
+
 -- The fleet-wide limits: a table of the numbers set (none on a plain topic).
 local function flow_limits()
   local fields, limits = redis.call('HGETALL', K.limits), {}
   for i = 1, #fields, 2 do
     limits[fields[i]] = tonumber(fields[i + 1])
   end
+  weighted = limits.wt ~= nil
+  if weighted then
+    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
+  end
   return limits
+end
+
+-- groupConcurrency (1 when unset), read with the weights' mark in one command.
+local function group_capacity()
+  local fields = redis.call('HMGET', K.limits, 'gc', 'wt')
+  weighted = fields[2] ~= false
+  if weighted then
+    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
+  end
+  return tonumber(fields[1]) or 1
+end
+
+-- Weighted fair share is stride scheduling in groupTurns. groupPasses holds '' -> the virtual
+-- clock (the highest turn started so far; group names are never empty) and group -> the turn
+-- its next one starts from, turn + TURN_STRIDE / weight of its last start, while it is ahead
+-- of the clock. A group offered a turn gets max(its pass, the clock): a backlogged group of
+-- weight w takes a turn every TURN_STRIDE / w of virtual time; a group that was idle joins at
+-- the clock, with nothing banked. Without weights a turn is the next number of the counter: the
+-- tail of the rotation.
+local TURN_STRIDE = 1000
+
+-- The group that just started a message in a weighted turn, and its next turn (turn_taken):
+-- start_grouped offers it that turn at once, without reading it back.
+local taken_group, taken_next
+
+-- The turn a group offered a turn gets.
+local function next_turn(group)
+  if weighted == nil then
+    group_capacity()
+  end
+  if not weighted then
+    return group_sequence()
+  end
+  if group == taken_group then
+    return taken_next
+  end
+  local scores = redis.call('ZMSCORE', K.groupPasses, '', group)
+  local clock, pass = tonumber(scores[1]), tonumber(scores[2])
+  if not clock then
+    return pass or group_sequence()
+  end
+  return math.max(clock, pass or clock)
+end
+
+-- A weighted group started a message in `turn`: its next turn comes TURN_STRIDE / weight later,
+-- and the clock moves up to `turn`.
+local function turn_taken(group, turn)
+  local weight = tonumber(redis.call('HGET', K.groupWeights, group)) or 1
+  taken_group, taken_next = group, turn + TURN_STRIDE / weight
+  redis.call('ZADD', K.groupPasses, 'GT', turn, '', taken_next, group)
 end
 
 -- Whether any group is held (read once per call; true once this call holds one).
@@ -57,7 +116,7 @@ local function offer_turn(group, capacity, slots, waiting)
   if not waiting and not group_head(group) then
     return false
   end
-  return redis.call('ZADD', K.groupTurns, 'NX', group_sequence(), group) == 1
+  return redis.call('ZADD', K.groupTurns, 'NX', next_turn(group), group) == 1
 end
 
 -- A new member for a message at the tail of its group.
@@ -97,7 +156,7 @@ local function leases_ended(ids)
   local turned = false
   for i, group in ipairs(groups) do
     if group then
-      capacity = capacity or tonumber(redis.call('HGET', K.limits, 'gc')) or 1
+      capacity = capacity or group_capacity()
       redis.call('HDEL', K.groupActive, ids[i])
       local slots = redis.call('HINCRBY', K.groupSlots, group, -1)
       if slots <= 0 then
@@ -189,8 +248,10 @@ end
 local function start_grouped(count, limits, now)
   local ids = {}
   local capacity = limits.gc or 1
+  local clock
   while #ids < count do
-    local turns = redis.call('ZPOPMIN', K.groupTurns, count - #ids)
+    -- Weighted, a group's next turn may come before the others' popped with it: one at a time.
+    local turns = redis.call('ZPOPMIN', K.groupTurns, weighted and 1 or count - #ids)
     if #turns == 0 then
       break
     end
@@ -214,9 +275,18 @@ local function start_grouped(count, limits, now)
           rate_record(group, now, 1, rate_keep_ms(limits))
         end
         ids[#ids + 1] = id
+        if weighted then
+          clock = tonumber(turns[i + 1])
+          turn_taken(group, clock)
+        end
         offer_turn(group, capacity, slots)
+        taken_group = nil
       end
     end
+  end
+  -- Passes the clock reached tell nothing more: a group offered a turn gets the clock anyway.
+  if clock then
+    redis.call('ZREMRANGEBYSCORE', K.groupPasses, '-inf', '(' .. string.format('%.17g', clock))
   end
   return ids
 end

@@ -31,6 +31,8 @@
 -- K.rateLog       ZSET   starts in the current rate window of the topic and each group
 -- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
+-- K.groupWeights  HASH   group -> weight (none: round robin)
+-- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   pushed -> messages stored so far (duplicates not counted)
 -- ARGV    groups of six, one per message:
 --   id           message id
@@ -65,7 +67,7 @@ for i = 6, #ARGV, 6 do
   if ARGV[i] ~= '' and not capacity then
     check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupSlots, 'hash', K.groupTurns, 'zset',
       K.groupHeld, 'zset', K.groupSequence, 'string', K.limits, 'hash')
-    capacity = tonumber(redis.call('HGET', K.limits, 'gc')) or 1
+    capacity = group_capacity()
   end
 end
 

@@ -43,6 +43,8 @@
 -- K.rateLog       ZSET   starts in the current rate window of the topic and each group
 -- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
+-- K.groupWeights  HASH   group -> weight (none: round robin)
+-- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
 -- ARGV[1]  count        messages to lease at most (>= 1)
