@@ -47,9 +47,12 @@ interface Expected {
   delayMs?: number;
 }
 
-/** Leases left to expire and retries left waiting: short, so the serving side waits them out. */
+/**
+ * Leases left to expire: short, so the serving side waits them out, yet longer than the few calls that follow
+ * in `leaveEverything` (a reserve there must not take one back).
+ */
 const LEASE_MS = 1000;
-/** Delayed messages: long enough that the serving side starts before most of them are due. */
+/** Delayed messages and retries: long enough that the serving side starts before most of them are due. */
 const DELAY_MS = 1500;
 /** maxAttempts of the serving consumer (a message's own overrides it). */
 export const SERVING_MAX_ATTEMPTS = 3;
