@@ -1,13 +1,17 @@
-// Ordered groups against groupmq (a queue built for per-group FIFO): GROUPS groups x PER_GROUP
-// messages pushed first, then consumed at concurrency 50 by one consumer of each system on the same
-// redis-server, interleaved rounds. Both handlers check order: per group, each message's sequence
-// number must follow the previous one's. Prints consume rates (median), violations and the ratio.
+// Ordered groups against groupmq (a queue built for per-group FIFO) and against this project's own
+// plain topic: GROUPS groups x PER_GROUP messages pushed first, then consumed at concurrency 50 by one
+// consumer of each system on the same redis-server, interleaved rounds. Both group handlers check
+// order: per group, each message's sequence number must follow the previous one's. Prints consume
+// rates (median), violations, ratios and Redis bytes per queued message (grouped and plain), and
+// writes them to bench/results/groups.md.
 // Run: npm run bench:groups [-- --groups=1000 --per-group=50 --rounds=3 --quick]
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Queue, Worker } from 'groupmq';
 import Redis from 'ioredis';
 import { RedisAckQueueService } from '../lib';
+import { cpuModel, libVersion } from './machine';
 import { BenchRedis } from './redis-server';
 
 const quick = process.argv.includes('--quick');
@@ -17,6 +21,7 @@ const GROUPS = arg('groups', quick ? 100 : 1_000);
 const PER_GROUP = arg('per-group', quick ? 10 : 50);
 const ROUNDS = arg('rounds', quick ? 1 : 3);
 const CONCURRENCY = 50;
+const MEMORY_PER_GROUP = 20;
 const TOTAL = GROUPS * PER_GROUP;
 
 type Item = { group: number; seq: number };
@@ -29,8 +34,10 @@ class OrderCheck {
   private finished!: () => void;
   readonly done = new Promise<void>((resolve) => (this.finished = resolve));
 
+  constructor(private readonly ordered = true) {}
+
   see({ group, seq }: Item): void {
-    if ((this.last.get(group) ?? -1) !== seq - 1) this.violations++;
+    if (this.ordered && (this.last.get(group) ?? -1) !== seq - 1) this.violations++;
     this.last.set(group, seq);
     if (++this.handled === TOTAL) this.finished();
   }
@@ -46,20 +53,28 @@ interface Figure {
   violations: number;
 }
 
-async function ours(url: string, round: number): Promise<Figure> {
-  const queue = new RedisAckQueueService({ connection: url, logLevel: 'error' });
-  await queue.connect();
-  const topic = `bench.groups.${round}.${Date.now()}`;
-  let batch: { payload: Item; group: string }[] = [];
+/** Pushes the messages in batches of 1,000, each in its group (or with none: `grouped` false). */
+async function pushItems(queue: RedisAckQueueService, topic: string, grouped: boolean, perGroup = PER_GROUP) {
+  let batch: { payload: Item; group?: string }[] = [];
   for (const item of items()) {
-    batch.push({ payload: item, group: `g${item.group}` });
+    if (item.seq >= perGroup) break;
+    batch.push(grouped ? { payload: item, group: `g${item.group}` } : { payload: item });
     if (batch.length === 1000) {
       await queue.pushMany(topic, batch);
       batch = [];
     }
   }
   if (batch.length > 0) await queue.pushMany(topic, batch);
-  const check = new OrderCheck();
+}
+
+/** This queue, the messages in their groups (`grouped`), or the same messages on a plain topic. */
+async function ours(url: string, round: number, grouped = true): Promise<Figure> {
+  const queue = new RedisAckQueueService({ connection: url, logLevel: 'error' });
+  await queue.connect();
+  const topic = `bench.groups.${round}.${grouped ? 'grouped' : 'plain'}.${Date.now()}`;
+  await pushItems(queue, topic, grouped);
+  // A plain topic promises no order: its handler counts without checking it.
+  const check = grouped ? new OrderCheck() : new OrderCheck(false);
   const started = performance.now();
   const consumer = queue.consume<Item>(topic, (item) => check.see(item), { concurrency: CONCURRENCY });
   await check.done;
@@ -101,30 +116,70 @@ async function groupmq(url: string, round: number): Promise<Figure> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+type System = 'ours' | 'plain' | 'groupmq';
+const RUN: Record<System, (url: string, round: number) => Promise<Figure>> = {
+  ours: (url, round) => ours(url, round, true),
+  plain: (url, round) => ours(url, round, false),
+  groupmq,
+};
+
+/**
+ * Redis bytes per queued message (used_memory before and after, no consumer): MEMORY_GROUPS groups x
+ * 20 in their groups, and the same messages on a plain topic.
+ */
+async function memoryPerMessage(redis: BenchRedis, grouped: boolean): Promise<number> {
+  const queue = new RedisAckQueueService({ connection: redis.url, logLevel: 'error' });
+  await queue.connect();
+  const topic = `bench.groups.memory.${grouped ? 'grouped' : 'plain'}`;
+  await queue.push(topic, { group: 0, seq: -1 }, grouped ? { group: 'warm-up' } : {});
+  const before = await redis.info('memory', 'used_memory');
+  await pushItems(queue, topic, grouped, MEMORY_PER_GROUP);
+  const after = await redis.info('memory', 'used_memory');
+  await queue.close();
+  await redis.admin.flushall();
+  return (after - before) / (GROUPS * MEMORY_PER_GROUP);
+}
+
 async function main(): Promise<void> {
   const redis = await BenchRedis.start();
-  const figures = { ours: [] as Figure[], groupmq: [] as Figure[] };
+  const figures: Record<System, Figure[]> = { ours: [], plain: [], groupmq: [] };
+  const systems = Object.keys(figures) as System[];
+  let bytes: { grouped: number; plain: number };
   try {
+    bytes = { grouped: await memoryPerMessage(redis, true), plain: await memoryPerMessage(redis, false) };
     for (let round = 0; round < ROUNDS; round++) {
-      // Interleaved, each round in the other order, so drift hits both alike.
-      const order = round % 2 === 0 ? (['ours', 'groupmq'] as const) : (['groupmq', 'ours'] as const);
-      for (const system of order) {
-        figures[system].push(await (system === 'ours' ? ours : groupmq)(redis.url, round));
+      // Interleaved, each round starting with the next system, so drift hits all alike.
+      for (const system of systems.map((_, i) => systems[(i + round) % systems.length])) {
+        figures[system].push(await RUN[system](redis.url, round));
+        await redis.admin.flushall();
         process.stderr.write(`[groups] round ${round + 1}/${ROUNDS} ${system} done\n`);
       }
     }
   } finally {
     await redis.stop();
   }
-  const rate = (system: keyof typeof figures) => median(figures[system].map((f) => f.rate));
-  const violations = (system: keyof typeof figures) => figures[system].reduce((sum, f) => sum + f.violations, 0);
-  process.stdout.write(
-    `ordered groups: ${GROUPS} groups x ${PER_GROUP} messages, concurrency ${CONCURRENCY}, median of ${ROUNDS}\n` +
-      `| system | consume msg/s | order violations |\n| --- | ---: | ---: |\n` +
-      `| this project | ${Math.round(rate('ours')).toLocaleString('en-US')} | ${violations('ours')} |\n` +
-      `| groupmq ${groupmqVersion()} | ${Math.round(rate('groupmq')).toLocaleString('en-US')} | ${violations('groupmq')} |\n` +
-      `ratio: ${(rate('ours') / rate('groupmq')).toFixed(2)}x\n`,
-  );
+  const rate = (system: System) => median(figures[system].map((f) => f.rate));
+  const violations = (system: System) => figures[system].reduce((sum, f) => sum + f.violations, 0);
+  const count = (n: number) => Math.round(n).toLocaleString('en-US');
+  const report =
+    `# Ordered groups: this project against groupmq ${groupmqVersion()}\n\n` +
+    `- Date: ${new Date().toISOString()}; ${libVersion()}; ${cpuModel()}, ${cpus().length} cores; Node ${process.version}; ${redis.version()}\n` +
+    `- Command: \`npm run bench:groups\`. ${GROUPS} groups x ${PER_GROUP} messages pushed first (round robin over the groups),\n` +
+    `  then consumed at concurrency ${CONCURRENCY}; both handlers check each group's order. The plain row: the same\n` +
+    `  messages on a topic without groups (no order promised or checked). Medians of ${ROUNDS} interleaved rounds.\n` +
+    `- Memory: Redis used_memory growth per queued message, ${GROUPS} groups x ${MEMORY_PER_GROUP}, no consumer.\n\n` +
+    `| system | consume msg/s | order violations |\n| --- | ---: | ---: |\n` +
+    `| this project, ordered groups | ${count(rate('ours'))} | ${violations('ours')} |\n` +
+    `| this project, plain topic | ${count(rate('plain'))} | – |\n` +
+    `| groupmq ${groupmqVersion()} | ${count(rate('groupmq'))} | ${violations('groupmq')} |\n\n` +
+    `- ordered groups ÷ groupmq: ${(rate('ours') / rate('groupmq')).toFixed(2)}×; ÷ this project's plain topic: ` +
+    `${(rate('ours') / rate('plain')).toFixed(2)}×\n` +
+    `- Redis bytes per queued message: ${count(bytes.grouped)} grouped, ${count(bytes.plain)} plain\n`;
+  process.stdout.write(report);
+  const quickRun = quick || process.argv.some((a) => a.startsWith('--groups=') || a.startsWith('--per-group='));
+  const outDir = join(__dirname, '..', '..', 'results', ...(quickRun ? ['partial'] : []));
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'groups.md'), report);
   if (violations('ours') > 0) process.exitCode = 1;
 }
 
