@@ -4,12 +4,17 @@
 // Handlers record each start's group and time; prints each group's share in every 10 s window
 // (sliding by 1 s) while all three groups still have messages waiting, and the worst deviation.
 // Run: npm run bench:group-shares [-- --unit=25000 --window-ms=10000]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { RedisAckQueueService } from '../lib/service/redis-ack-queue.service';
+import { cpuModel, libVersion } from './machine';
 import { BenchRedis } from './redis-server';
 
 const arg = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const UNIT = arg('unit', 25_000);
+// Enough for the three to stay backlogged over more than one window at ~40,000 starts/s.
+const UNIT = arg('unit', 50_000);
 const WINDOW_MS = arg('window-ms', 10_000);
 const WEIGHTS: Record<string, number> = { a: 1, b: 2, c: 5 };
 const TOTAL_WEIGHT = 8;
@@ -63,13 +68,18 @@ async function main(): Promise<void> {
       `  ${((from - first) / 1000).toFixed(0)}-${((from - first + WINDOW_MS) / 1000).toFixed(0)} s, ${window.length} starts: ${shares.join(', ')}`,
     );
   }
-  console.log(
-    `${total} messages at ${(total / ((starts.at(-1)!.at - first) / 1000)).toFixed(0)}/s, shares 1:2:5 = 12.5/25/62.5 %`,
-  );
-  console.log(lines.join('\n') || '  (the groups ran out before one window)');
-  console.log(
-    `worst deviation from the weight's share over any ${WINDOW_MS / 1000} s window: ${(worst * 100).toFixed(2)} %`,
-  );
+  const report =
+    `# Weighted fair share: groups of weights 1, 2 and 5, all backlogged\n\n` +
+    `- Date: ${new Date().toISOString()}; ${libVersion()}; ${cpuModel()}, ${cpus().length} cores; Node ${process.version}\n` +
+    `- Command: \`npm run bench:group-shares\`: ${total} messages (1:2:5 of them), concurrency 50, groupConcurrency 1000\n` +
+    `- ${total} messages at ${(total / ((starts.at(-1)!.at - first) / 1000)).toFixed(0)}/s, shares 1:2:5 = 12.5/25/62.5 %\n\n` +
+    `${lines.join('\n') || '  (the groups ran out before one window)'}\n\n` +
+    `worst deviation from the weight's share over any ${WINDOW_MS / 1000} s window: ${(worst * 100).toFixed(2)} %\n`;
+  console.log(report);
+  const outDir = join(__dirname, '..', '..', 'results', ...(process.argv.length > 2 ? ['partial'] : []));
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'group-shares.md'), report);
+  if (lines.length === 0 || worst > 0.05) process.exitCode = 1;
   await queue.close();
   await redis.stop();
 }
