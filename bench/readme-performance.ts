@@ -1,0 +1,135 @@
+// Writes the README's Performance section from the last full runs' reports in bench/results/
+// (latest.md from `npm run bench`, groups.md from `npm run bench:groups`, group-shares.md from
+// `npm run bench:group-shares`): each target of the project beside what was measured, with the
+// date, commit and machine of the run. Run: npm run bench:readme (after the three benchmarks).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const BEGIN = '<!-- performance: written by `npm run bench:readme` from bench/results/; do not edit by hand -->';
+const END = '<!-- /performance -->';
+
+const read = (file: string) => readFileSync(join(RESULTS, file), 'utf8');
+
+/** The rows of the first markdown table in `text`, by their first cell, and its header cells. */
+function table(text: string): { header: string[]; rows: Map<string, string[]> } {
+  const lines = text.split('\n').filter((line) => line.startsWith('|'));
+  const cells = (line: string) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+  const [header, , ...body] = lines.map(cells);
+  return { header, rows: new Map(body.map((row) => [row[0], row])) };
+}
+
+/** A figure of a row whose label starts with `label`, in the column whose header starts with `column`. */
+function figure(text: string, label: string, column: string): number {
+  const { header, rows } = table(text);
+  const row = [...rows.entries()].find(([name]) => name.startsWith(label))?.[1];
+  const index = header.findIndex((name) => name.startsWith(column));
+  const value = row && index >= 0 ? Number(row[index].replace(/[,×]/g, '')) : NaN;
+  if (Number.isNaN(value)) throw new Error(`no figure "${label}" / "${column}" in the report`);
+  return value;
+}
+
+const line = (text: string, pattern: RegExp) => {
+  const match = pattern.exec(text);
+  if (!match) throw new Error(`no line ${pattern} in the report`);
+  return match;
+};
+
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
+const times = (n: number) => `${n.toFixed(2)}×`;
+const verdict = (met: boolean) => (met ? 'met' : '**short**');
+
+function section(): string {
+  const main = read('latest.md');
+  const groups = read('groups.md');
+  const shares = read('group-shares.md');
+  const ours = 'this project';
+  const push = figure(main, 'throughput: push/s', ours);
+  const pushBull = push / figure(main, 'throughput: push/s', 'BullMQ');
+  const pushRaw = push / figure(main, 'throughput: push/s', 'raw list');
+  const consume = figure(main, 'throughput: consume+ack/s', ours);
+  const consumeBull = consume / figure(main, 'throughput: consume+ack/s', 'BullMQ');
+  const bytes = figure(main, 'memory: Redis bytes per queued msg', ours);
+  const lateP99 = figure(main, 'delayed: lateness p99 ms', ours);
+  const early = figure(main, 'delayed: ran early', ours);
+  const p50 = figure(main, 'latency @500/s: p50 ms', ours);
+  const p99 = figure(main, 'latency @500/s: p99 ms', ours);
+  const grouped = figure(groups, 'this project, ordered groups', 'consume');
+  const plain = figure(groups, 'this project, plain topic', 'consume');
+  const groupmq = figure(groups, 'groupmq', 'consume');
+  const violations = figure(groups, 'this project, ordered groups', 'order violations');
+  const [, groupedBytes] = line(groups, /Redis bytes per queued message: ([\d,]+) grouped/);
+  const [, worst] = line(shares, /over any 10 s window: ([\d.]+) %/);
+  const [, date] = line(main, /^- Date: (\d{4}-\d\d-\d\d)/m);
+  const [, commit] = line(main, /lib\/ at commit (\w+( plus uncommitted changes)?)/);
+  const [, machine] = line(main, /^- Machine: ([^(]+)\(/m);
+  const [, node, redis] = line(main, /; Node (v[\d.]+); (\S+ [\d.]+)/);
+  const rows = [
+    [
+      'push/s, batches of 1,000',
+      '≥ 6× BullMQ, ≥ 0.9× a raw pipelined LPUSH',
+      `${count(push)}/s: ${times(pushBull)} BullMQ, ${times(pushRaw)} raw`,
+      verdict(pushBull >= 6 && pushRaw >= 0.9),
+    ],
+    [
+      'consume+ack/s, concurrency 50',
+      '≥ 4× BullMQ',
+      `${count(consume)}/s: ${times(consumeBull)}`,
+      verdict(consumeBull >= 4),
+    ],
+    [
+      'Redis bytes per queued message',
+      '≤ 200 plain, ≤ 300 grouped (1,000 groups × 20)',
+      `${count(bytes)} plain, ${groupedBytes} grouped`,
+      verdict(bytes <= 200 && Number(groupedBytes.replace(/,/g, '')) <= 300),
+    ],
+    [
+      'delayed lateness',
+      'p99 ≤ 10 ms, never early',
+      `p99 ${lateP99} ms, ${early} early`,
+      verdict(lateP99 <= 10 && early === 0),
+    ],
+    ['latency at 500/s', 'p50 ≤ 1 ms, p99 ≤ 3 ms', `p50 ${p50} ms, p99 ${p99} ms`, verdict(p50 <= 1 && p99 <= 3)],
+    [
+      'ordered groups, 1,000 × 50, concurrency 50, order checked',
+      '≥ 2.5× groupmq, ≥ 0.75× the plain topic, 0 violations',
+      `${count(grouped)}/s: ${times(grouped / groupmq)} groupmq, ${times(grouped / plain)} plain, ${violations} violations`,
+      verdict(grouped / groupmq >= 2.5 && grouped / plain >= 0.75 && violations === 0),
+    ],
+    [
+      'weighted share, weights 1/2/5 backlogged',
+      '± 5 % of 1:2:5 over any 10 s',
+      `worst ${worst} %`,
+      verdict(Number(worst) <= 5),
+    ],
+  ];
+  return [
+    BEGIN,
+    `Measured on ${date} at commit ${commit}, on ${machine.trim()} (${node}, ${redis}), against BullMQ, bee-queue`,
+    'and a raw Redis list (groupmq for ordered groups) in the same runs, on the same Redis, through the public API',
+    '(medians of interleaved rounds where the report says so). Methods and every figure:',
+    '[docs/performance.md](docs/performance.md) and the reports in `bench/results/`.',
+    '',
+    '| figure | target | measured | |',
+    '| --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    END,
+  ].join('\n');
+}
+
+function main(): void {
+  const file = join(ROOT, 'README.md');
+  const readme = readFileSync(file, 'utf8');
+  const from = readme.indexOf(BEGIN);
+  const to = readme.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`README.md has no ${BEGIN} ... ${END} section`);
+  writeFileSync(file, readme.slice(0, from) + section() + readme.slice(to + END.length));
+  process.stdout.write('README.md: Performance section written\n');
+}
+
+main();
