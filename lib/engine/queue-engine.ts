@@ -76,6 +76,11 @@ export class QueueEngine implements ConsumerEngine {
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
+  /**
+   * Whether reserve keeps the encoding anchor in a topic's leased and tokens keys: only once no
+   * process of a release before 0.2 can run on the prefix (they would count it as a lease).
+   */
+  leaseAnchors = true;
 
   constructor(
     private readonly client: RedisClient,
@@ -170,6 +175,7 @@ export class QueueEngine implements ConsumerEngine {
       LIMITS.maxMovesPerReserve,
       this.config.deadMaxCount,
       this.config.deadMaxAgeMs,
+      this.leaseAnchors ? 1 : 0,
     ];
     for (const lease of acks) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;

@@ -1,4 +1,4 @@
--- reserve: acks the leases given after ARGV[6] (exactly as ack does: a consumer acks what
+-- reserve: acks the leases given after ARGV[7] (exactly as ack does: a consumer acks what
 -- finished and reserves more in one call), moves due delayed messages and expired leases
 -- to ready (each to its priority level), then leases up to `count` ready messages, the
 -- highest level first, grouped messages in their groups' turns (each group's head, groups taking
@@ -53,7 +53,9 @@
 -- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
--- ARGV[7…] pairs: id, token of leases to ack first (none or up to 500)
+-- ARGV[7]  anchor       '1': keep the encoding anchor (prelude.lua) in leased and tokens, which
+--                       processes of releases before 0.2 would count as a lease; '0': not
+-- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
 --          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
 --          then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
@@ -165,6 +167,7 @@ end
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
+local anchor = ARGV[7] == '1'
 
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
@@ -174,7 +177,7 @@ local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWa
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
 -- reads makes a read fail, and the full path below names that key; the others fail the first
 -- call that has work (push checks them too).
-if #ARGV == 6 and not flow then
+if #ARGV == 7 and not flow then
   local now = now_ms()
   if paused then
     return { now, -2, now + lease_ms, 0, 0 }
@@ -210,7 +213,7 @@ for _, level in ipairs(used) do
   check_types(level_key(tonumber(level)), 'list')
 end
 
-local acked = ack_leases(7)
+local acked = ack_leases(8)
 local now = now_ms()
 local limits = flow and flow_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
@@ -282,8 +285,10 @@ if ids then
     end
   end
   if #lease_args > 0 then
-    redis.call('ZADD', K.leased, 'NX', 'inf', ENCODING_ANCHOR)
-    redis.call('HSETNX', K.tokens, ENCODING_ANCHOR, '1')
+    if anchor then
+      redis.call('ZADD', K.leased, 'NX', 'inf', ENCODING_ANCHOR)
+      redis.call('HSETNX', K.tokens, ENCODING_ANCHOR, '1')
+    end
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))
     if limits.rm then
