@@ -69,7 +69,7 @@ local function group_forget(id, state)
   local key = group and group_key(group)
   if key and redis.call('ZREM', key, id) == 1 then
     -- Its group keeps its turn, if it had one: a turn whose group is empty is dropped when served.
-    redis.call('DECR', K.groupCount)
+    group_count_add(-1)
     return true
   end
   leases_ended({ id })

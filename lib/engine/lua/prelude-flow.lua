@@ -53,6 +53,13 @@ local function legacy_head(group)
   return redis.call('ZRANGE', K.groupQueue, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
 end
 
+-- Adds `n` (may be negative) to groupCount, which goes when it reaches 0.
+local function group_count_add(n)
+  if redis.call('INCRBY', K.groupCount, n) <= 0 then
+    redis.call('DEL', K.groupCount)
+  end
+end
+
 -- Whether a group has a message waiting for its first start.
 local function group_waits(group)
   return redis.call('EXISTS', group_key(group)) == 1 or legacy_head(group) ~= nil
@@ -314,7 +321,7 @@ local function start_grouped(count, limits, now)
     redis.call('HSET', K.groupActive, unpack(active))
   end
   if moved ~= #ids then
-    redis.call('INCRBY', K.groupCount, moved - #ids)
+    group_count_add(moved - #ids)
   end
   return ids
 end
@@ -349,7 +356,7 @@ local function enqueue_due_grouped(ids, capacity)
   end
   if #joined > 0 then
     redis.call('HDEL', K.groupWaiting, unpack(joined))
-    redis.call('INCRBY', K.groupCount, #joined)
+    group_count_add(#joined)
   end
   return rest
 end
