@@ -286,21 +286,25 @@ local function start_grouped(count, limits, now)
     local slots = redis.call('HMGET', K.groupSlots, unpack(groups))
     local slot_args = {}
     for i, group in ipairs(groups) do
-      moved = moved + legacy_move(group)
-      local key = group_key(group)
-      local used, opens = 0, nil
-      if limits.gm and redis.call('EXISTS', key) == 1 then
-        used, opens = rate_window(group, rate_span(limits.gw), now)
-      end
+      local used_slots = (tonumber(slots[i]) or 0) + 1
+      -- A turn of a group whose slots are full (one given by hand, see docs/upgrading.md) is
+      -- dropped: the group's next end gives it back.
       local head = nil
-      if limits.gm and used >= limits.gm then
-        groups_held = true
-        redis.call('ZADD', K.groupHeld, opens, group)
-      else
-        head = redis.call('ZPOPMIN', key)[1]
+      if used_slots <= capacity then
+        moved = moved + legacy_move(group)
+        local key = group_key(group)
+        local used, opens = 0, nil
+        if limits.gm and redis.call('EXISTS', key) == 1 then
+          used, opens = rate_window(group, rate_span(limits.gw), now)
+        end
+        if limits.gm and used >= limits.gm then
+          groups_held = true
+          redis.call('ZADD', K.groupHeld, opens, group)
+        else
+          head = redis.call('ZPOPMIN', key)[1]
+        end
       end
       if head then
-        local used_slots = (tonumber(slots[i]) or 0) + 1
         ids[#ids + 1] = head
         active[#active + 1] = head
         active[#active + 1] = group
