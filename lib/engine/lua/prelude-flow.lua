@@ -53,6 +53,19 @@ local function legacy_head(group)
   return redis.call('ZRANGE', K.groupQueue, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
 end
 
+-- groupActive and groupSlots are read and written by field at every start and end: a field
+-- longer than any id or group name (at most 256 characters) keeps each in Redis's hashtable
+-- encoding, where a field costs O(1) instead of a scan of the compact one. Written with every
+-- start, deleted with the last real field (unpin_if_empty).
+local GROUP_PIN = string.rep('-', 257)
+
+-- Deletes a pinned hash left with its pin only.
+local function unpin_if_empty(key)
+  if redis.call('HLEN', key) == 1 and redis.call('HEXISTS', key, GROUP_PIN) == 1 then
+    redis.call('DEL', key)
+  end
+end
+
 -- Adds `n` (may be negative) to groupCount, which goes when it reaches 0.
 local function group_count_add(n)
   if redis.call('INCRBY', K.groupCount, n) <= 0 then
@@ -103,8 +116,8 @@ end
 -- see above). Push fills it as it checks the keys' types.
 local groups_waiting = {}
 
--- Makes a message wait in its group at the place `sequence` gives it; returns 1 (counted by the
--- caller in groupCount).
+-- Makes a message wait in its group at the place `sequence` (its text) gives it; returns 1
+-- (counted by the caller in groupCount).
 local function group_enqueue(group, id, sequence, capacity)
   local key = group_key(group)
   local waits = groups_waiting[group]
@@ -130,7 +143,7 @@ local function legacy_move(group)
   local sequence, id = string.match(member, '^[^%z]*%z(%d+)%z(.*)$')
   redis.call('ZREM', K.groupQueue, member)
   redis.call('HDEL', K.groupWaiting, id)
-  redis.call('ZADD', group_key(group), tonumber(sequence), id)
+  redis.call('ZADD', group_key(group), sequence, id)
   return 1
 end
 
@@ -177,7 +190,7 @@ local function leases_ended(ids)
       local left = (tonumber(slots[i]) or 0) - freed[group]
       if left > 0 then
         kept[#kept + 1] = group
-        kept[#kept + 1] = left
+        kept[#kept + 1] = string.format('%d', left)
       else
         gone[#gone + 1] = group
       end
@@ -188,7 +201,9 @@ local function leases_ended(ids)
     end
     if #gone > 0 then
       redis.call('HDEL', K.groupSlots, unpack(gone))
+      unpin_if_empty(K.groupSlots)
     end
+    unpin_if_empty(K.groupActive)
   end
   -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
   if not concurrency_freed() and turned then
@@ -272,7 +287,7 @@ end
 -- is held until its first start in the window leaves it. A turn whose group has nothing left
 -- (its messages were cancelled) is dropped. Returns the ids started.
 local function start_grouped(count, limits, now)
-  local ids, active, moved = {}, {}, 0
+  local ids, active, moved = {}, { GROUP_PIN, '1' }, 0
   local capacity = limits.gc or 1
   while #ids < count do
     local turns = redis.call('ZPOPMIN', K.groupTurns, count - #ids)
@@ -284,7 +299,7 @@ local function start_grouped(count, limits, now)
       groups[#groups + 1] = turns[i]
     end
     local slots = redis.call('HMGET', K.groupSlots, unpack(groups))
-    local slot_args = {}
+    local slot_args = { GROUP_PIN, '1' }
     for i, group in ipairs(groups) do
       local used_slots = (tonumber(slots[i]) or 0) + 1
       -- A turn of a group whose slots are full (one given by hand, see docs/upgrading.md) is
@@ -309,7 +324,7 @@ local function start_grouped(count, limits, now)
         active[#active + 1] = head
         active[#active + 1] = group
         slot_args[#slot_args + 1] = group
-        slot_args[#slot_args + 1] = used_slots
+        slot_args[#slot_args + 1] = string.format('%d', used_slots)
         if limits.gm then
           rate_record(group, now, 1, rate_keep_ms(limits))
         end
@@ -317,11 +332,11 @@ local function start_grouped(count, limits, now)
       end
     end
     -- Written before the next pop: a group offered a turn again reads its slots from here.
-    if #slot_args > 0 then
+    if #slot_args > 2 then
       redis.call('HSET', K.groupSlots, unpack(slot_args))
     end
   end
-  if #active > 0 then
+  if #active > 2 then
     redis.call('HSET', K.groupActive, unpack(active))
   end
   if moved ~= #ids then
@@ -352,7 +367,7 @@ local function enqueue_due_grouped(ids, capacity)
   for i, id in ipairs(ids) do
     local group, sequence = string.match(members[i] or '', '^([^%z]*)%z(%d+)%z')
     if group then
-      group_enqueue(group, id, tonumber(sequence), capacity)
+      group_enqueue(group, id, sequence, capacity)
       joined[#joined + 1] = id
     else
       rest[#rest + 1] = id

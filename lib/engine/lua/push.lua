@@ -106,7 +106,7 @@ for i = 1, #ARGV, 6 do
         must_wake = true
       end
     elseif group ~= '' then
-      grouped_count = grouped_count + group_enqueue(group, id, group_sequence(), capacity)
+      grouped_count = grouped_count + group_enqueue(group, id, string.format('%d', group_sequence()), capacity)
       must_wake = true
     elseif level > 0 then
       local key = level_key(level)
