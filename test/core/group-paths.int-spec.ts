@@ -78,6 +78,27 @@ describe('ordered groups: every path of a grouped message', () => {
     expect(next.map((m) => m.id)).toEqual(['m2']);
   });
 
+  it('joins delayed grouped messages to their group in push order, whichever is due first', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(topic, [
+      { payload: 'x', group: 'g', id: 'x' },
+      { payload: 'a', group: 'g', id: 'a', delayMs: 200 },
+      { payload: 'b', group: 'g', id: 'b', delayMs: 100 },
+    ]);
+    const [x] = await queue.reserve(topic, { count: 10 });
+    expect(x.id).toBe('x');
+    // Both due (b first) while x holds the group: reserves move them into it, and start neither.
+    await eventually(async () => (await queue.stats(topic)).delayed === 0);
+    expect(await queue.reserve(topic, { count: 10 })).toEqual([]);
+    expect(await queue.stats(topic)).toMatchObject({ ready: 2, delayed: 0, leased: 1 });
+    await queue.ack(x);
+    const [a] = await queue.reserve(topic, { count: 10 });
+    expect(a.id).toBe('a');
+    await queue.ack(a);
+    expect((await queue.reserve(topic, { count: 10 })).map((m) => m.id)).toEqual(['b']);
+  });
+
   it('starts up to groupConcurrency of a group at once, in push order', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
