@@ -1,3 +1,4 @@
+import { QueueKeyTypeError } from '../../lib';
 import { eventually, snapshotTopic, type TestClient, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
@@ -180,6 +181,24 @@ describe('ordered groups: every path of a grouped message', () => {
     expect(order.filter((id) => id.startsWith('h'))).toEqual(['h-1', 'h-2']);
     expect(await queue.stats(topic)).toMatchObject({ ready: 0, leased: 0, delayed: 0 });
     expect(Object.keys(await groupKeys(fx.redis, topic))).toEqual([`${tag}:group-sequence`]);
+  });
+
+  it("refuses a push when a group's key holds another type, changing nothing", async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 'kept', { group: 'fine', id: 'keep' });
+    for (const group of ['g', 'with space']) {
+      await fx.redis.set(`{ackq:${topic}}:group:${group}`, 'foreign');
+      const before = await snapshotTopic(fx.redis, topic);
+      const failure = queue.pushMany(topic, [
+        { payload: 1, group: 'fine' },
+        { payload: 2, group },
+      ]);
+      await expect(failure).rejects.toBeInstanceOf(QueueKeyTypeError);
+      const named = group === 'g' ? `{ackq:${topic}}:group:g` : `{ackq:${topic}}:group:*`;
+      await expect(failure).rejects.toThrow(`"${named}" holds a string where the queue keeps a zset`);
+      expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    }
   });
 
   it('cancels a message an earlier release left waiting in groupQueue', async () => {

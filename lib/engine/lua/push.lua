@@ -76,7 +76,8 @@ for i = 6, #ARGV, 6 do
     local key = group_key(group)
     local kind = redis.call('TYPE', key)['ok']
     if kind ~= 'none' and kind ~= 'zset' then
-      error({ err = 'ACKQ_WRONGTYPE ' .. key .. ' ' .. kind .. ' zset' })
+      -- The error names keys by words: a group name with a space is named by its prefix.
+      error({ err = 'ACKQ_WRONGTYPE ' .. (string.find(key, '%s') and K.groups .. '*' or key) .. ' ' .. kind .. ' zset' })
     end
     groups_waiting[group] = kind == 'zset'
   end
