@@ -76,10 +76,23 @@ export interface QueueKeys {
   /** HASH id -> JSON progress value of a leased message (`context.progress`). */
   progress: string;
   // Ordered groups and fleet-wide limits (lua/prelude-flow.lua).
-  /** ZSET, scores 0: grouped messages waiting, as `<group>\0<sequence>\0<id>` (each group in push order). */
+  /**
+   * ZSET, scores 0, of earlier versions: grouped messages waiting, as `<group>\0<sequence>\0<id>`.
+   * Only drained now (its members move into their group's ZSET as their group is served).
+   */
   groupQueue: string;
-  /** HASH id -> its groupQueue member, from push until its first start. */
+  /**
+   * HASH id -> `<group>\0<sequence>\0<id>`, of a delayed grouped message until it is due (its
+   * place in its group); earlier versions kept it for waiting ones too, until their first start.
+   */
   groupWaiting: string;
+  /**
+   * Not a key: the prefix of each group's ZSET `<groups><group>` (id -> push sequence), its
+   * messages waiting for their first start, oldest first. Passed so scripts name the slot.
+   */
+  groups: string;
+  /** STRING: how many grouped messages wait in the groups' ZSETs (what stats counts as ready). */
+  groupCount: string;
   /** HASH id -> group, of started grouped messages until acked, dead or cancelled. */
   groupActive: string;
   /** HASH group -> its started messages not yet ended (at most groupConcurrency). */
@@ -128,6 +141,8 @@ export const READY_LEVEL_KEYS = [
 export const FLOW_CONTROL_KEYS = [
   'groupQueue',
   'groupWaiting',
+  'groups',
+  'groupCount',
   'groupActive',
   'groupSlots',
   'groupTurns',
@@ -182,6 +197,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     progress: `${tag}:progress`,
     groupQueue: `${tag}:group-queue`,
     groupWaiting: `${tag}:group-waiting`,
+    groups: `${tag}:group:`,
+    groupCount: `${tag}:group-count`,
     groupActive: `${tag}:group-active`,
     groupSlots: `${tag}:group-slots`,
     groupTurns: `${tag}:group-turns`,

@@ -142,7 +142,7 @@ export const QUEUE_SCRIPTS = {
   stats: {
     file: 'stats.lua',
     operation: 'read stats',
-    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue'],
+    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue', 'groupCount'],
     uses: ['levels'],
     readOnly: true,
   },
@@ -151,7 +151,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'read gauges',
     // prettier-ignore
     keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
-      'counters'],
+      'groupCount', 'counters'],
     uses: ['levels'],
     readOnly: true,
   },

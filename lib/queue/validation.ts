@@ -68,7 +68,7 @@ export function assertMessageId(id: unknown): asserts id is string {
 }
 
 /**
- * An ordered group's name: 1-256 characters without NUL (its separator in groupQueue) or an
+ * An ordered group's name: 1-256 characters without NUL (its separator in groupWaiting) or an
  * unpaired surrogate; no priority.
  */
 export function assertGroup(group: unknown, priority: number): asserts group is string {

@@ -9,8 +9,10 @@
 -- K.messages      HASH   id -> stored body (of dead letters that the bound deletes)
 -- K.priority      HASH   id -> priority level 1-9 (kept for a requeue, deleted by the bound)
 -- K.deferrals     HASH   id -> deferrals so far (they start over)
--- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
+-- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
+-- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
 -- K.groupActive   HASH   id -> group, started until ended
 -- K.groupSlots    HASH   group -> started messages not ended
 -- K.groupTurns    ZSET   group -> turn

@@ -26,8 +26,10 @@
 -- K.ready7        LIST
 -- K.ready8        LIST
 -- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
+-- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
+-- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
 -- K.groupActive   HASH   id -> group, started until ended
 -- K.groupSlots    HASH   group -> started messages not ended
 -- K.groupTurns    ZSET   group -> turn
@@ -50,13 +52,27 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.completed, 'zset', K.progress, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset')
 
--- A message removed for good (cancel) leaves its group: out of its queue if it waits there
--- (true then), else its slot freed if it holds one.
-local function group_forget(id)
+-- The group a stored body names ("g"), or nil.
+local function body_group(body)
+  local ok, decoded = pcall(cjson.decode, body or '')
+  return ok and type(decoded) == 'table' and type(decoded.g) == 'string' and decoded.g or nil
+end
+
+-- A message removed for good (cancel) leaves its group: out of its group's ZSET (or an earlier
+-- version's groupQueue) if it waits for its first start there (true then), out of groupWaiting
+-- if delayed, else its slot freed if it holds one.
+local function group_forget(id, state)
   local member = redis.call('HGET', K.groupWaiting, id)
   if member then
     redis.call('HDEL', K.groupWaiting, id)
     return redis.call('ZREM', K.groupQueue, member) == 1
+  end
+  local group = state == 'ready' and body_group(redis.call('HGET', K.messages, id))
+  local key = group and group_key(group)
+  if key and redis.call('ZREM', key, id) == 1 then
+    -- Its group keeps its turn, if it had one: a turn whose group is empty is dropped when served.
+    group_count_add(-1)
+    return true
   end
   leases_ended({ id })
   return false
@@ -78,12 +94,12 @@ elseif redis.call('ZREM', K.delayed, id) == 1 then
 elseif redis.call('HEXISTS', K.messages, id) == 1 then
   -- Neither delayed, leased, dead nor completed: in its level's ready LIST (a scan from its head).
   state = 'ready'
-  if not group_forget(id) then
+  if not group_forget(id, state) then
     remove_ready(id)
   end
 end
 if state and state ~= 'ready' then
-  group_forget(id)
+  group_forget(id, state)
 end
 if state then
   redis.call('HDEL', K.messages, id)

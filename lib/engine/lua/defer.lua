@@ -10,8 +10,10 @@
 -- K.tokens        HASH   id -> token of the current lease
 -- K.deferrals     HASH   id -> deferrals so far (deleted with the message)
 -- K.wake          LIST   wake-up token for blocked consumers
--- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
+-- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
+-- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
 -- K.groupActive   HASH   id -> group, started until ended
 -- K.groupSlots    HASH   group -> started messages not ended
 -- K.groupTurns    ZSET   group -> turn

@@ -22,7 +22,8 @@
 -- K.ready8      LIST
 -- K.ready9      LIST
 -- K.completed   ZSET   id -> completion time (ms) of completed messages kept
--- K.groupQueue  ZSET   grouped messages waiting for their group's turn (they count as ready)
+-- K.groupQueue  ZSET   grouped messages an earlier version left waiting (they count as ready)
+-- K.groupCount  STRING grouped messages waiting in their groups' ZSETs (they count as ready)
 -- K.counters    HASH   pushed / acked -> messages stored / acked so far
 -- ARGV    none
 -- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),

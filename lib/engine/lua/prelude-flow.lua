@@ -1,15 +1,19 @@
 -- Ordered groups and fleet-wide limits, after prelude.lua. Locals only; the scripts that use it
 -- take the FLOW_CONTROL_KEYS (queue-keys.ts) and K.wake.
 --
--- A grouped message waits in groupQueue, a ZSET whose scores are all 0 and whose members
--- '<group>\0<sequence>\0<id>' sort each group's messages in push order, so a group's head is one
--- range read away however many groups there are; groupWaiting maps its id to that member. Once
+-- A grouped message waits for its first start in its group's own ZSET, `K.groups .. group`
+-- (id -> push sequence), so a group's head is one pop away and costs the same however many groups
+-- there are; groupCount counts them all (stats). A delayed one keeps '<group>\0<sequence>\0<id>'
+-- in groupWaiting until due, then joins its group at the place its push sequence gives it. Once
 -- started it holds one of its group's slots (groupActive id -> group, groupSlots group -> count)
--- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds
--- the groups that can start a message now, served lowest turn first (round robin, or weighted:
--- see next_turn); groupHeld (group -> ms) the groups a rate limit holds. limits holds the
--- fleet-wide limits (fields c, rm/rw, gm/gw, gc; wt while groupWeights holds weights), rateLog
--- and rateEnds the starts in each rate window (see rate_window).
+-- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds the
+-- groups that can start a message now, served lowest turn first (round robin, or weighted: see
+-- next_turn): a group whose ZSET holds messages has a turn unless its slots are full or its rate
+-- limit holds it (groupHeld, group -> ms). limits holds the fleet-wide limits (fields c, rm/rw,
+-- gm/gw, gc; wt while groupWeights holds weights), rateLog and rateLast the starts in each rate
+-- window (see rate_window). groupQueue (scores 0, members '<group>\0<sequence>\0<id>') is where
+-- earlier versions kept waiting messages: each group's oldest one there moves into its ZSET,
+-- sequence kept, before the group starts one.
 
 -- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
 -- need only rise from one call to the next, and a command per number cost more than a turn.
@@ -23,14 +27,61 @@ local function group_sequence()
   return sequence_next - 1
 end
 
--- The member of a group's oldest waiting message, or nil.
-local function group_head(group)
+-- What a delayed grouped message keeps in groupWaiting until due: its group and its place.
+local function group_member(group, id)
+  return group .. '\0' .. string.format('%015d', group_sequence()) .. '\0' .. id
+end
+
+-- The ZSET of a group's messages waiting for their first start.
+local function group_key(group)
+  return K.groups .. group
+end
+
+-- Whether groupQueue of an earlier version still holds messages (read once per call).
+local legacy_waiting
+local function legacy_queue()
+  if legacy_waiting == nil then
+    legacy_waiting = redis.call('EXISTS', K.groupQueue) == 1
+  end
+  return legacy_waiting
+end
+
+-- The groupQueue member of a group's oldest message an earlier version left waiting, or nil.
+local function legacy_head(group)
+  if not legacy_queue() then
+    return nil
+  end
   return redis.call('ZRANGE', K.groupQueue, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
 end
 
 -- Whether the topic's groups have weights (setGroupWeights): nil until this call read it with
 -- the limits (their field wt), so a topic without weights pays no command for them.
 local weighted
+
+-- groupActive and groupSlots are read and written by field at every start and end: a field
+-- longer than any id or group name (at most 256 characters) keeps each in Redis's hashtable
+-- encoding, where a field costs O(1) instead of a scan of the compact one. Written with every
+-- start, deleted with the last real field (unpin_if_empty).
+local GROUP_PIN = string.rep('-', 257)
+
+-- Deletes a pinned hash left with its pin only.
+local function unpin_if_empty(key)
+  if redis.call('HLEN', key) == 1 and redis.call('HEXISTS', key, GROUP_PIN) == 1 then
+    redis.call('DEL', key)
+  end
+end
+
+-- Adds `n` (may be negative) to groupCount, which goes when it reaches 0.
+local function group_count_add(n)
+  if redis.call('INCRBY', K.groupCount, n) <= 0 then
+    redis.call('DEL', K.groupCount)
+  end
+end
+
+-- Whether a group has a message waiting for its first start.
+local function group_waits(group)
+  return redis.call('EXISTS', group_key(group)) == 1 or legacy_head(group) ~= nil
+end
 
 -- The fleet-wide limits: a table of the numbers set (none on a plain topic).
 local function flow_limits()
@@ -113,22 +164,46 @@ local function offer_turn(group, capacity, slots, waiting)
   if any_group_held() and redis.call('ZSCORE', K.groupHeld, group) then
     return false
   end
-  if not waiting and not group_head(group) then
+  if not waiting and not group_waits(group) then
     return false
   end
   return redis.call('ZADD', K.groupTurns, 'NX', next_turn(group), group) == 1
 end
 
--- A new member for a message at the tail of its group.
-local function group_member(group, id)
-  return group .. '\0' .. string.format('%015d', group_sequence()) .. '\0' .. id
+-- Group -> whether its ZSET holds messages, as this call found (or made) it: a group gets its
+-- turn when its ZSET is created (one that holds messages has one already, or is full or held:
+-- see above). Push fills it as it checks the keys' types.
+local groups_waiting = {}
+
+-- Makes a message wait in its group at the place `sequence` (its text) gives it; returns 1
+-- (counted by the caller in groupCount).
+local function group_enqueue(group, id, sequence, capacity)
+  local key = group_key(group)
+  local waits = groups_waiting[group]
+  if waits == nil then
+    waits = redis.call('EXISTS', key) == 1
+  end
+  groups_waiting[group] = true
+  redis.call('ZADD', key, sequence, id)
+  if not waits then
+    offer_turn(group, capacity, nil, true)
+  end
+  return 1
 end
 
--- Makes a message wait in its group (its member made by group_member) and offers the group a turn.
-local function group_enqueue(id, member, capacity)
-  redis.call('ZADD', K.groupQueue, 0, member)
-  redis.call('HSET', K.groupWaiting, id, member)
-  offer_turn(string.match(member, '^([^%z]*)%z'), capacity, nil, true)
+-- Moves a group's oldest message left in groupQueue by an earlier version into the group's ZSET,
+-- its sequence kept (so its place among the newer ones): the lowest left there is always older
+-- than anything it could be passed by. Returns 1 if one moved, else 0.
+local function legacy_move(group)
+  local member = legacy_head(group)
+  if not member then
+    return 0
+  end
+  local sequence, id = string.match(member, '^[^%z]*%z(%d+)%z(.*)$')
+  redis.call('ZREM', K.groupQueue, member)
+  redis.call('HDEL', K.groupWaiting, id)
+  redis.call('ZADD', group_key(group), sequence, id)
+  return 1
 end
 
 -- Whether leases_ended woke consumers (of this partition: the caller wakes a partitioned topic's home).
@@ -146,24 +221,48 @@ local function concurrency_freed()
 end
 
 -- Called with the ids whose lease or life ended (prelude-settle.lua, cancel): frees their group
--- slots and wakes consumers held by a concurrency limit.
+-- slots (one read and one write of groupSlots per call, not per id) and wakes consumers held by a
+-- concurrency limit.
 local function leases_ended(ids)
   if redis.call('EXISTS', K.groupActive, K.limits) == 0 then
     return
   end
   local groups = redis.call('HMGET', K.groupActive, unpack(ids))
-  local capacity
-  local turned = false
+  local ended, freed, order = {}, {}, {}
   for i, group in ipairs(groups) do
     if group then
-      capacity = capacity or group_capacity()
-      redis.call('HDEL', K.groupActive, ids[i])
-      local slots = redis.call('HINCRBY', K.groupSlots, group, -1)
-      if slots <= 0 then
-        redis.call('HDEL', K.groupSlots, group)
+      ended[#ended + 1] = ids[i]
+      if not freed[group] then
+        order[#order + 1] = group
+        freed[group] = 0
       end
-      turned = offer_turn(group, capacity, slots) or turned
+      freed[group] = freed[group] + 1
     end
+  end
+  local turned = false
+  if #ended > 0 then
+    local capacity = group_capacity()
+    redis.call('HDEL', K.groupActive, unpack(ended))
+    local slots = redis.call('HMGET', K.groupSlots, unpack(order))
+    local kept, gone = {}, {}
+    for i, group in ipairs(order) do
+      local left = (tonumber(slots[i]) or 0) - freed[group]
+      if left > 0 then
+        kept[#kept + 1] = group
+        kept[#kept + 1] = string.format('%d', left)
+      else
+        gone[#gone + 1] = group
+      end
+      turned = offer_turn(group, capacity, math.max(left, 0)) or turned
+    end
+    if #kept > 0 then
+      redis.call('HSET', K.groupSlots, unpack(kept))
+    end
+    if #gone > 0 then
+      redis.call('HDEL', K.groupSlots, unpack(gone))
+      unpin_if_empty(K.groupSlots)
+    end
+    unpin_if_empty(K.groupActive)
   end
   -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
   if not concurrency_freed() and turned then
@@ -244,9 +343,10 @@ local function rate_keep_ms(limits)
 end
 
 -- Starts up to `count` grouped messages, one per turn, lowest turn first; a group at its rate
--- is held until its first start in the window leaves it. Returns the ids started.
+-- is held until its first start in the window leaves it. A turn whose group has nothing left
+-- (its messages were cancelled) is dropped. Returns the ids started.
 local function start_grouped(count, limits, now)
-  local ids = {}
+  local ids, active, moved = {}, { GROUP_PIN, '1' }, 0
   local capacity = limits.gc or 1
   local clock
   while #ids < count do
@@ -255,34 +355,58 @@ local function start_grouped(count, limits, now)
     if #turns == 0 then
       break
     end
+    local groups = {}
     for i = 1, #turns, 2 do
-      local group = turns[i]
-      local member = group_head(group)
-      local used, opens = 0, nil
-      if member and limits.gm then
-        used, opens = rate_window(group, rate_span(limits.gw), now)
+      groups[#groups + 1] = turns[i]
+    end
+    local slots = redis.call('HMGET', K.groupSlots, unpack(groups))
+    local slot_args = { GROUP_PIN, '1' }
+    for i, group in ipairs(groups) do
+      local used_slots = (tonumber(slots[i]) or 0) + 1
+      -- A turn of a group whose slots are full (one given by hand, see docs/upgrading.md) is
+      -- dropped: the group's next end gives it back.
+      local head = nil
+      if used_slots <= capacity then
+        moved = moved + legacy_move(group)
+        local key = group_key(group)
+        local used, opens = 0, nil
+        if limits.gm and redis.call('EXISTS', key) == 1 then
+          used, opens = rate_window(group, rate_span(limits.gw), now)
+        end
+        if limits.gm and used >= limits.gm then
+          groups_held = true
+          redis.call('ZADD', K.groupHeld, opens, group)
+        else
+          head = redis.call('ZPOPMIN', key)[1]
+        end
       end
-      if member and limits.gm and used >= limits.gm then
-        groups_held = true
-        redis.call('ZADD', K.groupHeld, opens, group)
-      elseif member then
-        local id = string.match(member, '^[^%z]*%z%d+%z(.*)$')
-        redis.call('ZREM', K.groupQueue, member)
-        redis.call('HDEL', K.groupWaiting, id)
-        redis.call('HSET', K.groupActive, id, group)
-        local slots = redis.call('HINCRBY', K.groupSlots, group, 1)
+      if head then
+        ids[#ids + 1] = head
+        active[#active + 1] = head
+        active[#active + 1] = group
+        slot_args[#slot_args + 1] = group
+        slot_args[#slot_args + 1] = string.format('%d', used_slots)
         if limits.gm then
           rate_record(group, now, 1, rate_keep_ms(limits))
         end
-        ids[#ids + 1] = id
         if weighted then
-          clock = tonumber(turns[i + 1])
+          clock = tonumber(turns[2 * i])
           turn_taken(group, clock)
         end
-        offer_turn(group, capacity, slots)
+        offer_turn(group, capacity, used_slots)
         taken_group = nil
       end
     end
+    -- Written before the next pop: a group offered a turn again reads its slots from here.
+    if #slot_args > 2 then
+      redis.call('HSET', K.groupSlots, unpack(slot_args))
+    end
+  end
+  if #active > 2 then
+    redis.call('HSET', K.groupActive, unpack(active))
+  end
+  if moved ~= #ids then
+    group_count_add(moved - #ids)
   end
   -- Passes the clock reached tell nothing more: a group offered a turn gets the clock anyway.
   if clock then
@@ -302,19 +426,26 @@ local function release_held_groups(now, max_moves, capacity)
   end
 end
 
--- Due ids that wait for their group's turn (a delayed grouped push) join it; returns the others.
+-- Due ids that wait for their group's turn (a delayed grouped push) join it at their push
+-- sequence's place; returns the others.
 local function enqueue_due_grouped(ids, capacity)
   if redis.call('EXISTS', K.groupWaiting) == 0 then
     return ids
   end
   local members = redis.call('HMGET', K.groupWaiting, unpack(ids))
-  local rest = {}
+  local rest, joined = {}, {}
   for i, id in ipairs(ids) do
-    if members[i] then
-      group_enqueue(id, members[i], capacity)
+    local group, sequence = string.match(members[i] or '', '^([^%z]*)%z(%d+)%z')
+    if group then
+      group_enqueue(group, id, sequence, capacity)
+      joined[#joined + 1] = id
     else
       rest[#rest + 1] = id
     end
+  end
+  if #joined > 0 then
+    redis.call('HDEL', K.groupWaiting, unpack(joined))
+    group_count_add(#joined)
   end
   return rest
 end

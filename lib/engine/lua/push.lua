@@ -2,7 +2,7 @@
 -- delayed until their due time. A message whose id already exists, in any state, is a
 -- duplicate: nothing is changed. A paused topic is not woken (its consumers lease nothing).
 -- A grouped message waits at the tail of its group instead of ready (prelude-flow.lua); a
--- delayed one joins it when due.
+-- delayed one joins it when due, at the place its push gave it.
 --
 -- K.messages      HASH   id -> stored body
 -- K.ready         LIST   ids waiting at priority 0, head first
@@ -20,8 +20,10 @@
 -- K.ready7        LIST
 -- K.ready8        LIST
 -- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
+-- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
+-- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
 -- K.groupActive   HASH   id -> group, started until ended
 -- K.groupSlots    HASH   group -> started messages not ended
 -- K.groupTurns    ZSET   group -> turn
@@ -48,7 +50,7 @@ check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'lis
 local now = now_ms()
 local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
-local results, ready, stored_count = {}, {}, 0
+local results, ready, stored_count, grouped_count = {}, {}, 0, 0
 local must_wake = false
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
@@ -62,12 +64,24 @@ for i = 5, #ARGV, 6 do
   end
 end
 
+-- Grouped messages: the flow keys and each group's ZSET checked (which also tells whether the
+-- group has messages waiting, so whether it needs a turn).
 local capacity
 for i = 6, #ARGV, 6 do
-  if ARGV[i] ~= '' and not capacity then
-    check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupSlots, 'hash', K.groupTurns, 'zset',
+  local group = ARGV[i]
+  if group ~= '' and not capacity then
+    check_types(K.groupWaiting, 'hash', K.groupCount, 'string', K.groupSlots, 'hash', K.groupTurns, 'zset',
       K.groupHeld, 'zset', K.groupSequence, 'string', K.limits, 'hash')
     capacity = group_capacity()
+  end
+  if group ~= '' and groups_waiting[group] == nil then
+    local key = group_key(group)
+    local kind = redis.call('TYPE', key)['ok']
+    if kind ~= 'none' and kind ~= 'zset' then
+      -- The error names keys by words: a group name with a space is named by its prefix.
+      error({ err = 'ACKQ_WRONGTYPE ' .. (string.find(key, '%s') and K.groups .. '*' or key) .. ' ' .. kind .. ' zset' })
+    end
+    groups_waiting[group] = kind == 'zset'
   end
 end
 
@@ -95,7 +109,7 @@ for i = 1, #ARGV, 6 do
         must_wake = true
       end
     elseif group ~= '' then
-      group_enqueue(id, group_member(group, id), capacity)
+      grouped_count = grouped_count + group_enqueue(group, id, string.format('%d', group_sequence()), capacity)
       must_wake = true
     elseif level > 0 then
       local key = level_key(level)
@@ -110,6 +124,9 @@ end
 
 if stored_count > 0 then
   redis.call('HINCRBY', K.counters, 'pushed', stored_count)
+end
+if grouped_count > 0 then
+  redis.call('INCRBY', K.groupCount, grouped_count)
 end
 if #ready > 0 then
   push_ids('RPUSH', K.ready, ready)

@@ -32,8 +32,10 @@
 -- K.ready7        LIST
 -- K.ready8        LIST
 -- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages waiting (prelude-flow.lua has the formats)
--- K.groupWaiting  HASH   id -> groupQueue member
+-- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
+-- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
+-- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
 -- K.groupActive   HASH   id -> group, started until ended
 -- K.groupSlots    HASH   group -> started messages not ended
 -- K.groupTurns    ZSET   group -> turn
@@ -202,8 +204,8 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
 if flow then
-  check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupActive, 'hash', K.groupSlots, 'hash',
-    K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
+  check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
+    K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
     K.rateLast, 'zset')
 end
 -- The level LISTs in use, checked before any write; a plain topic has none. (priority and

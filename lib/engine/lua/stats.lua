@@ -16,7 +16,8 @@
 -- K.ready7      LIST
 -- K.ready8      LIST
 -- K.ready9      LIST
--- K.groupQueue  ZSET   grouped messages waiting for their group's turn (they count as ready)
+-- K.groupQueue  ZSET   grouped messages an earlier version left waiting (they count as ready)
+-- K.groupCount  STRING grouped messages waiting in their groups' ZSETs (they count as ready)
 -- ARGV    none
 -- Returns { ready (every level), delayed, leased, dead, paused (1 or 0) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
