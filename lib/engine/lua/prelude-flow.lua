@@ -175,9 +175,22 @@ end
 -- see above). Push fills it as it checks the keys' types.
 local groups_waiting = {}
 
--- Makes a message wait in its group at the place `sequence` (its text) gives it; returns 1
--- (counted by the caller in groupCount).
+-- While a process of a release before 0.2 may run on the prefix (its stored format is not yet
+-- 'compact': stored-format.ts), grouped messages wait where those releases look for them, in
+-- groupQueue with groupWaiting beside it, and this release serves them from there (legacy_move).
+-- Set by the script that makes messages wait (push, reserve) from its arguments.
+local legacy_groups = false
+
+-- Makes a message wait in its group at the place `sequence` (its text) gives it; returns how many
+-- the caller adds to groupCount (1, or 0 in groupQueue).
 local function group_enqueue(group, id, sequence, capacity)
+  if legacy_groups then
+    local member = group .. '\0' .. string.format('%015d', tonumber(sequence)) .. '\0' .. id
+    redis.call('ZADD', K.groupQueue, 0, member)
+    redis.call('HSET', K.groupWaiting, id, member)
+    offer_turn(group, capacity, nil, true)
+    return 0
+  end
   local key = group_key(group)
   local waits = groups_waiting[group]
   if waits == nil then
@@ -436,7 +449,11 @@ local function enqueue_due_grouped(ids, capacity)
   local rest, joined = {}, {}
   for i, id in ipairs(ids) do
     local group, sequence = string.match(members[i] or '', '^([^%z]*)%z(%d+)%z')
-    if group then
+    if group and legacy_groups then
+      -- Its member stays in groupWaiting, where releases before 0.2 look for it.
+      redis.call('ZADD', K.groupQueue, 0, members[i])
+      offer_turn(group, capacity, nil, true)
+    elseif group then
       group_enqueue(group, id, sequence, capacity)
       joined[#joined + 1] = id
     else

@@ -55,8 +55,10 @@
 -- ARGV[4]  maxMoves     bound on delayed and expired entries moved per call
 -- ARGV[5]  deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[6]  deadMaxAgeMs dead letters older than this are deleted
--- ARGV[7]  anchor       '1': keep the encoding anchor (prelude.lua) in leased and tokens, which
---                       processes of releases before 0.2 would count as a lease; '0': not
+-- ARGV[7]  current      '1': no process of a release before 0.2 runs on the prefix (its stored
+--                       format is 'compact'), so leased and tokens keep the encoding anchor
+--                       (prelude.lua) and due grouped messages join their groups' ZSETs; '0':
+--                       neither, as those releases would count the anchor and miss the ZSETs
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
 --          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
@@ -170,6 +172,7 @@ local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 local anchor = ARGV[7] == '1'
+legacy_groups = not anchor
 
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
