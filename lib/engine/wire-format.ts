@@ -7,18 +7,40 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
  * has those of look-up, records and dead letters). The Lua side of each format is named next to it.
  */
 
+/** One message for push.lua (see {@link pushArguments}). */
+export interface EncodedPush {
+  id: string;
+  /** The stored body without its opening brace: push.lua puts `{"t":<enqueuedAt>,` before it. */
+  body: string;
+  /** Its ordered group: on a partitioned topic, the group (not the id) chooses the partition. */
+  group?: string;
+  /**
+   * push.lua's long form: delay (ms), earliest due time (epoch ms, 0 for none), priority (0-9)
+   * and group ('' for none). Absent for a message ready now at priority 0 without a group.
+   */
+  options?: [delayMs: number, availableAt: number, priority: number, group: string];
+}
+
 /**
- * One message for push.lua: its id, encoded body, delay (ms), earliest due time (epoch ms, 0
- * for none), priority (0-9) and ordered group ('' for none).
+ * push.lua's ARGV for some messages: a shape, then id and body per message, followed by its four
+ * options in the long form. The shape is '' when no message has options (the common case costs
+ * one item), else one character per message: 's' short form, 'l' long form.
  */
-export type EncodedPush = [
-  id: string,
-  body: string,
-  delayMs: number,
-  availableAt: number,
-  priority: number,
-  group: string,
-];
+export function pushArguments(items: EncodedPush[]): (string | number)[] {
+  const args: (string | number)[] = [''];
+  let shapes = '';
+  let long = false;
+  for (const { id, body, options } of items) {
+    args.push(id, body);
+    if (options) {
+      args.push(...options);
+      long = true;
+    }
+    shapes += options ? 'l' : 's';
+  }
+  if (long) args[0] = shapes;
+  return args;
+}
 
 /**
  * The stored body is one compact JSON object: `p` payload, `h` headers, `g` group, `m` maxAttempts,

@@ -41,6 +41,9 @@ export function encodePushItem(
   assertBounded('priority', priority);
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  const body = encodeBody(topic, item.payload, item, maxPayloadBytes);
-  return [id, body, Math.ceil(delayMs), at, priority, group ?? ''];
+  // push.lua puts the enqueue time in front of the members: the opening brace is its own.
+  const body = encodeBody(topic, item.payload, item, maxPayloadBytes).slice(1);
+  const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
+  if (plain) return { id, body };
+  return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
 }

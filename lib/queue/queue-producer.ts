@@ -38,7 +38,7 @@ export class QueueProducer {
       },
       settings.replicatedPushes?.timeoutMs,
     );
-    return stored.encoded.map(([id], i) => {
+    return stored.encoded.map(({ id }, i) => {
       if (stored.flags[i]) events.emit({ type: 'pushed', topic, id });
       return { id, duplicate: !stored.flags[i] };
     });

@@ -72,6 +72,31 @@ describe('push', () => {
     expect(reserved.map((m) => m.id)).toEqual(['b-3', ...items.filter((i) => i.id !== 'b-3').map((i) => i.id)]);
   });
 
+  it('keeps push order, duplicates and every option in a batch mixing plain messages and messages with options', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const results = await queue.pushMany(topic, [
+      { id: 'a1', payload: 1 },
+      // Due already: ready, after a1 and before a3.
+      { id: 'a2', payload: 2, availableAt: Date.now() - 60_000 },
+      { id: 'a3', payload: 3 },
+      { id: 'a1', payload: 'again', delayMs: 60_000 },
+      { id: 'p', payload: 'high', priority: 5 },
+      { id: 'd', payload: 'later', delayMs: 60_000 },
+      { id: 'g', payload: 'grouped', group: 'g1' },
+      { id: 'a4', payload: 4, headers: { k: 'v' }, maxAttempts: 2 },
+      { id: 'd', payload: 'again' },
+    ]);
+    expect(results.filter((r) => r.duplicate).map((r) => r.id)).toEqual(['a1', 'd']);
+    expect(await queue.stats(topic)).toMatchObject({ delayed: 1 });
+    expect((await queue.get(topic, 'd'))?.state).toBe('delayed');
+    const reserved = await queue.reserve(topic, { count: 10 });
+    expect(reserved.map((m) => m.id).filter((id) => id !== 'g')).toEqual(['p', 'a1', 'a2', 'a3', 'a4']);
+    expect(reserved.find((m) => m.id === 'g')).toMatchObject({ payload: 'grouped', group: 'g1' });
+    expect(reserved.find((m) => m.id === 'a1')?.payload).toBe(1);
+    expect(reserved.find((m) => m.id === 'a4')).toMatchObject({ payload: 4, headers: { k: 'v' }, maxAttempts: 2 });
+  });
+
   it('splits a very large batch into bounded script calls sent together', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

@@ -32,9 +32,13 @@
 -- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.held          STRING present while rateLimited holds the topic
 -- K.counters      HASH   pushed -> messages stored so far (duplicates not counted)
--- ARGV    groups of six, one per message:
+-- ARGV[1]  '' when every message is in the short form, else one character per message:
+--          's' short form, 'l' long form
+-- ARGV[2..] per message, short form (ready now at priority 0, no group):
 --   id           message id
---   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
+--   body         the stored body without its enqueue time: JSON object members
+--                '"p":<payload>...}'; '{"t":<now>,' is put before them here
+-- or long form, the same two and then:
 --   delayMs      milliseconds from now (>= 0)
 --   availableAt  earliest due time in epoch ms, or 0
 --   priority     0-9, higher is served first
@@ -48,32 +52,54 @@ local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
 local results, ready, stored_count = {}, {}, 0
 local must_wake = false
+-- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
+local shapes, long, long_at = ARGV[1], {}, {}
+local count = (#ARGV - 1) / 2
+if shapes ~= '' then
+  count = #shapes
+  local i = 2
+  for m = 1, count do
+    if string.byte(shapes, m) == 108 then
+      long[m] = true
+      long_at[#long_at + 1] = i
+      i = i + 6
+    else
+      i = i + 2
+    end
+  end
+end
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
-for i = 5, #ARGV, 6 do
-  if ARGV[i] ~= '0' then
+for _, i in ipairs(long_at) do
+  if ARGV[i + 4] ~= '0' then
     if not prioritized then
       check_types(K.priority, 'hash', K.readyLevels, 'zset')
       prioritized = true
     end
-    check_types(level_key(tonumber(ARGV[i])), 'list')
+    check_types(level_key(tonumber(ARGV[i + 4])), 'list')
   end
 end
 
 local capacity
-for i = 6, #ARGV, 6 do
-  if ARGV[i] ~= '' and not capacity then
+for _, i in ipairs(long_at) do
+  if ARGV[i + 5] ~= '' and not capacity then
     check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupSlots, 'hash', K.groupTurns, 'zset',
       K.groupHeld, 'zset', K.groupSequence, 'string', K.limits, 'hash')
     capacity = tonumber(redis.call('HGET', K.limits, 'gc')) or 1
   end
 end
 
-for i = 1, #ARGV, 6 do
+-- Every body gets the same enqueue time: its text is made once.
+local stamp = '{"t":' .. now .. ','
+local i = 2
+for m = 1, count do
   local id = ARGV[i]
-  local stored = redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
-  results[#results + 1] = stored
-  if stored == 1 then
+  local stored = redis.call('HSETNX', K.messages, id, stamp .. ARGV[i + 1])
+  results[m] = stored
+  if stored == 1 and not long[m] then
+    stored_count = stored_count + 1
+    ready[#ready + 1] = id
+  elseif stored == 1 then
     stored_count = stored_count + 1
     local level = tonumber(ARGV[i + 4])
     if level > 0 then
@@ -104,6 +130,7 @@ for i = 1, #ARGV, 6 do
       ready[#ready + 1] = id
     end
   end
+  i = long[m] and i + 6 or i + 2
 end
 
 if stored_count > 0 then
