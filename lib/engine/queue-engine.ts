@@ -22,7 +22,8 @@ import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
 import { QueueInspector } from './queue-inspector';
-import { prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
+import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
+import { withClusterResends } from './cluster-resend';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScheduleStore } from './schedule-store';
 import { ScriptRunner } from './script-runner';
@@ -106,6 +107,15 @@ export class QueueEngine implements ConsumerEngine {
   recordAgain(): Promise<number> {
     this.layouts.forgetChecks();
     return this.topics.recordAgain();
+  }
+
+  /**
+   * A number no other service of this prefix was given (INCR of the prefix's id counter): what
+   * starts the ids this service makes. A resend after a dropped connection only skips a number.
+   */
+  issueIdPrefix(): Promise<number> {
+    const key = idPrefixCounterKey(prefixInKeys(this.config.prefix));
+    return withClusterResends(this.client, () => this.client.incr(key));
   }
 
   /**

@@ -229,3 +229,11 @@ export function topicIndexKeys(prefix: string): TopicIndexKeys {
 export function dataMarkerKey(prefix: string): string {
   return `{${prefix}:}:data-marker`;
 }
+
+/**
+ * STRING counter in the prefix's slot of its own: INCR issues each service the number that
+ * starts the ids it makes (see MessageIds).
+ */
+export function idPrefixCounterKey(prefix: string): string {
+  return `{${prefix}:}:id-prefixes`;
+}

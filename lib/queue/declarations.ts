@@ -10,6 +10,8 @@ export interface DeclarationSources {
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
   /** The limits the running consumers wrote when they started, by topic. */
   consumerLimits(): ReadonlyMap<string, TopicLimits>;
+  /** Redis lost the prefix's data (its id counter too): ids start from a number issued again. */
+  renewIds(): void;
 }
 
 /**
@@ -83,6 +85,7 @@ export class QueueDeclarations {
     try {
       if ((await engine.marker.lost()) || this.pending) {
         this.pending = true;
+        this.sources.renewIds();
         const counts = await this.declareAgain();
         this.pending = false;
         logger.warn(MESSAGES.dataLost(connection.target, settings.prefix, counts));

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { encodeBody, type EncodedPush } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
@@ -12,28 +11,15 @@ import {
   toEpochMs,
 } from './validation';
 
-/** Message ids unique without coordination: a random per-process prefix and a counter. */
-export class MessageIds {
-  private readonly prefix = randomBytes(9).toString('base64url');
-  private counter = 0;
-
-  next(): string {
-    return this.prefix + (this.counter++).toString(36);
-  }
-}
-
-/** Checks one push item and encodes it for push.lua; throws a typed error on the first bad field. */
-export function encodePushItem(
-  topic: string,
-  item: PushManyItem,
-  maxPayloadBytes: number,
-  ids: MessageIds,
-): EncodedPush {
+/**
+ * Checks one push item and encodes it for push.lua; throws a typed error on the first bad field.
+ * An item without an id gets '' here: the caller gives it one once every item passed (see MessageIds).
+ */
+export function encodePushItem(topic: string, item: PushManyItem, maxPayloadBytes: number): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
-  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
-  // An id this process made is well formed: only the caller's is checked (push's hot path).
+  const { id = '', delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
   if (item.id !== undefined) assertMessageId(id);
   assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);

@@ -126,6 +126,7 @@ export class RedisAckQueueService
     this.declarations = new QueueDeclarations(core, {
       upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
       consumerLimits: () => this.consumers.declaredLimits(),
+      renewIds: () => this.producer.renewIds(),
     });
   }
 

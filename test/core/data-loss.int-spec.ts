@@ -69,6 +69,10 @@ describe('declarations after Redis lost the data', () => {
       await dropConnections();
       await eventually(async () => JSON.stringify(await state(queue, consumed)) === JSON.stringify(declared));
       await eventually(() => warnings(logs.lines, prefix).length > 0);
+      // The id counter went with the data: ids start again from a number issued after the loss.
+      const { id } = await queue.push(uniqueTopic('after'), 2);
+      expect(id).toMatch(/^1[A-Z]{4}0$/);
+      expect(await fx.redis.get(`{${prefix}:}:id-prefixes`)).toBe('1');
       // Checks run one at a time and in order: the first reconnect's ended before the second's warned.
       expect(warnings(logs.lines, prefix)).toEqual([
         expect.stringMatching(
