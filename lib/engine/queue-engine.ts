@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
+import { mapRedisError } from '../errors/map-redis-error';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
@@ -115,7 +116,9 @@ export class QueueEngine implements ConsumerEngine {
    */
   issueIdPrefix(): Promise<number> {
     const key = idPrefixCounterKey(prefixInKeys(this.config.prefix));
-    return withClusterResends(this.client, () => this.client.incr(key));
+    return withClusterResends(this.client, () => this.client.incr(key)).catch((error: unknown) => {
+      throw mapRedisError(error, 'push');
+    });
   }
 
   /**

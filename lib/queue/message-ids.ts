@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { RedisCommandError } from '../errors';
 
 /** Capital letters after the issued number: they end it (no digit or small letter), and they tell apart two services given one number. */
 const MARK_LETTERS = 4;
@@ -23,8 +24,8 @@ export class MessageIds {
 
   /**
    * Undefined once ids can be made; else a promise that settles when they can: the first push
-   * waits for the INCR (one round trip per service). A connection error rejects it (the push
-   * fails as it would have) and the next push asks again.
+   * waits for the INCR (one round trip per service). Redis unavailable rejects it (the push fails
+   * as it would have, RedisUnavailableError) and the next push asks again.
    */
   ready(): Promise<void> | undefined {
     if (this.prefix !== undefined) return undefined;
@@ -32,8 +33,8 @@ export class MessageIds {
       .then(
         (issued) => this.start(issued.toString(36) + randomLetters()),
         (error: unknown) => {
-          // Redis answered no: the random prefix serves this service for good.
-          if (!(error instanceof Error && error.name === 'ReplyError')) throw error;
+          // Redis answered no (an ACL, a replica, a foreign key): the random prefix serves for good.
+          if (!(error instanceof RedisCommandError)) throw error;
           this.start(randomBytes(9).toString('base64url'));
         },
       )
