@@ -98,6 +98,12 @@ class NotJson extends Error {
  */
 export function strictStringify(value: unknown): { json: string } | { problem: string } {
   try {
+    // Most payloads are plain: JSON.stringify without a replacer runs several times faster.
+    if (plainJson(value, 0)) return { json: JSON.stringify(value) };
+  } catch {
+    // A getter threw: the strict path below says so.
+  }
+  try {
     // undefined when a toJSON method answers it.
     const json = JSON.stringify(value, strictJson) as string | undefined;
     return json === undefined ? { problem: 'undefined' } : { json };
@@ -106,6 +112,38 @@ export function strictStringify(value: unknown): { json: string } | { problem: s
     // JSON.stringify's own message names the keys of a cycle: only its kind is said.
     const cycle = error instanceof TypeError && /circular/i.test(error.message);
     return { problem: cycle ? 'a circular reference' : 'a toJSON method or getter threw' };
+  }
+}
+
+/** How deep plainJson looks; anything deeper (a cycle too) takes the strict path. */
+const PLAIN_DEPTH = 32;
+
+/**
+ * True when JSON.stringify keeps `value` as it is: strings, booleans, finite numbers, null, and
+ * arrays and objects of them, without toJSON, Map or Set, at most PLAIN_DEPTH deep. False decides
+ * nothing: the strict replacer then finds what is wrong, if anything (a Date, say, is fine).
+ */
+function plainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= PLAIN_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!plainJson(value[i], depth + 1)) return false;
+        return true;
+      }
+      const object = value as Record<string, unknown>;
+      if (typeof object.toJSON === 'function' || value instanceof Map || value instanceof Set) return false;
+      for (const key in object) if (!plainJson(object[key], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
   }
 }
 

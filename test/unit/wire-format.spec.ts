@@ -1,4 +1,4 @@
-import { decodeReserved, decodeReserveReply, encodeBody } from '../../lib/engine/wire-format';
+import { decodeReserved, decodeReserveReply, encodeBody, strictStringify } from '../../lib/engine/wire-format';
 
 describe('message codec', () => {
   it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {
@@ -30,6 +30,40 @@ describe('message codec', () => {
   it('keeps Dates as ISO strings (their toJSON), and refuses undefined fields, which JSON would drop', () => {
     expect(encodeBody('t', { d: new Date(0) }, {}, 1_000)).toBe('{"p":{"d":"1970-01-01T00:00:00.000Z"}}');
     expect(() => encodeBody('t', { d: new Date(0), u: undefined }, {}, 1_000)).toThrow(/undefined at depth 1/);
+  });
+
+  it('encodes a plain payload and one the strict path checks alike, and refuses the same values', () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const deep: unknown[] = [];
+    let level = deep;
+    for (let i = 0; i < 40; i++) level.push((level = []));
+    const kept = [
+      { a: [1, 'b', null, true, { c: -0.5 }], e: {}, f: [] },
+      new Point(1, 2),
+      Object.assign(Object.create({ inherited: () => 1 }) as object, { own: 1 }),
+      { d: new Date(0), n: [new Date(1)] },
+      deep,
+      'text',
+      0,
+    ];
+    for (const value of kept) expect(strictStringify(value)).toEqual({ json: JSON.stringify(value) });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const holey: unknown[] = [1];
+    holey[2] = 3;
+    const refused = [{ u: undefined }, holey, { n: NaN }, { f: () => 1 }, { m: new Map() }, cyclic];
+    for (const value of refused) expect(strictStringify(value)).toHaveProperty('problem');
+    const throwing = {
+      get boom(): number {
+        throw new Error('getter');
+      },
+    };
+    expect(strictStringify(throwing)).toEqual({ problem: 'a toJSON method or getter threw' });
   });
 
   it('counts the headers toward the limit', () => {
