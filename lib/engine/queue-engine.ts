@@ -17,6 +17,7 @@ import type {
 import type { QueueLogger } from '../observability/queue-logger';
 import { CancelSignals } from './cancel-signals';
 import { DataMarker } from './data-marker';
+import { StoredFormat } from './stored-format';
 import { openBlockingConnection, type RedisClient } from './connection';
 import { JobRecords } from './job-records';
 import { LeaseSettler } from './lease-settler';
@@ -73,6 +74,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
   readonly marker: DataMarker;
+  /** The form push stores plain messages in. */
+  readonly format: StoredFormat;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
@@ -98,6 +101,7 @@ export class QueueEngine implements ConsumerEngine {
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
+    this.format = new StoredFormat(client, prefix);
   }
 
   /**

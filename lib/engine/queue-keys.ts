@@ -231,6 +231,14 @@ export function dataMarkerKey(prefix: string): string {
 }
 
 /**
+ * STRING in the prefix's slot of its own: the form push stores plain messages in, 'json' or
+ * 'compact' (see StoredFormat).
+ */
+export function storedFormatKey(prefix: string): string {
+  return `{${prefix}:}:stored-format`;
+}
+
+/**
  * STRING counter in the prefix's slot of its own: INCR issues each service the number that
  * starts the ids it makes (see MessageIds).
  */

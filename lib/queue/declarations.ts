@@ -64,6 +64,16 @@ export class QueueDeclarations {
     await connection.within('connect', undefined, engine.marker.arm()).catch(() => undefined);
   }
 
+  /**
+   * Loads the prefix's stored format (choosing it on a fresh prefix), before watch() writes the
+   * data marker that says the prefix is not fresh. Refused (a read-only ACL user, a replica), this
+   * service writes JSON, which every release reads.
+   */
+  async loadFormat(): Promise<void> {
+    const { connection, engine } = this.core;
+    await connection.within('connect', undefined, engine.format.load()).catch(() => undefined);
+  }
+
   /** One check at a time; reconnects meanwhile lead to one more. */
   private check(): Promise<void> {
     if (this.checking) {
@@ -94,6 +104,10 @@ export class QueueDeclarations {
       // Redis went away again (or refused): the next reconnect tries again.
       if (!this.core.closing) logger.warn(MESSAGES.redeclareFailed(settings.prefix, errorSummary(error)));
     }
+    // An operator may have switched the stored format meanwhile. After a loss, the marker just
+    // written makes the prefix JSON again until switched (an older process may be running).
+    // Refused or unreachable, this service keeps the format it had.
+    await engine.format.load().catch(() => undefined);
   }
 
   private async declareAgain(): Promise<{ schedules: number; limits: number; topics: number }> {

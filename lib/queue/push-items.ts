@@ -1,4 +1,4 @@
-import { encodeBody, type EncodedPush } from '../engine/wire-format';
+import { encodePushBody, type EncodedPush } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
@@ -14,8 +14,14 @@ import {
 /**
  * Checks one push item and encodes it for push.lua; throws a typed error on the first bad field.
  * An item without an id gets '' here: the caller gives it one once every item passed (see MessageIds).
+ * `compact`: the prefix's stored format lets a message without headers, group or maxAttempts be compact.
  */
-export function encodePushItem(topic: string, item: PushManyItem, maxPayloadBytes: number): EncodedPush {
+export function encodePushItem(
+  topic: string,
+  item: PushManyItem,
+  maxPayloadBytes: number,
+  compact: boolean,
+): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
@@ -27,8 +33,7 @@ export function encodePushItem(topic: string, item: PushManyItem, maxPayloadByte
   assertBounded('priority', priority);
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  // push.lua puts the enqueue time in front of the members: the opening brace is its own.
-  const body = encodeBody(topic, item.payload, item, maxPayloadBytes).slice(1);
+  const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact);
   const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
   if (plain) return { id, body };
   return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };

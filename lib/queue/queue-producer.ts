@@ -31,7 +31,8 @@ export class QueueProducer {
       async () => {
         assertTopic(topic);
         if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
-        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes));
+        const { compact } = engine.format;
+        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact));
         // Nothing to push writes nothing: not even the topic's registration.
         if (encoded.length === 0) return { encoded, flags: [] };
         // This service's first push asks Redis for the number its ids start with.

@@ -27,6 +27,7 @@ import type {
   RedisAckQueuePauseApi,
   RedisAckQueueProducerApi,
   RedisAckQueueScheduleApi,
+  RedisAckQueueStoredFormat,
   RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
@@ -44,6 +45,7 @@ import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
 import { QueueProducer } from '../queue/queue-producer';
 import { QueueSchedules } from '../queue/queue-schedules';
+import { QueueFormat } from '../queue/queue-format';
 import { QueueTopics } from '../queue/queue-topics';
 import { TopicControls } from '../queue/topic-controls';
 import { assertTopic, optionsOf } from '../queue/validation';
@@ -82,6 +84,7 @@ export class RedisAckQueueService
   private readonly controls: TopicControls;
   private readonly scheduling: QueueSchedules;
   private readonly registry: QueueTopics;
+  private readonly format: QueueFormat;
   private readonly leases: QueueLeases;
   private readonly consumers: ConsumerRegistry;
   private readonly scheduler: ServiceScheduler;
@@ -122,6 +125,7 @@ export class RedisAckQueueService
     this.controls = new TopicControls(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);
+    this.format = new QueueFormat(core);
     this.leases = new QueueLeases(core);
     this.declarations = new QueueDeclarations(core, {
       upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
@@ -136,6 +140,7 @@ export class RedisAckQueueService
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
     logger.startup(MESSAGES.connected(this.describeConnection(), this.queueName));
     if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    await this.declarations.loadFormat();
     await this.declarations.watch();
   }
 
@@ -230,6 +235,14 @@ export class RedisAckQueueService
 
   schedules(topic?: string): Promise<ScheduleInfo[]> {
     return this.scheduling.schedules(topic);
+  }
+
+  storedFormat(): Promise<RedisAckQueueStoredFormat> {
+    return this.format.storedFormat();
+  }
+
+  setStoredFormat(format: RedisAckQueueStoredFormat): Promise<void> {
+    return this.format.setStoredFormat(format);
   }
 
   topics(): Promise<string[]> {

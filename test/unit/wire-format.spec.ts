@@ -1,4 +1,10 @@
-import { decodeReserved, decodeReserveReply, encodeBody, strictStringify } from '../../lib/engine/wire-format';
+import {
+  decodeReserved,
+  decodeReserveReply,
+  encodeBody,
+  parseStoredBody,
+  strictStringify,
+} from '../../lib/engine/wire-format';
 
 describe('message codec', () => {
   it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {
@@ -20,6 +26,21 @@ describe('message codec', () => {
       token: '9',
       leaseDeadline: 5,
     });
+  });
+
+  it("reads a compact body back, also after a retry's due time, and when its time starts with a digit", () => {
+    // 500_000_000_000 in base 36 starts with a digit, as a due time does.
+    const body = `${(500_000_000_000).toString(36)}|{"n":1}`;
+    expect(parseStoredBody(body)).toEqual({ t: 500_000_000_000, p: { n: 1 } });
+    expect(parseStoredBody(`${(500_000_000_000).toString(36)}|`)).toEqual({ t: 500_000_000_000, p: undefined });
+    expect(() => parseStoredBody('x y|1')).toThrow();
+    const reply = [5, -1, 90, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`];
+    const { messages, unreadable } = decodeReserveReply('t', reply, 5);
+    expect(unreadable).toEqual([]);
+    expect(messages.map((m) => [m.id, m.dueAt, m.payload, m.enqueuedAt, m.headers])).toEqual([
+      ['a', undefined, { n: 1 }, 500_000_000_000, {}],
+      ['b', 1_700_000_000_500, { n: 1 }, 500_000_000_000, {}],
+    ]);
   });
 
   it('measures the limit in UTF-8 bytes, not characters', () => {

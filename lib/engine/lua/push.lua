@@ -36,8 +36,9 @@
 --          's' short form, 'l' long form
 -- ARGV[2..] per message, short form (ready now at priority 0, no group):
 --   id           message id
---   body         the stored body without its enqueue time: JSON object members
---                '"p":<payload>...}'; '{"t":<now>,' is put before them here
+--   body         the stored body without its enqueue time, which is put before it here: JSON
+--                object members '"p":<payload>...}' (after '{"t":<now>,'), or compact
+--                '|<payload>' (after <now> in base 36)
 -- or long form, the same two and then:
 --   delayMs      milliseconds from now (>= 0)
 --   availableAt  earliest due time in epoch ms, or 0
@@ -89,12 +90,19 @@ for _, i in ipairs(long_at) do
   end
 end
 
--- Every body gets the same enqueue time: its text is made once.
+-- Every body gets the same enqueue time: its text is made once, in each form.
 local stamp = '{"t":' .. now .. ','
+local compact_stamp, rest = '', now
+repeat
+  local digit = rest % 36
+  compact_stamp = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', digit + 1, digit + 1) .. compact_stamp
+  rest = (rest - digit) / 36
+until rest == 0
 local i = 2
 for m = 1, count do
   local id = ARGV[i]
-  local stored = redis.call('HSETNX', K.messages, id, stamp .. ARGV[i + 1])
+  local body = ARGV[i + 1]
+  local stored = redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
   results[m] = stored
   if stored == 1 and not long[m] then
     stored_count = stored_count + 1
