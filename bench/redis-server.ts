@@ -46,6 +46,10 @@ export class BenchRedis {
     return commandCalls(this.admin);
   }
 
+  commandUsec(): Promise<Map<string, number>> {
+    return commandUsec(this.admin);
+  }
+
   /** Closes the connection, kills the server and removes its folder. */
   stop(): Promise<void> {
     return this.server.stop();
@@ -66,4 +70,15 @@ export async function commandCalls(admin: Redis): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
   for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1], Number(match[2]));
   return calls;
+}
+
+/**
+ * INFO commandstats of a server as command -> microseconds spent in it (a script's time includes
+ * the commands it runs, which are also listed on their own).
+ */
+export async function commandUsec(admin: Redis): Promise<Map<string, number>> {
+  const text = await admin.info('commandstats');
+  const usec = new Map<string, number>();
+  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) usec.set(match[1], Number(match[2]));
+  return usec;
 }

@@ -8,6 +8,7 @@ import { renderChart, renderTable, type Results } from './report';
 import { createBeeQueue } from './systems/bee-queue';
 import { createBullmq } from './systems/bullmq';
 import { createOurs } from './systems/ours';
+import { createRawList } from './systems/raw-list';
 import type { Figure, Workload, WorkloadContext } from './workloads/context';
 import { delayed } from './workloads/delayed';
 import { CONCURRENCIES, concurrency } from './workloads/concurrency';
@@ -18,7 +19,14 @@ import { memory } from './workloads/memory';
 import { priority } from './workloads/priority';
 import { throughput } from './workloads/throughput';
 
-const SYSTEMS: Record<string, SystemFactory> = { ours: createOurs, bullmq: createBullmq, bee: createBeeQueue };
+const SYSTEMS: Record<string, SystemFactory> = {
+  ours: createOurs,
+  bullmq: createBullmq,
+  bee: createBeeQueue,
+  raw: createRawList,
+};
+/** Workloads a system cannot run (a raw list has no delayed messages); they print n/a. */
+const SKIPPED: Record<string, string[]> = { raw: ['delayed'] };
 const WORKLOADS: Record<string, Workload> = {
   throughput,
   latency,
@@ -30,7 +38,7 @@ const WORKLOADS: Record<string, Workload> = {
   priority,
 };
 
-/** Flags: --quick, --systems=ours,bullmq,bee, --workloads=throughput,latency,delayed,memory,idle,depth,concurrency,priority */
+/** Flags: --quick, --systems=ours,bullmq,bee,raw, --workloads=throughput,latency,delayed,memory,idle,depth,concurrency,priority */
 function parseArgs(argv: string[]) {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const pick = <T>(all: Record<string, T>, list: string | undefined) => {
@@ -68,7 +76,7 @@ async function main(): Promise<number> {
       ctx.details.push(...roundedFigures.details.get(key)!);
       const name = systemName(key);
       for (const workload of args.workloads) {
-        if (workload in ROUNDS) continue;
+        if (workload in ROUNDS || SKIPPED[key]?.includes(workload)) continue;
         const t0 = Date.now();
         try {
           figures.push(...(await WORKLOADS[workload](ctx)));
@@ -148,6 +156,7 @@ function systemName(key: string): string {
     (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
   if (key === 'bullmq') return `BullMQ ${version('bullmq')}`;
   if (key === 'bee') return `bee-queue ${version('bee-queue')}`;
+  if (key === 'raw') return 'raw list (floor: no ack)';
   return 'this project';
 }
 
@@ -169,6 +178,9 @@ ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' :
 - BullMQ: \`defaultJobOptions: { removeOnComplete: true, removeOnFail: true }\`, a \`Worker\` with \`concurrency\`; defaults otherwise.
 - bee-queue: \`removeOnSuccess: true, removeOnFailure: true\`; the worker queue has \`activateDelayedJobs: true\` and runs
   \`checkStalledJobs(5000)\` as its README asks of workers; defaults otherwise.
+- raw list (floor: no ack), with \`--systems=raw\`: not a queue but the floor under one. Push is one \`LPUSH\` per body
+  (the same JSON bodies), pipelined per batch of 1,000; consume is \`BRPOP\` on \`concurrency\` lanes of one connection.
+  No ack, no lease, no retry, no delayed messages: a message a crashed consumer popped is lost.
 - Payloads are ~100 bytes of JSON; a handler does nothing but record a time. Ratios are this project ÷ the other:
   above 1 is better where higher is better, below 1 is better where lower is better.
 - How each figure is taken:

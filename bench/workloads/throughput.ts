@@ -10,7 +10,11 @@ export async function throughput(ctx: WorkloadContext): Promise<Figure[]> {
   const total = ctx.quick ? 2_000 : 50_000;
   const capMs = ctx.quick ? 20_000 : 120_000;
   return withSystem(ctx, 'throughput', async (system) => {
+    await ctx.redis.admin.config('RESETSTAT');
+    const pushCpu0 = await ctx.redis.cpuSeconds();
     const push = await prefill(system, total, 1_000, capMs);
+    const pushCpu = (await ctx.redis.cpuSeconds()) - pushCpu0;
+    const pushUsec = await ctx.redis.commandUsec();
     await ctx.redis.admin.config('RESETSTAT');
     const redisCpu0 = await ctx.redis.cpuSeconds();
     const nodeCpu0 = process.cpuUsage();
@@ -39,6 +43,20 @@ export async function throughput(ctx: WorkloadContext): Promise<Figure[]> {
         better: 'higher',
         value: push.rate,
         note: capNote(push.capped, capMs),
+      },
+      {
+        id: 'push-cpu',
+        label: 'Redis server CPU µs per pushed msg',
+        better: 'lower',
+        value: (pushCpu * 1e6) / push.count,
+        digits: 1,
+      },
+      {
+        id: 'push-usec',
+        label: 'Redis µs in top-level commands per pushed msg (commandstats)',
+        better: 'lower',
+        value: topLevelUsec(pushUsec) / push.count,
+        digits: 2,
       },
       {
         id: 'consume',
@@ -77,6 +95,16 @@ export async function throughput(ctx: WorkloadContext): Promise<Figure[]> {
       },
     ];
   });
+}
+
+/**
+ * Microseconds in the commands a client sent: a script's own figure already holds the commands it
+ * ran, so those are left out, and so is the benchmark's INFO.
+ */
+function topLevelUsec(usec: Map<string, number>): number {
+  const scripts = [...usec].filter(([command]) => SCRIPT_COMMANDS.has(command));
+  if (scripts.length > 0) return scripts.reduce((sum, [, us]) => sum + us, 0);
+  return [...usec].filter(([command]) => !OWN_COMMANDS.has(command)).reduce((sum, [, us]) => sum + us, 0);
 }
 
 export function capNote(capped: boolean, capMs: number): string | undefined {

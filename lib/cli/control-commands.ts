@@ -6,7 +6,7 @@ import type { CommandRunner } from './program-parts';
 
 type Sweep = 'requeue' | 'purge';
 
-/** Commands that change state: requeue, purge, cancel (confirmed first), pause, resume. */
+/** Commands that change state: requeue, purge, cancel (confirmed first), pause, resume, stored-format. */
 export function addControlCommands(program: Command, run: CommandRunner): void {
   for (const sweep of ['requeue', 'purge'] as const) {
     program
@@ -29,6 +29,24 @@ export function addControlCommands(program: Command, run: CommandRunner): void {
       .description(paused ? 'stop every consumer from leasing messages of a topic' : 'let consumers lease again')
       .action(run(async (ctx, topic: string) => setPaused(ctx, topic, paused)));
   }
+  program
+    .command('stored-format [format]')
+    .description(
+      "show how the prefix stores plain messages, or set it: 'compact' once no process of an older release runs, or 'json'",
+    )
+    .action(run(async (ctx, format: string | undefined) => storedFormat(ctx, format)));
+}
+
+async function storedFormat(ctx: CliContext, format: string | undefined): Promise<void> {
+  const queue = await ctx.queue();
+  if (format !== undefined) {
+    if (format !== 'json' && format !== 'compact')
+      throw new CliFailure(`stored-format: give 'compact' or 'json', not ${JSON.stringify(format)}`, EXIT.usage);
+    await queue.setStoredFormat(format);
+  }
+  const current = await queue.storedFormat();
+  if (ctx.options.json) return printJson(ctx.io, { storedFormat: current });
+  ctx.io.out(`Stored format: ${current}.\n`);
 }
 
 async function sweepDead(ctx: CliContext, sweep: Sweep, topic: string, ids: string[], all: boolean): Promise<void> {

@@ -1,8 +1,9 @@
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { ReplicatedPushes } from './replicated-pushes';
 import type { ScriptRunner } from './script-runner';
+import type { StoredFormat } from './stored-format';
 import { byPartition, type TopicLayout, type TopicLayouts } from './topic-layouts';
-import type { EncodedPush } from './wire-format';
+import { type EncodedPush, pushArguments } from './wire-format';
 
 /**
  * Stores new messages: routes each to its partition by id, sends push.lua in chunks (through
@@ -13,6 +14,7 @@ export class MessageWriter {
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
     private readonly replicated: ReplicatedPushes | undefined,
+    private readonly format: StoredFormat,
   ) {}
 
   /** Stores messages (in one round trip per partition); one flag per item: true stored, false duplicate. */
@@ -21,11 +23,8 @@ export class MessageWriter {
     if (!layout.verified) await this.layouts.verify(layout, 'push');
     const stored = new Array<boolean>(items.length);
     let woke = false;
-    const groups = byPartition(
-      layout,
-      // A group lives in one partition: its messages are routed by the group, not their ids.
-      items.map(([id, , , , , group]) => ({ id, group: group || undefined })),
-    );
+    // A group lives in one partition: its messages are routed by the group, not their ids.
+    const groups = byPartition(layout, items);
     await Promise.all(
       [...groups].map(async ([partition, positions]) => {
         const flags = await this.pushToPartition(
@@ -48,13 +47,14 @@ export class MessageWriter {
   private async pushToPartition(layout: TopicLayout, partition: number, items: EncodedPush[]): Promise<number[]> {
     const keys = layout.partitions[partition];
     const chunks: (string | number)[][] = [];
-    for (let i = 0; i < items.length; i += LIMITS.pushChunk) chunks.push(items.slice(i, i + LIMITS.pushChunk).flat());
+    for (let i = 0; i < items.length; i += LIMITS.pushChunk)
+      chunks.push(pushArguments(items.slice(i, i + LIMITS.pushChunk), this.format.compact));
     const replies = this.replicated
       ? await this.replicated.push(
           layout.name,
           keys,
           chunks,
-          items.map(([id]) => id),
+          items.map(({ id }) => id),
         )
       : await Promise.all(chunks.map((chunk) => this.scripts.run<number[]>('push', layout.name, keys, chunk)));
     return [...replies.flatMap((reply) => reply.slice(0, -1)), Math.max(...replies.map((reply) => reply.at(-1)!))];

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
+import { mapRedisError } from '../errors/map-redis-error';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
@@ -16,6 +17,7 @@ import type {
 import type { QueueLogger } from '../observability/queue-logger';
 import { CancelSignals } from './cancel-signals';
 import { DataMarker } from './data-marker';
+import { StoredFormat } from './stored-format';
 import { openBlockingConnection, type RedisClient } from './connection';
 import { GroupWeightsStore } from './group-weights';
 import { JobRecords } from './job-records';
@@ -23,7 +25,8 @@ import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
 import { QueueInspector } from './queue-inspector';
-import { prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
+import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
+import { withClusterResends } from './cluster-resend';
 import { ReplicatedPushes } from './replicated-pushes';
 import { ScheduleStore } from './schedule-store';
 import { ScriptRunner } from './script-runner';
@@ -73,14 +76,11 @@ export class QueueEngine implements ConsumerEngine {
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
   readonly marker: DataMarker;
+  /** The form push stores plain messages in. */
+  readonly format: StoredFormat;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
-  /**
-   * Whether reserve keeps the encoding anchor in a topic's leased and tokens keys: only once no
-   * process of a release before 0.2 can run on the prefix (they would count it as a lease).
-   */
-  leaseAnchors = true;
 
   constructor(
     private readonly client: RedisClient,
@@ -94,7 +94,6 @@ export class QueueEngine implements ConsumerEngine {
     const { replicatedPushes: replicated } = config;
     const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
     this.settler = new LeaseSettler(this.scripts, this.layouts);
-    this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes);
     this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
     this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts);
     this.inspector = new QueueInspector(this.scripts, this.layouts);
@@ -104,6 +103,8 @@ export class QueueEngine implements ConsumerEngine {
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
+    this.format = new StoredFormat(client, prefix);
+    this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
   }
 
   /**
@@ -114,6 +115,17 @@ export class QueueEngine implements ConsumerEngine {
   recordAgain(): Promise<number> {
     this.layouts.forgetChecks();
     return this.topics.recordAgain();
+  }
+
+  /**
+   * A number no other service of this prefix was given (INCR of the prefix's id counter): what
+   * starts the ids this service makes. A resend after a dropped connection only skips a number.
+   */
+  issueIdPrefix(): Promise<number> {
+    const key = idPrefixCounterKey(prefixInKeys(this.config.prefix));
+    return withClusterResends(this.client, () => this.client.incr(key)).catch((error: unknown) => {
+      throw mapRedisError(error, 'push');
+    });
   }
 
   /**
@@ -175,7 +187,8 @@ export class QueueEngine implements ConsumerEngine {
       LIMITS.maxMovesPerReserve,
       this.config.deadMaxCount,
       this.config.deadMaxAgeMs,
-      this.leaseAnchors ? 1 : 0,
+      // Compact: no release before 0.2 runs, which would count the encoding anchor as a lease.
+      this.format.compact ? 1 : 0,
     ];
     for (const lease of acks) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;

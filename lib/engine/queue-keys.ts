@@ -254,3 +254,19 @@ export function topicIndexKeys(prefix: string): TopicIndexKeys {
 export function dataMarkerKey(prefix: string): string {
   return `{${prefix}:}:data-marker`;
 }
+
+/**
+ * STRING in the prefix's slot of its own: the form push stores plain messages in, 'json' or
+ * 'compact' (see StoredFormat).
+ */
+export function storedFormatKey(prefix: string): string {
+  return `{${prefix}:}:stored-format`;
+}
+
+/**
+ * STRING counter in the prefix's slot of its own: INCR issues each service the number that
+ * starts the ids it makes (see MessageIds).
+ */
+export function idPrefixCounterKey(prefix: string): string {
+  return `{${prefix}:}:id-prefixes`;
+}

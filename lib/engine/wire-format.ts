@@ -7,23 +7,51 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
  * has those of look-up, records and dead letters). The Lua side of each format is named next to it.
  */
 
-/**
- * One message for push.lua: its id, encoded body, delay (ms), earliest due time (epoch ms, 0
- * for none), priority (0-9) and ordered group ('' for none).
- */
-export type EncodedPush = [
-  id: string,
-  body: string,
-  delayMs: number,
-  availableAt: number,
-  priority: number,
-  group: string,
-];
+/** One message for push.lua (see {@link pushArguments}). */
+export interface EncodedPush {
+  id: string;
+  /**
+   * The stored body without its enqueue time: JSON without its opening brace (push.lua puts
+   * `{"t":<enqueuedAt>,` before it), or compact `|<payload>` (it puts the time in base 36 before it).
+   */
+  body: string;
+  /** Its ordered group: on a partitioned topic, the group (not the id) chooses the partition. */
+  group?: string;
+  /**
+   * push.lua's long form: delay (ms), earliest due time (epoch ms, 0 for none), priority (0-9)
+   * and group ('' for none). Absent for a message ready now at priority 0 without a group.
+   */
+  options?: [delayMs: number, availableAt: number, priority: number, group: string];
+}
 
 /**
- * The stored body is one compact JSON object: `p` payload, `h` headers, `g` group, `m` maxAttempts,
- * and `t` enqueuedAt, which push.lua puts first from the server clock (reserve.lua reads
- * `m` from the end of the text without decoding it).
+ * push.lua's ARGV for some messages: whether the prefix's stored format is compact ('1': no older
+ * release runs, so grouped messages wait in their groups' ZSETs), a shape, then id and body per
+ * message, followed by its four options in the long form. The shape is '' when no message has
+ * options (the common case costs one item), else one character per message: 's' short form, 'l'
+ * long form.
+ */
+export function pushArguments(items: EncodedPush[], compact: boolean): (string | number)[] {
+  const args: (string | number)[] = [compact ? '1' : '0', ''];
+  let shapes = '';
+  let long = false;
+  for (const { id, body, options } of items) {
+    args.push(id, body);
+    if (options) {
+      args.push(...options);
+      long = true;
+    }
+    shapes += options ? 'l' : 's';
+  }
+  if (long) args[1] = shapes;
+  return args;
+}
+
+/**
+ * A stored body, in one of two forms. JSON: one compact object, `p` payload, `h` headers, `g`
+ * group, `m` maxAttempts, and `t` enqueuedAt, which push.lua puts first from the server clock
+ * (reserve.lua reads `m` from the end of the text without decoding it). Compact, for a message
+ * without headers, group or maxAttempts: `<enqueuedAt in base 36>|<payload JSON>`.
  */
 interface StoredBody {
   p: unknown;
@@ -46,18 +74,41 @@ export interface Lease {
  * toward `maxBytes` with it.
  */
 export function encodeBody(topic: string, payload: unknown, options: PushOptions, maxBytes: number): string {
-  if (payload === undefined) throw new InvalidPayloadError(topic, MESSAGES.payloadUndefined(topic));
-  const encoded = strictStringify(payload);
-  if ('problem' in encoded)
-    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, encoded.problem));
   const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
-  const bytes = Buffer.byteLength(encoded.json) + (headers === '' ? 0 : Buffer.byteLength(headers));
-  if (bytes > maxBytes) throw new PayloadTooLargeError(topic, bytes, maxBytes);
-  let body = `{"p":${encoded.json}`;
+  let body = `{"p":${encodePayload(topic, payload, headers, maxBytes)}`;
   if (headers !== '') body += `,"h":${headers}`;
   if (options.group !== undefined) body += `,"g":${JSON.stringify(options.group)}`;
   if (options.maxAttempts !== undefined) body += `,"m":${options.maxAttempts}`;
   return `${body}}`;
+}
+
+/**
+ * A body as push.lua takes it, which puts the enqueue time in front: the compact form's
+ * `|<payload>` when `compact` and the message has no headers, group or maxAttempts, else the
+ * JSON form without its opening brace.
+ */
+export function encodePushBody(
+  topic: string,
+  payload: unknown,
+  options: PushOptions,
+  maxBytes: number,
+  compact: boolean,
+): string {
+  const { headers, group, maxAttempts } = options;
+  const plain = group === undefined && maxAttempts === undefined && (!headers || Object.keys(headers).length === 0);
+  if (compact && plain) return `|${encodePayload(topic, payload, '', maxBytes)}`;
+  return encodeBody(topic, payload, options, maxBytes).slice(1);
+}
+
+/** The payload's JSON text, checked: defined, JSON as it is, within `maxBytes` with the headers' text. */
+function encodePayload(topic: string, payload: unknown, headers: string, maxBytes: number): string {
+  if (payload === undefined) throw new InvalidPayloadError(topic, MESSAGES.payloadUndefined(topic));
+  const encoded = strictStringify(payload);
+  if ('problem' in encoded)
+    throw new InvalidPayloadError(topic, MESSAGES.payloadNotSerializable(topic, encoded.problem));
+  const bytes = Buffer.byteLength(encoded.json) + (headers === '' ? 0 : Buffer.byteLength(headers));
+  if (bytes > maxBytes) throw new PayloadTooLargeError(topic, bytes, maxBytes);
+  return encoded.json;
 }
 
 /** A value JSON would drop, change or refuse, and the object that holds it (to say where, not what). */
@@ -76,6 +127,12 @@ class NotJson extends Error {
  */
 export function strictStringify(value: unknown): { json: string } | { problem: string } {
   try {
+    // Most payloads are plain: JSON.stringify without a replacer runs several times faster.
+    if (plainJson(value, 0)) return { json: JSON.stringify(value) };
+  } catch {
+    // A getter threw: the strict path below says so.
+  }
+  try {
     // undefined when a toJSON method answers it.
     const json = JSON.stringify(value, strictJson) as string | undefined;
     return json === undefined ? { problem: 'undefined' } : { json };
@@ -84,6 +141,38 @@ export function strictStringify(value: unknown): { json: string } | { problem: s
     // JSON.stringify's own message names the keys of a cycle: only its kind is said.
     const cycle = error instanceof TypeError && /circular/i.test(error.message);
     return { problem: cycle ? 'a circular reference' : 'a toJSON method or getter threw' };
+  }
+}
+
+/** How deep plainJson looks; anything deeper (a cycle too) takes the strict path. */
+const PLAIN_DEPTH = 32;
+
+/**
+ * True when JSON.stringify keeps `value` as it is: strings, booleans, finite numbers, null, and
+ * arrays and objects of them, without toJSON, Map or Set, at most PLAIN_DEPTH deep. False decides
+ * nothing: the strict replacer then finds what is wrong, if anything (a Date, say, is fine).
+ */
+function plainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= PLAIN_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!plainJson(value[i], depth + 1)) return false;
+        return true;
+      }
+      const object = value as Record<string, unknown>;
+      if (typeof object.toJSON === 'function' || value instanceof Map || value instanceof Set) return false;
+      for (const key in object) if (!plainJson(object[key], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
   }
 }
 
@@ -133,7 +222,20 @@ export function tokenAttempt(token: string): number {
   return Number(token.slice(token.indexOf('.') + 1));
 }
 
-/** Turns one leased body back into a message; throws when JSON.parse refuses it. */
+/** The enqueue time of a compact body, in base 36 (what push.lua writes). */
+const COMPACT_TIME = /^[0-9a-z]+$/;
+
+/** A stored body of either form (see {@link StoredBody}); throws when it is neither. */
+export function parseStoredBody(raw: string): StoredBody {
+  const bar = raw.charCodeAt(0) === 123 ? -1 : raw.indexOf('|');
+  const time = bar > 0 ? raw.slice(0, bar) : '';
+  if (!COMPACT_TIME.test(time)) return JSON.parse(raw) as StoredBody;
+  const t = parseInt(time, 36);
+  // A preview row's body comes without its payload.
+  return bar === raw.length - 1 ? { t, p: undefined } : { t, p: JSON.parse(raw.slice(bar + 1)) as unknown };
+}
+
+/** Turns one leased body back into a message; throws when it is not a stored body. */
 export function decodeReserved<T>(
   topic: string,
   id: string,
@@ -144,7 +246,7 @@ export function decodeReserved<T>(
   defaultMaxAttempts: number,
   dueAt?: number,
 ): ReservedMessage<T> {
-  const body = JSON.parse(raw) as StoredBody;
+  const body = parseStoredBody(raw);
   return {
     id,
     topic,
@@ -183,7 +285,7 @@ export interface ReserveReply<T> {
 /**
  * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, rateLimited (0 or 1), n,
  * n ack flags, then per message its id and '<token> <body>', or '<token> <due> <body>' for a
- * retry (a body, a JSON object, never starts with a digit) }`.
+ * retry (a JSON body never starts with a digit; a compact one has a '|' before any space) }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -204,10 +306,14 @@ export function decodeReserveReply<T>(
     const attempt = tokenAttempt(token);
     let rest = space + 1;
     let dueAt: number | undefined;
+    // A due time is digits and a space; a compact body may start with digits too, then a '|'.
     if (leased.charCodeAt(rest) >= 48 && leased.charCodeAt(rest) <= 57) {
       const next = leased.indexOf(' ', rest);
-      dueAt = Number(leased.slice(rest, next));
-      rest = next + 1;
+      const bar = leased.indexOf('|', rest);
+      if (next !== -1 && (bar === -1 || next < bar)) {
+        dueAt = Number(leased.slice(rest, next));
+        rest = next + 1;
+      }
     }
     try {
       messages.push(
@@ -234,7 +340,7 @@ export function decodeReserveReply<T>(
 export function tryDecodeBody(raw: string | null): Partial<StoredBody> {
   if (raw === null) return {};
   try {
-    const body = JSON.parse(raw) as unknown;
+    const body = parseStoredBody(raw) as unknown;
     return typeof body === 'object' && body !== null ? body : {};
   } catch {
     return {};

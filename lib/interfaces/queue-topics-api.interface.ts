@@ -33,4 +33,38 @@ export interface RedisAckQueueTopicsApi {
    *   reached, refuses the call, or holds a foreign value under the registry's key.
    */
   forgetTopic(topic: string): Promise<boolean>;
+
+  /**
+   * The form push stores messages without headers, group or maxAttempts in, for every service of
+   * the prefix: `'compact'` or `'json'` (see {@link RedisAckQueueStoredFormat}). `'json'` when no
+   * service chose one yet.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {RedisUnavailableError | RedisCommandError} when Redis cannot be reached or refuses the call.
+   */
+  storedFormat(): Promise<RedisAckQueueStoredFormat>;
+
+  /**
+   * Sets the prefix's stored format: after a rolling deploy from an older release, `'compact'`
+   * once no process of that release runs any more (they cannot read it: see docs/upgrading.md).
+   * This service writes it at once; the others from their next connect or reconnect (until then
+   * they write JSON, which every release reads).
+   * @param format - `'compact'` or `'json'`.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidOptionError} when `format` is neither.
+   * @throws {RedisUnavailableError | RedisCommandError} when Redis cannot be reached or refuses the call.
+   * @example
+   * ```ts
+   * // Every process of the previous release has stopped:
+   * await queue.setStoredFormat('compact');
+   * ```
+   */
+  setStoredFormat(format: RedisAckQueueStoredFormat): Promise<void>;
 }
+
+/**
+ * How push stores a message that has no headers, group or maxAttempts: `'compact'`
+ * (`<enqueuedAt in base 36>|<payload>`, 32 bytes less per message at common sizes) or `'json'`
+ * (`{"t":...,"p":...}`, which releases before this one read too). Both are read everywhere. A
+ * fresh prefix starts compact; one that an older release used stays JSON until switched.
+ */
+export type RedisAckQueueStoredFormat = 'json' | 'compact';

@@ -10,6 +10,8 @@ export interface DeclarationSources {
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
   /** The limits the running consumers wrote when they started, by topic. */
   consumerLimits(): ReadonlyMap<string, TopicLimits>;
+  /** Redis lost the prefix's data (its id counter too): ids start from a number issued again. */
+  renewIds(): void;
 }
 
 /**
@@ -62,6 +64,16 @@ export class QueueDeclarations {
     await connection.within('connect', undefined, engine.marker.arm()).catch(() => undefined);
   }
 
+  /**
+   * Loads the prefix's stored format (choosing it on a fresh prefix), before watch() writes the
+   * data marker that says the prefix is not fresh. Refused (a read-only ACL user, a replica), this
+   * service writes JSON, which every release reads.
+   */
+  async loadFormat(): Promise<void> {
+    const { connection, engine } = this.core;
+    await connection.within('connect', undefined, engine.format.load()).catch(() => undefined);
+  }
+
   /** One check at a time; reconnects meanwhile lead to one more. */
   private check(): Promise<void> {
     if (this.checking) {
@@ -83,6 +95,7 @@ export class QueueDeclarations {
     try {
       if ((await engine.marker.lost()) || this.pending) {
         this.pending = true;
+        this.sources.renewIds();
         const counts = await this.declareAgain();
         this.pending = false;
         logger.warn(MESSAGES.dataLost(connection.target, settings.prefix, counts));
@@ -91,6 +104,10 @@ export class QueueDeclarations {
       // Redis went away again (or refused): the next reconnect tries again.
       if (!this.core.closing) logger.warn(MESSAGES.redeclareFailed(settings.prefix, errorSummary(error)));
     }
+    // An operator may have switched the stored format meanwhile. After a loss, the marker just
+    // written makes the prefix JSON again until switched (an older process may be running).
+    // Refused or unreachable, this service keeps the format it had.
+    await engine.format.load().catch(() => undefined);
   }
 
   private async declareAgain(): Promise<{ schedules: number; limits: number; topics: number }> {

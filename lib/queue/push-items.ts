@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { encodeBody, type EncodedPush } from '../engine/wire-format';
+import { encodePushBody, type EncodedPush } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
@@ -12,28 +11,21 @@ import {
   toEpochMs,
 } from './validation';
 
-/** Message ids unique without coordination: a random per-process prefix and a counter. */
-export class MessageIds {
-  private readonly prefix = randomBytes(9).toString('base64url');
-  private counter = 0;
-
-  next(): string {
-    return this.prefix + (this.counter++).toString(36);
-  }
-}
-
-/** Checks one push item and encodes it for push.lua; throws a typed error on the first bad field. */
+/**
+ * Checks one push item and encodes it for push.lua; throws a typed error on the first bad field.
+ * An item without an id gets '' here: the caller gives it one once every item passed (see MessageIds).
+ * `compact`: the prefix's stored format lets a message without headers, group or maxAttempts be compact.
+ */
 export function encodePushItem(
   topic: string,
   item: PushManyItem,
   maxPayloadBytes: number,
-  ids: MessageIds,
+  compact: boolean,
 ): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
-  const { id = ids.next(), delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
-  // An id this process made is well formed: only the caller's is checked (push's hot path).
+  const { id = '', delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
   if (item.id !== undefined) assertMessageId(id);
   assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
@@ -41,6 +33,8 @@ export function encodePushItem(
   assertBounded('priority', priority);
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  const body = encodeBody(topic, item.payload, item, maxPayloadBytes);
-  return [id, body, Math.ceil(delayMs), at, priority, group ?? ''];
+  const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact);
+  const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
+  if (plain) return { id, body };
+  return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
 }

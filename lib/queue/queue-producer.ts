@@ -1,14 +1,17 @@
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem, PushOptions, PushResult, Topic } from '../interfaces';
-import { encodePushItem, MessageIds } from './push-items';
+import { MessageIds } from './message-ids';
+import { encodePushItem } from './push-items';
 import type { QueueCore } from './queue-core';
 import { assertTopic, optionsOf } from './validation';
 
 /** Pushing messages (see RedisAckQueueProducerApi): a part of RedisAckQueueService. */
 export class QueueProducer {
-  private readonly ids = new MessageIds();
+  private readonly ids: MessageIds;
 
-  constructor(private readonly core: QueueCore) {}
+  constructor(private readonly core: QueueCore) {
+    this.ids = new MessageIds(() => core.engine.issueIdPrefix());
+  }
 
   async push<T>(topic: Topic<T>, payload: T, options?: PushOptions | null): Promise<PushResult> {
     const [result] = await this.pushMany(topic, [{ ...optionsOf(options), payload }]);
@@ -28,9 +31,14 @@ export class QueueProducer {
       async () => {
         assertTopic(topic);
         if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
-        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, this.ids));
+        const { compact } = engine.format;
+        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact));
         // Nothing to push writes nothing: not even the topic's registration.
         if (encoded.length === 0) return { encoded, flags: [] };
+        // This service's first push asks Redis for the number its ids start with.
+        const idsReady = this.ids.ready();
+        if (idsReady) await idsReady;
+        for (const item of encoded) if (item.id === '') item.id = this.ids.next();
         // The first push of this service to the topic registers it first (see TopicRegistry).
         const noted = engine.topics.note(topic);
         const flags = await (noted ? noted.then(() => engine.push(topic, encoded)) : engine.push(topic, encoded));
@@ -38,10 +46,15 @@ export class QueueProducer {
       },
       settings.replicatedPushes?.timeoutMs,
     );
-    return stored.encoded.map(([id], i) => {
+    return stored.encoded.map(({ id }, i) => {
       if (stored.flags[i]) events.emit({ type: 'pushed', topic, id });
       return { id, duplicate: !stored.flags[i] };
     });
+  }
+
+  /** Redis lost this prefix's data: the next ids start from a number issued again. */
+  renewIds(): void {
+    this.ids.renew();
   }
 
   async checkTopic(topic: string): Promise<void> {

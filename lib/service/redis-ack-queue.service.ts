@@ -28,6 +28,7 @@ import type {
   RedisAckQueuePauseApi,
   RedisAckQueueProducerApi,
   RedisAckQueueScheduleApi,
+  RedisAckQueueStoredFormat,
   RedisAckQueueTopicsApi,
   ReserveOptions,
   ReservedMessage,
@@ -45,6 +46,7 @@ import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
 import { QueueProducer } from '../queue/queue-producer';
 import { QueueSchedules } from '../queue/queue-schedules';
+import { QueueFormat } from '../queue/queue-format';
 import { QueueTopics } from '../queue/queue-topics';
 import { TopicControls } from '../queue/topic-controls';
 import { assertTopic, optionsOf } from '../queue/validation';
@@ -83,6 +85,7 @@ export class RedisAckQueueService
   private readonly controls: TopicControls;
   private readonly scheduling: QueueSchedules;
   private readonly registry: QueueTopics;
+  private readonly format: QueueFormat;
   private readonly leases: QueueLeases;
   private readonly consumers: ConsumerRegistry;
   private readonly scheduler: ServiceScheduler;
@@ -123,10 +126,12 @@ export class RedisAckQueueService
     this.controls = new TopicControls(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);
+    this.format = new QueueFormat(core);
     this.leases = new QueueLeases(core);
     this.declarations = new QueueDeclarations(core, {
       upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
       consumerLimits: () => this.consumers.declaredLimits(),
+      renewIds: () => this.producer.renewIds(),
     });
   }
 
@@ -136,6 +141,7 @@ export class RedisAckQueueService
     await connection.open(settings.connectTimeoutMs, settings.allowEviction);
     logger.startup(MESSAGES.connected(this.describeConnection(), this.queueName));
     if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
+    await this.declarations.loadFormat();
     await this.declarations.watch();
   }
 
@@ -238,6 +244,14 @@ export class RedisAckQueueService
 
   schedules(topic?: string): Promise<ScheduleInfo[]> {
     return this.scheduling.schedules(topic);
+  }
+
+  storedFormat(): Promise<RedisAckQueueStoredFormat> {
+    return this.format.storedFormat();
+  }
+
+  setStoredFormat(format: RedisAckQueueStoredFormat): Promise<void> {
+    return this.format.setStoredFormat(format);
   }
 
   topics(): Promise<string[]> {

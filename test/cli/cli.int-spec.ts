@@ -59,6 +59,18 @@ describe('redis-ack-queue CLI', () => {
     expect(JSON.parse((await cli('topics', '--json')).stdout)).toEqual([a, b]);
   });
 
+  it("stored-format shows the prefix's stored format and switches it, refusing another word", async () => {
+    const { prefix, cli } = await setUp();
+    expect(await cli('stored-format')).toEqual({ code: 0, stdout: 'Stored format: compact.\n', stderr: '' });
+    expect(await cli('stored-format', 'json')).toEqual({ code: 0, stdout: 'Stored format: json.\n', stderr: '' });
+    expect(await fx.redis.get(`{${prefix}:}:stored-format`)).toBe('json');
+    expect((await cli('stored-format', '--json')).stdout).toContain('"storedFormat": "json"');
+    const refused = await cli('stored-format', 'binary');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("give 'compact' or 'json'");
+    expect(await fx.redis.get(`{${prefix}:}:stored-format`)).toBe('json');
+  });
+
   it('stats shows every registered topic as an aligned table, one topic as JSON, and pause/resume in it', async () => {
     const { queue, cli } = await setUp();
     const [t1, t2] = [uniqueTopic('s1'), uniqueTopic('s2')];

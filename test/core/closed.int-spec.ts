@@ -28,6 +28,8 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     schedules: () => queue.schedules(topic),
     topics: () => queue.topics(),
     forgetTopic: () => queue.forgetTopic(topic),
+    storedFormat: () => queue.storedFormat(),
+    setStoredFormat: () => queue.setStoredFormat('compact'),
     reserve: () => queue.reserve(topic),
     ack: () => queue.ack(message),
     nack: () => queue.nack(message),

@@ -24,6 +24,7 @@ describe('declarations after Redis lost the data', () => {
     const prefix = `lost${++prefixes}`;
     const [consumed, pushed, scheduled] = [uniqueTopic('consumed'), uniqueTopic('pushed'), uniqueTopic('scheduled')];
     const queue = await fx.service({ prefix, topics: { [consumed]: { globalConcurrency: 3 } } });
+    expect(await queue.storedFormat()).toBe('compact');
     await queue.declareSchedules([{ topic: scheduled, name: 'hourly', everyMs: 3_600_000, payload: null }]);
     queue.consume(consumed, () => undefined);
     await queue.push(pushed, 1);
@@ -69,6 +70,12 @@ describe('declarations after Redis lost the data', () => {
       await dropConnections();
       await eventually(async () => JSON.stringify(await state(queue, consumed)) === JSON.stringify(declared));
       await eventually(() => warnings(logs.lines, prefix).length > 0);
+      // The id counter went with the data: ids start again from a number issued after the loss.
+      const { id } = await queue.push(uniqueTopic('after'), 2);
+      expect(id).toMatch(/^1[A-Z]{4}0$/);
+      expect(await fx.redis.get(`{${prefix}:}:id-prefixes`)).toBe('1');
+      // So did the stored format: JSON (the marker is back, an older process may run) until switched.
+      await eventually(async () => (await fx.redis.get(`{${prefix}:}:stored-format`)) === 'json');
       // Checks run one at a time and in order: the first reconnect's ended before the second's warned.
       expect(warnings(logs.lines, prefix)).toEqual([
         expect.stringMatching(

@@ -38,6 +38,36 @@ describe('push', () => {
     },
   );
 
+  it('makes short ids from a number Redis issues once per service, then a counter', async () => {
+    const [a, b] = [await fx.service(), await fx.service()];
+    const topic = uniqueTopic();
+    const before = await commandCounts(fx.redis);
+    const ids = [
+      ...(await a.pushMany(topic, [{ payload: 1 }, { payload: 2 }])),
+      ...(await b.pushMany(topic, [{ payload: 3 }])),
+      ...(await a.pushMany(topic, [{ payload: 4 }])),
+    ].map((r) => r.id);
+    const after = await commandCounts(fx.redis);
+    expect(after.incr - (before.incr ?? 0)).toBe(2);
+    const shape = /^([0-9a-z]+[A-Z]{4})([0-9a-z]+)$/;
+    const [a0, a1, b0, a2] = ids.map((id) => shape.exec(id)!);
+    expect([a0[2], a1[2], b0[2], a2[2]]).toEqual(['0', '1', '0', '2']);
+    expect(new Set([a0[1], a1[1], a2[1]]).size).toBe(1);
+    expect(b0[1]).not.toBe(a0[1]);
+    expect(a0[0].length).toBeLessThanOrEqual(10);
+  });
+
+  it('makes ids of a random prefix when Redis refuses the INCR', async () => {
+    const queue = await fx.service({ prefix: 'refused' });
+    const topic = uniqueTopic();
+    // Not a number: INCR fails with a reply error.
+    await fx.redis.set('{refused:}:id-prefixes', 'not a number');
+    const [first, second] = await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }]);
+    expect(first.id).toMatch(/^[\w-]{12}0$/);
+    expect(second.id).toBe(`${first.id.slice(0, 12)}1`);
+    expect((await queue.stats(topic)).ready).toBe(2);
+  });
+
   it('accepts an id again once its message was acked', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -70,6 +100,31 @@ describe('push', () => {
     expect(results.filter((r) => r.duplicate).map((r) => r.id)).toEqual(['b-3']);
     const reserved = await queue.reserve(topic, { count: 200 });
     expect(reserved.map((m) => m.id)).toEqual(['b-3', ...items.filter((i) => i.id !== 'b-3').map((i) => i.id)]);
+  });
+
+  it('keeps push order, duplicates and every option in a batch mixing plain messages and messages with options', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const results = await queue.pushMany(topic, [
+      { id: 'a1', payload: 1 },
+      // Due already: ready, after a1 and before a3.
+      { id: 'a2', payload: 2, availableAt: Date.now() - 60_000 },
+      { id: 'a3', payload: 3 },
+      { id: 'a1', payload: 'again', delayMs: 60_000 },
+      { id: 'p', payload: 'high', priority: 5 },
+      { id: 'd', payload: 'later', delayMs: 60_000 },
+      { id: 'g', payload: 'grouped', group: 'g1' },
+      { id: 'a4', payload: 4, headers: { k: 'v' }, maxAttempts: 2 },
+      { id: 'd', payload: 'again' },
+    ]);
+    expect(results.filter((r) => r.duplicate).map((r) => r.id)).toEqual(['a1', 'd']);
+    expect(await queue.stats(topic)).toMatchObject({ delayed: 1 });
+    expect((await queue.get(topic, 'd'))?.state).toBe('delayed');
+    const reserved = await queue.reserve(topic, { count: 10 });
+    expect(reserved.map((m) => m.id).filter((id) => id !== 'g')).toEqual(['p', 'a1', 'a2', 'a3', 'a4']);
+    expect(reserved.find((m) => m.id === 'g')).toMatchObject({ payload: 'grouped', group: 'g1' });
+    expect(reserved.find((m) => m.id === 'a1')?.payload).toBe(1);
+    expect(reserved.find((m) => m.id === 'a4')).toMatchObject({ payload: 4, headers: { k: 'v' }, maxAttempts: 2 });
   });
 
   it('splits a very large batch into bounded script calls sent together', async () => {

@@ -63,10 +63,9 @@ for i = 3, #ARGV, 3 do
     results[#results + 1] = 1
     acked = acked + 1
   elseif current == token then
-    -- The stored body starts with '{"t":<enqueuedAt>,' (push.lua) and may end with ',"m":<n>}'.
+    -- The stored body holds its enqueue time (enqueued_at) and, in JSON, may end with ',"m":<n>}'.
     local body = redis.call('HGET', K.messages, id) or ''
-    local record = string.format('{"c":%d,"t":%s,"a":%d', now, string.match(body, '^{"t":(%d+),') or '0',
-      token_attempt(token) or 0)
+    local record = string.format('{"c":%d,"t":%d,"a":%d', now, enqueued_at(body) or 0, token_attempt(token) or 0)
     local max_attempts = string.match(string.sub(body, -20), ',"m":(%d+)}$')
     if max_attempts then
       record = record .. ',"m":' .. max_attempts

@@ -37,7 +37,7 @@ if state == 'ready' then
   end
   for _, id in ipairs(count > 0 and ready_in_order(0, count) or {}) do
     local body = redis.call('HGET', K.messages, id) or ''
-    out[#out + 1] = tonumber(string.match(body, '^{"t":(%d+)')) or 0
+    out[#out + 1] = enqueued_at(body) or 0
   end
   return out
 end

@@ -43,7 +43,7 @@ for _, level in ipairs(levels_in_order()) do
   local key = level_key(tonumber(level))
   local head = redis.call('LINDEX', key, 0)
   if head then
-    local enqueued = tonumber(string.match(redis.call('HGET', K.messages, head) or '', '^{"t":(%d+)'))
+    local enqueued = enqueued_at(redis.call('HGET', K.messages, head) or '')
     if enqueued then
       oldest = math.min(oldest, enqueued)
     end

@@ -3,7 +3,8 @@
 -- A listed row carries its stored body without its one big member, and that member's JSON text
 -- cut here, in Redis, so a page of 1 MiB messages costs a page of previews on the wire. A body
 -- push wrote is '{"t":<ms>,"p":<payload>[,"h":{...}][,"g":"..."][,"m":<n>]}' (the payload is
--- cut); a completed record is '{"c":..,"t":..,"a":..[,"m":..][,"d":..][,"r":<result>]}' (the result is).
+-- cut), or compact '<enqueuedAt in base 36>|<payload>' (the payload is); a completed record is
+-- '{"c":..,"t":..,"a":..[,"m":..][,"d":..][,"r":<result>]}' (the result is).
 
 -- Where the members after the payload start (',"h":', ',"g":' or ',"m":', the first present):
 -- quotes inside strings are escaped, so the last unescaped ',"<name>":' of the body whose rest
@@ -52,6 +53,11 @@ local function preview_row(body, n)
     local after = members_after_payload(body, first)
     local text, cut, size = cut_text(body, first, after - 1, n)
     return string.sub(body, 1, first - 6) .. string.sub(body, after), text, cut, size
+  end
+  first = string.match(body, '^%w+|()')
+  if first then
+    local text, cut, size = cut_text(body, first, #body, n)
+    return string.sub(body, 1, first - 1), text, cut, size
   end
   local result = string.match(body, '^{"c":%d+,') and string.find(body, ',"r":', 1, true)
   if result then

@@ -37,6 +37,18 @@ local function lease_count()
   return redis.call('ZCOUNT', K.leased, '-inf', '(inf')
 end
 
+-- A stored body's enqueue time (ms), of either form push writes: JSON '{"t":<ms>,"p":...}', or
+-- compact '<ms in base 36>|<payload>' (a message without headers, group or maxAttempts). nil for
+-- another text (a completed record has its own).
+local function enqueued_at(body)
+  local t = string.match(body, '^{"t":(%d+)')
+  if t then
+    return tonumber(t)
+  end
+  t = string.match(body, '^(%w+)|')
+  return t and tonumber(t, 36)
+end
+
 -- Leaves one wake-up token in K.wake for a blocked consumer; never more than one.
 local function wake()
   if redis.call('LLEN', K.wake) == 0 then

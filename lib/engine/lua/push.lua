@@ -36,9 +36,17 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   pushed -> messages stored so far (duplicates not counted)
--- ARGV    groups of six, one per message:
+-- ARGV[1]  '1' when no process of a release before 0.2 runs on the prefix (its stored format is
+--          'compact'): grouped messages wait in their groups' ZSETs; '0': in groupQueue, where
+--          those releases look (prelude-flow.lua)
+-- ARGV[2]  '' when every message is in the short form, else one character per message:
+--          's' short form, 'l' long form
+-- ARGV[3..] per message, short form (ready now at priority 0, no group):
 --   id           message id
---   body         JSON object text starting with '{"p":'; enqueuedAt is added here as "t"
+--   body         the stored body without its enqueue time, which is put before it here: JSON
+--                object members '"p":<payload>...}' (after '{"t":<now>,'), or compact
+--                '|<payload>' (after <now> in base 36)
+-- or long form, the same two and then:
 --   delayMs      milliseconds from now (>= 0)
 --   availableAt  earliest due time in epoch ms, or 0
 --   priority     0-9, higher is served first
@@ -52,25 +60,42 @@ local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
 local results, ready, stored_count, grouped_count = {}, {}, 0, 0
 local must_wake = false
+-- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
+legacy_groups = ARGV[1] ~= '1'
+local shapes, long, long_at = ARGV[2], {}, {}
+local count = (#ARGV - 2) / 2
+if shapes ~= '' then
+  count = #shapes
+  local i = 3
+  for m = 1, count do
+    if string.byte(shapes, m) == 108 then
+      long[m] = true
+      long_at[#long_at + 1] = i
+      i = i + 6
+    else
+      i = i + 2
+    end
+  end
+end
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
-for i = 5, #ARGV, 6 do
-  if ARGV[i] ~= '0' then
+for _, i in ipairs(long_at) do
+  if ARGV[i + 4] ~= '0' then
     if not prioritized then
       check_types(K.priority, 'hash', K.readyLevels, 'zset')
       prioritized = true
     end
-    check_types(level_key(tonumber(ARGV[i])), 'list')
+    check_types(level_key(tonumber(ARGV[i + 4])), 'list')
   end
 end
 
 -- Grouped messages: the flow keys and each group's ZSET checked (which also tells whether the
 -- group has messages waiting, so whether it needs a turn).
 local capacity
-for i = 6, #ARGV, 6 do
-  local group = ARGV[i]
+for _, i in ipairs(long_at) do
+  local group = ARGV[i + 5]
   if group ~= '' and not capacity then
-    check_types(K.groupWaiting, 'hash', K.groupCount, 'string', K.groupSlots, 'hash', K.groupTurns, 'zset',
+    check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupSlots, 'hash', K.groupTurns, 'zset',
       K.groupHeld, 'zset', K.groupSequence, 'string', K.limits, 'hash')
     capacity = group_capacity()
   end
@@ -85,11 +110,24 @@ for i = 6, #ARGV, 6 do
   end
 end
 
-for i = 1, #ARGV, 6 do
+-- Every body gets the same enqueue time: its text is made once, in each form.
+local stamp = '{"t":' .. now .. ','
+local compact_stamp, rest = '', now
+repeat
+  local digit = rest % 36
+  compact_stamp = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', digit + 1, digit + 1) .. compact_stamp
+  rest = (rest - digit) / 36
+until rest == 0
+local i = 3
+for m = 1, count do
   local id = ARGV[i]
-  local stored = redis.call('HSETNX', K.messages, id, '{"t":' .. now .. ',' .. string.sub(ARGV[i + 1], 2))
-  results[#results + 1] = stored
-  if stored == 1 then
+  local body = ARGV[i + 1]
+  local stored = redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
+  results[m] = stored
+  if stored == 1 and not long[m] then
+    stored_count = stored_count + 1
+    ready[#ready + 1] = id
+  elseif stored == 1 then
     stored_count = stored_count + 1
     local level = tonumber(ARGV[i + 4])
     if level > 0 then
@@ -120,6 +158,7 @@ for i = 1, #ARGV, 6 do
       ready[#ready + 1] = id
     end
   end
+  i = long[m] and i + 6 or i + 2
 end
 
 if stored_count > 0 then

@@ -266,6 +266,9 @@ if ids then
       -- Written by push: a JSON object whose "m", when set, is its last member. The client
       -- parses it anyway and buries it as malformed if someone else damaged the rest.
       ok, max_attempts = true, tonumber(string.match(string.sub(body, -20), ',"m":(%d+)}$'))
+    elseif body and string.find(body, '^%w+|') then
+      -- Compact, written by push for a message without maxAttempts (prelude.lua's enqueued_at).
+      ok = true
     elseif body then
       local decoded
       ok, decoded = pcall(cjson.decode, body)
