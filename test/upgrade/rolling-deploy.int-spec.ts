@@ -147,22 +147,18 @@ describe('a rolling deploy from the previous release', () => {
     expect((await old.reserve(topic, { count: 5 })).map((m) => [m.id, m.attempt])).toEqual([['b-1', 2]]);
   });
 
-  // Known, not fixed here: 0.1.0 counts globalConcurrency's room as n - ZCARD(:leased), so the anchor holds one slot
-  // for good, and with globalConcurrency 1 its consumers lease nothing once the current code has served the topic.
-  // Harmless while current consumers run beside; a rollback to 0.1.0 would leave such topics unserved. Drop
-  // `.failing` once the current code leaves no anchor in a topic without leases.
-  it.failing(
-    'lets a consumer of the previous release serve a topic with globalConcurrency 1 that the current code served',
-    async () => {
-      const topic = uniqueTopic('anchor');
-      const current = await fx.service();
-      const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
-      await current.setLimits(topic, { globalConcurrency: 1 });
-      await current.push(topic, 'first', { id: 'c-1' });
-      for (const message of await current.reserve(topic)) expect(await current.ack(message)).toBe(true);
-      await current.push(topic, 'second', { id: 'c-2' });
-      expect(await current.stats(topic)).toMatchObject({ ready: 1, leased: 0 });
-      expect((await old.reserve(topic, { count: 5 })).map((m) => m.id)).toEqual(['c-2']);
-    },
-  );
+  // 0.1.0 counts globalConcurrency's room as n - ZCARD(:leased): an encoding anchor there would hold one slot for
+  // good. The current code writes none while the prefix's stored format is json (older data is here), so a 0.1.0
+  // consumer still serves such a topic, and a rollback to 0.1.0 leaves none unserved.
+  it('lets a consumer of the previous release serve a topic with globalConcurrency 1 that the current code served', async () => {
+    const topic = uniqueTopic('anchor');
+    const current = await fx.service();
+    const old = await release.service({ connection: fx.server.url, logLevel: 'error' });
+    await current.setLimits(topic, { globalConcurrency: 1 });
+    await current.push(topic, 'first', { id: 'c-1' });
+    for (const message of await current.reserve(topic)) expect(await current.ack(message)).toBe(true);
+    await current.push(topic, 'second', { id: 'c-2' });
+    expect(await current.stats(topic)).toMatchObject({ ready: 1, leased: 0 });
+    expect((await old.reserve(topic, { count: 5 })).map((m) => m.id)).toEqual(['c-2']);
+  });
 });

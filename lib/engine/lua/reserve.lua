@@ -296,6 +296,10 @@ if ids then
     if anchor then
       redis.call('ZADD', K.leased, 'NX', 'inf', ENCODING_ANCHOR)
       redis.call('HSETNX', K.tokens, ENCODING_ANCHOR, '1')
+    else
+      -- The prefix went back to json (a rollback on its way): an older release must not find one.
+      redis.call('ZREM', K.leased, ENCODING_ANCHOR)
+      redis.call('HDEL', K.tokens, ENCODING_ANCHOR)
     end
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))

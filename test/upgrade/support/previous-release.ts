@@ -20,7 +20,7 @@ export interface PastRelease {
 export const PREVIOUS_RELEASE: PastRelease = {
   version: '0.1.0',
   tarball: '0.1.0-e990c45.tgz',
-  servesCurrentGroups: false,
+  servesCurrentGroups: true,
 };
 
 /**
