@@ -1,4 +1,4 @@
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { ENCODING_ANCHOR, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
  * A stored body comes in two forms: JSON ('{"t":<ms>,"p":...}', every release) and compact
@@ -121,5 +121,49 @@ describe('stored body forms', () => {
     await next.push(topic, 4, { id: 'next' });
     expect(await stored('older', topic, 'next')).toMatch(/^[0-9a-z]+\|4$/);
     expect((await queue.reserve(topic, { count: 4 })).map((m) => m.payload)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('keeps grouped messages where an older release looks, and no encoding anchor, until the prefix is compact', async () => {
+    await fx.redis.set('{legacy:}:data-marker', 'token of an older release');
+    const queue = await fx.service({ prefix: 'legacy' });
+    const topic = uniqueTopic();
+    const tag = `{legacy:${topic}}`;
+    expect(await queue.storedFormat()).toBe('json');
+    await queue.pushMany(topic, [
+      { id: 'a1', payload: 1, group: 'a' },
+      { id: 'a2', payload: 2, group: 'a' },
+      { id: 'b1', payload: 3, group: 'b' },
+      { id: 'a3', payload: 4, group: 'a', delayMs: 1 },
+    ]);
+    // Where a release before 0.2 reads them: groupQueue members '<group>\0<sequence>\0<id>', groupWaiting beside.
+    const members = await fx.redis.zrange(`${tag}:group-queue`, 0, -1);
+    expect(members.map((m) => m.split('\0')[2])).toEqual(['a1', 'a2', 'b1']);
+    expect(await fx.redis.hlen(`${tag}:group-waiting`)).toBe(4);
+    expect(await fx.redis.exists(`${tag}:group:a`, `${tag}:group:b`)).toBe(0);
+    // Served in push order within each group; the delayed one joins groupQueue when due, behind a2.
+    const order: string[] = [];
+    for (let round = 0; order.length < 4 && round < 50; round++) {
+      const leased = await queue.reserve(topic, { count: 4 });
+      if (leased.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await fx.redis.zscore(`${tag}:leased`, ENCODING_ANCHOR)).toBeNull();
+      expect(await fx.redis.exists(`${tag}:group:a`)).toBe(0);
+      for (const message of leased) {
+        order.push(message.id);
+        expect(await queue.ack(message)).toBe(true);
+      }
+    }
+    expect(order.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    expect(order).toContain('b1');
+    expect(await queue.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0 });
+
+    await queue.setStoredFormat('compact');
+    await queue.pushMany(topic, [
+      { id: 'a4', payload: 5, group: 'a' },
+      { id: 'p1', payload: 6 },
+    ]);
+    expect(await fx.redis.zrange(`${tag}:group:a`, 0, -1)).toEqual(['a4']);
+    const leased = await queue.reserve(topic, { count: 2 });
+    expect(leased.map((m) => m.id).sort()).toEqual(['a4', 'p1']);
+    expect(await fx.redis.zscore(`${tag}:leased`, ENCODING_ANCHOR)).toBe('inf');
   });
 });
