@@ -1,4 +1,5 @@
-import { ENCODING_ANCHOR, uniqueTopic, useRedis } from '../support/queue-fixture';
+import type { QueueEngine } from '../../lib/engine/queue-engine';
+import { ENCODING_ANCHOR, eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
  * A stored body comes in two forms: JSON ('{"t":<ms>,"p":...}', every release) and compact
@@ -136,7 +137,7 @@ describe('stored body forms', () => {
       { id: 'a3', payload: 4, group: 'a', delayMs: 1 },
     ]);
     // Where a release before 0.2 reads them: groupQueue members '<group>\0<sequence>\0<id>', groupWaiting beside.
-    const members = await fx.redis.zrange(`${tag}:group-queue`, 0, -1);
+    const members = await fx.redis.zrange(`${tag}:group-queue`, '0', '-1');
     expect(members.map((m) => m.split('\0')[2])).toEqual(['a1', 'a2', 'b1']);
     expect(await fx.redis.hlen(`${tag}:group-waiting`)).toBe(4);
     expect(await fx.redis.exists(`${tag}:group:a`, `${tag}:group:b`)).toBe(0);
@@ -161,9 +162,25 @@ describe('stored body forms', () => {
       { id: 'a4', payload: 5, group: 'a' },
       { id: 'p1', payload: 6 },
     ]);
-    expect(await fx.redis.zrange(`${tag}:group:a`, 0, -1)).toEqual(['a4']);
+    expect(await fx.redis.zrange(`${tag}:group:a`, '0', '-1')).toEqual(['a4']);
     const leased = await queue.reserve(topic, { count: 2 });
     expect(leased.map((m) => m.id).sort()).toEqual(['a4', 'p1']);
     expect(await fx.redis.zscore(`${tag}:leased`, ENCODING_ANCHOR)).toBe('inf');
+  });
+
+  it('starts a delayed grouped message that joins groupQueue in the same reserve that acks another group', async () => {
+    await fx.redis.set('{legacy2:}:data-marker', 'token of an older release');
+    const queue = await fx.service({ prefix: 'legacy2' });
+    const topic = uniqueTopic();
+    await queue.push(topic, 'x', { id: 'x1', group: 'x' });
+    const [x1] = await queue.reserve(topic, { leaseMs: 60_000 });
+    await queue.push(topic, 'y', { id: 'y1', group: 'y', delayMs: 20 });
+    await eventually(async () => (await queue.get(topic, 'y1'))?.dueAt! <= Date.now() - 5);
+    // What a consumer does: the ack of x1 rides on the reserve that finds y1 due. The ack reads
+    // groupQueue (empty then) before y1 joins it; y1 must start all the same.
+    const engine = (queue as unknown as { core: { engine: QueueEngine } }).core.engine;
+    const reserved = await engine.reserve(topic, 0, { count: 5, leaseMs: 60_000, maxAttempts: 5 }, [x1]);
+    expect(reserved.acked).toEqual([true]);
+    expect(reserved.messages.map((m) => m.id)).toEqual(['y1']);
   });
 });

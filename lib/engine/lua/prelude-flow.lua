@@ -37,7 +37,7 @@ local function group_key(group)
   return K.groups .. group
 end
 
--- Whether groupQueue of an earlier version still holds messages (read once per call).
+-- Whether groupQueue holds messages (read once per call, set when this call adds one).
 local legacy_waiting
 local function legacy_queue()
   if legacy_waiting == nil then
@@ -188,6 +188,7 @@ local function group_enqueue(group, id, sequence, capacity)
     local member = group .. '\0' .. string.format('%015d', tonumber(sequence)) .. '\0' .. id
     redis.call('ZADD', K.groupQueue, 0, member)
     redis.call('HSET', K.groupWaiting, id, member)
+    legacy_waiting = true
     offer_turn(group, capacity, nil, true)
     return 0
   end
@@ -452,6 +453,7 @@ local function enqueue_due_grouped(ids, capacity)
     if group and legacy_groups then
       -- Its member stays in groupWaiting, where releases before 0.2 look for it.
       redis.call('ZADD', K.groupQueue, 0, members[i])
+      legacy_waiting = true
       offer_turn(group, capacity, nil, true)
     elseif group then
       group_enqueue(group, id, sequence, capacity)
