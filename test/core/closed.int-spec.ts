@@ -21,6 +21,8 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     resume: () => queue.resume(topic),
     setLimits: () => queue.setLimits(topic, { globalConcurrency: 1 }),
     limits: () => queue.limits(topic),
+    setGroupWeights: () => queue.setGroupWeights(topic, { a: 2 }),
+    groupWeights: () => queue.groupWeights(topic),
     upsertSchedule: () => queue.upsertSchedule(topic, 'tick', { everyMs: 1000 }),
     removeSchedule: () => queue.removeSchedule(topic, 'tick'),
     runScheduleNow: () => queue.runScheduleNow(topic, 'tick'),
