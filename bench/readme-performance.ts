@@ -110,7 +110,7 @@ function section(): string {
   ];
   return [
     BEGIN,
-    `Measured on ${date} at commit ${commit}, on ${machine.trim()} (${node}, ${redis}), against BullMQ, bee-queue`,
+    `Measured on ${date} at commit ${commit}, on ${machine.trim()} (Node ${node}, ${redis}), against BullMQ, bee-queue`,
     'and a raw Redis list (groupmq for ordered groups) in the same runs, on the same Redis, through the public API',
     '(medians of interleaved rounds where the report says so). Methods and every figure:',
     '[docs/performance.md](docs/performance.md) and the reports in `bench/results/`.',
