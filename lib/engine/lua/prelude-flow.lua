@@ -37,18 +37,19 @@ local function group_key(group)
   return K.groups .. group
 end
 
--- Whether groupQueue holds messages (read once per call, set when this call adds one).
-local legacy_waiting
-local function legacy_queue()
-  if legacy_waiting == nil then
-    legacy_waiting = redis.call('EXISTS', K.groupQueue) == 1
+-- Whether a key exists, read once per call (groupQueue, groupHeld: asked per group); a call
+-- that adds to one says so with `filled[key] = true`.
+local filled = {}
+local function key_filled(key)
+  if filled[key] == nil then
+    filled[key] = redis.call('EXISTS', key) == 1
   end
-  return legacy_waiting
+  return filled[key]
 end
 
 -- The groupQueue member of a group's oldest message an earlier version left waiting, or nil.
 local function legacy_head(group)
-  if not legacy_queue() then
+  if not key_filled(K.groupQueue) then
     return nil
   end
   return redis.call('ZRANGE', K.groupQueue, '(' .. group .. '\0', '(' .. group .. '\1', 'BYLEX', 'LIMIT', 0, 1)[1]
@@ -146,22 +147,13 @@ local function turn_taken(group, turn)
   redis.call('ZADD', K.groupPasses, 'GT', turn, '', taken_next, group)
 end
 
--- Whether any group is held (read once per call; true once this call holds one).
-local groups_held
-local function any_group_held()
-  if groups_held == nil then
-    groups_held = redis.call('EXISTS', K.groupHeld) == 1
-  end
-  return groups_held
-end
-
 -- Gives `group` a turn at the tail of the rotation if its head can start now; true if it did.
 -- A caller that knows the group's slots in use, or that it has a waiting message, passes them.
 local function offer_turn(group, capacity, slots, waiting)
   if (slots or tonumber(redis.call('HGET', K.groupSlots, group)) or 0) >= capacity then
     return false
   end
-  if any_group_held() and redis.call('ZSCORE', K.groupHeld, group) then
+  if key_filled(K.groupHeld) and redis.call('ZSCORE', K.groupHeld, group) then
     return false
   end
   if not waiting and not group_waits(group) then
@@ -188,7 +180,7 @@ local function group_enqueue(group, id, sequence, capacity)
     local member = group .. '\0' .. string.format('%015d', tonumber(sequence)) .. '\0' .. id
     redis.call('ZADD', K.groupQueue, 0, member)
     redis.call('HSET', K.groupWaiting, id, member)
-    legacy_waiting = true
+    filled[K.groupQueue] = true
     offer_turn(group, capacity, nil, true)
     return 0
   end
@@ -388,7 +380,7 @@ local function start_grouped(count, limits, now)
           used, opens = rate_window(group, rate_span(limits.gw), now)
         end
         if limits.gm and used >= limits.gm then
-          groups_held = true
+          filled[K.groupHeld] = true
           redis.call('ZADD', K.groupHeld, opens, group)
         else
           head = redis.call('ZPOPMIN', key)[1]
@@ -453,7 +445,7 @@ local function enqueue_due_grouped(ids, capacity)
     if group and legacy_groups then
       -- Its member stays in groupWaiting, where releases before 0.2 look for it.
       redis.call('ZADD', K.groupQueue, 0, members[i])
-      legacy_waiting = true
+      filled[K.groupQueue] = true
       offer_turn(group, capacity, nil, true)
     elseif group then
       group_enqueue(group, id, sequence, capacity)
