@@ -13,3 +13,4 @@ export * from './queue-lookup-api.interface';
 export * from './queue-topics-api.interface';
 export * from './topic-limits.interface';
 export * from './batch.interface';
+export * from './history.interface';
