@@ -177,6 +177,15 @@ export const MESSAGES = {
   valueNotJson: (reason: string) => `it is not JSON-serializable (${reason}): pass plain JSON data`,
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
+  // A topic's history as the dashboard and the CLI ask for it: input refused before anything is read.
+  historyTime: (name: string) => `${name} must be a time: epoch ms, or ISO 8601 text such as 2026-11-26T18:00:00Z`,
+  historyStep: (name: string) =>
+    `${name} must be a whole number of minutes from 1 minute to 24 hours: 1m, 15m, 1h, or ms (60000)`,
+  historySpan: (name: string) => `${name} must be a duration from 1 minute to 25 hours: 30m, 1h, 24h, or ms (3600000)`,
+  historyEither: (first: string, second: string) => `give ${first} or ${second}, not both`,
+  historyOrder: (from: string, to: string) => `${from} must not be after ${to}`,
+  historyTooManySteps: (steps: number, max: number) =>
+    `the range holds ${steps} steps, over ${max}: narrow it or take a longer step`,
 } as const;
 
 /** The connection strings the library reads, as the refusal of another one lists them. */

@@ -1,3 +1,5 @@
+import { historyProblem, MINUTE_MS, type HistoryNames, type HistoryRequest } from '../common/history-range';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageState } from '../interfaces';
 import { DashboardRequestError } from './dashboard-errors';
 
@@ -65,4 +67,30 @@ export function deadSelectionOf(body: unknown): string[] | undefined {
     throw refuse(`give { "ids": [1 to ${MAX_IDS} ids] } or { "all": true }`);
   }
   return ids;
+}
+
+const HISTORY_NAMES: HistoryNames = { from: 'from', to: 'to', stepMs: 'stepMs', lastMs: 'lastMs' };
+
+/** A whole number of ms from a query (undefined when absent); `problem` when it is not one. */
+function millis(value: unknown, problem: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const number = Number(value);
+  if (typeof value !== 'string' || !/^\d{1,16}$/.test(value) || !Number.isSafeInteger(number)) throw refuse(problem);
+  return number;
+}
+
+/**
+ * The range of a history read, from a call's query: `from` and `to` (epoch ms), or `lastMs`
+ * before `to` (or now); `stepMs` (whole minutes, default one). At most 1,500 steps.
+ */
+export function historyOf(query: Record<string, unknown>): HistoryRequest {
+  const request: HistoryRequest = {
+    from: millis(query.from, MESSAGES.historyTime('from')),
+    to: millis(query.to, MESSAGES.historyTime('to')),
+    stepMs: millis(query.stepMs, MESSAGES.historyStep('stepMs')) ?? MINUTE_MS,
+    lastMs: millis(query.lastMs, MESSAGES.historySpan('lastMs')),
+  };
+  const problem = historyProblem(request, HISTORY_NAMES);
+  if (problem) throw refuse(problem);
+  return request;
 }

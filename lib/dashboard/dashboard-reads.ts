@@ -1,5 +1,6 @@
+import { readHistory, type HistoryRequest } from '../common/history-range';
 import { RedisAckQueueError } from '../errors';
-import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo } from '../interfaces';
+import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo, TopicHistory } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
@@ -43,6 +44,14 @@ export class DashboardReads {
     const message = await this.queue.get(topic, id);
     if (!message) throw notFound(`message ${id} in ${topic}`);
     return message;
+  }
+
+  /**
+   * A topic's history over a checked range, one point per step (what the charts and the topics'
+   * trends draw): the queue's history(), with the last `lastMs` measured on the server's clock.
+   */
+  history(topic: string, request: HistoryRequest): Promise<TopicHistory> {
+    return readHistory(this.queue, topic, request);
   }
 
   private async row(topic: string): Promise<TopicRow> {

@@ -73,3 +73,18 @@ export function pager({ offset, limit, shown, total }, go) {
     h('button', { type: 'button', disabled: !more, onclick: () => go(offset + limit) }, 'Next'),
   );
 }
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An SVG element with attributes and children; text goes in as text, as with h. */
+export function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null && value !== false) el.setAttribute(key, String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}

@@ -1,8 +1,9 @@
-// One topic: its gauges, pause state, messages by state (paged, found by id), dead-letter
-// actions on one, the selected or all, and its schedules with "run now".
+// One topic: its gauges, pause state, history charts, messages by state (paged, found by id),
+// dead-letter actions on one, the selected or all, and its schedules with "run now".
 import { api, settings } from './api.js';
 import { count, duration, h, label, pager } from './dom.js';
 import { act, announce } from './feedback.js';
+import { historyPanel } from './history-panel.js';
 import { purge, requeue, showMessage } from './message-detail.js';
 import { messageTable } from './messages-table.js';
 import { rate, ratesOf } from './rates.js';
@@ -15,6 +16,7 @@ export function topicView(state, rerender) {
   const { topic } = state;
   const refreshAll = () => rerender({});
   const head = h('div', { id: 'topic-head' });
+  const history = historyPanel(topic);
   const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
   // The tabs pattern: one tab in the Tab order, arrow keys (Home, End) move between them.
   tabs.addEventListener('keydown', (event) => {
@@ -49,6 +51,7 @@ export function topicView(state, rerender) {
     h('p', {}, h('a', { href: '#/' }, '← All topics')),
     h('h1', { id: 'topic-title' }, topic),
     head,
+    history.element,
     findForm,
     h('h2', {}, 'Messages'),
     tabs,
@@ -62,7 +65,11 @@ export function topicView(state, rerender) {
     const offset = state.offset ?? 0;
     const selected = state.selected ?? (state.selected = new Set());
     list.setAttribute('aria-labelledby', `tab-${tab}`);
-    const [detail, messages] = await Promise.all([api.topic(topic), api.messages(topic, tab, offset, PAGE)]);
+    const [detail, messages] = await Promise.all([
+      api.topic(topic),
+      api.messages(topic, tab, offset, PAGE),
+      history.refresh(),
+    ]);
     const { gauges } = detail;
     head.replaceChildren(summary(topic, gauges, refreshAll));
     tabs.replaceChildren(

@@ -1,8 +1,9 @@
-// The first page: every registered topic with its counts, lag and pause state, searched by
-// name and paged, so a thousand topics stay usable.
+// The first page: every registered topic with its counts, last hour's trend, lag and pause
+// state, searched by name and paged, so a thousand topics stay usable.
 import { api } from './api.js';
 import { count, duration, h, label, pager, scroller } from './dom.js';
 import { rate, ratesOf } from './rates.js';
+import { newTrendTable, refreshTrends, trendCell } from './trends.js';
 
 const PAGE = 50;
 const COLUMNS = ['ready', 'delayed', 'leased', 'dead', 'completed'];
@@ -31,12 +32,15 @@ export function topicsView(state, rerender) {
   async function refresh() {
     const offset = state.offset ?? 0;
     const page = await api.topics(state.search ?? '', offset, PAGE);
+    newTrendTable();
     body.replaceChildren(
       page.total === 0
         ? h('p', { class: 'empty' }, state.search ? 'No topic matches.' : 'No topic yet.')
         : table(page.rows),
       pager({ offset, limit: PAGE, shown: page.rows.length, total: page.total }, (next) => rerender({ offset: next })),
     );
+    // Not awaited: each trend is drawn into its row when it arrives.
+    void refreshTrends(page.rows.filter((row) => !row.error).map((row) => row.topic));
   }
   return { view, refresh };
 }
@@ -49,6 +53,7 @@ function table(rows) {
     COLUMNS.map((column) => h('th', { scope: 'col', class: 'num' }, label(column))),
     h('th', { scope: 'col', class: 'num' }, 'In'),
     h('th', { scope: 'col', class: 'num' }, 'Out'),
+    h('th', { scope: 'col' }, 'Last hour'),
     h('th', { scope: 'col', class: 'num' }, 'Lag'),
     h('th', { scope: 'col' }, 'State'),
   );
@@ -71,7 +76,7 @@ function row(topic) {
       'tr',
       { 'data-topic': topic.topic },
       h('th', { scope: 'row' }, link),
-      h('td', { colspan: 9, class: 'error' }, topic.error.message),
+      h('td', { colspan: 10, class: 'error' }, topic.error.message),
     );
   }
   const rates = ratesOf(topic.topic, topic);
@@ -88,6 +93,7 @@ function row(topic) {
     ),
     h('td', { class: 'num', 'data-rate': 'in', title: 'Messages pushed per second' }, rate(rates.in)),
     h('td', { class: 'num', 'data-rate': 'out', title: 'Messages acked per second' }, rate(rates.out)),
+    trendCell(topic.topic),
     h('td', { class: 'num' }, topic.oldestReadyAgeMs < 0 ? '–' : duration(topic.oldestReadyAgeMs)),
     h(
       'td',
