@@ -4,9 +4,10 @@ import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
 import { printJson, printRecord, printTable, time } from './output';
 import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
+import { historyCommand } from './history-command';
 import { statsCommand } from './stats-command';
 
-/** Read-only commands: topics, stats, list, get, dead, schedules. */
+/** Read-only commands: topics, stats, history, list, get, dead, schedules. */
 export function addInspectCommands(program: Command, run: CommandRunner): void {
   program
     .command('topics')
@@ -14,6 +15,7 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
     .action(run(async (ctx) => showTopics(ctx)));
 
   statsCommand(program, run);
+  historyCommand(program, run);
 
   pageOptions(
     program
