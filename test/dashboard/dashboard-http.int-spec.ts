@@ -6,9 +6,10 @@ import {
   RedisAckQueueDashboardModule,
   RedisAckQueueModule,
   type RedisAckQueueService,
+  type TopicHistory,
 } from '../../lib';
 import type { Redis } from 'ioredis';
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
 import { StoredValues } from './stored-values';
 
@@ -119,6 +120,42 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect((await get(`/api/messages?topic=${topic}&state=lost`)).status).toBe(400);
     expect((await get(`/api/topic?topic=${encodeURIComponent('bad topic')}`)).status).toBe(400);
     expect(await json(`/api/topic?topic=${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
+  });
+
+  it("answers a topic's history over the range asked, and a typed 400 for a bad range", async () => {
+    const { queue } = served;
+    await queue.push('orders', { order: 1 });
+    await eventually(async () => (await queue.history('orders')).points.some((point) => point.pushed === 1));
+    const hour = (await json('/api/history?topic=orders')) as unknown as TopicHistory;
+    expect(hour).toEqual(await queue.history('orders', { from: hour.from, to: hour.to - 1, stepMs: 60_000 }));
+    expect(hour.points.reduce((total, point) => total + point.pushed, 0)).toBe(1);
+    // The last 24 hours in 15-minute steps, ending with the step of now on the server's clock.
+    const day = (await json('/api/history?topic=orders&lastMs=86400000&stepMs=900000')) as unknown as TopicHistory;
+    expect(day).toMatchObject({ topic: 'orders', stepMs: 900_000, to: day.from + 86_400_000 });
+    expect(day.points).toHaveLength(96);
+    expect(day.points.at(-1)!.pushed).toBeGreaterThanOrEqual(hour.points.at(-1)!.pushed);
+    const ranged = (await json(
+      `/api/history?topic=orders&from=${hour.to - 600_000}&to=${hour.to - 1}`,
+    )) as unknown as TopicHistory;
+    expect(ranged.points.map((point) => point.at)).toEqual(hour.points.slice(-10).map((point) => point.at));
+    for (const [bad, text] of [
+      ['stepMs=90000', 'stepMs must be a whole number of minutes'],
+      ['stepMs=0', 'stepMs must be a whole number of minutes'],
+      ['lastMs=1h', 'lastMs must be a duration'],
+      ['lastMs=90000000', 'lastMs must be a duration'],
+      ['from=-5', 'from must be a time'],
+      ['to=1e12', 'to must be a time'],
+      ['from=2000000&to=1000000', 'from must not be after to'],
+      ['from=1000&lastMs=3600000', 'give from or lastMs, not both'],
+      ['from=0&to=86400000000', 'the range holds 1440000 steps, over 1500'],
+    ]) {
+      const response = await get(`/api/history?topic=orders&${bad}`);
+      expect({ bad, status: response.status }).toEqual({ bad, status: 400 });
+      expect(await response.json()).toEqual({ code: 'BAD_REQUEST', message: expect.stringContaining(text) as unknown });
+    }
+    expect((await get('/api/history')).status).toBe(400);
+    expect((await get(`/api/history?topic=${encodeURIComponent('bad topic')}`)).status).toBe(400);
+    expect((await get('/api/history?topic=orders', {})).status).toBe(403);
   });
 
   it('opens the topics named . and .. and a message with id .., by name in the query', async () => {
