@@ -11,6 +11,7 @@ export function reportReserve<T>(
   for (const { id, attempt } of buried) {
     logger.error(MESSAGES.deadLettered(topic, id, attempt, 'malformed', MESSAGES.malformedBody));
     events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+    events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');
   }
   if (!events.observed) return;
   for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });

@@ -22,7 +22,10 @@ export class QueueLeases {
       const noted = engine.topics.note(topic);
       return noted ? noted.then(() => engine.reserveAny<T>(topic, request)) : engine.reserveAny<T>(topic, request);
     });
-    for (const { id, attempt } of buried) events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+    for (const { id, attempt } of buried) {
+      events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+      events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');
+    }
     for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });
     return messages;
   }
@@ -32,7 +35,10 @@ export class QueueLeases {
       assertReserved(message);
       return this.completeAck(message, result) ?? this.core.engine.settle('ack', message.topic, [message]);
     });
-    if (acked) this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
+    if (acked) {
+      this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
+      this.core.events.tally.settled(message.topic, 'acked', undefined, undefined);
+    }
     return acked;
   }
 
@@ -55,6 +61,7 @@ export class QueueLeases {
     };
     if (result === 'retry') events.emit({ type: 'retried', ...event });
     else events.emit({ type: 'dead', ...event, reason: 'failed' });
+    events.tally.settled(message.topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
     return result;
   }
 

@@ -117,7 +117,11 @@ export class RedisAckQueueService
       runsScheduler,
       engine.schedules,
       logger,
-      (event) => events.emit(event),
+      (event) => {
+        events.emit(event);
+        // The scheduler's only event: a tick it pushed.
+        if (event.type === 'pushed') events.tally.pushed(event.topic, 1);
+      },
       () => this.consumers.size > 0,
     );
     this.producer = new QueueProducer(core);
