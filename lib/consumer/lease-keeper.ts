@@ -105,7 +105,7 @@ export class LeaseKeeper<T> {
 
   private acked(entry: InFlight<T>): void {
     const { message, durationMs, waitMs } = entry;
-    this.events.tally.settled(this.topic, 'acked', durationMs, waitMs);
+    this.events.tally.settled(this.topic, 'acked', durationMs, waitMs, undefined, entry.started + (durationMs ?? 0));
     if (this.events.observed)
       this.events.emit({
         type: 'acked',

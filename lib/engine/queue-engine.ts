@@ -214,8 +214,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.scripts.wakeHome(layout).catch(() => undefined);
     }
-    const { messages, nextDueInMs, paused, rateLimited } = reply;
-    return { messages, nextDueInMs, paused, rateLimited, acked, buried };
+    const { messages, nextDueInMs, paused, rateLimited, deadInRedis } = reply;
+    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */
@@ -223,13 +223,15 @@ export class QueueEngine implements ConsumerEngine {
     const layout = this.layouts.get(topic);
     await this.layouts.verify(layout, 'reserve');
     const buried: ReserveResult<T>['buried'] = [];
+    let deadInRedis = 0;
     for (let tried = 0; tried < layout.partitions.length; tried++) {
       layout.cursor = (layout.cursor + 1) % layout.partitions.length;
       const batch = await this.reserve<T>(topic, layout.cursor, request, []);
       buried.push(...batch.buried);
-      if (batch.messages.length > 0) return { ...batch, buried };
+      deadInRedis += batch.deadInRedis;
+      if (batch.messages.length > 0) return { ...batch, buried, deadInRedis };
     }
-    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried };
+    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried, deadInRedis };
   }
 
   /**

@@ -1,6 +1,7 @@
 -- history-read: the stored minutes of a topic's history that fall in a range of steps. The
--- range's ends default to the server's clock: `to` to now, `from` to an hour before `to`;
--- both are rounded down to a multiple of the step.
+-- range's ends default to the server's clock: `to` to now, `from` to an hour before `to`; a
+-- `to` after now is now, a `from` before the oldest minute kept is the first step after it;
+-- both are then rounded down to a multiple of the step.
 --
 -- K.history     HASH   minute % slots -> 'minute|...' (see history-record.lua)
 -- ARGV[1]  slots    fields kept (minutes)
@@ -14,13 +15,19 @@ check_types(K.history, 'hash')
 
 local slots, step = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
-local to = ARGV[4] ~= '' and tonumber(ARGV[4]) or now
+local this_minute = math.floor(now / 60000)
+-- Nothing is kept before the oldest minute nor after now: the range stops there.
+local to = math.min(ARGV[4] ~= '' and tonumber(ARGV[4]) or now, now)
 local from = ARGV[3] ~= '' and tonumber(ARGV[3]) or to - 3600000
+local oldest = (this_minute - slots + 1) * 60000
+if from < oldest then
+  from = oldest + (step - oldest % step) % step
+end
 to = to - to % step
 from = from - from % step
 local out = { from, to }
-local first = math.max(from / 60000, math.floor(now / 60000) - slots + 1)
-local last = math.min((to + step) / 60000 - 1, math.floor(now / 60000) + 1)
+local first = from / 60000
+local last = math.min((to + step) / 60000 - 1, this_minute + 1)
 if first > last then return out end
 local fields = {}
 for minute = first, last do
