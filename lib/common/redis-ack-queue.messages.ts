@@ -12,6 +12,9 @@ export const MESSAGES = {
   topicNotRegistered: (topic: string, reason: string) =>
     `The topic registry could not record topic "${topic}" (${reason}); topics() will not list it: ` +
     `allow the queue's user every key under {<prefix>: (the README's ACL line: ~{<prefix>:*)`,
+  historyNotRecorded: (topic: string, reason: string) =>
+    `History: recording the counts of topic "${topic}" failed (${reason}); they are kept and sent again with the next ones`,
+  historyRange: (what: string) => `history(): ${what}`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   unescapedPrefix: (prefix: string) =>

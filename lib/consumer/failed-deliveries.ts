@@ -62,6 +62,7 @@ export class FailedDeliveries {
     if (result === 'dead') this.dead(message, 'failed', error, timings);
     else {
       this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
+      this.report.events.tally.settled(this.topic, 'retried', durationMs, waitMs);
       this.report.events.emit({
         type: 'retried',
         topic: this.topic,
@@ -83,6 +84,7 @@ export class FailedDeliveries {
     summary = errorSummary(error),
   ): void {
     this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
+    this.report.events.tally.settled(this.topic, 'dead', durationMs, waitMs, reason);
     this.report.events.emit({
       type: 'dead',
       topic: this.topic,

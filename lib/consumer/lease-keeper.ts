@@ -71,7 +71,7 @@ export class LeaseKeeper<T> {
   run(message: ReservedMessage<T>): void {
     const entry = newInFlight(message);
     this.inFlight.set(message.token, entry);
-    if (this.events.observed) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
+    if (this.events.observed || this.events.tally.active) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
     let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.leases));
     const { timeoutMs } = this.settings;
@@ -105,6 +105,7 @@ export class LeaseKeeper<T> {
 
   private acked(entry: InFlight<T>): void {
     const { message, durationMs, waitMs } = entry;
+    this.events.tally.settled(this.topic, 'acked', durationMs, waitMs, undefined, entry.started + (durationMs ?? 0));
     if (this.events.observed)
       this.events.emit({
         type: 'acked',

@@ -6,11 +6,13 @@ import type { ConsumerReporting } from './failed-deliveries';
 export function reportReserve<T>(
   topic: string,
   { events, logger }: ConsumerReporting,
-  { messages, buried }: ReserveResult<T>,
+  { messages, buried, deadInRedis }: ReserveResult<T>,
 ): void {
+  for (let i = 0; i < deadInRedis; i++) events.tally.settled(topic, 'dead', undefined, undefined);
   for (const { id, attempt } of buried) {
     logger.error(MESSAGES.deadLettered(topic, id, attempt, 'malformed', MESSAGES.malformedBody));
     events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+    events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');
   }
   if (!events.observed) return;
   for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });

@@ -29,6 +29,11 @@ export interface ReserveResult<T> {
   acked: boolean[];
   /** Leased messages whose bodies could not be read: they went to the dead letters as `malformed`. */
   buried: { id: string; attempt: number }[];
+  /**
+   * How many the reserve sent to the dead letters in Redis (their last lease had expired, or
+   * Redis could not read the body): no event names them, the history counts them.
+   */
+  deadInRedis: number;
 }
 
 export type SettleAction = 'ack' | 'extend' | 'release';

@@ -20,6 +20,7 @@ import { DataMarker } from './data-marker';
 import { StoredFormat } from './stored-format';
 import { openBlockingConnection, type RedisClient } from './connection';
 import { GroupWeightsStore } from './group-weights';
+import { HistoryStore } from './history-store';
 import { JobRecords } from './job-records';
 import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
@@ -58,7 +59,7 @@ const NACK_RESULTS: NackResult[] = ['lost', 'retry', 'dead'];
  * built here, once, on one script runner and one set of topic layouts, and nothing outside
  * engine/ builds one. The consumers' hot path (reserve, settle, nack, defer, complete,
  * progress: the ConsumerEngine seam) is a method here; the rarer operations are the stores
- * below (lookup, inspector, pauses, limits, group weights, schedules, topics). It has no "closed" guard and
+ * below (lookup, inspector, pauses, limits, group weights, history, schedules, topics). It has no "closed" guard and
  * emits no events: the service and the consumers decide what is allowed and what is
  * reported, so a shutdown can always hand its messages back.
  */
@@ -72,6 +73,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly pauses: TopicPauses;
   readonly limits: TopicLimitsStore;
   readonly groupWeights: GroupWeightsStore;
+  /** Each topic's per-minute history. */
+  readonly history: HistoryStore;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
@@ -100,6 +103,7 @@ export class QueueEngine implements ConsumerEngine {
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
+    this.history = new HistoryStore(this.scripts, this.layouts);
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
@@ -210,8 +214,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.scripts.wakeHome(layout).catch(() => undefined);
     }
-    const { messages, nextDueInMs, paused, rateLimited } = reply;
-    return { messages, nextDueInMs, paused, rateLimited, acked, buried };
+    const { messages, nextDueInMs, paused, rateLimited, deadInRedis } = reply;
+    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */
@@ -219,13 +223,15 @@ export class QueueEngine implements ConsumerEngine {
     const layout = this.layouts.get(topic);
     await this.layouts.verify(layout, 'reserve');
     const buried: ReserveResult<T>['buried'] = [];
+    let deadInRedis = 0;
     for (let tried = 0; tried < layout.partitions.length; tried++) {
       layout.cursor = (layout.cursor + 1) % layout.partitions.length;
       const batch = await this.reserve<T>(topic, layout.cursor, request, []);
       buried.push(...batch.buried);
-      if (batch.messages.length > 0) return { ...batch, buried };
+      deadInRedis += batch.deadInRedis;
+      if (batch.messages.length > 0) return { ...batch, buried, deadInRedis };
     }
-    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried };
+    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried, deadInRedis };
   }
 
   /**

@@ -122,6 +122,11 @@ export interface QueueKeys {
   groupPasses: string;
   /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
   cancelled: string;
+  /**
+   * HASH minute % 1500 -> that minute's record (counts, wait and handling histograms): the
+   * topic's history, kept in its first partition only (see history-format.ts).
+   */
+  history: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -212,6 +217,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupWeights: `${tag}:group-weights`,
     groupPasses: `${tag}:group-passes`,
     cancelled: `${tag}:cancelled`,
+    history: `${tag}:history`,
   };
 }
 

@@ -146,6 +146,8 @@ export const QUEUE_SCRIPTS = {
     uses: ['levels'],
     readOnly: true,
   },
+  historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history'] },
+  historyRead: { file: 'history-read.lua', operation: 'read history', keys: ['history'], readOnly: true },
   metrics: {
     file: 'metrics.lua',
     operation: 'read gauges',

@@ -280,11 +280,13 @@ export interface ReserveReply<T> {
   messages: ReservedMessage<T>[];
   /** Leased bodies that Redis' cjson took but JSON.parse refuses (NaN, hex numbers...). */
   unreadable: (Lease & { attempt: number })[];
+  /** Messages the script itself sent to the dead letters (last lease expired, or malformed). */
+  deadInRedis: number;
 }
 
 /**
  * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, rateLimited (0 or 1), n,
- * n ack flags, then per message its id and '<token> <body>', or '<token> <due> <body>' for a
+ * n ack flags, dead (absent from an idle answer), then per message its id and '<token> <body>', or '<token> <due> <body>' for a
  * retry (a JSON body never starts with a digit; a compact one has a '|' before any space) }`.
  */
 export function decodeReserveReply<T>(
@@ -298,7 +300,8 @@ export function decodeReserveReply<T>(
   for (let i = 0; i < ackCount; i++) ackFlags[i] = Number(reply[5 + i]);
   const messages: ReservedMessage<T>[] = [];
   const unreadable: ReserveReply<T>['unreadable'] = [];
-  for (let i = 5 + ackCount; i < reply.length; i += 2) {
+  const deadInRedis = Number(reply[5 + ackCount] ?? 0);
+  for (let i = 6 + ackCount; i < reply.length; i += 2) {
     const id = String(reply[i]);
     const leased = String(reply[i + 1]);
     const space = leased.indexOf(' ');
@@ -333,6 +336,7 @@ export function decodeReserveReply<T>(
     ackFlags,
     messages,
     unreadable,
+    deadInRedis,
   };
 }
 

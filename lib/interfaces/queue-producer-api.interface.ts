@@ -1,9 +1,10 @@
 import type { ConsumerLiveness } from './consumer.interface';
+import type { TopicHistory, TopicHistoryOptions } from './history.interface';
 import type { DeadLetter, PushManyItem, PushOptions, PushResult, QueueGauges, QueueStats } from './message.interface';
 
 /**
- * The producing and inspecting half of `RedisAckQueueService`: push, read counts and dead
- * letters, sweep them, check a topic's layout, ping, connect and close.
+ * The producing and inspecting half of `RedisAckQueueService`: push, read counts, history and
+ * dead letters, sweep them, check a topic's layout, ping, connect and close.
  *
  * Methods that return a promise report every error by rejecting it; each error the library
  * raises is a `RedisAckQueueError` with a stable `code`.
@@ -139,6 +140,20 @@ export interface RedisAckQueueProducerApi {
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `stats`.
    */
   gauges(topic: string): Promise<QueueGauges>;
+
+  /**
+   * The topic's history over a range, one point per step: what was pushed, acked, retried,
+   * dead-lettered and cancelled in it, and the wait and handling times of its deliveries
+   * (p50/p95/p99, mean). Every producer and consumer process records what it did (see the
+   * `history` option) and adds it to Redis once a second, so the last second may be missing
+   * yet. Kept for 25 hours, per minute of the Redis server's clock; a partitioned topic has
+   * one history. Reading it is one script call.
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidOptionError} when `from` or `to` is not a time in epoch ms, `from` is after
+   *   `to`, or `stepMs` is not a whole number of minutes (1 minute to 25 hours).
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `stats`.
+   */
+  history(topic: string, options?: TopicHistoryOptions | null): Promise<TopicHistory>;
 
   /** What a health check sees of each consumer running in this process: last wait, last heartbeat, stalls. */
   consumerLiveness(): ConsumerLiveness[];

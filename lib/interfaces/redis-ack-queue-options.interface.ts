@@ -159,6 +159,16 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   tracing?: boolean;
 
   /**
+   * Whether this process records each topic's history (read by `history()`, the dashboard's
+   * charts and the CLI's `history`): what it pushed, acked, retried, dead-lettered and
+   * cancelled, and the wait and handling times of its deliveries, counted in memory and added
+   * to Redis once a second per topic. `false` records nothing from this process (the others
+   * still do). See docs/observability.md for what it costs.
+   * @defaultValue `true`
+   */
+  history?: boolean;
+
+  /**
    * Whether this service runs the scheduler, which pushes the ticks of every schedule of the
    * prefix (see `upsertSchedule`). It runs while the service has consumers, and from its
    * first `upsertSchedule()` until `close()`; idle, it sends one GET every 2 s. Every running scheduler races

@@ -5,12 +5,13 @@ import type { RedisAckQueueOptions } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import type { QueueTracing } from '../observability/tracing/queue-tracing';
 import { tracingFor } from '../observability/tracing/tracing-option';
+import { HistoryRecorder } from './history-recorder';
 import { QueueEvents } from './queue-events';
 import { resolveServiceSettings, type ServiceSettings } from './settings';
 
 /**
  * What every part of a service shares, built once per service: settings, logger, connection,
- * engine, event stream, tracing and the closed state. The parts of RedisAckQueueService each
+ * engine, event stream (with its tallies), tracing, the history recorder and the closed state. The parts of RedisAckQueueService each
  * hold this and never one another; only the service closes it.
  */
 export class QueueCore {
@@ -20,6 +21,8 @@ export class QueueCore {
   readonly engine: QueueEngine;
   readonly events = new QueueEvents();
   readonly tracing: QueueTracing | undefined;
+  /** What this process adds to the topics' history; undefined with `history: false`. */
+  readonly history: HistoryRecorder | undefined;
   private refusing = false;
 
   /**
@@ -33,6 +36,10 @@ export class QueueCore {
     this.tracing = tracingFor(options.tracing);
     this.connection = new QueueConnection(options.connection, this.settings.commandTimeoutMs, this.logger);
     this.engine = new QueueEngine(this.connection.client, this.settings, this.logger);
+    if (this.settings.history) {
+      this.history = new HistoryRecorder(this.engine.history, this.logger);
+      this.events.tally.add(this.history);
+    }
   }
 
   /** From now on every call of the public API is refused with QueueClosedError. */

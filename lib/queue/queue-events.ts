@@ -1,15 +1,18 @@
 import { type Observable, Subject } from 'rxjs';
 import { IdleTimeoutError } from '../errors';
 import type { QueueStats, RedisAckQueueEvent } from '../interfaces';
+import { DeliveryTallies } from './delivery-tally';
 
 /**
  * The event stream of one service, shared by its parts and its consumers. Events are
  * made only while someone listens: a consumer checks `observed` before building one on
- * its hot path.
+ * its hot path. Beside it, `tally`: the counts that the history (and metrics) record, told
+ * with plain numbers wherever the events of pushes, settled deliveries and cancels are made.
  */
 export class QueueEvents {
   private readonly subject = new Subject<RedisAckQueueEvent>();
   readonly stream$: Observable<RedisAckQueueEvent> = this.subject.asObservable();
+  readonly tally = new DeliveryTallies();
 
   get observed(): boolean {
     return this.subject.observed;

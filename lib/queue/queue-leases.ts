@@ -16,13 +16,17 @@ export class QueueLeases {
 
   async reserve<T>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     const { engine, events } = this.core;
-    const { messages, buried } = await this.core.call('reserve', topic, () => {
+    const { messages, buried, deadInRedis } = await this.core.call('reserve', topic, () => {
       assertTopic(topic);
       const request = resolveReserveRequest(options, this.core.settings);
       const noted = engine.topics.note(topic);
       return noted ? noted.then(() => engine.reserveAny<T>(topic, request)) : engine.reserveAny<T>(topic, request);
     });
-    for (const { id, attempt } of buried) events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+    for (let i = 0; i < deadInRedis; i++) events.tally.settled(topic, 'dead', undefined, undefined);
+    for (const { id, attempt } of buried) {
+      events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
+      events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');
+    }
     for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });
     return messages;
   }
@@ -32,7 +36,10 @@ export class QueueLeases {
       assertReserved(message);
       return this.completeAck(message, result) ?? this.core.engine.settle('ack', message.topic, [message]);
     });
-    if (acked) this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
+    if (acked) {
+      this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
+      this.core.events.tally.settled(message.topic, 'acked', undefined, undefined);
+    }
     return acked;
   }
 
@@ -55,6 +62,7 @@ export class QueueLeases {
     };
     if (result === 'retry') events.emit({ type: 'retried', ...event });
     else events.emit({ type: 'dead', ...event, reason: 'failed' });
+    events.tally.settled(message.topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
     return result;
   }
 

@@ -64,7 +64,10 @@ export class QueueLookup {
       assertMessageId(id);
       return this.core.engine.lookup.cancel(topic, id);
     });
-    if (state) this.core.events.emit({ type: 'cancelled', topic, id });
+    if (state) {
+      this.core.events.emit({ type: 'cancelled', topic, id });
+      this.core.events.tally.cancelled(topic, 1);
+    }
     return state;
   }
 }

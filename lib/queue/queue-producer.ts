@@ -46,10 +46,15 @@ export class QueueProducer {
       },
       settings.replicatedPushes?.timeoutMs,
     );
-    return stored.encoded.map(({ id }, i) => {
-      if (stored.flags[i]) events.emit({ type: 'pushed', topic, id });
-      return { id, duplicate: !stored.flags[i] };
+    let count = 0;
+    const results = stored.encoded.map(({ id }, i) => {
+      if (!stored.flags[i]) return { id, duplicate: true };
+      count += 1;
+      events.emit({ type: 'pushed', topic, id });
+      return { id, duplicate: false };
     });
+    events.tally.pushed(topic, count);
+    return results;
   }
 
   /** Redis lost this prefix's data: the next ids start from a number issued again. */

@@ -51,7 +51,10 @@ export class QueueSchedules {
       assertScheduleName(topic, name);
       return this.core.engine.schedules.runNow(topic, name);
     });
-    if (pushed && !pushed.duplicate) this.core.events.emit({ type: 'pushed', topic, id: pushed.id });
+    if (pushed && !pushed.duplicate) {
+      this.core.events.emit({ type: 'pushed', topic, id: pushed.id });
+      this.core.events.tally.pushed(topic, 1);
+    }
     return pushed;
   }
 

@@ -44,6 +44,8 @@ export interface ServiceSettings extends ConsumerSettings {
   deadMaxCount: number;
   deadMaxAgeMs: number;
   allowEviction: boolean;
+  /** Whether this process records the topics' history (`history`). */
+  history: boolean;
   /** Partition count of every topic that has more than one. */
   partitions: ReadonlyMap<string, number>;
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
@@ -88,12 +90,19 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     deadMaxCount: dead.maxCount ?? DEFAULTS.deadLetters.maxCount,
     deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
     allowEviction: options.allowEviction ?? false,
+    history: resolveFlag('history', options.history, true),
     partitions: resolvePartitions(options.topics),
     replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
     logLevel: resolveLogLevel(options.logLevel),
     keepCompleted: resolveKeepCompleted(options, maxPayloadBytes),
     limits: (topic) => pickLimits(options.topics?.[topic]),
   };
+}
+
+function resolveFlag(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidOptionError(name, value, 'true or false');
+  return value;
 }
 
 function resolveLogLevel(level: unknown): RedisAckQueueLogLevel {

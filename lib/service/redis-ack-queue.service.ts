@@ -36,11 +36,15 @@ import type {
   ScheduleInfo,
   ScheduleOptions,
   Topic,
+  TopicHistory,
+  TopicHistoryOptions,
   TopicLimits,
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { settleWithin } from '../common/settle-within';
 import { QueueCore } from '../queue/queue-core';
 import { QueueDeclarations } from '../queue/declarations';
+import { QueueHistory } from '../queue/queue-history';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
@@ -81,6 +85,7 @@ export class RedisAckQueueService
   private readonly core: QueueCore;
   private readonly producer: QueueProducer;
   private readonly inspection: QueueInspection;
+  private readonly historyReads: QueueHistory;
   private readonly lookup: QueueLookup;
   private readonly controls: TopicControls;
   private readonly scheduling: QueueSchedules;
@@ -117,11 +122,16 @@ export class RedisAckQueueService
       runsScheduler,
       engine.schedules,
       logger,
-      (event) => events.emit(event),
+      (event) => {
+        events.emit(event);
+        // The scheduler's only event: a tick it pushed.
+        if (event.type === 'pushed') events.tally.pushed(event.topic, 1);
+      },
       () => this.consumers.size > 0,
     );
     this.producer = new QueueProducer(core);
     this.inspection = new QueueInspection(core);
+    this.historyReads = new QueueHistory(core);
     this.lookup = new QueueLookup(core, (topic) => this.consumers.maxAttemptsFor(topic));
     this.controls = new TopicControls(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
@@ -168,6 +178,10 @@ export class RedisAckQueueService
 
   gauges(topic: string): Promise<QueueGauges> {
     return this.inspection.gauges(topic);
+  }
+
+  history(topic: string, options?: TopicHistoryOptions | null): Promise<TopicHistory> {
+    return this.historyReads.history(topic, options);
   }
 
   deadLetters<T = unknown>(
@@ -321,6 +335,9 @@ export class RedisAckQueueService
       this.core.refuseCalls();
       await this.scheduler.stop();
       await this.consumers.closeAll(drainMs);
+      // What this process counted since the last second, bounded like any call to Redis.
+      const { history, settings } = this.core;
+      if (history) await settleWithin(history.close(), settings.commandTimeoutMs);
       this.core.events.complete();
       await this.core.connection.close();
     })();

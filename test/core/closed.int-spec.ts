@@ -10,6 +10,7 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     checkTopic: () => queue.checkTopic(topic),
     stats: () => queue.stats(topic),
     gauges: () => queue.gauges(topic),
+    history: () => queue.history(topic),
     deadLetters: () => queue.deadLetters(topic),
     requeueDead: () => queue.requeueDead(topic),
     purgeDead: () => queue.purgeDead(topic),

@@ -17,7 +17,8 @@ export interface ConsumerEvent {
     | 'dead'
     | 'queue-error'
     | 'closed'
-    // Scheduler processes (scheduler-process.js): a tick this process pushed.
+    // Scheduler processes (scheduler-process.js): a tick this process pushed; producer
+    // processes (producer-process.js): a pushMany, with `n`.
     | 'pushed';
   id?: string;
   attempt?: number;
@@ -28,6 +29,8 @@ export interface ConsumerEvent {
   /** The test process' Date.now() when the line arrived. */
   receivedAt?: number;
   message?: string;
+  /** Of a producer process' pushed (producer-process.js): how many messages that pushMany stored. */
+  n?: number;
 }
 
 /** Consumer processes of the built library, whose events the test can read and count. */

@@ -196,6 +196,7 @@ export class FakeEngine implements ConsumerEngine {
       rateLimited: this.rateLimited,
       acked,
       buried: [],
+      deadInRedis: 0,
     });
   }
 

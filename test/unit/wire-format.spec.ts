@@ -34,7 +34,7 @@ describe('message codec', () => {
     expect(parseStoredBody(body)).toEqual({ t: 500_000_000_000, p: { n: 1 } });
     expect(parseStoredBody(`${(500_000_000_000).toString(36)}|`)).toEqual({ t: 500_000_000_000, p: undefined });
     expect(() => parseStoredBody('x y|1')).toThrow();
-    const reply = [5, -1, 90, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`];
+    const reply = [5, -1, 90, 0, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`];
     const { messages, unreadable } = decodeReserveReply('t', reply, 5);
     expect(unreadable).toEqual([]);
     expect(messages.map((m) => [m.id, m.dueAt, m.payload, m.enqueuedAt, m.headers])).toEqual([
@@ -94,7 +94,7 @@ describe('message codec', () => {
 
   it("reads a retry's due time from a reserve reply, where the script gave one", () => {
     const body = '{"t":1700000000000,"p":1}';
-    const reply = [5, -1, 90, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`, 'c', `5.2  ${body}`];
+    const reply = [5, -1, 90, 0, 0, 0, 'a', `3.1 ${body}`, 'b', `4.2 1700000000500 ${body}`, 'c', `5.2  ${body}`];
     const { messages } = decodeReserveReply('t', reply, 5);
     expect(messages.map((m) => [m.id, m.token, m.attempt, m.dueAt, m.payload])).toEqual([
       ['a', '3.1', 1, undefined, 1],

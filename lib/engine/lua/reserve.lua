@@ -62,7 +62,8 @@
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
 --          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
---          then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
+--          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
+--          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
 --          became due, ms; two reply items per message, not four, are cheaper to read) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
@@ -234,6 +235,9 @@ local out = { now, -1, deadline, (limits.rm or limits.gm) and 1 or 0, #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
+-- How many this call sent to the dead letters itself (last lease expired, or malformed).
+local dead_at = #out + 1
+out[dead_at] = 0
 -- How many may start now, and when a limit that stops them opens (math.huge: none stops them).
 local room, opens = paused and 0 or count, math.huge
 if flow and not paused then
@@ -278,6 +282,7 @@ if ids then
     local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or attempt > (max_attempts or default_max) then
       redis.call('HDEL', K.attempts, id)
+      out[dead_at] = out[dead_at] + 1
       bury(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
         (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
         attempt - 1, max_attempts or default_max, now, dead_max_count, dead_max_age)

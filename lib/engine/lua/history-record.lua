@@ -1,0 +1,81 @@
+-- history-record: adds what one process counted, minute by minute, to a topic's history
+-- (see history-format.ts). Each minute's record lives in the field <minute % slots>: a field
+-- that holds another (older) minute is overwritten, so the hash never grows past `slots`.
+-- A minute outside [now - slots + 1, now + 1] (a client clock far off) is dropped.
+--
+-- K.history     HASH   minute % slots -> 'minute|pushed|acked|retried|dead|cancelled|wsum|hsum|wbuckets|hbuckets'
+-- ARGV[1]  slots    fields kept (minutes)
+-- ARGV[2]  ttlMs    the key expires this long after its last write
+-- ARGV[3..] per minute, 10 arguments in the stored order: minute, the five counts, the two
+--          sums (ms), the two bucket lists ('<index>:<count>' joined by ',')
+-- Returns  the server's time (ms), from which the client learns its clock's offset
+-- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+check_types(K.history, 'hash')
+
+local slots, ttl_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now = now_ms()
+local this_minute = math.floor(now / 60000)
+
+local function split(text)
+  local parts, start = {}, 1
+  while true do
+    local bar = string.find(text, '|', start, true)
+    if not bar then
+      parts[#parts + 1] = string.sub(text, start)
+      return parts
+    end
+    parts[#parts + 1] = string.sub(text, start, bar - 1)
+    start = bar + 1
+  end
+end
+
+local function add_buckets(stored, added)
+  if stored == '' then return added end
+  if added == '' then return stored end
+  local counts, order = {}, {}
+  for _, list in ipairs({ stored, added }) do
+    for index, n in string.gmatch(list, '(%d+):(%d+)') do
+      index = tonumber(index)
+      if not counts[index] then
+        counts[index] = 0
+        order[#order + 1] = index
+      end
+      counts[index] = counts[index] + tonumber(n)
+    end
+  end
+  table.sort(order)
+  local pairs_out = {}
+  for i, index in ipairs(order) do
+    pairs_out[i] = string.format('%d:%d', index, counts[index])
+  end
+  return table.concat(pairs_out, ',')
+end
+
+local wrote = false
+for g = 3, #ARGV - 9, 10 do
+  local minute = tonumber(ARGV[g])
+  if minute and minute > this_minute - slots and minute <= this_minute + 1 then
+    local field = string.format('%d', minute % slots)
+    local record = { unpack(ARGV, g, g + 9) }
+    local stored = redis.call('HGET', K.history, field)
+    if stored then
+      local old = split(stored)
+      if #old == 10 and tonumber(old[1]) == minute then
+        for i = 2, 6 do
+          record[i] = string.format('%d', (tonumber(old[i]) or 0) + (tonumber(record[i]) or 0))
+        end
+        for i = 7, 8 do
+          record[i] = tostring((tonumber(old[i]) or 0) + (tonumber(record[i]) or 0))
+        end
+        record[9] = add_buckets(old[9], record[9])
+        record[10] = add_buckets(old[10], record[10])
+      end
+    end
+    redis.call('HSET', K.history, field, table.concat(record, '|'))
+    wrote = true
+  end
+end
+if wrote then
+  redis.call('PEXPIRE', K.history, ttl_ms)
+end
+return now

@@ -1,0 +1,72 @@
+import { InvalidOptionError } from '../errors';
+import type { TopicHistory, TopicHistoryOptions, TopicHistoryPoint } from '../interfaces';
+import { COUNT_NAMES, HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/history-format';
+import type { StoredHistory } from '../engine/history-store';
+import type { QueueCore } from './queue-core';
+import { assertTopic } from './validation';
+
+/** The longest step: the whole history kept. */
+const MAX_STEP_MS = HISTORY_MINUTES * MINUTE_MS;
+
+/** Reads a topic's history (what every process recorded, see HistoryRecorder) in steps. */
+export class QueueHistory {
+  constructor(private readonly core: QueueCore) {}
+
+  history(topic: string, options?: TopicHistoryOptions | null): Promise<TopicHistory> {
+    return this.core.call('read history', topic, async () => {
+      assertTopic(topic);
+      const { from, to, stepMs } = checkHistoryOptions(options);
+      return pointsOf(topic, stepMs, await this.core.engine.history.read(topic, stepMs, from, to));
+    });
+  }
+}
+
+function checkHistoryOptions(
+  options: TopicHistoryOptions | null | undefined,
+): Required<Pick<TopicHistoryOptions, 'stepMs'>> & TopicHistoryOptions {
+  if (options !== undefined && options !== null && typeof options !== 'object')
+    throw new InvalidOptionError('options', options, 'an object { from?, to?, stepMs? }');
+  const { from, to, stepMs = MINUTE_MS } = options ?? {};
+  const time = (name: string, value: unknown) => {
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
+      throw new InvalidOptionError(name, value, 'a time in epoch ms (a whole number, 0 or more)');
+  };
+  time('from', from);
+  time('to', to);
+  if (from !== undefined && to !== undefined && from > to)
+    throw new InvalidOptionError('from', from, `a time no later than to (${to})`);
+  if (
+    typeof stepMs !== 'number' ||
+    !Number.isSafeInteger(stepMs) ||
+    stepMs % MINUTE_MS !== 0 ||
+    stepMs < MINUTE_MS ||
+    stepMs > MAX_STEP_MS
+  )
+    throw new InvalidOptionError(
+      'stepMs',
+      stepMs,
+      `a whole number of minutes in ms, from ${MINUTE_MS} to ${MAX_STEP_MS}`,
+    );
+  return { from, to, stepMs };
+}
+
+/** One point per step from `from` to `to`, the minutes of each merged. */
+function pointsOf(topic: string, stepMs: number, { from, to, records }: StoredHistory): TopicHistory {
+  const steps = new Map<number, MinuteRecord>();
+  for (const record of records) {
+    const at = record.minute * MINUTE_MS - ((record.minute * MINUTE_MS) % stepMs);
+    const step = steps.get(at);
+    if (step) step.merge(record);
+    else steps.set(at, record);
+  }
+  const points: TopicHistoryPoint[] = [];
+  for (let at = from; at <= to; at += stepMs) {
+    const step = steps.get(at) ?? new MinuteRecord(at / MINUTE_MS);
+    const point = { at } as TopicHistoryPoint;
+    for (const name of COUNT_NAMES) point[name] = step[name];
+    point.wait = step.wait.times();
+    point.handling = step.handling.times();
+    points.push(point);
+  }
+  return { topic, from, to: points.length > 0 ? to + stepMs : from, stepMs, points };
+}
