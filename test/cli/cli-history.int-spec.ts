@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import type { RedisAckQueueService, TopicHistory, TopicHistoryPoint } from '../../lib';
+import type { QueueConsumer, RedisAckQueueService, TopicHistory, TopicHistoryPoint } from '../../lib';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
@@ -20,6 +20,7 @@ describe('redis-ack-queue history', () => {
   const fx = useRedis();
   let queue: RedisAckQueueService;
   let cli: (...args: string[]) => Promise<Run>;
+  let consumer: QueueConsumer;
   const topic = uniqueTopic('hist');
 
   function run(args: string[]): Promise<Run> {
@@ -30,19 +31,20 @@ describe('redis-ack-queue history', () => {
     });
   }
 
+  afterAll(() => consumer?.close());
   beforeAll(async () => {
     const prefix = uniqueTopic('clih');
     queue = await fx.service({ prefix, maxAttempts: 1 });
     cli = (...args) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
-    // Five pushed: three acked, two dead. The history has them once its recorder has flushed.
+    // Five pushed and handled by a consumer (which times them): three acked, two dead. The
+    // history has them once its recorder has flushed.
+    consumer = queue.consume(topic, (id: string) => {
+      if (id.startsWith('d')) throw new Error('no');
+    });
     await queue.pushMany(
       topic,
       ['a1', 'a2', 'a3', 'd1', 'd2'].map((id) => ({ id, payload: id })),
     );
-    for (const message of await queue.reserve(topic, { count: 5 })) {
-      if (message.id.startsWith('a')) await queue.ack(message);
-      else await queue.nack(message, { error: new Error('no') });
-    }
     await eventually(async () => {
       const history = await queue.history(topic);
       return sum(history, 'pushed') === 5 && sum(history, 'acked') === 3 && sum(history, 'dead') === 2;
@@ -75,9 +77,9 @@ describe('redis-ack-queue history', () => {
     const counts = (row: string[]) => row.slice(1, 6).map(Number);
     const totals = cells.reduce((total, row) => total.map((n, i) => n + counts(row)[i]), [0, 0, 0, 0, 0]);
     expect(totals).toEqual([5, 3, 0, 2, 0]);
-    // A minute that had the reserves has its wait percentiles; one without shows dashes.
-    const busy = cells.find((row) => Number(row[1]) > 0)!;
-    expect(busy[6]).toMatch(/^\d+(\.\d)?$/);
+    // A minute that had deliveries has their wait and handling percentiles; one without shows dashes.
+    const busy = cells.find((row) => Number(row[2]) + Number(row[4]) > 0)!;
+    for (const ms of busy.slice(6)) expect(ms).toMatch(/^\d+(\.\d)?$/);
     expect(cells.find((row) => Number(row[1]) === 0 && Number(row[2]) === 0)!.slice(6)).toEqual(Array(6).fill('-'));
   });
 

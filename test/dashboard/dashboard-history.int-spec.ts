@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { QueueConsumer, TopicHistory, TopicHistoryPoint } from '../../lib';
+import { HISTORY_SLOTS, MinuteRecord } from '../../lib/engine/history-format';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
@@ -158,7 +159,6 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
     await page.mouse.move(box.x + 57, box.y + box.height / 2);
     await eventually(async () => (await frame.getAttribute('aria-valuenow')) === '1');
     await showsCounts(spike);
-    await page.screenshot({ path: join(DOCS, 'dashboard-history.png'), fullPage: true });
   });
 
   it('moves the handling percentiles when the handler slows down', async () => {
@@ -191,7 +191,6 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
     const trend = page.locator(`#topics-table td[data-trend="${topic}"] .trend-text`);
     await eventually(async () => (await trend.textContent()) === words, 30_000);
     expect(await page.locator(`#topics-table td[data-trend="${topic}"] svg path`).count()).toBe(2);
-    await page.screenshot({ path: join(DOCS, 'dashboard-overview-trends.png'), fullPage: true });
   });
 
   it('switches to the last 24 hours in 15-minute steps, the load in its newest steps', async () => {
@@ -204,4 +203,53 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
     const newest = recent.points.filter((point) => point.pushed > 0).at(-1)!;
     await showsCounts(newest);
   });
+
+  it('draws minutes stored before, as history() reads them (and the docs show them)', async () => {
+    // An hour of another topic, written as the recorders would have written it: each minute
+    // before this one, with a dead-letter spike and a slow spell of the handler.
+    const shown = uniqueTopic('payments');
+    await served.queue.push(shown, {});
+    const key = await eventually(async () => (await fx.redis.keys(`*${shown}*:history`))[0]);
+    const now = (await served.queue.history(shown)).to / 60_000 - 1;
+    for (let minute = now - 59; minute < now; minute++) await stored(key, seeded(minute, now - minute));
+    const history = await served.queue.history(shown);
+    const spike = history.points.find((point) => point.at === (now - 17) * 60_000)!;
+    expect(spike).toMatchObject({ dead: 12 });
+    const slow = history.points.find((point) => point.at === (now - 5) * 60_000)!;
+    expect(slow.handling.p99!).toBeGreaterThan(100);
+
+    await page.goto(`${served.url}#/topic/${shown}`);
+    await page.locator('#chart-throughput[data-steps]').waitFor();
+    await showsCounts(spike);
+    await eventually(async () => {
+      if (!(await cursorTo('chart-handling', slow.at))) return false;
+      return (await value('chart-handling', 'p99')) === `${Math.round(slow.handling.p99!)} ms`;
+    }, 30_000);
+    await page.locator('#chart-throughput .chart-frame').focus();
+    await page.screenshot({ path: join(DOCS, 'dashboard-history.png'), fullPage: true });
+
+    await page.goto(served.url);
+    await eventually(async () => (await page.locator('#topics-table .trend-text').count()) >= 3, 30_000);
+    await page.locator('main').screenshot({ path: join(DOCS, 'dashboard-overview-trends.png') });
+  });
+
+  /** Adds a minute's record to the history hash, in its slot, as history-record.lua keeps it. */
+  async function stored(key: string, record: MinuteRecord): Promise<void> {
+    await fx.redis.hset(key, String(record.minute % HISTORY_SLOTS), record.toArgs().join('|'));
+  }
 });
+
+/** A minute `ago` minutes back of a steady topic: a dead-letter spike 17 minutes ago, slow handling in the last 8. */
+function seeded(minute: number, ago: number): MinuteRecord {
+  const record = new MinuteRecord(minute);
+  const wave = Math.round(40 + 15 * Math.sin(ago / 6));
+  record.pushed = wave;
+  record.acked = wave - (ago % 3);
+  record.retried = ago % 7 === 0 ? 3 : 0;
+  record.dead = ago === 17 ? 12 : 0;
+  for (let i = 0; i < record.acked; i++) {
+    record.wait.add(2 + ((i * 7) % 20) + (ago < 8 ? 40 : 0));
+    record.handling.add((ago < 8 ? 60 : 4) + ((i * 13) % (ago < 8 ? 90 : 8)));
+  }
+  return record;
+}
