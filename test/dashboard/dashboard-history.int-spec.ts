@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { QueueConsumer, TopicHistory, TopicHistoryPoint } from '../../lib';
@@ -7,8 +8,8 @@ import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
 
 const executablePath = chromiumPath();
-/** Where the docs' screenshots go. */
-const DOCS = join(__dirname, '../../docs');
+/** Where the screenshots go (docs/dashboard-history.png and docs/dashboard-overview-trends.png come from here). */
+const SHOTS = join(__dirname, '../../test-results/dashboard');
 /** How long the slowed handler takes: far above what a no-op handler takes, even on a loaded machine. */
 const SLOW_MS = 300;
 
@@ -48,6 +49,7 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
   beforeAll(async () => {
     served = await startDashboardApp('express', fx.connection, uniqueTopic('p'), { refreshMs: 500 });
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    mkdirSync(SHOTS, { recursive: true });
     consumer = served.queue.consume(
       topic,
       async (payload: { fail?: boolean }) => {
@@ -178,9 +180,9 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
       if (!(await cursorTo('chart-handling', slow.at))) return false;
       const p99 = await value('chart-handling', 'p99');
       const ms = p99.endsWith(' s') ? parseFloat(p99) * 1000 : parseFloat(p99);
-      return ms >= SLOW_MS * 0.9;
+      const timed = (await readout('chart-handling').textContent())?.includes(`${slow.handling.count} timed`);
+      return ms >= SLOW_MS * 0.9 && timed;
     }, 30_000);
-    expect(await readout('chart-handling').textContent()).toContain(`${slow.handling.count} timed`);
   });
 
   it("shows each topic's last hour as a trend in the topics table", async () => {
@@ -226,11 +228,11 @@ const total = (history: TopicHistory, key: keyof Counts) => history.points.reduc
       return (await value('chart-handling', 'p99')) === `${Math.round(slow.handling.p99!)} ms`;
     }, 30_000);
     await page.locator('#chart-throughput .chart-frame').focus();
-    await page.screenshot({ path: join(DOCS, 'dashboard-history.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'history.png'), fullPage: true });
 
     await page.goto(served.url);
     await eventually(async () => (await page.locator('#topics-table .trend-text').count()) >= 3, 30_000);
-    await page.locator('main').screenshot({ path: join(DOCS, 'dashboard-overview-trends.png') });
+    await page.locator('main').screenshot({ path: join(SHOTS, 'overview-trends.png') });
   });
 
   /** Adds a minute's record to the history hash, in its slot, as history-record.lua keeps it. */
