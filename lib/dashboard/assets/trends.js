@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { h } from './dom.js';
 import { sparkline } from './sparkline.js';
 
-const TREND_MS = 10_000;
+const TREND_MS = 30_000;
 const AT_ONCE = 4;
 /** topic -> { history, readAt }: what was read last. */
 const read = new Map();
