@@ -46,10 +46,12 @@ export function requestOf(options: HistoryOptions): HistoryRequest {
   return request;
 }
 
-/** Epoch ms, or an ISO 8601 date-time (a zone, or UTC when it has none). */
+/** Epoch ms, or an ISO 8601 date or date-time (UTC unless it names a zone). */
 function timeOf(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
-  const ms = /^\d{1,16}$/.test(text) ? Number(text) : /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
+  // JavaScript reads a date-time without a zone as local time: the CLI reads it as UTC, as it prints.
+  const zoned = /T.*(Z|[+-]\d\d(:?\d\d)?)$/i.test(text) || !text.includes('T') ? text : `${text}Z`;
+  const ms = /^\d{1,16}$/.test(text) ? Number(text) : /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(zoned) : NaN;
   if (!Number.isSafeInteger(ms) || ms < 0) throw new CliFailure(MESSAGES.historyTime(name), EXIT.usage);
   return ms;
 }

@@ -55,7 +55,7 @@ export async function readHistory(
 ): Promise<TopicHistory> {
   const { from, to, stepMs, lastMs } = request;
   if (lastMs === undefined) return reader.history(topic, { from, to, stepMs });
-  if (to !== undefined) return reader.history(topic, { from: to - lastMs + stepMs, to, stepMs });
+  if (to !== undefined) return reader.history(topic, { from: Math.max(0, to - lastMs + stepMs), to, stepMs });
   const recent = await reader.history(topic, { stepMs });
   const start = recent.to - Math.ceil(lastMs / stepMs) * stepMs;
   if (start >= recent.from) return { ...recent, from: start, points: recent.points.filter((p) => p.at >= start) };

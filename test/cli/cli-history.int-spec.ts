@@ -23,17 +23,18 @@ describe('redis-ack-queue history', () => {
   let consumer: QueueConsumer;
   const topic = uniqueTopic('hist');
 
-  function run(args: string[]): Promise<Run> {
+  function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [MAIN, ...args], { timeout: 20_000 }, (error, stdout, stderr) =>
+      const options = { timeout: 20_000, env: { ...process.env, ...env } };
+      execFile(process.execPath, [MAIN, ...args], options, (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
       );
     });
   }
 
   afterAll(() => consumer?.close());
+  const prefix = uniqueTopic('clih');
   beforeAll(async () => {
-    const prefix = uniqueTopic('clih');
     queue = await fx.service({ prefix, maxAttempts: 1 });
     cli = (...args) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
     // Five pushed and handled by a consumer (which times them): three acked, two dead. The
@@ -107,6 +108,12 @@ describe('redis-ack-queue history', () => {
     const history = JSON.parse(ranged.stdout) as TopicHistory;
     expect(history).toEqual(await queue.history(topic, { from: now - 10 * 60_000, to: now - 60_000, stepMs: 60_000 }));
     expect(history.points).toHaveLength(10);
+    // A time without a zone is UTC, as the table prints times, whatever the machine's zone.
+    const unzoned = await run(
+      ['--url', fx.server.url, '--prefix', prefix, 'history', topic, '--from', from.slice(0, 16), '--json'],
+      { TZ: 'America/New_York' },
+    );
+    expect((JSON.parse(unzoned.stdout) as TopicHistory).from).toBe(now - 10 * 60_000);
   });
 
   it.each([
