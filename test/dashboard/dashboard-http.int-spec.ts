@@ -138,6 +138,8 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       `/api/history?topic=orders&from=${hour.to - 600_000}&to=${hour.to - 1}`,
     )) as unknown as TopicHistory;
     expect(ranged.points.map((point) => point.at)).toEqual(hour.points.slice(-10).map((point) => point.at));
+    // The last 10 minutes before a given end: the same steps.
+    expect(await json(`/api/history?topic=orders&lastMs=600000&to=${hour.to - 1}`)).toEqual(ranged);
     for (const [bad, text] of [
       ['stepMs=90000', 'stepMs must be a whole number of minutes'],
       ['stepMs=0', 'stepMs must be a whole number of minutes'],
