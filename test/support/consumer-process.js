@@ -11,20 +11,15 @@
 // `fail: true` makes the handler throw.
 // Every line carries `now`, this process' Date.now() (shows a faked clock).
 const { RedisAckQueueService } = require('../../dist');
+const { connectionFromEnv } = require('./env-connection');
 
 const { existsSync } = require('node:fs');
 
 const blockMs = Number(process.env.BLOCK_MS || 0);
 const blockUntilFile = process.env.BLOCK_UNTIL_FILE;
 const blocks = blockMs > 0 || Boolean(blockUntilFile);
-const seeds = process.env.REDIS_CLUSTER
-  ? process.env.REDIS_CLUSTER.split(',').map((address) => ({
-      host: address.split(':')[0],
-      port: Number(address.split(':')[1]),
-    }))
-  : undefined;
 const queue = new RedisAckQueueService({
-  connection: seeds ? { cluster: seeds } : process.env.REDIS_URL,
+  connection: connectionFromEnv(),
   prefix: process.env.PREFIX || 'ackq',
   leaseMs: Number(process.env.LEASE_MS || 1000),
   ...(process.env.DRAIN_MS ? { drainMs: Number(process.env.DRAIN_MS) } : {}),

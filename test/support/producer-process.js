@@ -3,15 +3,10 @@
 // PREFIX, COUNT (messages), BATCH (per pushMany), EVERY_MS (pause between batches).
 // Prints one JSON line per event: ready, pushed (with n, the messages stored), closed.
 const { RedisAckQueueService } = require('../../dist');
+const { connectionFromEnv } = require('./env-connection');
 
-const seeds = process.env.REDIS_CLUSTER
-  ? process.env.REDIS_CLUSTER.split(',').map((address) => ({
-      host: address.split(':')[0],
-      port: Number(address.split(':')[1]),
-    }))
-  : undefined;
 const queue = new RedisAckQueueService({
-  connection: seeds ? { cluster: seeds } : process.env.REDIS_URL,
+  connection: connectionFromEnv(),
   prefix: process.env.PREFIX || 'ackq',
 });
 const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
