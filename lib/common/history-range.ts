@@ -10,13 +10,9 @@ export const MAX_SPAN_MS = 25 * 3_600_000;
 /** The most steps one read answers: 25 hours of minutes. */
 export const MAX_STEPS = MAX_SPAN_MS / MINUTE_MS;
 
-/**
- * A range of history as the dashboard and the CLI ask for it: `from`/`to` as `history()` takes
- * them, or the `lastMs` before `to` (before now on the Redis server's clock when `to` is left out).
- */
+/** A range of history as the dashboard and the CLI ask for it (`history()`'s options, `stepMs` set). */
 export interface HistoryRequest extends TopicHistoryOptions {
   stepMs: number;
-  lastMs?: number;
 }
 
 /** The names the caller gives each field, for its texts (`from` on the API, `--from` on the CLI). */
@@ -43,21 +39,8 @@ export interface HistoryReader {
   history(topic: string, options?: TopicHistoryOptions): Promise<TopicHistory>;
 }
 
-/**
- * Reads a checked request. The last `lastMs` up to now is measured on the Redis server's clock,
- * as history is: the default range (the last hour) says where now is, and a longer span is read
- * again from there; a shorter one is the default range's end.
- */
-export async function readHistory(
-  reader: HistoryReader,
-  topic: string,
-  request: HistoryRequest,
-): Promise<TopicHistory> {
+/** Reads a checked request: one call, "the last `lastMs`" measured on the Redis server's clock. */
+export function readHistory(reader: HistoryReader, topic: string, request: HistoryRequest): Promise<TopicHistory> {
   const { from, to, stepMs, lastMs } = request;
-  if (lastMs === undefined) return reader.history(topic, { from, to, stepMs });
-  if (to !== undefined) return reader.history(topic, { from: Math.max(0, to - lastMs + stepMs), to, stepMs });
-  const recent = await reader.history(topic, { stepMs });
-  const start = recent.to - Math.ceil(lastMs / stepMs) * stepMs;
-  if (start >= recent.from) return { ...recent, from: start, points: recent.points.filter((p) => p.at >= start) };
-  return reader.history(topic, { from: start, to: recent.to - stepMs, stepMs });
+  return reader.history(topic, from === undefined ? { to, stepMs, lastMs } : { from, to, stepMs });
 }

@@ -27,9 +27,16 @@ export class HistoryStore {
     return Number(await this.scripts.run<number>('historyRecord', topic, this.layouts.get(topic).home, args));
   }
 
-  /** The records of the minutes in the steps from `from` to `to` (undefined: the server's defaults). */
-  async read(topic: string, stepMs: number, from?: number, to?: number): Promise<StoredHistory> {
-    const args = [HISTORY_SLOTS, stepMs, from ?? '', to ?? ''];
+  /**
+   * The records of the minutes in the steps from `from` to `to` (undefined: now on the server's
+   * clock, and `lastMs` before it).
+   */
+  async read(
+    topic: string,
+    range: { stepMs: number; lastMs: number; from?: number; to?: number },
+  ): Promise<StoredHistory> {
+    const { stepMs, lastMs, from, to } = range;
+    const args = [HISTORY_SLOTS, stepMs, from ?? '', to ?? '', lastMs];
     const reply = await this.scripts.run<(number | string)[]>('historyRead', topic, this.layouts.get(topic).home, args);
     const records: MinuteRecord[] = [];
     for (const stored of reply.slice(2)) {

@@ -4,8 +4,14 @@
  * multiple of `stepMs`.
  */
 export interface TopicHistoryOptions {
-  /** Start of the range (epoch ms). Default: one hour before `to`. */
+  /** Start of the range (epoch ms). Default: `lastMs` before the end of `to`'s step. */
   from?: number;
+  /**
+   * Without `from`: how long the range is, ending with `to`'s step (ms, 1 minute to 25 hours),
+   * so `lastMs / stepMs` points (rounded up). Measured on the server's clock, so "the last 24
+   * hours" needs no clock of the caller's. Default one hour.
+   */
+  lastMs?: number;
   /** End of the range (epoch ms, its step included). Default: now, on the server's clock. */
   to?: number;
   /** Width of one point, a whole number of minutes (ms). Default 60 000. */

@@ -150,7 +150,8 @@ export interface RedisAckQueueProducerApi {
    * one history. Reading it is one script call.
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
    * @throws {InvalidOptionError} when `from` or `to` is not a time in epoch ms, `from` is after
-   *   `to`, or `stepMs` is not a whole number of minutes (1 minute to 25 hours).
+   *   `to`, `stepMs` is not a whole number of minutes (1 minute to 25 hours), `lastMs` is not 1
+   *   minute to 25 hours, or both `from` and `lastMs` are given.
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} as for `stats`.
    */
   history(topic: string, options?: TopicHistoryOptions | null): Promise<TopicHistory>;

@@ -5,8 +5,8 @@ import type { StoredHistory } from '../engine/history-store';
 import type { QueueCore } from './queue-core';
 import { assertTopic } from './validation';
 
-/** The longest step: the whole history kept. */
-const MAX_STEP_MS = HISTORY_MINUTES * MINUTE_MS;
+/** The longest step, and the longest range worth asking for: the whole history kept. */
+const MAX_SPAN_MS = HISTORY_MINUTES * MINUTE_MS;
 
 /** Reads a topic's history (what every process recorded, see HistoryRecorder) in steps. */
 export class QueueHistory {
@@ -15,18 +15,24 @@ export class QueueHistory {
   history(topic: string, options?: TopicHistoryOptions | null): Promise<TopicHistory> {
     return this.core.call('read history', topic, async () => {
       assertTopic(topic);
-      const { from, to, stepMs } = checkHistoryOptions(options);
-      return pointsOf(topic, stepMs, await this.core.engine.history.read(topic, stepMs, from, to));
+      const range = checkHistoryOptions(options);
+      return pointsOf(topic, range.stepMs, await this.core.engine.history.read(topic, range));
     });
   }
 }
 
-function checkHistoryOptions(
-  options: TopicHistoryOptions | null | undefined,
-): Required<Pick<TopicHistoryOptions, 'stepMs'>> & TopicHistoryOptions {
+/** A range as the engine reads it. */
+interface HistoryRange {
+  stepMs: number;
+  lastMs: number;
+  from?: number;
+  to?: number;
+}
+
+function checkHistoryOptions(options: TopicHistoryOptions | null | undefined): HistoryRange {
   if (options !== undefined && options !== null && typeof options !== 'object')
-    throw new InvalidOptionError('options', options, 'an object { from?, to?, stepMs? }');
-  const { from, to, stepMs = MINUTE_MS } = options ?? {};
+    throw new InvalidOptionError('options', options, 'an object { from?, to?, lastMs?, stepMs? }');
+  const { from, to, lastMs = HOUR_MS, stepMs = MINUTE_MS } = options ?? {};
   const time = (name: string, value: unknown) => {
     if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
       throw new InvalidOptionError(name, value, 'a time in epoch ms (a whole number, 0 or more)');
@@ -35,20 +41,18 @@ function checkHistoryOptions(
   time('to', to);
   if (from !== undefined && to !== undefined && from > to)
     throw new InvalidOptionError('from', from, `a time no later than to (${to})`);
-  if (
-    typeof stepMs !== 'number' ||
-    !Number.isSafeInteger(stepMs) ||
-    stepMs % MINUTE_MS !== 0 ||
-    stepMs < MINUTE_MS ||
-    stepMs > MAX_STEP_MS
-  )
-    throw new InvalidOptionError(
-      'stepMs',
-      stepMs,
-      `a whole number of minutes in ms, from ${MINUTE_MS} to ${MAX_STEP_MS}`,
-    );
-  return { from, to, stepMs };
+  if (!wholeMinutes(stepMs)) throw new InvalidOptionError('stepMs', stepMs, MINUTES_EXPECTED);
+  if (typeof lastMs !== 'number' || !Number.isSafeInteger(lastMs) || lastMs < MINUTE_MS || lastMs > MAX_SPAN_MS)
+    throw new InvalidOptionError('lastMs', lastMs, `a length in ms from ${MINUTE_MS} to ${MAX_SPAN_MS}`);
+  if (from !== undefined && options?.lastMs !== undefined)
+    throw new InvalidOptionError('lastMs', lastMs, 'left out when from is given (the range is from to to)');
+  return { from, to, stepMs, lastMs };
 }
+
+const HOUR_MS = 60 * MINUTE_MS;
+const MINUTES_EXPECTED = `a whole number of minutes in ms, from ${MINUTE_MS} to ${MAX_SPAN_MS}`;
+const wholeMinutes = (ms: unknown): ms is number =>
+  typeof ms === 'number' && Number.isSafeInteger(ms) && ms % MINUTE_MS === 0 && ms >= MINUTE_MS && ms <= MAX_SPAN_MS;
 
 /** One point per step from `from` to `to`, the minutes of each merged. */
 function pointsOf(topic: string, stepMs: number, { from, to, records }: StoredHistory): TopicHistory {

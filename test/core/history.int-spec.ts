@@ -135,11 +135,21 @@ describe('history', () => {
     const serverNow = await serverTime();
     const lastHour = await reader.history(topic);
     expect(lastHour.stepMs).toBe(60_000);
-    expect(lastHour.points).toHaveLength(61);
-    expect(lastHour.to - lastHour.from).toBe(61 * 60_000);
-    expect(lastHour.points.map((p) => p.at)).toEqual(Array.from({ length: 61 }, (_, i) => lastHour.from + i * 60_000));
+    expect(lastHour.points).toHaveLength(60);
+    expect(lastHour.to - lastHour.from).toBe(60 * 60_000);
+    expect(lastHour.points.map((p) => p.at)).toEqual(Array.from({ length: 60 }, (_, i) => lastHour.from + i * 60_000));
     // The last step is the server's current minute (or the next, if it turned meanwhile).
-    expect(lastHour.points[60].at).toBeGreaterThanOrEqual(serverNow - (serverNow % 60_000));
+    expect(lastHour.points[59].at).toBeGreaterThanOrEqual(serverNow - (serverNow % 60_000));
+    // lastMs: the range that ends with to's step, on the server's clock.
+    const day = await reader.history(topic, { lastMs: 86_400_000, stepMs: 900_000 });
+    expect(day.points).toHaveLength(96);
+    expect(day.points[95].at).toBeGreaterThanOrEqual(serverNow - (serverNow % 900_000));
+    expect(total(day, 'pushed')).toBe(5);
+    const before = serverNow - 600_000;
+    const fiveMinutes = await reader.history(topic, { to: before, lastMs: 300_000 });
+    expect(fiveMinutes.points.map((p) => p.at)).toEqual(
+      Array.from({ length: 5 }, (_, i) => before - (before % 60_000) - (4 - i) * 60_000),
+    );
     expect(total(lastHour, 'pushed')).toBe(5);
 
     const pushedAt = recorded(lastHour)[0].at;
@@ -173,6 +183,10 @@ describe('history', () => {
       { to: Number.NaN },
       { from: '2026-01-01' },
       { from: 2_000_000, to: 1_000_000 },
+      { lastMs: 59_999 },
+      { lastMs: 26 * 3_600_000 },
+      { lastMs: '1h' },
+      { from: 1_000_000, lastMs: 3_600_000 },
       42,
     ];
     for (const options of bad)

@@ -1,13 +1,14 @@
 -- history-read: the stored minutes of a topic's history that fall in a range of steps. The
--- range's ends default to the server's clock: `to` to now, `from` to an hour before `to`; a
--- `to` after now is now, a `from` before the oldest minute kept is the first step after it;
--- both are then rounded down to a multiple of the step.
+-- range's ends default to the server's clock: `to` to now, `from` to `last` before the end of
+-- `to`'s step; both are rounded down to a multiple of the step; a `to` after now is now, and
+-- a `from` before the oldest minute kept is the first step after it.
 --
 -- K.history     HASH   minute % slots -> 'minute|...' (see history-record.lua)
 -- ARGV[1]  slots    fields kept (minutes)
 -- ARGV[2]  stepMs   a whole number of minutes (ms)
--- ARGV[3]  from     epoch ms, or '' for an hour before `to`
+-- ARGV[3]  from     epoch ms, or '' for `last` before the end of `to`'s step
 -- ARGV[4]  to       epoch ms, or '' for now
+-- ARGV[5]  last     the range's length (ms) when `from` is 
 -- Returns  { from, to, record... }: the first and last steps' starts (ms), then the records of
 --          minutes from `from` to the end of the step that starts at `to`
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
@@ -18,13 +19,18 @@ local now = now_ms()
 local this_minute = math.floor(now / 60000)
 -- Nothing is kept before the oldest minute nor after now: the range stops there.
 local to = math.min(ARGV[4] ~= '' and tonumber(ARGV[4]) or now, now)
-local from = ARGV[3] ~= '' and tonumber(ARGV[3]) or to - 3600000
+to = to - to % step
+local from
+if ARGV[3] ~= '' then
+  from = tonumber(ARGV[3])
+  from = from - from % step
+else
+  from = to - math.ceil(tonumber(ARGV[5]) / step) * step + step
+end
 local oldest = (this_minute - slots + 1) * 60000
 if from < oldest then
   from = oldest + (step - oldest % step) % step
 end
-to = to - to % step
-from = from - from % step
 local out = { from, to }
 local first = from / 60000
 local last = math.min((to + step) / 60000 - 1, this_minute + 1)
