@@ -40,6 +40,7 @@ import type {
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { QueueCore } from '../queue/queue-core';
+import { DELIVERY_TALLY, type DeliveryTallies } from '../queue/delivery-tally';
 import { QueueDeclarations } from '../queue/declarations';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
@@ -79,6 +80,13 @@ export class RedisAckQueueService
 {
   readonly events$: Observable<RedisAckQueueEvent>;
   private readonly core: QueueCore;
+  /**
+   * @internal The tallies of this service's pushes, settled deliveries and cancels (plain
+   * numbers, no event objects), for the recorders of this package: not part of the public API.
+   */
+  [DELIVERY_TALLY](): DeliveryTallies {
+    return this.core.events.tally;
+  }
   private readonly producer: QueueProducer;
   private readonly inspection: QueueInspection;
   private readonly lookup: QueueLookup;
