@@ -12,11 +12,14 @@ import { PrefetchBuffer } from './prefetch-buffer';
 import { reportReserve } from './reserve-report';
 import { settleWithin } from '../common/settle-within';
 import type { WakeSignal } from '../engine/wake-signal';
+import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 export interface PollerDeps extends ConsumerReporting {
   engine: ConsumerEngine;
   /** How the poller waits when nothing is ready; closed with the poller. */
   wake: WakeSignal;
+  /** With the service's tracing: the spans of this consumer's deliveries. */
+  tracing?: DeliveryTracing;
   onClosed(): void;
 }
 

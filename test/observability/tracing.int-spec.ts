@@ -143,6 +143,69 @@ describe('OpenTelemetry tracing', () => {
     expect(parentOf(processSpan)).toBe(producer.spanId);
   });
 
+  it('gives each message of one batch the parent of its own push', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const app = trace.getTracer('app');
+    for (const name of ['first', 'second']) {
+      await app.startActiveSpan(name, async (span) => {
+        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
+        span.end();
+      });
+    }
+    const done = settled(queue, topic, 4);
+    const active = new Map<unknown, string | undefined>();
+    const consumer = queue.consume(topic, (payload) => {
+      active.set(payload, trace.getActiveSpan()?.spanContext().spanId);
+    });
+    await done;
+    await consumer.close();
+    const sends = new Map(spansNamed(`send ${topic}`).map((s) => [s.spanContext().spanId, s]));
+    const spans = new Map(spansNamed(`process ${topic}`).map((s) => [s.spanContext().spanId, s]));
+    expect(spans.size).toBe(4);
+    for (const [payload, spanId] of active) {
+      // The handler's active span is its own process span, child of the send of its push.
+      const send = sends.get(parentOf(spans.get(spanId!)!)!)!;
+      const [request] = spansNamed(String(payload).split('-')[0]);
+      expect(parentOf(send)).toBe(request.spanContext().spanId);
+      expect(spans.get(spanId!)!.spanContext().traceId).toBe(request.spanContext().traceId);
+    }
+  });
+
+  it('runs a message whose trace is not sampled in its parent context, with no span of its own', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const [traceId, spanId] = ['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7'];
+    let active: { traceId: string; spanId: string; traceFlags: number } | undefined;
+    const done = settled(queue, topic, 1);
+    const consumer = queue.consume(topic, () => {
+      active = trace.getActiveSpan()?.spanContext();
+      trace.getTracer('app').startSpan('inner').end();
+    });
+    await queue.pushMany(topic, [{ payload: 'x', headers: { traceparent: `00-${traceId}-${spanId}-00` } }]);
+    await done;
+    await consumer.close();
+    expect(active).toMatchObject({ traceId, spanId, traceFlags: 0 });
+    // The default sampler (ParentBased) records neither the handler's spans nor any process span.
+    expect(spansNamed(`process ${topic}`)).toEqual([]);
+    expect(spansNamed('inner')).toEqual([]);
+  });
+
+  it('ends the span of a handler that times out at its timeout, with the timeout error', async () => {
+    expectLogs(/failed on attempt|timed out/, /went to the dead letters/);
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const done = settled(queue, topic, 1);
+    // A handler that never settles (and ignores its signal).
+    const consumer = queue.consume(topic, () => new Promise<void>(() => undefined), { timeoutMs: 50, maxAttempts: 1 });
+    await queue.push(topic, 'x');
+    await done;
+    const [span] = spansNamed(`process ${topic}`);
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span.attributes['error.type']).toBe('HandlerTimeoutError');
+    await consumer.close(0);
+  });
+
   it('adds nothing when tracing is off, and refuses a tracing option that is not a boolean', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
