@@ -179,6 +179,7 @@ export class LeaseKeeper<T> {
     const error = new LeaseLostError(this.topic, entry.message.id);
     abortHandler(entry, error);
     this.logger.warn(error.message);
+    this.events.tally.leaseLost(this.topic);
     this.events.emit({
       type: 'lease-lost',
       topic: this.topic,

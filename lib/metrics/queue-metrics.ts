@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import type { Subscription } from 'rxjs';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Registry } from 'prom-client';
 import type { QueueGauges } from '../interfaces';
@@ -31,11 +30,12 @@ type Pending = number[];
 
 /**
  * Prometheus metrics of one service, with prom-client (an optional peer, loaded here):
- * counters and histograms fed by the service's delivery tally (plain numbers, counted in
- * local arrays and handed to prom-client at scrape time: no event object or prom-client call
- * per message; `lease-lost`, rare, from `events$`), gauges read from Redis at scrape time with one
- * read-only script call per topic partition, bounded by `scrapeTimeoutMs`. Every metric is
- * labelled by `topic` only: no ids, payloads or headers.
+ * counters and histograms fed by the service's delivery tally (plain numbers, counted in local
+ * arrays and handed to prom-client at scrape time: no event object or prom-client call per
+ * message, and no subscriber on `events$`, which would make every delivery build its events),
+ * gauges read from Redis at scrape time with one read-only script call per topic partition,
+ * bounded by `scrapeTimeoutMs`. Every metric is labelled by `topic` only: no ids, payloads or
+ * headers.
  */
 export class RedisAckQueueMetrics {
   private readonly logger = new Logger('RedisAckQueue');
@@ -50,7 +50,6 @@ export class RedisAckQueueMetrics {
   private readonly names: string[] = [];
   /** Per topic, the counts since the last scrape (each counter's collect hands its own over). */
   private readonly pending = new Map<string, Pending>();
-  private readonly subscription: Subscription;
   private readonly untally: () => void;
   /** The gauge reads of the scrape under way, shared by both gauges' collect. */
   private reading: Promise<Map<string, QueueGauges>> | undefined;
@@ -130,15 +129,11 @@ export class RedisAckQueueMetrics {
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
     this.untally = service[DELIVERY_TALLY]().add(this.tally);
-    this.subscription = service.events$.subscribe((event) => {
-      if (event.type === 'lease-lost') this.countOf(event.topic)[AT['lease-lost']]++;
-    });
   }
 
   /** Stops counting and removes the metrics from the registry. */
   close(): void {
     this.untally();
-    this.subscription.unsubscribe();
     for (const name of this.names) (this.registry as Registry).removeSingleMetric(name);
   }
 
@@ -146,6 +141,7 @@ export class RedisAckQueueMetrics {
   private readonly tally: DeliveryTally = {
     pushed: (topic, count) => (this.countOf(topic)[AT.pushed] += count),
     cancelled: (topic, count) => (this.countOf(topic)[AT.cancelled] += count),
+    leaseLost: (topic) => this.countOf(topic)[AT['lease-lost']]++,
     settled: (topic, outcome, durationMs, waitMs, reason) => {
       const counts = this.countOf(topic);
       counts[AT[outcome]]++;

@@ -30,6 +30,11 @@ export interface DeliveryTally {
   ): void;
   /** `count` messages were removed by cancel(). */
   cancelled(topic: string, count: number): void;
+  /**
+   * A running handler's lease was lost (rare). Optional: a recorder that counts it hears it here
+   * rather than on `events$`, since any subscriber there makes every delivery build its events.
+   */
+  leaseLost?(topic: string): void;
 }
 
 /** Every tally of one service, called in turn. */
@@ -63,5 +68,9 @@ export class DeliveryTallies implements DeliveryTally {
 
   cancelled(topic: string, count: number): void {
     if (count > 0) for (const sink of this.sinks) sink.cancelled(topic, count);
+  }
+
+  leaseLost(topic: string): void {
+    for (const sink of this.sinks) sink.leaseLost?.(topic);
   }
 }

@@ -10,7 +10,8 @@ import {
 } from '../../lib';
 import { DELIVERY_TALLY } from '../../lib/queue/delivery-tally';
 import { expectLogs } from '../support/capture-logs';
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { gate } from '../support/gate';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** The value of one sample line of the text exposition, undefined when absent. */
 function sample(text: string, name: string, labels: string): number | undefined {
@@ -107,6 +108,26 @@ describe('Prometheus metrics', () => {
     metrics = undefined;
     expect(tally.active).toBe(false);
     expect(await registry.metrics()).not.toContain('redis_ack_queue');
+  });
+
+  it('counts a lost lease without a subscriber on events$ (none builds events for the metrics)', async () => {
+    expectLogs(/Lost the lease of message/);
+    const { queue, registry } = await withMetrics();
+    // Internal: any subscriber there would make every delivery build its event objects.
+    expect((queue as unknown as { core: { events: { observed: boolean } } }).core.events.observed).toBe(false);
+    const topic = uniqueTopic();
+    const proceed = gate();
+    const consumer = queue.consume(topic, async () => {
+      await proceed.promise;
+    });
+    const { id } = await queue.push(topic, 'x');
+    await eventually(() => consumer.running === 1);
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    proceed.open();
+    const t = `topic="${topic}"`;
+    await eventually(async () => sample(await registry.metrics(), 'redis_ack_queue_lease_lost_total', t) === 1);
+    expect(sample(await registry.metrics(), 'redis_ack_queue_acked_total', t)).toBeUndefined();
+    await consumer.close();
   });
 
   it('reads the gauges at scrape time: counts per state and the oldest ready age', async () => {
