@@ -112,8 +112,9 @@ export interface DeliveryTrace {
  */
 export class DeliveryTracing {
   private readonly api: typeof OtelApi;
-  /** The propagation headers last extracted, and their context. */
-  private lastKey: string | undefined;
+  /** The propagation headers last extracted (names and values), and their context. */
+  private lastFields: string[] = [];
+  private lastValues: (string | undefined)[] = [];
   private lastParent: OtelApi.Context;
 
   constructor(
@@ -147,14 +148,16 @@ export class DeliveryTracing {
 
   private parentOf(headers: Record<string, string>): OtelApi.Context {
     const { api } = this;
-    let key = '';
-    for (const field of api.propagation.fields()) {
-      const value = headers[field];
-      key += value === undefined ? '-' : `${value.length}:${value}`;
-    }
-    if (key !== this.lastKey) {
+    // The headers the propagator reads (traceparent and tracestate with W3C's): the same values
+    // as last time give the same context.
+    const fields = api.propagation.fields();
+    let same = fields.length === this.lastFields.length;
+    for (let i = 0; i < fields.length && same; i++)
+      same = fields[i] === this.lastFields[i] && headers[fields[i]] === this.lastValues[i];
+    if (!same) {
       this.lastParent = api.propagation.extract(api.ROOT_CONTEXT, headers);
-      this.lastKey = key;
+      this.lastFields = fields;
+      this.lastValues = fields.map((field) => headers[field]);
     }
     return this.lastParent;
   }
