@@ -81,7 +81,7 @@ export class LeaseKeeper<T> {
     const { tracing } = this;
     let work: Promise<unknown>;
     if (tracing) {
-      const trace = (entry.trace = tracing.start(context));
+      const trace = (entry.trace = tracing.start(message));
       work = tracing.run(trace.context, invokeHandler, this.handler, message.payload, context);
     } else work = invokeHandler(this.handler, message.payload, context);
     const { timeoutMs } = this.settings;
@@ -97,8 +97,7 @@ export class LeaseKeeper<T> {
     const failure = entry.deferral ? { error: entry.deferral } : outcome;
     this.inFlight.delete(entry.message.token);
     entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
-    const span = entry.trace?.span;
-    if (span) this.tracing!.end(span, outcome !== undefined, outcome?.error);
+    if (entry.trace) this.tracing!.settled(entry.trace, outcome !== undefined, outcome?.error);
     // Before the slot frees: a held topic's prefetched messages must not take it.
     if (failure?.error instanceof RateLimitedError && !entry.message.group) this.hooks.held(failure.error.delayMs);
     this.hooks.finished(entry.durationMs);
@@ -145,6 +144,7 @@ export class LeaseKeeper<T> {
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {
     if (messages.length === 0) return;
+    this.tracing?.released(messages);
     const released = this.engine.settle('release', this.topic, messages.reverse());
     this.track(
       released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })),

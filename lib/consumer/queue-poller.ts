@@ -148,6 +148,7 @@ export class QueuePoller<T> implements QueueConsumer {
       );
       const { messages, nextDueInMs } = reserved;
       reportReserve(this.topic, this.deps, reserved);
+      this.deps.tracing?.reserved(messages);
       this.failures.recovered();
       if (this.stopping) {
         if (messages.length > 0) this.keeper.handBack(messages);

@@ -206,6 +206,56 @@ describe('OpenTelemetry tracing', () => {
     await consumer.close(0);
   });
 
+  it('with batchSpans, runs the handlers of a reserved batch in one span linked to each message and its push', async () => {
+    expectLogs(/failed on attempt/, /went to the dead letters/);
+    const queue = await fx.service({ tracing: { batchSpans: true } });
+    const topic = uniqueTopic();
+    const app = trace.getTracer('app');
+    for (const name of ['first', 'second']) {
+      await app.startActiveSpan(name, async (span) => {
+        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
+        span.end();
+      });
+    }
+    const done = settled(queue, topic, 4);
+    const active = new Set<string | undefined>();
+    const consumer = queue.consume(
+      topic,
+      (payload) => {
+        active.add(trace.getActiveSpan()?.spanContext().spanId);
+        if (payload === 'second-2') throw new TypeError('handler broke');
+      },
+      { maxAttempts: 1 },
+    );
+    await done;
+    await consumer.close();
+    const spans = spansNamed(`process ${topic}`);
+    // The reserves decide the batches: fewer spans than messages, one link per message in all.
+    expect(spans.length).toBeLessThan(4);
+    expect(new Set(spans.map((s) => s.spanContext().spanId))).toEqual(active);
+    const links = spans.flatMap((s) => s.links);
+    expect(links).toHaveLength(4);
+    const sends = spansNamed(`send ${topic}`).map((s) => s.spanContext().spanId);
+    expect(links.map((l) => sends.indexOf(l.context.spanId)).sort()).toEqual([0, 0, 1, 1]);
+    for (const link of links) expect(link.attributes?.['messaging.redis_ack_queue.attempt']).toBe(1);
+    for (const span of spans) {
+      expect(span.kind).toBe(SpanKind.CONSUMER);
+      expect(parentOf(span)).toBeUndefined();
+      const failedOne = span.status.code === SpanStatusCode.ERROR ? { 'error.type': 'TypeError' } : {};
+      expect(span.attributes).toEqual({
+        'messaging.system': 'redis-ack-queue',
+        'messaging.destination.name': topic,
+        'messaging.operation.type': 'process',
+        'messaging.operation.name': 'process',
+        'messaging.batch.message_count': span.links.length,
+        ...failedOne,
+      });
+    }
+    const failed = spans.filter((s) => s.status.code === SpanStatusCode.ERROR);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].events.map((e) => e.attributes?.['exception.message'])).toEqual(['handler broke']);
+  });
+
   it('adds nothing when tracing is off, and refuses a tracing option that is not a boolean', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -217,5 +267,7 @@ describe('OpenTelemetry tracing', () => {
     expect(message.headers).toEqual({});
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['request']);
     expect(() => new RedisAckQueueService({ tracing: 'yes' as never })).toThrow(InvalidOptionError);
+    expect(() => new RedisAckQueueService({ tracing: { batchSpans: 1 } as never })).toThrow(InvalidOptionError);
+    expect(() => new RedisAckQueueService({ tracing: { batch: true } as never })).toThrow(InvalidOptionError);
   });
 });

@@ -1,5 +1,5 @@
 import type * as OtelApi from '@opentelemetry/api';
-import type { MessageContext, PushManyItem } from '../../interfaces';
+import type { MessageContext, PushManyItem, RedisAckQueueTracingOptions, ReservedMessage } from '../../interfaces';
 import { requirePeer } from '../optional-peer';
 
 /** `messaging.system` of every span. */
@@ -18,7 +18,7 @@ export class QueueTracing {
   readonly api: typeof OtelApi;
   private readonly tracer: OtelApi.Tracer;
 
-  constructor() {
+  constructor(private readonly options: RedisAckQueueTracingOptions = {}) {
     this.api = requirePeer<typeof OtelApi>('@opentelemetry/api', 'The tracing option');
     this.tracer = this.api.trace.getTracer('nestjs-redis-ack-queue');
   }
@@ -59,11 +59,11 @@ export class QueueTracing {
 
   /** The tracing of one consumer's deliveries of `topic` (see DeliveryTracing). */
   deliveries(topic: string): DeliveryTracing {
-    return new DeliveryTracing(this, topic);
+    return new DeliveryTracing(this, topic, this.options.batchSpans === true);
   }
 
   /** Starts a `process <topic>` span under `parent`, with the messaging attributes of `message`. */
-  startProcess(topic: string, message: MessageContext, parent: OtelApi.Context): OtelApi.Span {
+  startProcess(topic: string, message: Pick<MessageContext, 'id' | 'attempt'>, parent: OtelApi.Context): OtelApi.Span {
     return this.tracer.startSpan(
       `process ${topic}`,
       {
@@ -81,13 +81,27 @@ export class QueueTracing {
     );
   }
 
+  /** Starts the `process <topic>` span of a batch of `count` messages (a root, linked to their parents). */
+  startBatch(topic: string, count: number, links: OtelApi.Link[]): OtelApi.Span {
+    const attributes: OtelApi.Attributes = {
+      'messaging.system': MESSAGING_SYSTEM,
+      'messaging.destination.name': topic,
+      'messaging.operation.type': 'process',
+      'messaging.operation.name': 'process',
+      'messaging.batch.message_count': count,
+    };
+    const kind = this.api.SpanKind.CONSUMER;
+    return this.tracer.startSpan(`process ${topic}`, { kind, attributes, links }, this.api.ROOT_CONTEXT);
+  }
+
   /** Ends a span, recording `error` first when the work failed. */
   end(span: OtelApi.Span, failed: boolean, error: unknown): void {
     if (failed) this.fail(span, error);
     span.end();
   }
 
-  private fail(span: OtelApi.Span, error: unknown): void {
+  /** Records `error` on `span`: an `exception` event, status ERROR and `error.type`. */
+  fail(span: OtelApi.Span, error: unknown): void {
     const exception = error instanceof Error ? error : new Error(String(error));
     span.recordException({ name: exception.name, message: exception.message, stack: exception.stack });
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: exception.message });
@@ -99,16 +113,19 @@ export class QueueTracing {
 export interface DeliveryTrace {
   readonly context: OtelApi.Context;
   readonly span: OtelApi.Span | undefined;
+  /** A batch span's: the messages of its batch not settled or handed back yet; it ends at 0. */
+  open?: number;
 }
 
 /**
- * The tracing of one consumer's deliveries, driven by its LeaseKeeper: `start` before the
- * handler runs gives the context to run it in (and the span, if any), the keeper ends the span
+ * The tracing of one consumer's deliveries, driven by its poller and LeaseKeeper: `start` before
+ * a handler runs gives the context to run it in (and the span, if any), the keeper ends the span
  * from its own completion (no promise of its own per message). The parent is extracted once per
  * distinct set of propagation headers (the messages of one pushMany share one). A message whose
  * parent trace is not sampled gets no span: its handler runs in the parent's context, so the
  * spans it starts see the same sampling decision (with ParentBased samplers, the SDK's default,
- * the child span would not have been recorded either).
+ * the child span would not have been recorded either). With `batchSpans`, `reserved` opens one
+ * span per reserved batch, linked to each message's parent, and every handler of it runs in it.
  */
 export class DeliveryTracing {
   private readonly api: typeof OtelApi;
@@ -116,17 +133,44 @@ export class DeliveryTracing {
   private lastFields: string[] = [];
   private lastValues: (string | undefined)[] = [];
   private lastParent: OtelApi.Context;
+  /** With batchSpans: the batch span of each reserved message that has not started yet. */
+  private readonly batches: WeakMap<ReservedMessage<unknown>, DeliveryTrace> | undefined;
 
   constructor(
     private readonly tracing: QueueTracing,
     private readonly topic: string,
+    batchSpans: boolean,
   ) {
     this.api = tracing.api;
     this.lastParent = this.api.ROOT_CONTEXT;
+    if (batchSpans) this.batches = new WeakMap();
+  }
+
+  /** Batch spans: opens the span of the messages of one reserve (each is started or handed back later). */
+  reserved(messages: ReservedMessage<unknown>[]): void {
+    if (!this.batches || messages.length === 0) return;
+    const { api } = this;
+    const links: OtelApi.Link[] = [];
+    for (const message of messages) {
+      const remote = api.trace.getSpanContext(this.parentOf(message.headers));
+      if (remote !== undefined)
+        links.push({
+          context: remote,
+          attributes: { 'messaging.message.id': message.id, [ATTEMPT_ATTRIBUTE]: message.attempt },
+        });
+    }
+    const span = this.tracing.startBatch(this.topic, messages.length, links);
+    const trace: DeliveryTrace = { context: api.trace.setSpan(api.ROOT_CONTEXT, span), span, open: messages.length };
+    for (const message of messages) this.batches.set(message, trace);
   }
 
   /** The context to run `message`'s handler in, and its span (undefined where none is recorded). */
-  start(message: MessageContext): DeliveryTrace {
+  start(message: ReservedMessage<unknown>): DeliveryTrace {
+    const batch = this.batches?.get(message);
+    if (batch) {
+      this.batches!.delete(message);
+      return batch;
+    }
     const { api } = this;
     const parent = this.parentOf(message.headers);
     const remote = api.trace.getSpanContext(parent);
@@ -141,9 +185,24 @@ export class DeliveryTracing {
     return this.api.context.with(context, fn, undefined, a, b, c);
   }
 
-  /** Ends the span of a delivery that settled (failed: with `error`). */
-  end(span: OtelApi.Span, failed: boolean, error: unknown): void {
-    this.tracing.end(span, failed, error);
+  /** A delivery settled (failed: with `error`): ends its span, or its batch's once the last settled. */
+  settled(trace: DeliveryTrace, failed: boolean, error: unknown): void {
+    const { span } = trace;
+    if (!span) return;
+    if (trace.open === undefined) return this.tracing.end(span, failed, error);
+    if (failed) this.tracing.fail(span, error);
+    if (--trace.open === 0) span.end();
+  }
+
+  /** Batch spans: messages handed back without running no longer hold their batch's span open. */
+  released(messages: ReservedMessage<unknown>[]): void {
+    if (!this.batches) return;
+    for (const message of messages) {
+      const batch = this.batches.get(message);
+      if (!batch) continue;
+      this.batches.delete(message);
+      if (--batch.open! === 0) batch.span!.end();
+    }
   }
 
   private parentOf(headers: Record<string, string>): OtelApi.Context {
