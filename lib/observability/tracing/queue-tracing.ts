@@ -133,6 +133,8 @@ export class DeliveryTracing {
   private lastFields: string[] = [];
   private lastValues: (string | undefined)[] = [];
   private lastParent: OtelApi.Context;
+  /** When that parent is not sampled: the trace of its messages (its context, no span), shared. */
+  private unsampled: DeliveryTrace | undefined;
   /** With batchSpans: the batch span of each reserved message that has not started yet. */
   private readonly batches: WeakMap<ReservedMessage<unknown>, DeliveryTrace> | undefined;
 
@@ -171,13 +173,10 @@ export class DeliveryTracing {
       this.batches!.delete(message);
       return batch;
     }
-    const { api } = this;
     const parent = this.parentOf(message.headers);
-    const remote = api.trace.getSpanContext(parent);
-    if (remote !== undefined && (remote.traceFlags & api.TraceFlags.SAMPLED) === 0)
-      return { context: parent, span: undefined };
+    if (this.unsampled) return this.unsampled;
     const span = this.tracing.startProcess(this.topic, message, parent);
-    return { context: api.trace.setSpan(parent, span), span };
+    return { context: this.api.trace.setSpan(parent, span), span };
   }
 
   /** Runs `fn(a, b, c)` in `context` (no closure per message). */
@@ -214,7 +213,11 @@ export class DeliveryTracing {
     for (let i = 0; i < fields.length && same; i++)
       same = fields[i] === this.lastFields[i] && headers[fields[i]] === this.lastValues[i];
     if (!same) {
-      this.lastParent = api.propagation.extract(api.ROOT_CONTEXT, headers);
+      const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
+      const remote = api.trace.getSpanContext(parent);
+      const sampled = remote === undefined || (remote.traceFlags & api.TraceFlags.SAMPLED) !== 0;
+      this.unsampled = sampled ? undefined : { context: parent, span: undefined };
+      this.lastParent = parent;
       this.lastFields = fields;
       this.lastValues = fields.map((field) => headers[field]);
     }
