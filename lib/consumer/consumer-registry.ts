@@ -58,7 +58,7 @@ export class ConsumerRegistry {
     const perMessage = batch
       ? batchingHandler(handler as QueueBatchHandlerFn<T>, batch, concurrency)
       : (handler as QueueHandlerFn<T>);
-    return this.start(topic, this.tracing ? this.tracing.wrap(topic, perMessage) : perMessage, options);
+    return this.start(topic, perMessage, options);
   }
 
   private start<T>(topic: string, handler: QueueHandlerFn<T>, options: QueueHandlerOptions): QueueConsumer {
@@ -73,6 +73,7 @@ export class ConsumerRegistry {
       wake,
       ...this.report,
       cancels: this.cancels,
+      tracing: this.tracing?.deliveries(topic),
       onClosed: () => {
         liveness.stop();
         this.consumers.delete(poller);

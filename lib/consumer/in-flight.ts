@@ -1,4 +1,5 @@
 import type { ReservedMessage } from '../interfaces';
+import type { DeliveryTrace } from '../observability/tracing/queue-tracing';
 import type { DeliveryTimings } from './delivery-timings';
 import type { ContextTarget } from './handler-context';
 
@@ -17,6 +18,8 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
    * completed record (duration, result) where the topic keeps them, '{}' when it reported progress.
    */
   completion?: string;
+  /** With tracing: the context its handler runs in and its span, ended when the handler settles. */
+  trace?: DeliveryTrace;
 }
 
 /** What the poller hears from the keeper. */

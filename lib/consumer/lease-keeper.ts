@@ -11,6 +11,7 @@ import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
+import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 /**
  * Runs handlers and keeps their leases: heartbeats extend every running lease by a third
@@ -43,17 +44,20 @@ export class LeaseKeeper<T> {
   private readonly leases: LeaseControls;
   private readonly events: ConsumerReporting['events'];
   private readonly logger: ConsumerReporting['logger'];
+  /** With the service's tracing: each handler runs in its delivery's context, its span ended in `finished`. */
+  private readonly tracing: DeliveryTracing | undefined;
 
   constructor(
     private readonly engine: ConsumerEngine,
     readonly topic: string,
     private readonly handler: QueueHandlerFn<T>,
     private readonly settings: ConsumerSettings,
-    report: ConsumerReporting,
+    report: ConsumerReporting & { tracing?: DeliveryTracing },
     private readonly hooks: KeeperHooks,
   ) {
     this.events = report.events;
     this.logger = report.logger;
+    this.tracing = report.tracing;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
     this.leases = { extend: this.extend, progress: this.control.progress };
@@ -73,7 +77,13 @@ export class LeaseKeeper<T> {
     this.inFlight.set(message.token, entry);
     if (this.events.observed || this.events.tally.active) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
-    let work = invokeHandler(this.handler, message.payload, new HandlerContext(entry, this.leases));
+    const context = new HandlerContext(entry, this.leases);
+    const { tracing } = this;
+    let work: Promise<unknown>;
+    if (tracing) {
+      const trace = (entry.trace = tracing.start(message));
+      work = tracing.run(trace.context, invokeHandler, this.handler, message.payload, context);
+    } else work = invokeHandler(this.handler, message.payload, context);
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
@@ -87,6 +97,7 @@ export class LeaseKeeper<T> {
     const failure = entry.deferral ? { error: entry.deferral } : outcome;
     this.inFlight.delete(entry.message.token);
     entry.durationMs = Math.max(performance.now() - entry.started, 0.001);
+    if (entry.trace) this.tracing!.settled(entry.trace, outcome !== undefined, outcome?.error);
     // Before the slot frees: a held topic's prefetched messages must not take it.
     if (failure?.error instanceof RateLimitedError && !entry.message.group) this.hooks.held(failure.error.delayMs);
     this.hooks.finished(entry.durationMs);
@@ -133,6 +144,7 @@ export class LeaseKeeper<T> {
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {
     if (messages.length === 0) return;
+    this.tracing?.released(messages);
     const released = this.engine.settle('release', this.topic, messages.reverse());
     this.track(
       released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })),
@@ -167,6 +179,7 @@ export class LeaseKeeper<T> {
     const error = new LeaseLostError(this.topic, entry.message.id);
     abortHandler(entry, error);
     this.logger.warn(error.message);
+    this.events.tally.leaseLost(this.topic);
     this.events.emit({
       type: 'lease-lost',
       topic: this.topic,

@@ -12,11 +12,14 @@ import { PrefetchBuffer } from './prefetch-buffer';
 import { reportReserve } from './reserve-report';
 import { settleWithin } from '../common/settle-within';
 import type { WakeSignal } from '../engine/wake-signal';
+import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 export interface PollerDeps extends ConsumerReporting {
   engine: ConsumerEngine;
   /** How the poller waits when nothing is ready; closed with the poller. */
   wake: WakeSignal;
+  /** With the service's tracing: the spans of this consumer's deliveries. */
+  tracing?: DeliveryTracing;
   onClosed(): void;
 }
 
@@ -145,6 +148,7 @@ export class QueuePoller<T> implements QueueConsumer {
       );
       const { messages, nextDueInMs } = reserved;
       reportReserve(this.topic, this.deps, reserved);
+      this.deps.tracing?.reserved(messages);
       this.failures.recovered();
       if (this.stopping) {
         if (messages.length > 0) this.keeper.handBack(messages);

@@ -153,10 +153,11 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * OpenTelemetry tracing (needs `@opentelemetry/api`, an optional peer): a push runs in a
    * PRODUCER span whose context goes into each message's headers (`traceparent`), and every
    * handler runs in a CONSUMER span continuing that trace. Spans go to the tracer provider you
-   * registered; with none registered they cost next to nothing.
+   * registered; with none registered they cost next to nothing. An object turns it on with
+   * options (see {@link RedisAckQueueTracingOptions}).
    * @defaultValue `false`
    */
-  tracing?: boolean;
+  tracing?: boolean | RedisAckQueueTracingOptions;
 
   /**
    * Whether this process records each topic's history (read by `history()`, the dashboard's
@@ -192,4 +193,17 @@ export interface RedisAckQueueModuleOptions extends RedisAckQueueOptions {
    * ones. A bad one fails startup. Schedules left out are not removed.
    */
   schedules?: ScheduleDefinition[];
+}
+
+/** Options of the `tracing` option, when given as an object (tracing is then on). */
+export interface RedisAckQueueTracingOptions {
+  /**
+   * One `process <topic>` span per reserved batch of a consumer, with a link per message to
+   * its producer's context (attributes `messaging.message.id` and the attempt on each link, and
+   * `messaging.batch.message_count` on the span), instead of one span per message: for very
+   * high rates, where a span per message costs more than the handler. Every handler of the batch
+   * runs in its span, which ends when the last of them settles.
+   * @defaultValue `false`
+   */
+  batchSpans?: boolean;
 }

@@ -1,16 +1,18 @@
 import { Logger } from '@nestjs/common';
-import type { Subscription } from 'rxjs';
 import type * as PromClient from 'prom-client';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { QueueGauges, RedisAckQueueEvent } from '../interfaces';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import type { QueueGauges } from '../interfaces';
+import { DELIVERY_TALLY, type DeliveryTally } from '../queue/delivery-tally';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { withinBound } from '../engine/call-bound';
 import { requirePeer } from '../observability/optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
+import { TallyHistogram } from './tally-histogram';
 
-/** Event types counted, each in its own counter; `rejected` counts the dead events of reason rejected. */
+/** What is counted, each in its own counter; `rejected` counts the dead deliveries of reason rejected. */
 const COUNTED = ['pushed', 'acked', 'retried', 'dead', 'rejected', 'lease-lost', 'cancelled'] as const;
+type Counted = (typeof COUNTED)[number];
 const STATES = ['ready', 'delayed', 'leased', 'dead', 'completed'] as const;
 const GAUGE_AND_HISTOGRAM_NAMES = [
   'redis_ack_queue_handler_duration_seconds',
@@ -21,33 +23,34 @@ const GAUGE_AND_HISTOGRAM_NAMES = [
 ];
 const counterName = (type: string) => `redis_ack_queue_${type.replace('-', '_')}_total`;
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const AT: Record<Counted, number> = Object.fromEntries(COUNTED.map((type, i) => [type, i])) as Record<Counted, number>;
 
-/** One topic's counters and histograms, bound to its label. */
-interface TopicSeries {
-  counters: Map<string, { inc(): void }>;
-  duration: { observe(value: number): void };
-  wait: { observe(value: number): void };
-}
+/** One topic's counts not yet handed to prom-client, by COUNTED index. */
+type Pending = number[];
 
 /**
  * Prometheus metrics of one service, with prom-client (an optional peer, loaded here):
- * counters and histograms fed by `events$`, gauges read from Redis at scrape time with one
- * read-only script call per topic partition, bounded by `scrapeTimeoutMs`. Every metric is
- * labelled by `topic` only: no ids, payloads or headers.
+ * counters and histograms fed by the service's delivery tally (plain numbers, counted in local
+ * arrays and handed to prom-client at scrape time: no event object or prom-client call per
+ * message, and no subscriber on `events$`, which would make every delivery build its events),
+ * gauges read from Redis at scrape time with one read-only script call per topic partition,
+ * bounded by `scrapeTimeoutMs`. Every metric is labelled by `topic` only: no ids, payloads or
+ * headers.
  */
 export class RedisAckQueueMetrics {
   private readonly logger = new Logger('RedisAckQueue');
   /** Where the metrics are registered: the `registry` option, or prom-client's default `register`. */
   readonly registry: RedisAckQueueMetricsRegistry;
-  private readonly counters = new Map<string, Counter<'topic'>>();
-  private readonly duration: Histogram<'topic'>;
-  private readonly wait: Histogram<'topic'>;
+  private readonly counters = new Map<Counted, Counter<'topic'>>();
+  private readonly duration: TallyHistogram;
+  private readonly wait: TallyHistogram;
   private readonly messages: Gauge<'topic' | 'state'>;
   private readonly lag: Gauge<'topic'>;
   private readonly topics: Set<string>;
   private readonly names: string[] = [];
-  private readonly series = new Map<string, TopicSeries>();
-  private readonly subscription: Subscription;
+  /** Per topic, the counts since the last scrape (each counter's collect hands its own over). */
+  private readonly pending = new Map<string, Pending>();
+  private readonly untally: () => void;
   /** The gauge reads of the scrape under way, shared by both gauges' collect. */
   private reading: Promise<Map<string, QueueGauges>> | undefined;
 
@@ -63,23 +66,34 @@ export class RedisAckQueueMetrics {
     const labelNames = ['topic'] as const;
     for (const type of COUNTED) {
       const name = counterName(type);
-      this.counters.set(type, new prom.Counter({ name, help: `Messages ${type} (per topic)`, labelNames, registers }));
+      const at = AT[type];
+      const counter: Counter<'topic'> = new prom.Counter({
+        name,
+        help: `Messages ${type} (per topic)`,
+        labelNames,
+        registers,
+        collect: () => {
+          for (const [topic, counts] of this.pending) {
+            if (counts[at] > 0) counter.inc({ topic }, counts[at]);
+            counts[at] = 0;
+          }
+        },
+      });
+      this.counters.set(type, counter);
     }
     const buckets = options.buckets ?? BUCKETS;
-    this.duration = new prom.Histogram({
-      name: 'redis_ack_queue_handler_duration_seconds',
-      help: 'Handler run time of settled deliveries (acked, retried, dead)',
-      labelNames,
+    this.duration = new TallyHistogram(
+      'redis_ack_queue_handler_duration_seconds',
+      'Handler run time of settled deliveries (acked, retried, dead)',
       buckets,
-      registers,
-    });
-    this.wait = new prom.Histogram({
-      name: 'redis_ack_queue_wait_seconds',
-      help: "Deliveries: from due (the push, or a retry's due time) to reserve (Redis server clock)",
-      labelNames,
+      registry,
+    );
+    this.wait = new TallyHistogram(
+      'redis_ack_queue_wait_seconds',
+      "Deliveries: from due (the push, or a retry's due time) to reserve (Redis server clock)",
       buckets,
-      registers,
-    });
+      registry,
+    );
     this.messages = new prom.Gauge({
       name: 'redis_ack_queue_messages',
       help: 'Messages per state (ready, delayed, leased, dead, completed), read from Redis at scrape time',
@@ -114,33 +128,38 @@ export class RedisAckQueueMetrics {
       },
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
-    this.subscription = service.events$.subscribe((event) => this.count(event));
+    this.untally = service[DELIVERY_TALLY]().add(this.tally);
   }
 
-  /** Unsubscribes from events$ and removes the metrics from the registry. */
+  /** Stops counting and removes the metrics from the registry. */
   close(): void {
-    this.subscription.unsubscribe();
+    this.untally();
     for (const name of this.names) (this.registry as Registry).removeSingleMetric(name);
   }
 
-  private count(event: RedisAckQueueEvent): void {
-    const { topic, type, durationMs, waitMs } = event;
-    if (!this.counters.has(type)) return;
-    // Label lookups hash every time: each topic's series are bound once.
-    let series = this.series.get(topic);
-    if (!series) {
+  /** What the service's tally tells: plain numbers, counted here until the next scrape. */
+  private readonly tally: DeliveryTally = {
+    pushed: (topic, count) => (this.countOf(topic)[AT.pushed] += count),
+    cancelled: (topic, count) => (this.countOf(topic)[AT.cancelled] += count),
+    leaseLost: (topic) => this.countOf(topic)[AT['lease-lost']]++,
+    settled: (topic, outcome, durationMs, waitMs, reason) => {
+      const counts = this.countOf(topic);
+      counts[AT[outcome]]++;
+      if (reason === 'rejected') counts[AT.rejected]++;
+      if (durationMs !== undefined) this.duration.observe(topic, durationMs / 1000);
+      if (waitMs !== undefined) this.wait.observe(topic, waitMs / 1000);
+    },
+  };
+
+  /** `topic`'s pending counts (its gauges are read from its first count on). */
+  private countOf(topic: string): Pending {
+    let counts = this.pending.get(topic);
+    if (!counts) {
       this.topics.add(topic);
-      series = {
-        counters: new Map([...this.counters].map(([name, counter]) => [name, counter.labels(topic)])),
-        duration: this.duration.labels(topic),
-        wait: this.wait.labels(topic),
-      };
-      this.series.set(topic, series);
+      counts = COUNTED.map(() => 0);
+      this.pending.set(topic, counts);
     }
-    series.counters.get(type)!.inc();
-    if (event.reason === 'rejected') series.counters.get('rejected')!.inc();
-    if (durationMs !== undefined) series.duration.observe(durationMs / 1000);
-    if (waitMs !== undefined) series.wait.observe(waitMs / 1000);
+    return counts;
   }
 
   /** Both gauges of one scrape share one read per topic. */

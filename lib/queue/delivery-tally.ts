@@ -1,5 +1,11 @@
 import type { DeadLetterReason } from '../interfaces';
 
+/**
+ * The key of the service's internal accessor of its tallies (`service[DELIVERY_TALLY]()`), for
+ * the recorders of this package (metrics): not part of the public API.
+ */
+export const DELIVERY_TALLY: unique symbol = Symbol('nestjs-redis-ack-queue.deliveryTally');
+
 /** How a delivery ended, as a tally counts it. */
 export type SettledOutcome = 'acked' | 'retried' | 'dead';
 
@@ -27,6 +33,11 @@ export interface DeliveryTally {
   ): void;
   /** `count` messages were removed by cancel(). */
   cancelled(topic: string, count: number): void;
+  /**
+   * A running handler's lease was lost (rare). Optional: a recorder that counts it hears it here
+   * rather than on `events$`, since any subscriber there makes every delivery build its events.
+   */
+  leaseLost?(topic: string): void;
 }
 
 /** Every tally of one service, called in turn. */
@@ -61,5 +72,9 @@ export class DeliveryTallies implements DeliveryTally {
 
   cancelled(topic: string, count: number): void {
     if (count > 0) for (const sink of this.sinks) sink.cancelled(topic, count);
+  }
+
+  leaseLost(topic: string): void {
+    for (const sink of this.sinks) sink.leaseLost?.(topic);
   }
 }

@@ -43,6 +43,7 @@ import type {
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { settleWithin } from '../common/settle-within';
 import { QueueCore } from '../queue/queue-core';
+import { DELIVERY_TALLY, type DeliveryTallies } from '../queue/delivery-tally';
 import { QueueDeclarations } from '../queue/declarations';
 import { QueueHistory } from '../queue/queue-history';
 import { QueueInspection } from '../queue/queue-inspection';
@@ -83,6 +84,13 @@ export class RedisAckQueueService
 {
   readonly events$: Observable<RedisAckQueueEvent>;
   private readonly core: QueueCore;
+  /**
+   * @internal The tallies of this service's pushes, settled deliveries and cancels (plain
+   * numbers, no event objects), for the recorders of this package: not part of the public API.
+   */
+  [DELIVERY_TALLY](): DeliveryTallies {
+    return this.core.events.tally;
+  }
   private readonly producer: QueueProducer;
   private readonly inspection: QueueInspection;
   private readonly historyReads: QueueHistory;

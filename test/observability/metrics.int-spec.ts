@@ -8,8 +8,10 @@ import {
   RedisAckQueueModule,
   RedisAckQueueService,
 } from '../../lib';
+import { DELIVERY_TALLY } from '../../lib/queue/delivery-tally';
 import { expectLogs } from '../support/capture-logs';
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { gate } from '../support/gate';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** The value of one sample line of the text exposition, undefined when absent. */
 function sample(text: string, name: string, labels: string): number | undefined {
@@ -78,6 +80,54 @@ describe('Prometheus metrics', () => {
     expect(sample(text, 'redis_ack_queue_rejected_total', `topic="${topic}"`)).toBe(1);
     expect(sample(text, 'redis_ack_queue_dead_total', `topic="${topic}"`)).toBe(1);
     expect(reasons).toEqual(['rejected']);
+  });
+
+  it('keeps exact counts across scrapes (manual acks, nacks and cancels too) and counts nothing after close', async () => {
+    const { queue, registry } = await withMetrics();
+    const topic = uniqueTopic();
+    const t = `topic="${topic}"`;
+    const tally = queue[DELIVERY_TALLY]();
+    expect(tally.active).toBe(true);
+    await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }, { payload: 3, id: 'gone' }]);
+    expect(sample(await registry.metrics(), 'redis_ack_queue_pushed_total', t)).toBe(3);
+    await queue.push(topic, 4);
+    await queue.cancel(topic, 'gone');
+    const [first, second] = await queue.reserve(topic, { count: 2 });
+    await queue.ack(first);
+    await queue.nack(second);
+    for (const text of [await registry.metrics(), await registry.metrics()]) {
+      expect(sample(text, 'redis_ack_queue_pushed_total', t)).toBe(4);
+      expect(sample(text, 'redis_ack_queue_cancelled_total', t)).toBe(1);
+      expect(sample(text, 'redis_ack_queue_acked_total', t)).toBe(1);
+      expect(sample(text, 'redis_ack_queue_retried_total', t)).toBe(1);
+      expect(sample(text, 'redis_ack_queue_dead_total', t)).toBeUndefined();
+      // A manual ack knows no handler time: no observation.
+      expect(sample(text, 'redis_ack_queue_handler_duration_seconds_count', t)).toBeUndefined();
+    }
+    metrics!.close();
+    metrics = undefined;
+    expect(tally.active).toBe(false);
+    expect(await registry.metrics()).not.toContain('redis_ack_queue');
+  });
+
+  it('counts a lost lease without a subscriber on events$ (none builds events for the metrics)', async () => {
+    expectLogs(/Lost the lease of message/);
+    const { queue, registry } = await withMetrics();
+    // Internal: any subscriber there would make every delivery build its event objects.
+    expect((queue as unknown as { core: { events: { observed: boolean } } }).core.events.observed).toBe(false);
+    const topic = uniqueTopic();
+    const proceed = gate();
+    const consumer = queue.consume(topic, async () => {
+      await proceed.promise;
+    });
+    const { id } = await queue.push(topic, 'x');
+    await eventually(() => consumer.running === 1);
+    await fx.redis.hset(`{ackq:${topic}}:tokens`, id, 'someone-else');
+    proceed.open();
+    const t = `topic="${topic}"`;
+    await eventually(async () => sample(await registry.metrics(), 'redis_ack_queue_lease_lost_total', t) === 1);
+    expect(sample(await registry.metrics(), 'redis_ack_queue_acked_total', t)).toBeUndefined();
+    await consumer.close();
   });
 
   it('reads the gauges at scrape time: counts per state and the oldest ready age', async () => {

@@ -143,6 +143,119 @@ describe('OpenTelemetry tracing', () => {
     expect(parentOf(processSpan)).toBe(producer.spanId);
   });
 
+  it('gives each message of one batch the parent of its own push', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const app = trace.getTracer('app');
+    for (const name of ['first', 'second']) {
+      await app.startActiveSpan(name, async (span) => {
+        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
+        span.end();
+      });
+    }
+    const done = settled(queue, topic, 4);
+    const active = new Map<unknown, string | undefined>();
+    const consumer = queue.consume(topic, (payload) => {
+      active.set(payload, trace.getActiveSpan()?.spanContext().spanId);
+    });
+    await done;
+    await consumer.close();
+    const sends = new Map(spansNamed(`send ${topic}`).map((s) => [s.spanContext().spanId, s]));
+    const spans = new Map(spansNamed(`process ${topic}`).map((s) => [s.spanContext().spanId, s]));
+    expect(spans.size).toBe(4);
+    for (const [payload, spanId] of active) {
+      // The handler's active span is its own process span, child of the send of its push.
+      const send = sends.get(parentOf(spans.get(spanId!)!)!)!;
+      const [request] = spansNamed(String(payload).split('-')[0]);
+      expect(parentOf(send)).toBe(request.spanContext().spanId);
+      expect(spans.get(spanId!)!.spanContext().traceId).toBe(request.spanContext().traceId);
+    }
+  });
+
+  it('runs a message whose trace is not sampled in its parent context, with no span of its own', async () => {
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const [traceId, spanId] = ['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7'];
+    let active: { traceId: string; spanId: string; traceFlags: number } | undefined;
+    const done = settled(queue, topic, 1);
+    const consumer = queue.consume(topic, () => {
+      active = trace.getActiveSpan()?.spanContext();
+      trace.getTracer('app').startSpan('inner').end();
+    });
+    await queue.pushMany(topic, [{ payload: 'x', headers: { traceparent: `00-${traceId}-${spanId}-00` } }]);
+    await done;
+    await consumer.close();
+    expect(active).toMatchObject({ traceId, spanId, traceFlags: 0 });
+    // The default sampler (ParentBased) records neither the handler's spans nor any process span.
+    expect(spansNamed(`process ${topic}`)).toEqual([]);
+    expect(spansNamed('inner')).toEqual([]);
+  });
+
+  it('ends the span of a handler that times out at its timeout, with the timeout error', async () => {
+    expectLogs(/failed on attempt|timed out/, /went to the dead letters/);
+    const queue = await fx.service({ tracing: true });
+    const topic = uniqueTopic();
+    const done = settled(queue, topic, 1);
+    // A handler that never settles (and ignores its signal).
+    const consumer = queue.consume(topic, () => new Promise<void>(() => undefined), { timeoutMs: 50, maxAttempts: 1 });
+    await queue.push(topic, 'x');
+    await done;
+    const [span] = spansNamed(`process ${topic}`);
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span.attributes['error.type']).toBe('HandlerTimeoutError');
+    await consumer.close(0);
+  });
+
+  it('with batchSpans, runs the handlers of a reserved batch in one span linked to each message and its push', async () => {
+    expectLogs(/failed on attempt/, /went to the dead letters/);
+    const queue = await fx.service({ tracing: { batchSpans: true } });
+    const topic = uniqueTopic();
+    const app = trace.getTracer('app');
+    for (const name of ['first', 'second']) {
+      await app.startActiveSpan(name, async (span) => {
+        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
+        span.end();
+      });
+    }
+    const done = settled(queue, topic, 4);
+    const active = new Set<string | undefined>();
+    const consumer = queue.consume(
+      topic,
+      (payload) => {
+        active.add(trace.getActiveSpan()?.spanContext().spanId);
+        if (payload === 'second-2') throw new TypeError('handler broke');
+      },
+      { maxAttempts: 1 },
+    );
+    await done;
+    await consumer.close();
+    const spans = spansNamed(`process ${topic}`);
+    // The reserves decide the batches: fewer spans than messages, one link per message in all.
+    expect(spans.length).toBeLessThan(4);
+    expect(new Set(spans.map((s) => s.spanContext().spanId))).toEqual(active);
+    const links = spans.flatMap((s) => s.links);
+    expect(links).toHaveLength(4);
+    const sends = spansNamed(`send ${topic}`).map((s) => s.spanContext().spanId);
+    expect(links.map((l) => sends.indexOf(l.context.spanId)).sort()).toEqual([0, 0, 1, 1]);
+    for (const link of links) expect(link.attributes?.['messaging.redis_ack_queue.attempt']).toBe(1);
+    for (const span of spans) {
+      expect(span.kind).toBe(SpanKind.CONSUMER);
+      expect(parentOf(span)).toBeUndefined();
+      const failedOne = span.status.code === SpanStatusCode.ERROR ? { 'error.type': 'TypeError' } : {};
+      expect(span.attributes).toEqual({
+        'messaging.system': 'redis-ack-queue',
+        'messaging.destination.name': topic,
+        'messaging.operation.type': 'process',
+        'messaging.operation.name': 'process',
+        'messaging.batch.message_count': span.links.length,
+        ...failedOne,
+      });
+    }
+    const failed = spans.filter((s) => s.status.code === SpanStatusCode.ERROR);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].events.map((e) => e.attributes?.['exception.message'])).toEqual(['handler broke']);
+  });
+
   it('adds nothing when tracing is off, and refuses a tracing option that is not a boolean', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
@@ -154,5 +267,7 @@ describe('OpenTelemetry tracing', () => {
     expect(message.headers).toEqual({});
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['request']);
     expect(() => new RedisAckQueueService({ tracing: 'yes' as never })).toThrow(InvalidOptionError);
+    expect(() => new RedisAckQueueService({ tracing: { batchSpans: 1 } as never })).toThrow(InvalidOptionError);
+    expect(() => new RedisAckQueueService({ tracing: { batch: true } as never })).toThrow(InvalidOptionError);
   });
 });
