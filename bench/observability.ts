@@ -8,7 +8,8 @@
 // --modes: off, metrics, tracing, on (both), batch (both, tracing with batchSpans).
 // --targets: instead, the four cases of issue 24 in one run, each round interleaving them with
 // their baselines (off with the same handler), and prints each case's ratio against its target
-// (and, without a target, batch spans with a no-op handler).
+// (and, without a target, batch spans with a no-op handler, and history recording on against off);
+// writes bench/results/observability.md.
 import {
   context,
   propagation,
@@ -31,6 +32,10 @@ import {
 import { Registry } from 'prom-client';
 import { RedisAckQueueMetrics, RedisAckQueueService } from '../lib';
 import { BenchRedis } from './redis-server';
+import { cpuModel, libVersion } from './machine';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 
 const arg = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -49,6 +54,8 @@ interface Case {
   mode: Mode;
   handlerMs: number;
   sample: number;
+  /** The service's history option (default on, as in an app). */
+  history?: boolean;
 }
 
 const nowhere: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: () => Promise.resolve() };
@@ -65,10 +72,10 @@ context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 
 /** Messages per second consumed, from the first start to the last ack. */
-async function round(url: string, { mode, handlerMs, sample }: Case, n: number): Promise<Figure> {
+async function round(url: string, { mode, handlerMs, sample, history = true }: Case, n: number): Promise<Figure> {
   ratio = new TraceIdRatioBasedSampler(sample);
   const tracing = mode === 'batch' ? { batchSpans: true } : mode === 'on' || mode === 'tracing';
-  const queue = new RedisAckQueueService({ connection: url, tracing });
+  const queue = new RedisAckQueueService({ connection: url, tracing, history });
   await queue.connect();
   const withMetrics = mode === 'on' || mode === 'metrics' || mode === 'batch';
   const metrics = withMetrics ? new RedisAckQueueMetrics(queue, { registry: new Registry() }) : undefined;
@@ -112,12 +119,14 @@ interface Figure {
   cpuUs: number;
 }
 
+let redisVersion = '';
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const pct = (value: number) => `${(value * 100).toFixed(1).padStart(6)} %`;
 
 /** Every case, each round in another order, so drift hits every case alike. */
 async function measure(cases: Case[]): Promise<Map<string, Figure[]>> {
   const redis = await BenchRedis.start();
+  redisVersion = redis.version();
   const figures = new Map<string, Figure[]>(cases.map((c) => [c.name, []]));
   try {
     await round(redis.url, cases[0], -1); // warm-up
@@ -156,7 +165,11 @@ async function main(): Promise<void> {
   process.stdout.write(out);
 }
 
-/** The four targets of issue 24, with the two baselines they are measured against. */
+/**
+ * The four targets of issue 24 with the two baselines they are measured against, and history
+ * recording on against off (the baseline "off" records history, as apps do by default). Prints
+ * them and writes bench/results/observability.md.
+ */
 async function targets(): Promise<void> {
   const cases: Case[] = [
     { name: 'off', mode: 'off', handlerMs: 0, sample: 1 },
@@ -166,29 +179,41 @@ async function targets(): Promise<void> {
     { name: 'off 1ms', mode: 'off', handlerMs: 1, sample: 1 },
     { name: 'on 1ms', mode: 'on', handlerMs: 1, sample: 1 },
     { name: 'batch', mode: 'batch', handlerMs: 0, sample: 1 },
+    { name: 'no history', mode: 'off', handlerMs: 0, sample: 1, history: false },
   ];
   const rows: [string, string, string, number][] = [
     ['metrics only, no-op handler', 'metrics', 'off', 0.97],
     ['metrics + tracing, no-op, 100 % sampled', 'on', 'off', 0.75],
-    ['metrics + tracing, no-op, 10 % sampled', 'on 10%', 'off', 0.95],
+    ['metrics + tracing, no-op, 10 % head sampling', 'on 10%', 'off', 0.95],
     ['metrics + tracing, 1 ms handler, 100 % sampled', 'on 1ms', 'off 1ms', 0.92],
     ['metrics + batch spans (opt-in), no-op, 100 % sampled', 'batch', 'off', 0],
+    ['history recording on, against off, plain consume+ack', 'off', 'no history', 0],
   ];
   const figures = await measure(cases);
-  let out = `${MESSAGES} messages x ${ROUNDS} rounds, concurrency ${CONCURRENCY}; medians per case\n`;
+  let out =
+    `# Observability: what metrics, tracing and history cost\n\n` +
+    `- Date: ${new Date().toISOString()}; ${libVersion()}; ${cpuModel()}, ${cpus().length} cores; Node ${process.version}; ${redisVersion}\n` +
+    `- Command: \`npm run bench:observability -- --targets\`. ${MESSAGES} messages consumed per round at concurrency ${CONCURRENCY};\n` +
+    `  medians of ${ROUNDS} rounds, each interleaving every case; "off" has metrics and tracing off and history on\n` +
+    `  (the default), "no history" has all three off. CPU: this process's CPU time per message.\n\n` +
+    `| case | msg/s | CPU µs/msg | msg/s of each round |\n| --- | --- | --- | --- |\n`;
   for (const [name, values] of figures) {
     const { rate, cpuUs } = medians(values);
-    out +=
-      `${name.padEnd(8)} ${String(Math.round(rate)).padStart(7)} msg/s ${cpuUs.toFixed(1).padStart(6)} µs CPU/msg` +
-      `  (msg/s: ${values.map((f) => Math.round(f.rate)).join(', ')})\n`;
+    out += `| ${name} | ${count(rate)} | ${cpuUs.toFixed(1)} | ${values.map((f) => count(f.rate)).join(', ')} |\n`;
   }
-  out += `\n${'case'.padEnd(52)} ${'target'.padStart(8)} ${'msg/s'.padStart(8)}  ${'CPU/msg'.padStart(8)}  (of its baseline)\n`;
+  out += `\n| target | as a share of its baseline | msg/s | CPU/msg | |\n| --- | --- | --- | --- | --- |\n`;
   for (const [label, name, base, target] of rows) {
     const [m, b] = [medians(figures.get(name)!), medians(figures.get(base)!)];
-    const met = target === 0 ? '(no target)' : m.rate / b.rate >= target ? 'met' : 'NOT met';
-    out += `${label.padEnd(52)} ${pct(target)} ${pct(m.rate / b.rate)}  ${pct(m.cpuUs / b.cpuUs)}  ${met}\n`;
+    const met = target === 0 ? '(no target)' : m.rate / b.rate >= target ? 'met' : '**short**';
+    const goal = target === 0 ? '-' : `≥ ${Math.round(target * 100)} %`;
+    out += `| ${label} | ${goal} | ${pct(m.rate / b.rate).trim()} | ${pct(m.cpuUs / b.cpuUs).trim()} | ${met} |\n`;
   }
   process.stdout.write(out);
+  const dir = join(__dirname, '..', '..', '..', 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'observability.md'), out);
 }
+
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
 void main();
