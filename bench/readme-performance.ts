@@ -118,8 +118,31 @@ function section(): string {
     '| figure | target | measured | |',
     '| --- | --- | --- | --- |',
     ...rows.map((row) => `| ${row.join(' | ')} |`),
+    '',
+    ...observability(),
     END,
   ].join('\n');
+}
+
+/** The targets of observability.md (`npm run bench:observability -- --targets`), as its own table. */
+function observability(): string[] {
+  const report = read('observability.md');
+  const [, date] = line(report, /^- Date: (\d{4}-\d\d-\d\d)/m);
+  const [, commit] = line(report, /lib\/ at commit (\w+( plus uncommitted changes)?)/);
+  const [, machine] = line(report, /; ([^;]+ cores); Node/);
+  const targets = report.slice(report.indexOf('| target |'));
+  const { rows } = table(targets);
+  return [
+    `Metrics, tracing and history, each as a share of the consume rate without them (no-op handler unless`,
+    `said; ${date}, commit ${commit}, ${machine}; \`bench/results/observability.md\`):`,
+    '',
+    '| figure | target | measured | |',
+    '| --- | --- | --- | --- |',
+    ...[...rows.values()].map(([label, target, rate, cpu, met]) => {
+      const verdictText = met === 'met' ? 'met' : met === '**short**' ? '**short**' : '';
+      return `| ${label} | ${target} | ${rate} of the rate, ${cpu} of the CPU per message | ${verdictText} |`;
+    }),
+  ];
 }
 
 function main(): void {
