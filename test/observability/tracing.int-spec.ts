@@ -1,43 +1,33 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { firstValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import { InvalidOptionError, RedisAckQueueService } from '../../lib';
 import { expectLogs } from '../support/capture-logs';
+import { useInMemoryTracing } from '../support/in-memory-tracing';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
+const { exporter } = useInMemoryTracing();
 
 const spansNamed = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
+/** Two pushMany calls of two messages each (`first-1`, `first-2`, `second-...`), each in a trace of its own. */
+async function pushInTwoTraces(queue: RedisAckQueueService, topic: string): Promise<void> {
+  const app = trace.getTracer('app');
+  for (const name of ['first', 'second']) {
+    await app.startActiveSpan(name, async (span) => {
+      await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
+      span.end();
+    });
+  }
+}
+
 describe('OpenTelemetry tracing', () => {
   const fx = useRedis();
-
-  beforeAll(() => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(contextManager.enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  });
-  afterAll(async () => {
-    trace.disable();
-    context.disable();
-    propagation.disable();
-    await provider.shutdown();
-  });
-  beforeEach(() => exporter.reset());
 
   async function settled(queue: RedisAckQueueService, topic: string, count: number) {
     return firstValueFrom(
@@ -146,13 +136,7 @@ describe('OpenTelemetry tracing', () => {
   it('gives each message of one batch the parent of its own push', async () => {
     const queue = await fx.service({ tracing: true });
     const topic = uniqueTopic();
-    const app = trace.getTracer('app');
-    for (const name of ['first', 'second']) {
-      await app.startActiveSpan(name, async (span) => {
-        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
-        span.end();
-      });
-    }
+    await pushInTwoTraces(queue, topic);
     const done = settled(queue, topic, 4);
     const active = new Map<unknown, string | undefined>();
     const consumer = queue.consume(topic, (payload) => {
@@ -210,13 +194,7 @@ describe('OpenTelemetry tracing', () => {
     expectLogs(/failed on attempt/, /went to the dead letters/);
     const queue = await fx.service({ tracing: { batchSpans: true } });
     const topic = uniqueTopic();
-    const app = trace.getTracer('app');
-    for (const name of ['first', 'second']) {
-      await app.startActiveSpan(name, async (span) => {
-        await queue.pushMany(topic, [{ payload: `${name}-1` }, { payload: `${name}-2` }]);
-        span.end();
-      });
-    }
+    await pushInTwoTraces(queue, topic);
     const done = settled(queue, topic, 4);
     const active = new Set<string | undefined>();
     const consumer = queue.consume(

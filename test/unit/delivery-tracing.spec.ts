@@ -1,12 +1,9 @@
-import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReservedMessage } from '../../lib';
 import { QueueTracing } from '../../lib/observability/tracing/queue-tracing';
+import { useInMemoryTracing } from '../support/in-memory-tracing';
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const { exporter } = useInMemoryTracing();
 const [traceId, spanId] = ['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7'];
 
 /** A reserved message as the engine decodes one (only what tracing reads matters). */
@@ -18,19 +15,6 @@ const message = (id: string, flags = '01'): ReservedMessage<unknown> =>
   }) as unknown as ReservedMessage<unknown>;
 
 describe('DeliveryTracing', () => {
-  beforeAll(() => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  });
-  afterAll(async () => {
-    trace.disable();
-    context.disable();
-    propagation.disable();
-    await provider.shutdown();
-  });
-  beforeEach(() => exporter.reset());
-
   it('ends a batch span once every message of the batch settled or was handed back', () => {
     const tracing = new QueueTracing({ batchSpans: true }).deliveries('jobs');
     const [a, b, c] = [message('a'), message('b'), message('c')];
