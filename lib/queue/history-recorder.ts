@@ -36,6 +36,8 @@ export class HistoryRecorder implements DeliveryTally {
   private last: TopicRecords | undefined;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** After close(): no timer starts again (the connection is closing). */
+  private closed = false;
   /** Topics whose last flush failed: one warning per failing streak. */
   private readonly failing = new Set<string>();
 
@@ -68,6 +70,7 @@ export class HistoryRecorder implements DeliveryTally {
 
   /** Stops the timer and sends what is left (once; a failure is logged, not thrown). */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     this.timer = undefined;
     await this.flushing;
@@ -103,7 +106,7 @@ export class HistoryRecorder implements DeliveryTally {
     records.current = new MinuteRecord(minute);
     records.start = minute * MINUTE_MS - performance.timeOrigin - this.offsetMs;
     records.end = records.start + MINUTE_MS;
-    this.timer ??= setInterval(() => void this.flush(), HISTORY_FLUSH_MS).unref();
+    if (!this.closed) this.timer ??= setInterval(() => void this.flush(), HISTORY_FLUSH_MS).unref();
     return records.current;
   }
 
