@@ -26,8 +26,11 @@ export interface TopicHistoryOptions {
 export interface HistoryTimes {
   /** How many times were recorded. */
   count: number;
+  /** The median (ms). */
   p50?: number;
+  /** The 95th percentile (ms). */
   p95?: number;
+  /** The 99th percentile (ms). */
   p99?: number;
   /** Their mean (ms). */
   mean?: number;
@@ -55,11 +58,14 @@ export interface TopicHistoryPoint {
 
 /** A topic's history over a range, one point per step, oldest first (steps with nothing are zeros). */
 export interface TopicHistory {
+  /** The topic read. */
   topic: string;
   /** Start of the first step (epoch ms). */
   from: number;
   /** End of the last step (epoch ms, exclusive). */
   to: number;
+  /** Width of each point (ms). */
   stepMs: number;
+  /** One per step from `from`, oldest first. */
   points: TopicHistoryPoint[];
 }
