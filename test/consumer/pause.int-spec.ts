@@ -61,7 +61,9 @@ describe('pause and resume', () => {
 
   it('costs paused consumers no more than the idle budget, pushes included, and holds across a consumer restart', async () => {
     const topic = uniqueTopic('pause');
-    const [first, second] = [await fx.service(), await fx.service()];
+    // History off and the other services closed: the count is the consumers' alone.
+    await fx.closeServices();
+    const [first, second] = [await fx.service({ history: false }), await fx.service({ history: false })];
     await first.pause(topic);
     const seen: unknown[] = [];
     const a = first.consume(topic, (payload) => void seen.push(payload));

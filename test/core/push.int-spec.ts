@@ -89,7 +89,9 @@ describe('push', () => {
   });
 
   it('pushes a batch in one round trip, in order, with per-item duplicates', async () => {
-    const queue = await fx.service();
+    // History off and the other services closed: a history flush would be a second call.
+    await fx.closeServices();
+    const queue = await fx.service({ history: false });
     const topic = uniqueTopic();
     await queue.push(topic, 'existing', { id: 'b-3' });
     const before = await commandCounts(fx.redis);

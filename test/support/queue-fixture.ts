@@ -80,6 +80,13 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
     async restartServing(key: string): Promise<void> {
       await (onCluster ? await fixture.cluster.nodeForKey(key) : fixture.server).restart();
     },
+    /**
+     * Closes every service made so far, so that a test counting Redis commands sees only its own:
+     * each service's history recorder sends what it counted within a second (and at close).
+     */
+    async closeServices(): Promise<void> {
+      await Promise.all(fixture.services.map((service) => service.close(0)));
+    },
     async service(options: RedisAckQueueOptions = {}): Promise<RedisAckQueueService> {
       const service = new RedisAckQueueService({ connection: fixture.connection, ...options });
       fixture.services.push(service);
