@@ -137,7 +137,11 @@ describe('fleet-wide limits', () => {
     await queue.push(topic, 'later', { group: 'g-later' });
     await eventually(() => handled === 41);
     expect(await fx.redis.zrange(last, '0', '-1')).toEqual(['', 'g-later']);
-    expect(await fx.redis.zcard(log)).toBe(2);
+    // The log holds the starts of the current windows only: the topic's and g-later's (none, once
+    // those windows ended too and a reserve swept them: a loaded machine may take 300 ms to look).
+    const fields = (await fx.redis.zrange(log, '0', '-1')).map((entry) => entry.split('\0')[0]);
+    expect(fields.length).toBeLessThanOrEqual(2);
+    expect(fields.filter((field) => field !== '' && field !== 'g-later')).toEqual([]);
     await queue.setLimits(topic, null);
     expect(await fx.redis.exists(log, last)).toBe(0);
   });
