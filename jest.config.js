@@ -32,8 +32,9 @@ const shared = {
   moduleNameMapper: {
     '^nestjs-redis-ack-queue$': '<rootDir>/lib',
     '^nestjs-redis-ack-queue/testing$': '<rootDir>/lib/testing',
+    '^nestjs-redis-ack-queue/microservices$': '<rootDir>/lib/microservices',
     ...(nest11 && {
-      '^@nestjs/(common|core|platform-express|platform-fastify|testing)(/.*)?$':
+      '^@nestjs/(common|core|microservices|platform-express|platform-fastify|testing)(/.*)?$':
         '<rootDir>/test/nest11/node_modules/@nestjs/$1$2',
     }),
     ...(ioredis5 && { '^ioredis$': '<rootDir>/test/ioredis5/node_modules/ioredis' }),

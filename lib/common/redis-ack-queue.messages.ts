@@ -157,6 +157,22 @@ export const MESSAGES = {
     `the guard ${guard} threw on a queue message, where context.getType() returns '${contextType}' (${detail}): ` +
     `guards written for HTTP should return true (or skip) when context.getType() !== 'http'`,
   pipeRefused: (detail: string) => `a pipe refused its payload (${detail})`,
+  transportGuardDenied: (topic: string) =>
+    `a guard denied it on "${topic}" (Nest's 'Forbidden resource'): if it was written for HTTP, have it return true ` +
+    `when context.getType() !== 'http'`,
+  transportRejected: (detail: string) => `its handler refused it (${detail})`,
+  transportHandlerFailed: (detail: string) =>
+    `${detail}` +
+    (detail === 'Internal server error'
+      ? " (Nest's exception filter replaced an error that is not an RpcException: its log line, 'RpcExceptionsHandler', has it)"
+      : ''),
+  requestTimedOut: (topic: string, ms: number) =>
+    `No reply from "${topic}" within ${ms} ms: no server handled the request in time (a server consuming its pattern ` +
+    `may be missing or busy); raise timeoutMs (client option or RedisAckQueueRecord) if it needs longer`,
+  replyNotSent: (topic: string, reason: string) =>
+    `The reply to a request of "${topic}" cannot be sent, so the caller gets an error instead: ${reason}`,
+  unknownReplyChannel: (topic: string) =>
+    `A request of "${topic}" names no reply channel of this prefix in its headers: it was handled as an event, no reply sent`,
   draining: (topic: string, running: number, ms: number) =>
     `Draining ${running} running handler(s) of "${topic}" (up to ${ms} ms)`,
   drainLeftovers: (topic: string, count: number) =>

@@ -2,6 +2,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { HandlerTimeoutError, RateLimitedError, RetryLaterError } from '../errors';
 import type { MessageContext, QueueHandlerFn, ReservedMessage } from '../interfaces';
 import { assertBounded } from '../queue/validation';
+import { HELD_LEASE, type HeldDelivery } from '../engine/consumer-engine';
 
 /** What a context needs of the running message it belongs to. */
 export interface ContextTarget {
@@ -67,6 +68,12 @@ export class HandlerContext implements MessageContext {
 
   progress(value: unknown): void {
     this.#lease.progress(this.#target, value);
+  }
+
+  /** @internal This delivery (see HELD_LEASE). */
+  [HELD_LEASE](): HeldDelivery {
+    const { id, token, group } = this.#target.message;
+    return { id, token, group, deferred: this.#target.deferral !== undefined };
   }
 }
 

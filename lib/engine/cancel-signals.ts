@@ -1,5 +1,5 @@
-import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection';
+import { closeSubscriber, openSubscriber } from './subscriber';
 
 /** Called with the token and id of a leased message that `cancel()` removed. */
 export type CancelListener = (token: string, id: string) => void;
@@ -56,27 +56,17 @@ export class CancelSignals {
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     this.listeners.clear();
-    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+    if (subscriber) await closeSubscriber(subscriber);
   }
 
   private connection(): RedisClient {
-    if (!this.subscriber) {
-      const { client } = this;
-      const subscriber: RedisClient =
-        client instanceof Cluster
-          ? client.duplicate(undefined, { enableAutoPipelining: false })
-          : client.duplicate({ enableAutoPipelining: false });
-      // Its failures show as missed cancels at worst: the cancelled lease's late ack still changes nothing.
-      subscriber.on('error', () => undefined);
-      subscriber.on('message', (channel: string, text: string) => {
-        const space = text.indexOf(' ');
-        const token = text.slice(0, space);
-        const id = text.slice(space + 1);
-        for (const listener of this.listeners.get(channel) ?? []) listener(token, id);
-      });
-      this.subscriber = subscriber;
-      return subscriber;
-    }
+    // Its failures show as missed cancels at worst: the cancelled lease's late ack still changes nothing.
+    this.subscriber ??= openSubscriber(this.client, (channel, text) => {
+      const space = text.indexOf(' ');
+      const token = text.slice(0, space);
+      const id = text.slice(space + 1);
+      for (const listener of this.listeners.get(channel) ?? []) listener(token, id);
+    });
     return this.subscriber;
   }
 }

@@ -22,6 +22,8 @@ import { openBlockingConnection, type RedisClient } from './connection';
 import { GroupWeightsStore } from './group-weights';
 import { HistoryStore } from './history-store';
 import { JobRecords } from './job-records';
+import { ReplyInbox } from './reply-inbox';
+import { RequestReplies } from './request-replies';
 import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
@@ -75,6 +77,7 @@ export class QueueEngine implements ConsumerEngine {
   readonly groupWeights: GroupWeightsStore;
   /** Each topic's per-minute history. */
   readonly history: HistoryStore;
+  readonly replies: RequestReplies;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
@@ -104,6 +107,7 @@ export class QueueEngine implements ConsumerEngine {
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
     this.history = new HistoryStore(this.scripts, this.layouts);
+    this.replies = new RequestReplies(client, this.scripts, this.layouts);
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
@@ -156,6 +160,11 @@ export class QueueEngine implements ConsumerEngine {
   /** The cancel notices of every topic, on one pub/sub connection opened by the first listener. */
   cancelSignals(): CancelSignals {
     return new CancelSignals(this.client, (topic) => this.layouts.get(topic).partitions.map((k) => k.cancelled));
+  }
+
+  /** A caller's channel for the replies of its requests, on a pub/sub connection of its own. */
+  replyInbox(channel: string, onAnswered: (id: string) => void, onResubscribed: () => void): ReplyInbox {
+    return new ReplyInbox(this.client, channel, onAnswered, onResubscribed);
   }
 
   /** Checks that the topic's keys in Redis have the layout this service is configured with (partition count). */

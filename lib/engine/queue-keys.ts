@@ -123,6 +123,11 @@ export interface QueueKeys {
   /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
   cancelled: string;
   /**
+   * Not a key: the prefix of each request's reply, a STRING `<replies><id>` with a TTL
+   * (reply.lua; the Nest transport's request-reply).
+   */
+  replies: string;
+  /**
    * HASH minute % 1500 -> that minute's record (counts, wait and handling histograms): the
    * topic's history, kept in its first partition only (see history-format.ts).
    */
@@ -217,6 +222,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupWeights: `${tag}:group-weights`,
     groupPasses: `${tag}:group-passes`,
     cancelled: `${tag}:cancelled`,
+    replies: `${tag}:reply:`,
     history: `${tag}:history`,
   };
 }

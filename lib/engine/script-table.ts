@@ -297,6 +297,7 @@ export const QUEUE_SCRIPTS = {
     uses: ['flow'],
   },
   progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },
+  reply: { file: 'reply.lua', operation: 'reply to a request', keys: ['tokens', 'replies'], refusedWhenFull: true },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },

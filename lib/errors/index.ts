@@ -6,3 +6,4 @@ export * from './module.errors';
 export * from './retry-later.error';
 export * from './schedule.errors';
 export * from './job-control.errors';
+export * from './transport.errors';

@@ -53,6 +53,7 @@ import { QueueProducer } from '../queue/queue-producer';
 import { QueueSchedules } from '../queue/queue-schedules';
 import { QueueFormat } from '../queue/queue-format';
 import { QueueTopics } from '../queue/queue-topics';
+import { QueueReplies, REQUEST_REPLIES } from '../queue/queue-replies';
 import { TopicControls } from '../queue/topic-controls';
 import { assertTopic, optionsOf } from '../queue/validation';
 
@@ -91,6 +92,14 @@ export class RedisAckQueueService
   [DELIVERY_TALLY](): DeliveryTallies {
     return this.core.events.tally;
   }
+  /**
+   * @internal Request-reply over messages, for this package's Nest transport: not part of the
+   * public API.
+   */
+  [REQUEST_REPLIES](): QueueReplies {
+    return this.replies;
+  }
+  private readonly replies: QueueReplies;
   private readonly producer: QueueProducer;
   private readonly inspection: QueueInspection;
   private readonly historyReads: QueueHistory;
@@ -138,6 +147,7 @@ export class RedisAckQueueService
       () => this.consumers.size > 0,
     );
     this.producer = new QueueProducer(core);
+    this.replies = new QueueReplies(core);
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);
     this.lookup = new QueueLookup(core, (topic) => this.consumers.maxAttemptsFor(topic));

@@ -1,0 +1,27 @@
+-- reply: answers a request once. Stores its reply under its id, with a TTL, and announces the
+-- id on the caller's channel, only while the given token is still its lease and no reply was
+-- stored for it before: a request delivered again (its server killed after replying, before
+-- the ack) is not answered twice.
+--
+-- K.tokens   HASH   id -> token of the current lease
+-- K.replies  not a key: the prefix of each reply's STRING `<replies><id>`, derived here in the
+--            partition's hash tag
+-- ARGV[1] id
+-- ARGV[2] token
+-- ARGV[3] reply    JSON text (the client bounds its size)
+-- ARGV[4] ttl      ms the reply is kept for its caller
+-- ARGV[5] channel  the caller's pub/sub channel
+-- Returns 1 stored and announced, 0 stale token, 2 answered before (nothing changed)
+-- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+local id, token, channel = ARGV[1], ARGV[2], ARGV[5]
+check_types(K.tokens, 'hash')
+
+if redis.call('HGET', K.tokens, id) ~= token then
+  return 0
+end
+local key = K.replies .. id
+if not redis.call('SET', key, ARGV[3], 'NX', 'PX', ARGV[4]) then
+  return 2
+end
+redis.call('PUBLISH', channel, id)
+return 1

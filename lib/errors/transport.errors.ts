@@ -1,0 +1,24 @@
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { RedisAckQueueError } from './redis-ack-queue.error';
+
+/**
+ * A `send` of the Nest transport's client got no reply within its timeout (the client's
+ * `timeoutMs`, or the record's). The request was cancelled where it still waited (or ran):
+ * a late reply is never delivered.
+ */
+export class RequestTimeoutError extends RedisAckQueueError {
+  /** Always `REQUEST_TIMEOUT`. */
+  readonly code = 'REQUEST_TIMEOUT';
+  /**
+   * @param topic - The topic of the request's pattern.
+   * @param id - The request message's id.
+   * @param timeoutMs - How long the caller waited.
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+    readonly timeoutMs: number,
+  ) {
+    super(MESSAGES.requestTimedOut(topic, timeoutMs));
+  }
+}

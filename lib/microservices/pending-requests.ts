@@ -1,0 +1,130 @@
+import type { WritePacket } from '@nestjs/microservices';
+import { RequestTimeoutError } from '../errors';
+import { decodeReply } from './reply-wire';
+
+/** How a caller's requests reach Redis: taking a reply, cancelling a request nobody waits for. */
+export interface RequestChannel {
+  take(topic: string, request: { id: string; group?: string }): Promise<string | undefined>;
+  cancel(topic: string, id: string): Promise<unknown>;
+}
+
+/** Requests waiting this long are looked for now and then, in case their notice was missed. */
+const SWEEP_AFTER_MS = 2_000;
+const SWEEP_EVERY_MS = 2_000;
+
+/** One `send` waiting for its reply. */
+class PendingRequest {
+  settled = false;
+  readonly sentAt = Date.now();
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+    readonly group: string | undefined,
+    readonly deliver: (packet: WritePacket) => void,
+  ) {}
+}
+
+/**
+ * The requests of one client that wait for their replies, by id. A reply is taken once, when
+ * its notice arrives (or a sweep finds it: after a reconnect, and every 2 s for requests
+ * older than 2 s), and handed to the caller as Nest's client expects: each value, then
+ * completion, or the error. The first reply wins; a request settled (answered, timed out,
+ * abandoned) hears nothing more.
+ */
+export class PendingRequests {
+  private readonly byId = new Map<string, PendingRequest>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly channel: RequestChannel) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /**
+   * Waits for the reply of a request about to be pushed: the caller errors with a
+   * RequestTimeoutError after `timeoutMs`. Returns what the caller calls when it stops
+   * listening: a request not answered by then is cancelled.
+   */
+  add(
+    topic: string,
+    request: { id: string; group?: string },
+    timeoutMs: number,
+    deliver: (packet: WritePacket) => void,
+  ): () => void {
+    const pending = new PendingRequest(topic, request.id, request.group, deliver);
+    this.byId.set(request.id, pending);
+    pending.timer = setTimeout(
+      () => this.abandon(pending, new RequestTimeoutError(topic, request.id, timeoutMs)),
+      timeoutMs,
+    );
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_EVERY_MS).unref();
+    return () => this.abandon(pending);
+  }
+
+  /** The request could not be pushed: the caller gets the error. */
+  fail(id: string, error: unknown): void {
+    const pending = this.byId.get(id);
+    if (pending) this.settle(pending, { err: error });
+  }
+
+  /** A notice: the request's reply is stored. */
+  answered(id: string): void {
+    const pending = this.byId.get(id);
+    if (pending) void this.collect(pending);
+  }
+
+  /** Looks for the replies of every waiting request (after a reconnect, when notices may have been missed). */
+  sweepAll(): void {
+    for (const pending of this.byId.values()) void this.collect(pending);
+  }
+
+  /** Ends every waiting request with `error` (the client closes). */
+  failAll(error: unknown): void {
+    for (const pending of [...this.byId.values()]) this.settle(pending, { err: error });
+  }
+
+  private sweep(): void {
+    const before = Date.now() - SWEEP_AFTER_MS;
+    for (const pending of this.byId.values()) if (pending.sentAt <= before) void this.collect(pending);
+  }
+
+  private async collect(pending: PendingRequest): Promise<void> {
+    let text: string | undefined;
+    try {
+      text = await this.channel.take(pending.topic, pending);
+    } catch {
+      return; // Redis unreachable: the next notice, sweep or the timeout settles it.
+    }
+    const reply = text === undefined ? undefined : decodeReply(text);
+    if (!reply || pending.settled) return;
+    if ('error' in reply) {
+      this.settle(pending, { err: reply.error ?? { status: 'error', message: 'null' } });
+      return;
+    }
+    this.settle(pending, undefined);
+    for (const response of reply.values) pending.deliver({ response });
+    pending.deliver({ isDisposed: true, response: undefined });
+  }
+
+  /** Stops waiting; a request not answered is cancelled (it may still wait, or run). */
+  private abandon(pending: PendingRequest, error?: Error): void {
+    if (pending.settled) return;
+    this.settle(pending, error && { err: error });
+    this.channel.cancel(pending.topic, pending.id).catch(() => undefined);
+  }
+
+  private settle(pending: PendingRequest, last: WritePacket | undefined): void {
+    if (pending.settled) return;
+    pending.settled = true;
+    clearTimeout(pending.timer);
+    this.byId.delete(pending.id);
+    if (this.byId.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+    if (last) pending.deliver(last);
+  }
+}

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { QueueClosedError } from '../errors';
+import type { PushResult, RedisAckQueueEvent } from '../interfaces';
+import type { ReplyInbox } from '../engine/reply-inbox';
+import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { assertBounded } from '../queue/validation';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { topicOfPattern } from './pattern-topic';
+import { PendingRequests } from './pending-requests';
+import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
+import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
+import { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+import type { RedisAckQueueClientOptions } from './transport-options.interface';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The client's states, as `status` reports them. */
+export type RedisAckQueueClientStatus = 'connected' | 'disconnected';
+
+/**
+ * A `ClientProxy` of {@link RedisAckQueueServer}: `emit` pushes an event, `send` a request whose
+ * reply it waits for. Register it with `ClientsModule.register([{ name, customClass:
+ * RedisAckQueueClient, options }])`.
+ * - `emit(pattern, data)` completes with the push's `{ id, duplicate }` once the message is
+ *   stored (with `replicatedPushes`, once replicated), and errors with the library's typed errors.
+ * - `send(pattern, data)` emits the handler's values, then completes; it errors with the
+ *   error the server's exception filters made, or a `RequestTimeoutError` after `timeoutMs`.
+ *   Unsubscribing before the reply (or the timeout) cancels the request.
+ * - Wrap `data` in a {@link RedisAckQueueRecord} to give one message its options (id,
+ *   delayMs, priority, group, headers, maxAttempts; `timeoutMs` for a request).
+ *
+ * It opens one command connection, and a pub/sub connection for replies at its first `send`.
+ */
+export class RedisAckQueueClient extends ClientProxy<RedisAckQueueTransportEvents, RedisAckQueueClientStatus> {
+  private readonly service: RedisAckQueueService;
+  private readonly replies: QueueReplies;
+  private readonly pending: PendingRequests;
+  private readonly channel: string;
+  private readonly timeoutMs: number;
+  private connecting: Promise<void> | undefined;
+  private inbox: Promise<ReplyInbox> | undefined;
+  private closed = false;
+
+  /**
+   * Checks the options; connects on first use (or `connect()`).
+   * @param options - Connection options and the default request timeout; every option may be left out.
+   * @throws {InvalidOptionError} when an option has a bad value.
+   */
+  constructor(options: RedisAckQueueClientOptions = {}) {
+    super();
+    const { timeoutMs = DEFAULT_TIMEOUT_MS, ...serviceOptions } = options;
+    assertBounded('timeoutMs', timeoutMs);
+    this.timeoutMs = timeoutMs;
+    // A client only pushes: it runs no schedules.
+    this.service = new RedisAckQueueService({ ...serviceOptions, scheduler: false }, 'client');
+    this.replies = this.service[REQUEST_REPLIES]();
+    this.channel = this.replies.newChannel();
+    this.pending = new PendingRequests({
+      take: (topic, request) => this.replies.take(topic, request),
+      cancel: (topic, id) => this.service.cancel(topic, id),
+    });
+  }
+
+  /** Connects to Redis (Nest calls it before the first `emit` or `send`). */
+  connect(): Promise<void> {
+    this.connecting ??= this.service.connect().then(
+      () => this._status$.next('connected'),
+      (error: unknown) => {
+        this.connecting = undefined;
+        throw error;
+      },
+    );
+    return this.connecting;
+  }
+
+  /** Fails the requests still waiting, then closes the connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending.failAll(new QueueClosedError('wait for a reply'));
+    const inbox = await this.inbox?.catch(() => undefined);
+    await inbox?.close();
+    await this.service.close();
+    this._status$.next('disconnected');
+  }
+
+  /**
+   * Calls `callback` with each event of this client's queue of type `event` (`'pushed'`...).
+   * @typeParam EventKey - The event's type.
+   * @typeParam EventCallback - Its listener.
+   */
+  override on<
+    EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
+    EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
+  >(event: EventKey, callback: EventCallback): void {
+    this.service.events$.subscribe((each: RedisAckQueueEvent) => {
+      if (each.type === event) callback(each);
+    });
+  }
+
+  /** The queue service this client pushes with. */
+  unwrap<T = RedisAckQueueService>(): T {
+    return this.service as T;
+  }
+
+  /** Pushes a request and waits for its reply (Nest's `send` calls it); returns what stops waiting. */
+  protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
+    const { data, options } = unpack(packet.data);
+    const { timeoutMs = this.timeoutMs, ...push } = options;
+    const topic = topicOfPattern(packet.pattern);
+    const id = push.id ?? randomUUID();
+    let stop: () => void = () => undefined;
+    try {
+      assertBounded('timeoutMs', timeoutMs);
+      stop = this.pending.add(topic, { id, group: push.group }, timeoutMs, callback);
+    } catch (error) {
+      callback({ err: error });
+      return stop;
+    }
+    const headers = { ...push.headers, [REPLY_TO_HEADER]: this.channel, [REPLY_TTL_HEADER]: String(timeoutMs) };
+    this.listen()
+      .then(() => this.service.push(topic, data, { ...push, id, headers }))
+      .catch((error: unknown) => this.pending.fail(id, error));
+    return stop;
+  }
+
+  /** Pushes an event (Nest's `emit` calls it). */
+  protected async dispatchEvent<T = PushResult>(packet: ReadPacket): Promise<T> {
+    const { data, options } = unpack(packet.data);
+    const { timeoutMs: _requestsOnly, ...push } = options;
+    return (await this.service.push(topicOfPattern(packet.pattern), data, push)) as T;
+  }
+
+  /** The reply channel, subscribed before the first request is pushed. */
+  private listen(): Promise<ReplyInbox> {
+    this.inbox ??= (async () => {
+      const inbox = this.replies.inbox(
+        this.channel,
+        (id) => this.pending.answered(id),
+        () => this.pending.sweepAll(),
+      );
+      await inbox.open();
+      return inbox;
+    })();
+    const inbox = this.inbox;
+    inbox.catch(() => {
+      if (this.inbox === inbox) this.inbox = undefined;
+    });
+    return inbox;
+  }
+}
+
+/** A call's data and message options: from a RedisAckQueueRecord, or none. */
+function unpack(data: unknown): { data: unknown; options: RedisAckQueueRecordOptions } {
+  return data instanceof RedisAckQueueRecord ? { data: data.data, options: data.options } : { data, options: {} };
+}

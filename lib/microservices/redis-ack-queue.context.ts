@@ -1,0 +1,90 @@
+import { BaseRpcContext } from '@nestjs/microservices';
+import type { MessageContext } from '../interfaces';
+
+/** What a {@link RedisAckQueueContext} holds: the message's context, and the handler's pattern (its route). */
+export type RedisAckQueueContextArgs = [MessageContext, string];
+
+/**
+ * What `@Ctx()` gives a handler of {@link RedisAckQueueServer}: the pattern and the message's
+ * {@link MessageContext} (id, topic, attempt, headers, `signal`, `extendLease`,
+ * `retryLater`...), which it also offers directly.
+ * @example
+ * ```ts
+ * @EventPattern('order.created')
+ * async created(@Payload() order: Order, @Ctx() context: RedisAckQueueContext) {
+ *   if (context.attempt > 1) this.logger.warn(`order ${context.id}: attempt ${context.attempt}`);
+ *   await this.mailer.send(order, { signal: context.signal });
+ * }
+ * ```
+ */
+export class RedisAckQueueContext extends BaseRpcContext<RedisAckQueueContextArgs> implements MessageContext {
+  /**
+   * @param args - The message's context and the handler's pattern (its route).
+   */
+  constructor(args: RedisAckQueueContextArgs) {
+    super(args);
+  }
+
+  /** The message's context, as a `@QueueHandler` gets it. */
+  getMessage(): MessageContext {
+    return this.args[0];
+  }
+
+  /** The handler's pattern, as Nest keys it: the string, or the object's JSON with sorted keys. */
+  getPattern(): string {
+    return this.args[1];
+  }
+
+  /** The topic the message came from. */
+  getTopic(): string {
+    return this.args[0].topic;
+  }
+
+  get id(): string {
+    return this.args[0].id;
+  }
+
+  get topic(): string {
+    return this.args[0].topic;
+  }
+
+  get attempt(): number {
+    return this.args[0].attempt;
+  }
+
+  get maxAttempts(): number {
+    return this.args[0].maxAttempts;
+  }
+
+  get headers(): Record<string, string> {
+    return this.args[0].headers;
+  }
+
+  get enqueuedAt(): number {
+    return this.args[0].enqueuedAt;
+  }
+
+  get group(): string | undefined {
+    return this.args[0].group;
+  }
+
+  get signal(): AbortSignal {
+    return this.args[0].signal;
+  }
+
+  extendLease(ms: number): Promise<boolean> {
+    return this.args[0].extendLease(ms);
+  }
+
+  retryLater(delayMs: number): never {
+    return this.args[0].retryLater(delayMs);
+  }
+
+  rateLimited(delayMs: number): never {
+    return this.args[0].rateLimited(delayMs);
+  }
+
+  progress(value: unknown): void {
+    this.args[0].progress(value);
+  }
+}

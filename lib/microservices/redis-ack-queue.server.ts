@@ -1,0 +1,217 @@
+import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
+import { Server } from '@nestjs/microservices';
+import { isObservable, lastValueFrom, toArray } from 'rxjs';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import type { MessageContext, QueueConsumer, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
+import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { patternOfRoute, topicOfPattern } from './pattern-topic';
+import { RedisAckQueueContext } from './redis-ack-queue.context';
+import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, type ReplyRecord } from './reply-wire';
+import { failureOf, isRefusal } from './transport-refusals';
+import type { RedisAckQueueServerOptions } from './transport-options.interface';
+import { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
+
+/** The handler options a pattern decorator's extras may set; other extras are not this transport's. */
+const HANDLER_OPTIONS = [
+  'concurrency',
+  'leaseMs',
+  'maxAttempts',
+  'backoff',
+  'batchSize',
+  'timeoutMs',
+  'maxDeferrals',
+  'globalConcurrency',
+  'rateLimit',
+  'groupRateLimit',
+  'groupConcurrency',
+] as const satisfies readonly (keyof QueueHandlerOptions)[];
+
+/** The events `on()` listens to: each type of the queue's events, with its event object. */
+export type RedisAckQueueTransportEvents = {
+  [Type in RedisAckQueueEvent['type']]: (event: RedisAckQueueEvent) => void;
+};
+
+/** The server's states, as `status` reports them. */
+export type RedisAckQueueServerStatus = 'connected' | 'disconnected';
+
+/**
+ * A transport for `@nestjs/microservices` on this queue: `@EventPattern` and `@MessagePattern`
+ * handlers consume their pattern's topic (see {@link topicOfPattern}) with leases, retries and
+ * dead letters, as `@QueueHandler`s do.
+ * - An event is acked when its handler's promise resolves (its Observable completes). An error
+ *   is a failed delivery, retried with backoff, then dead-lettered with the error. A guard's
+ *   denial, or a {@link RedisAckQueueRejectException}, dead-letters it at once as `rejected`.
+ * - A request (`send`) gets one reply, stored in Redis with a TTL and announced to its caller:
+ *   the handler's values in order, or the error its exception filters made (not retried).
+ *   A request delivered again after its reply was stored is acked without running again.
+ * - `close()` (Nest calls it on `app.close()`) drains: running handlers finish, prefetched
+ *   messages go back without an attempt.
+ *
+ * It opens one command connection, one blocking connection per pattern and one pub/sub
+ * connection (cancel notices). Pass an ioredis instance as `connection` to share the command
+ * connection with a {@link RedisAckQueueClient} (or your own code).
+ * @example
+ * ```ts
+ * const app = await NestFactory.createMicroservice(AppModule, {
+ *   strategy: new RedisAckQueueServer({ connection: process.env.REDIS_URL, concurrency: 10 }),
+ * });
+ * await app.listen();
+ * ```
+ */
+export class RedisAckQueueServer
+  extends Server<RedisAckQueueTransportEvents, RedisAckQueueServerStatus>
+  implements CustomTransportStrategy
+{
+  override readonly transportId = REDIS_ACK_QUEUE_TRANSPORT;
+  /** Failed events are this transport's to report (retries, dead letters), not Nest's log. */
+  override readonly propagatesEventHandlerErrors = true;
+  private readonly service: RedisAckQueueService;
+  private readonly replies: QueueReplies;
+  private readonly consumers: QueueConsumer[] = [];
+  private readonly maxReplyBytes: number;
+  private closing: Promise<void> | undefined;
+
+  /**
+   * Checks the options; connects on `listen()`.
+   * @param options - Connection and handler defaults; every option may be left out.
+   * @throws {InvalidOptionError} when an option has a bad value.
+   */
+  constructor(options: RedisAckQueueServerOptions = {}) {
+    super();
+    this.service = new RedisAckQueueService(options, 'microservice');
+    this.replies = this.service[REQUEST_REPLIES]();
+    this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
+  }
+
+  /**
+   * Connects, then starts one consumer per pattern; calls `callback` once every handler
+   * consumes (with the error when the connection or an option failed).
+   */
+  async listen(callback: (error?: unknown) => void): Promise<void> {
+    try {
+      await this.service.connect();
+      const topics = new Set<string>();
+      for (const [route, handler] of this.messageHandlers) {
+        const topic = topicOfPattern(patternOfRoute(route));
+        if (topics.has(topic)) continue;
+        topics.add(topic);
+        const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
+        this.consumers.push(this.service.consume(topic, consume, handlerOptions(handler.extras)));
+      }
+      this._status$.next('connected');
+      callback();
+    } catch (error) {
+      callback(error);
+    }
+  }
+
+  /** Drains the consumers (running handlers finish), then closes the connections. */
+  close(): Promise<void> {
+    this.closing ??= this.service.close().finally(() => this._status$.next('disconnected'));
+    return this.closing;
+  }
+
+  /**
+   * Calls `callback` with each event of this server's queue of type `event` (`'acked'`,
+   * `'dead'`, `'retry'`...; see RedisAckQueueEvent).
+   * @typeParam EventKey - The event's type.
+   * @typeParam EventCallback - Its listener.
+   */
+  on<
+    EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
+    EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
+  >(event: EventKey, callback: EventCallback): void {
+    this.service.events$.subscribe((each) => {
+      if (each.type === event) callback(each);
+    });
+  }
+
+  /** The queue service this server consumes with: push, inspect, requeue dead letters... */
+  unwrap<T = RedisAckQueueService>(): T {
+    return this.service as T;
+  }
+
+  private handle(route: string, handler: MessageHandler, payload: unknown, context: MessageContext): Promise<void> {
+    const rpcContext = new RedisAckQueueContext([context, route]);
+    const channel = context.headers[REPLY_TO_HEADER];
+    if (channel === undefined) return this.settleEvent(handler, payload, rpcContext);
+    if (!this.replies.isChannel(channel)) {
+      this.logger.warn(MESSAGES.unknownReplyChannel(context.topic));
+      return this.settleEvent(handler, payload, rpcContext);
+    }
+    return this.answerRequest(handler, payload, rpcContext, channel);
+  }
+
+  /** An event: settled when the handler's promise resolves or its Observable completes. */
+  private async settleEvent(handler: MessageHandler, payload: unknown, context: RedisAckQueueContext): Promise<void> {
+    try {
+      const result: unknown = await handler(payload, context);
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+    } catch (error) {
+      throw failureOf(error, context.topic);
+    }
+  }
+
+  /**
+   * A request: the reply is stored (once, while this delivery holds the lease) before the ack.
+   * Errors are answered, not retried; a refusal is also dead-lettered.
+   */
+  private async answerRequest(
+    handler: MessageHandler,
+    payload: unknown,
+    context: RedisAckQueueContext,
+    channel: string,
+  ): Promise<void> {
+    const message = context.getMessage();
+    const request = { id: context.id, group: context.group };
+    // Answered by a delivery that died before its ack: the caller has its reply.
+    if (context.attempt > 1 && (await this.replies.answered(context.topic, request))) return;
+    let record: ReplyRecord;
+    let failure: Error | undefined;
+    try {
+      record = { values: await collect(handler(payload, context)) };
+    } catch (error) {
+      record = { error };
+      failure = failureOf(error, context.topic);
+    }
+    // retryLater: no answer yet, the delivery ends deferred.
+    if (this.replies.deferred(message)) return;
+    await this.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
+    if (failure && isRefusal(failure)) throw failure;
+  }
+
+  private encode(record: ReplyRecord, topic: string): string {
+    try {
+      return encodeReply(record, this.maxReplyBytes);
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.logger.warn(MESSAGES.replyNotSent(topic, reason));
+      return encodeReply({ error: { status: 'error', message: MESSAGES.replyNotSent(topic, reason) } }, Infinity);
+    }
+  }
+}
+
+/** A handler's values, in order, once its promise resolves and its Observable completes. */
+async function collect(result: Promise<unknown>): Promise<unknown[]> {
+  const value: unknown = await result;
+  if (!isObservable(value)) return [value];
+  return lastValueFrom(value.pipe(toArray()));
+}
+
+/**
+ * How long a reply is kept: as long as its caller waits, and at least two leases, so that a
+ * redelivery after a crash still finds it answered.
+ */
+function replyTtlMs(context: MessageContext): number {
+  const asked = Number(context.headers[REPLY_TTL_HEADER]);
+  const wait = Number.isInteger(asked) && asked > 0 && asked <= 2 ** 31 - 1 ? asked : 30_000;
+  return Math.max(wait, 60_000) + 5_000;
+}
+
+function handlerOptions(extras: Record<string, unknown> | undefined): QueueHandlerOptions {
+  const options: Record<string, unknown> = {};
+  for (const key of HANDLER_OPTIONS) if (extras?.[key] !== undefined) options[key] = extras[key];
+  return options;
+}

@@ -1,0 +1,54 @@
+/**
+ * How a request carries its way back, and how its reply is stored: headers of the request
+ * message, and the reply's JSON text (reply.lua stores it as it is).
+ */
+
+/** The request header naming the caller's channel (`<prefix>:reply-to:<uuid>`). */
+export const REPLY_TO_HEADER = 'ackq-reply-to';
+/** The request header giving how long (ms) the caller waits: how long its reply is kept. */
+export const REPLY_TTL_HEADER = 'ackq-reply-ttl-ms';
+
+/** What a handler answered: its values in order (then completion), or the error its exception filters made. */
+export type ReplyRecord = { values: unknown[] } | { error: unknown };
+
+/** A reply's JSON: `{"v":[...]}` (with `"u"`, the positions of undefined values) or `{"e":...}`. */
+interface StoredReply {
+  v?: unknown[];
+  u?: number[];
+  e?: unknown;
+}
+
+/**
+ * The stored text of a reply, serialized as Nest's transports serialize theirs (JSON; an Error
+ * instance keeps only its own enumerable fields). A value JSON cannot hold (a BigInt, a
+ * cycle) throws, as does a text over `maxBytes`.
+ */
+export function encodeReply(record: ReplyRecord, maxBytes: number): string {
+  let stored: StoredReply;
+  if ('error' in record) {
+    stored = { e: record.error ?? null };
+  } else {
+    const undefinedAt = record.values.flatMap((value, i) => (value === undefined ? [i] : []));
+    stored = undefinedAt.length > 0 ? { v: record.values, u: undefinedAt } : { v: record.values };
+  }
+  const text = JSON.stringify(stored);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxBytes) throw new RangeError(`the reply's JSON is ${bytes} bytes, over maxPayloadBytes (${maxBytes})`);
+  return text;
+}
+
+/** A stored reply as the caller reads it; undefined for a text this package did not write. */
+export function decodeReply(text: string): ReplyRecord | undefined {
+  let stored: StoredReply;
+  try {
+    stored = JSON.parse(text) as StoredReply;
+  } catch {
+    return undefined;
+  }
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  if ('e' in stored) return { error: stored.e };
+  if (!Array.isArray(stored.v)) return undefined;
+  const values = stored.v;
+  for (const i of stored.u ?? []) values[i] = undefined;
+  return { values };
+}
