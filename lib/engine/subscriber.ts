@@ -17,7 +17,11 @@ export function openSubscriber(client: RedisClient, onMessage: (channel: string,
   return subscriber;
 }
 
-/** Closes a subscriber politely, or at once when Redis does not answer. */
+/** Closes a subscriber: politely when it is connected, at once otherwise (a QUIT would wait for Redis to come back). */
 export async function closeSubscriber(subscriber: RedisClient): Promise<void> {
+  if (subscriber.status !== 'ready') {
+    subscriber.disconnect();
+    return;
+  }
   await subscriber.quit().catch(() => subscriber.disconnect());
 }

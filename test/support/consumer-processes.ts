@@ -24,12 +24,17 @@ export interface ConsumerEvent {
   attempt?: number;
   /** Of start and done: the message's ordered group, if any. */
   group?: string;
+  /** Of a microservice process' start and done (microservice-process.js): the handler's pattern. */
+  pattern?: string;
   /** The consumer process' own Date.now() when it printed the line. */
   now?: number;
   /** The test process' Date.now() when the line arrived. */
   receivedAt?: number;
   message?: string;
-  /** Of a producer process' pushed (producer-process.js): how many messages that pushMany stored. */
+  /**
+   * Of a producer process' pushed (producer-process.js): how many messages that pushMany stored;
+   * of a microservice process' start and done: the payload's `n`.
+   */
   n?: number;
 }
 

@@ -84,6 +84,8 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
      * Closes every service made so far, so that a test counting Redis commands sees only its own:
      * each service's history recorder sends what it counted within a second (and at close).
      */
+    /** What the test built on this Redis (apps, clients): closed after the file, before the services and Redis. */
+    closers: [] as (() => Promise<unknown>)[],
     async closeServices(): Promise<void> {
       await Promise.all(fixture.services.map((service) => service.close(0)));
     },
@@ -105,6 +107,7 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
     }
   });
   afterAll(async () => {
+    for (const close of fixture.closers.reverse()) await close();
     await Promise.all(fixture.services.map((service) => service.close(0)));
     await fixture.server?.stop();
     await fixture.cluster?.stop();

@@ -8,6 +8,9 @@ import { type Server, type Socket, connect, createServer } from 'node:net';
  */
 export class ReplyDroppingProxy {
   private armed: string | undefined;
+  /** After the drop, connections are held unanswered: the client can never reach Redis again. */
+  private cutOffAfter = false;
+  private cutOff = false;
   private readonly sockets = new Set<Socket>();
   /** How many replies were dropped. */
   dropped = 0;
@@ -29,9 +32,14 @@ export class ReplyDroppingProxy {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** The next command whose bytes contain `marker` runs, but its client never hears back. */
-  dropReplyTo(marker: string): void {
+  /**
+   * The next command whose bytes contain `marker` runs, but its client never hears back. With
+   * `thenCutOff`, every connection after it is held without reaching Redis: as a process that
+   * died right after that command, before it could send another.
+   */
+  dropReplyTo(marker: string, { thenCutOff = false } = {}): void {
     this.armed = marker;
+    this.cutOffAfter = thenCutOff;
   }
 
   async close(): Promise<void> {
@@ -40,6 +48,11 @@ export class ReplyDroppingProxy {
   }
 
   private relay(client: Socket, redisPort: number): void {
+    if (this.cutOff) {
+      this.sockets.add(client);
+      client.on('close', () => this.sockets.delete(client)).on('error', () => undefined);
+      return;
+    }
     const upstream = connect(redisPort, '127.0.0.1');
     this.sockets.add(client).add(upstream);
     let cutting = false;
@@ -57,6 +70,7 @@ export class ReplyDroppingProxy {
       }
       // The command ran (this is its reply): lose the reply and the connection.
       this.dropped++;
+      if (this.cutOffAfter) this.cutOff = true;
       client.destroy();
       upstream.destroy();
     });
