@@ -1,6 +1,6 @@
 /**
- * Five projects: unit (no Redis), integration (private redis-server), cluster (the core and
- * consumer integration suites again, each file on a private 3-master Redis Cluster), e2e (the
+ * Five projects: unit (no Redis), integration (private redis-server), cluster (the core,
+ * consumer and transport integration suites again, each file on a private 3-master Redis Cluster), e2e (the
  * sample app), faults (private Redis and consumer processes under kills, outages and stalls),
  * and package (the packed tarball installed in new Nest 12 and Nest 11 apps; see test/README.md).
  *
@@ -58,7 +58,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'cluster',
-      testMatch: ['<rootDir>/test/{core,consumer}/**/*.int-spec.ts'],
+      testMatch: ['<rootDir>/test/{core,consumer,microservices}/**/*.int-spec.ts'],
       // Read by test/support/queue-fixture.ts: useRedis() starts a cluster instead of one server.
       globals: { ...shared.globals, ACKQ_TOPOLOGY: 'cluster' },
     },
