@@ -92,6 +92,18 @@ describe('sample app and its billing microservice (two processes, real Redis)', 
     expect(await billing.stop()).toEqual({ code: 0, signal: null });
   });
 
+  it('dead-letters at once, as rejected, an order.placed event that is not an OrderPlaced', async () => {
+    await startBilling();
+    const { app } = await startApp();
+    const queue = app.get(RedisAckQueueService);
+    // What another producer might push by mistake: the billing ValidationPipe refuses it.
+    await queue.push(BILLING_PATTERNS.orderPlaced, { orderId: 42, amount: -1 }, { id: 'not-an-order' });
+    await queue.waitUntilIdle(BILLING_PATTERNS.orderPlaced);
+    const [letter] = await queue.deadLetters(BILLING_PATTERNS.orderPlaced);
+    expect(letter).toMatchObject({ id: 'not-an-order', reason: 'rejected', attempt: 1 });
+    expect(letter.error).toMatch(/orderId must be a string; amount must be a positive number/);
+  });
+
   it('npm run sample: the app starts billing as its child process, and SIGTERM stops both', async () => {
     const sample = SampleProcess.start('main.js', {
       REDIS_URL: fx.server.url,
