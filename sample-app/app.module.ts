@@ -15,7 +15,7 @@ import { SampleConfigModule } from './sample-config.module';
       inject: [SampleConfig],
       useFactory: (config: SampleConfig) => ({
         connection: config.redisUrl,
-        prefix: 'sample',
+        prefix: config.queuePrefix,
         consumers: config.consumers,
         leaseMs: 10_000,
         drainMs: config.drainMs,

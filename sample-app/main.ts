@@ -2,28 +2,33 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
+import { startBilling } from './billing-process';
 import { resolveRedis } from './local-redis';
 
 async function bootstrap(): Promise<void> {
   const redis = await resolveRedis();
   process.env.REDIS_URL = redis.url;
+  // The billing microservice, a second process on the same Redis (see billing/main.ts).
+  const billing = startBilling(redis.url);
   const app = await NestFactory.create(AppModule);
   // On SIGTERM / SIGINT, app.close() runs Nest's shutdown: consumers drain, then the
-  // connections close; only then does the private Redis (if any) stop. An app without
-  // such a Redis can simply call app.enableShutdownHooks().
+  // connections close; the billing process drains and exits meanwhile. Only then does the
+  // private Redis (if any) stop. An app without such a Redis or child process can simply call
+  // app.enableShutdownHooks().
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      void app.close().finally(() => {
+      void Promise.allSettled([app.close(), billing.stop()]).finally(() => {
         redis.stop();
         process.exit(0);
       });
     });
   }
-  const port = Number(process.env.PORT ?? 3000);
-  await app.listen(port, '127.0.0.1');
+  await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
+  const url = await app.getUrl();
   new Logger('Sample').log(
-    `Orders sample on http://127.0.0.1:${port} — try: curl -XPOST localhost:${port}/orders ` +
-      `-H 'content-type: application/json' -d '{"item":"book","amount":12}'; then open /dashboard, or GET /queues, /metrics, /health`,
+    `Orders sample on ${url} — try: curl -XPOST ${url}/orders -H 'content-type: application/json' ` +
+      `-d '{"item":"book","amount":12}'; then GET /orders/<id>/quote and /orders/<id>/bill (the billing ` +
+      `microservice answers), open /dashboard, or GET /queues, /metrics, /health`,
   );
 }
 

@@ -4,6 +4,8 @@ import { Injectable } from '@nestjs/common';
 @Injectable()
 export class SampleConfig {
   readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  /** The key prefix of the sample's queues, shared by the app, its billing client and the billing microservice. */
+  readonly queuePrefix = 'sample';
   readonly port = Number(process.env.PORT ?? 3000);
   /** How long an order may stay unpaid before it is cancelled. */
   readonly paymentTimeoutMs = Number(process.env.PAYMENT_TIMEOUT_MS ?? 60_000);
@@ -18,6 +20,10 @@ export class SampleConfig {
   /** When the nightly report runs: a cron expression read in REPORT_TZ. */
   readonly reportCron = process.env.REPORT_CRON ?? '0 2 * * *';
   readonly reportTz = process.env.REPORT_TZ ?? 'UTC';
+  /** The billing microservice's tax rate (0.2: 20 %); it alone reads it. */
+  readonly taxRate = Number(process.env.TAX_RATE ?? 0.2);
+  /** How long the app waits for a reply of the billing microservice before it answers 504. */
+  readonly billingTimeoutMs = Number(process.env.BILLING_TIMEOUT_MS ?? 5_000);
   /** When set, the dashboard at /dashboard asks for `operator` and this password (it is local-only either way). */
   readonly dashboardPassword = process.env.DASHBOARD_PASSWORD || undefined;
 }

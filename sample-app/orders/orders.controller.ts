@@ -1,5 +1,7 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
 import { RedisAckQueueService } from 'nestjs-redis-ack-queue';
+import { BillingClient } from '../billing/billing.client';
+import type { Bill, Quote } from '../billing/billing.messages';
 import { SampleConfig } from '../sample.config';
 import { OrdersStore, type Order } from './orders.store';
 import { TOPICS } from './topics';
@@ -10,9 +12,10 @@ export class OrdersController {
     private readonly queue: RedisAckQueueService,
     private readonly store: OrdersStore,
     private readonly config: SampleConfig,
+    private readonly billing: BillingClient,
   ) {}
 
-  /** Accepts an order: confirm it now, and cancel it later unless it gets paid. */
+  /** Accepts an order: confirm it now, cancel it later unless it gets paid, and tell billing. */
   @Post('orders')
   @HttpCode(202)
   async create(@Body() body: { item?: unknown; amount?: unknown; customer?: unknown }): Promise<Order> {
@@ -31,6 +34,8 @@ export class OrdersController {
       { id: order.id, delayMs: this.config.paymentTimeoutMs },
     );
     await this.queue.push(TOPICS.invoice, { orderId: order.id }, { id: order.id });
+    // An event for the billing microservice, another process (see sample-app/billing/).
+    await this.billing.orderPlaced(order);
     return order;
   }
 
@@ -48,6 +53,20 @@ export class OrdersController {
   @Get('orders/:id')
   get(@Param('id') id: string): Order {
     return this.store.get(id);
+  }
+
+  /** What the order costs, tax included: a request answered by the billing microservice. */
+  @Get('orders/:id/quote')
+  quote(@Param('id') id: string): Promise<Quote> {
+    return this.billing.quote(this.store.get(id).amount);
+  }
+
+  /** The order's bill, which the billing microservice recorded on the order's event (404 until then). */
+  @Get('orders/:id/bill')
+  async bill(@Param('id') id: string): Promise<Bill> {
+    const bill = await this.billing.bill(this.store.get(id).id);
+    if (!bill) throw new NotFoundException(`No bill for ${id} yet`);
+    return bill;
   }
 
   /** Each topic's counts and its dead letters. */

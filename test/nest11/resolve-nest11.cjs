@@ -3,7 +3,7 @@
 // Jest, jest.config.js maps them (Jest resolves modules itself).
 const Module = require('node:module');
 
-const NEST = /^@nestjs\/(common|core|platform-express|platform-fastify|testing)(\/|$)/;
+const NEST = /^@nestjs\/(common|core|microservices|platform-express|platform-fastify|testing)(\/|$)/;
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, parent, isMain, options) {
   const paths = NEST.test(request) ? [__dirname] : options?.paths;
