@@ -153,5 +153,21 @@ export class RedisAckQueueClient extends ClientProxy<RedisAckQueueTransportEvent
 
 /** A call's data and message options: from a RedisAckQueueRecord, or none. */
 function unpack(data: unknown): { data: unknown; options: RedisAckQueueRecordOptions } {
-  return data instanceof RedisAckQueueRecord ? { data: data.data, options: data.options } : { data, options: {} };
+  return data instanceof RedisAckQueueRecord
+    ? { data: asNestSends(data.data), options: data.options }
+    : { data: asNestSends(data), options: {} };
+}
+
+/**
+ * The data as Nest's transports send it, through JSON: undefined fields dropped, Dates as
+ * strings. What JSON cannot hold at all (a BigInt, a cycle) is left for the push to refuse,
+ * with its typed error.
+ */
+function asNestSends(data: unknown): unknown {
+  try {
+    const text = JSON.stringify(data);
+    return text === undefined ? data : (JSON.parse(text) as unknown);
+  } catch {
+    return data;
+  }
 }

@@ -290,6 +290,14 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       expect(calls('orders.intercepted')).toEqual([1]);
     });
 
+    it('sends data as Nest transports do: undefined fields dropped, Dates as text', async () => {
+      const at = new Date('2026-01-02T03:04:05.000Z');
+      const data = { n: 9, customer: undefined, at };
+      const { id } = await emit('orders.created', new RedisAckQueueRecord(data, { delayMs: 60_000 }));
+      expect((await queue.get('orders.created', id))?.payload).toEqual({ n: 9, at: '2026-01-02T03:04:05.000Z' });
+      await queue.cancel('orders.created', id);
+    });
+
     it('refuses bad input with typed errors and stores nothing', async () => {
       await expect(emit('orders.created', { big: 10n })).rejects.toBeInstanceOf(RedisAckQueueError);
       await expect(emit('orders.created', new RedisAckQueueRecord({}, { priority: 42 }))).rejects.toBeInstanceOf(
