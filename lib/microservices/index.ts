@@ -10,7 +10,7 @@ export {
   type RedisAckQueueServerStatus,
   type RedisAckQueueTransportEvents,
 } from './redis-ack-queue.server';
-export { RedisAckQueueClient, type RedisAckQueueClientStatus } from './redis-ack-queue.client';
+export { RedisAckQueueClient } from './redis-ack-queue.client';
 export { RedisAckQueueContext, type RedisAckQueueContextArgs } from './redis-ack-queue.context';
 export { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 export { RedisAckQueueRejectException, type RedisAckQueueRejection } from './redis-ack-queue-reject.exception';

@@ -15,9 +15,6 @@ import type { RedisAckQueueClientOptions } from './transport-options.interface';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** The client's states, as `status` reports them. */
-export type RedisAckQueueClientStatus = 'connected' | 'disconnected';
-
 /**
  * A `ClientProxy` of {@link RedisAckQueueServer}: `emit` pushes an event, `send` a request whose
  * reply it waits for. Register it with `ClientsModule.register([{ name, customClass:
@@ -31,8 +28,9 @@ export type RedisAckQueueClientStatus = 'connected' | 'disconnected';
  *   delayMs, priority, group, headers, maxAttempts; `timeoutMs` for a request).
  *
  * It opens one command connection, and a pub/sub connection for replies at its first `send`.
+ * Its `status` is `'connected'` once connected, `'disconnected'` once closed.
  */
-export class RedisAckQueueClient extends ClientProxy<RedisAckQueueTransportEvents, RedisAckQueueClientStatus> {
+export class RedisAckQueueClient extends ClientProxy {
   private readonly service: RedisAckQueueService;
   private readonly replies: QueueReplies;
   private readonly pending: PendingRequests;

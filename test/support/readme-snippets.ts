@@ -41,6 +41,8 @@ const MODULES = [
   '@nestjs/terminus',
   'ioredis',
   'class-validator',
+  '@nestjs/microservices',
+  'nestjs-redis-ack-queue/microservices',
 ];
 
 /**
