@@ -41,9 +41,12 @@ export function patternOfRoute(route: string): unknown {
   }
 }
 
-/** JSON with object keys sorted at every depth: one text per pattern, whatever the key order. */
+/**
+ * JSON with object keys sorted at every depth: one text per pattern, whatever the key order.
+ * An array counts as the object of its indexes, as Nest's routes spell it (a server reads the
+ * route back, a client has the pattern itself: both must give the same text).
+ */
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.keys(value)
       .sort()

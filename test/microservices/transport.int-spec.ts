@@ -25,6 +25,8 @@ import {
   RedisAckQueueRecord,
   RedisAckQueueRejectException,
   RedisAckQueueServer,
+  REPLY_TO_HEADER,
+  REPLY_TTL_HEADER,
   topicOfPattern,
 } from '../../lib/microservices';
 import { deferred } from '../support/async-helpers';
@@ -392,6 +394,27 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       await expect(
         firstValueFrom(client.send('math.context', new RedisAckQueueRecord({}, { timeoutMs: 0 }))),
       ).rejects.toBeInstanceOf(InvalidOptionError);
+    });
+
+    it('keep a reply nobody reads only for its TTL', async () => {
+      // A caller that is gone: its request names a channel of this prefix that nobody listens to.
+      const channel = `ackq:reply-to:${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`;
+      const { id } = await queue.push(topicOfPattern({ cmd: 'sum' }), [2, 2], {
+        headers: { [REPLY_TO_HEADER]: channel, [REPLY_TTL_HEADER]: '1000' },
+      });
+      await queue.waitUntilIdle(topicOfPattern({ cmd: 'sum' }));
+      // The reply's key (docs/architecture.md), in the topic's slot.
+      const key = `{ackq:${topicOfPattern({ cmd: 'sum' })}}:reply:${id}`;
+      const ttl = await fx.redis.pttl(key);
+      // At least a minute (two leases at most), plus 5 s, whatever the caller asked.
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(65_000);
+    });
+
+    it('list their topics in the registry, as every topic', async () => {
+      expect(await queue.topics()).toEqual(
+        expect.arrayContaining(['orders.created', 'math.stream', topicOfPattern({ cmd: 'sum' })]),
+      );
     });
 
     it('answer many concurrent callers, each with its own reply', async () => {
