@@ -10,6 +10,7 @@ import {
   type INestMicroservice,
   Module,
   type NestInterceptor,
+  ParseIntPipe,
   type PipeTransform,
   UseFilters,
   UseGuards,
@@ -104,6 +105,13 @@ class EventHandlers {
   @EventPattern('orders.validated')
   validated(@Payload(new RefusingPipe()) data: { ok: boolean }) {
     record('orders.validated', data);
+  }
+
+  @EventPattern('orders.counted')
+  counted(
+    @Payload(new ParseIntPipe({ exceptionFactory: (text) => new RedisAckQueueRejectException(text) })) n: number,
+  ) {
+    record('orders.counted', n);
   }
 
   @EventPattern('orders.observed')
@@ -275,6 +283,16 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       await emit('orders.validated', { ok: true });
       await eventually(() => calls('orders.validated').length === 1);
       expect(calls('orders.validated')).toEqual([{ ok: true }]);
+    });
+
+    it('dead-letters at once a payload a built-in pipe refuses, given the documented exceptionFactory', async () => {
+      const { id } = await emit('orders.counted', 'twelve');
+      const letter = await deadOf('orders.counted', id);
+      expect(letter).toMatchObject({ reason: 'rejected', attempt: 1 });
+      expect(letter?.error).toContain('numeric string is expected');
+      await emit('orders.counted', '12');
+      await eventually(() => calls('orders.counted').length === 1);
+      expect(calls('orders.counted')).toEqual([12]);
     });
 
     it('acks an Observable handler when it completes', async () => {
