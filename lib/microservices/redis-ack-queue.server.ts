@@ -1,6 +1,7 @@
 import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
 import { Server } from '@nestjs/microservices';
-import { isObservable, lastValueFrom, toArray } from 'rxjs';
+import { isObservable } from 'rxjs';
+import { asError } from '../errors/error-text';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueConsumer, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
@@ -147,8 +148,7 @@ export class RedisAckQueueServer
   /** An event: settled when the handler's promise resolves or its Observable completes. */
   private async settleEvent(handler: MessageHandler, payload: unknown, context: RedisAckQueueContext): Promise<void> {
     try {
-      const result: unknown = await handler(payload, context);
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      await valuesOf(handler(payload, context), context);
     } catch (error) {
       throw failureOf(error, context.topic);
     }
@@ -171,7 +171,7 @@ export class RedisAckQueueServer
     let record: ReplyRecord;
     let failure: Error | undefined;
     try {
-      record = { values: await collect(handler(payload, context)) };
+      record = { values: await valuesOf(handler(payload, context), context) };
     } catch (error) {
       record = { error };
       failure = failureOf(error, context.topic);
@@ -193,11 +193,37 @@ export class RedisAckQueueServer
   }
 }
 
-/** A handler's values, in order, once its promise resolves and its Observable completes. */
-async function collect(result: Promise<unknown>): Promise<unknown[]> {
+/**
+ * A handler's values, in order, once its promise resolves and its Observable completes. An
+ * Observable is unsubscribed when the delivery's signal aborts (a cancel, a timeout, a lost
+ * lease, the end of a drain), which rejects with the signal's reason: an endless stream does
+ * not hold its consumer's slot.
+ */
+async function valuesOf(result: Promise<unknown>, context: MessageContext): Promise<unknown[]> {
   const value: unknown = await result;
   if (!isObservable(value)) return [value];
-  return lastValueFrom(value.pipe(toArray()));
+  const { signal } = context;
+  return new Promise((resolve, reject) => {
+    const values: unknown[] = [];
+    const onAbort = () => {
+      subscription.unsubscribe();
+      reject(asError(signal.reason));
+    };
+    const subscription = value.subscribe({
+      next: (each) => values.push(each),
+      error: (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what the filters made, as it is
+        reject(error);
+      },
+      complete: () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(values);
+      },
+    });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**

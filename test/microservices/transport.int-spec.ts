@@ -18,7 +18,18 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { firstValueFrom, interval, lastValueFrom, map, type Observable, take, throwError, timer, toArray } from 'rxjs';
+import {
+  finalize,
+  firstValueFrom,
+  interval,
+  lastValueFrom,
+  map,
+  type Observable,
+  take,
+  throwError,
+  timer,
+  toArray,
+} from 'rxjs';
 import { InvalidOptionError, RedisAckQueueError, RequestTimeoutError, type RedisAckQueueService } from '../../lib';
 import {
   RedisAckQueueClient,
@@ -178,6 +189,11 @@ class RequestHandlers {
     await new Promise((resolve) => context.signal.addEventListener('abort', resolve));
     record('math.slow.aborted', context.id);
     return 'late';
+  }
+
+  @MessagePattern('math.endless')
+  endless(): Observable<number> {
+    return interval(10).pipe(finalize(() => record('math.endless', 'unsubscribed')));
   }
 
   @MessagePattern('math.nothing')
@@ -398,6 +414,15 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       await eventually(() => calls('math.slow.aborted').includes('slow-1'));
       await queue.waitUntilIdle('math.slow');
       expect(await queue.stats('math.slow')).toMatchObject({ ready: 0, leased: 0, delayed: 0 });
+    });
+
+    it('unsubscribe an endless Observable handler when its caller times out', async () => {
+      const error = await firstValueFrom(
+        client.send<unknown>('math.endless', new RedisAckQueueRecord({}, { timeoutMs: 200 })),
+      ).catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(RequestTimeoutError);
+      await eventually(() => calls('math.endless').length === 1);
+      await queue.waitUntilIdle('math.endless');
     });
 
     it('time out a request that no server consumes, and leave nothing behind', async () => {
