@@ -4,7 +4,7 @@ import { isObservable } from 'rxjs';
 import { asError } from '../errors/error-text';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import type { MessageContext, QueueConsumer, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
+import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { patternOfRoute, topicOfPattern } from './pattern-topic';
@@ -70,7 +70,6 @@ export class RedisAckQueueServer
   override readonly propagatesEventHandlerErrors = true;
   private readonly service: RedisAckQueueService;
   private readonly replies: QueueReplies;
-  private readonly consumers: QueueConsumer[] = [];
   private readonly maxReplyBytes: number;
   private closing: Promise<void> | undefined;
 
@@ -99,7 +98,7 @@ export class RedisAckQueueServer
         if (topics.has(topic)) continue;
         topics.add(topic);
         const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
-        this.consumers.push(this.service.consume(topic, consume, handlerOptions(handler.extras)));
+        this.service.consume(topic, consume, handlerOptions(handler.extras));
       }
       this._status$.next('connected');
       callback();
@@ -182,14 +181,14 @@ export class RedisAckQueueServer
     if (failure && isRefusal(failure)) throw failure;
   }
 
+  /** The reply's stored text; one that cannot be stored reaches the caller as an error saying why. */
   private encode(record: ReplyRecord, topic: string): string {
-    try {
-      return encodeReply(record, this.maxReplyBytes);
-    } catch (error) {
-      const reason = (error as Error).message;
-      this.logger.warn(MESSAGES.replyNotSent(topic, reason));
-      return encodeReply({ error: { status: 'error', message: MESSAGES.replyNotSent(topic, reason) } }, Infinity);
-    }
+    const encoded = encodeReply(record, this.maxReplyBytes);
+    if ('text' in encoded) return encoded.text;
+    const text = MESSAGES.replyNotSent(topic, encoded.problem);
+    this.logger.warn(text);
+    const answer = encodeReply({ error: { status: 'error', message: text } }, Infinity);
+    return 'text' in answer ? answer.text : text;
   }
 }
 

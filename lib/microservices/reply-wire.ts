@@ -1,3 +1,6 @@
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { asError } from '../errors/error-text';
+
 /**
  * How a request carries its way back, and how its reply is stored: headers of the request
  * message, and the reply's JSON text (reply.lua stores it as it is).
@@ -20,10 +23,10 @@ interface StoredReply {
 
 /**
  * The stored text of a reply, serialized as Nest's transports serialize theirs (JSON; an Error
- * instance keeps only its own enumerable fields). A value JSON cannot hold (a BigInt, a
- * cycle) throws, as does a text over `maxBytes`.
+ * instance keeps only its own enumerable fields), or why it cannot be stored: a value JSON
+ * cannot hold (a BigInt, a cycle), or a text over `maxBytes`. The reason never quotes the value.
  */
-export function encodeReply(record: ReplyRecord, maxBytes: number): string {
+export function encodeReply(record: ReplyRecord, maxBytes: number): { text: string } | { problem: string } {
   let stored: StoredReply;
   if ('error' in record) {
     stored = { e: record.error ?? null };
@@ -31,10 +34,15 @@ export function encodeReply(record: ReplyRecord, maxBytes: number): string {
     const undefinedAt = record.values.flatMap((value, i) => (value === undefined ? [i] : []));
     stored = undefinedAt.length > 0 ? { v: record.values, u: undefinedAt } : { v: record.values };
   }
-  const text = JSON.stringify(stored);
+  let text: string;
+  try {
+    text = JSON.stringify(stored);
+  } catch (error) {
+    // JSON.stringify's own text may name the fields of a cycle: only its kind is said.
+    return { problem: MESSAGES.valueNotJson(`JSON.stringify threw a ${asError(error).name}`) };
+  }
   const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) throw new RangeError(`the reply's JSON is ${bytes} bytes, over maxPayloadBytes (${maxBytes})`);
-  return text;
+  return bytes > maxBytes ? { problem: MESSAGES.valueTooLarge(bytes, maxBytes) } : { text };
 }
 
 /** A stored reply as the caller reads it; undefined for a text this package did not write. */

@@ -42,6 +42,7 @@ import {
   topicOfPattern,
 } from '../../lib/microservices';
 import { deferred } from '../support/async-helpers';
+import { expectLogs } from '../support/capture-logs';
 import { eventually, useRedis } from '../support/queue-fixture';
 
 /** What the handlers saw, by pattern. */
@@ -194,6 +195,13 @@ class RequestHandlers {
   @MessagePattern('math.endless')
   endless(): Observable<number> {
     return interval(10).pipe(finalize(() => record('math.endless', 'unsubscribed')));
+  }
+
+  @MessagePattern('math.unsendable')
+  unsendable() {
+    const reply: Record<string, unknown> = { secretField: 1 };
+    reply.self = reply;
+    return reply;
   }
 
   @MessagePattern('math.nothing')
@@ -357,6 +365,17 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       expect(await lastValueFrom(client.send<number>('math.stream', { upTo: 5 }).pipe(toArray()))).toEqual([
         1, 2, 3, 4, 5,
       ]);
+    });
+
+    it('answer a reply JSON cannot hold with an error that says why, without its content', async () => {
+      expectLogs(/cannot be sent/);
+      const error = (await firstValueFrom(client.send<unknown>('math.unsendable', {})).catch((e: unknown) => e)) as {
+        message: string;
+      };
+      expect(error.message).toMatch(
+        /reply to a request of "math.unsendable" cannot be sent.*it is not JSON-serializable/,
+      );
+      expect(error.message).not.toContain('secretField');
     });
 
     it('answer undefined as a value', async () => {
