@@ -1,6 +1,8 @@
 // Packs the package as npm would publish it, then checks the tarball: only the files a user needs
-// (listed below), every entry point present, no source map pointing at a file not shipped; then
-// publint and Are the Types Wrong (CJS and ESM consumers, node10 / node16 / bundler resolution).
+// (listed below), every entry point present (exports and typesVersions, each subpath in both), no
+// entry point loading an optional peer that is not its own, no source map pointing at a file not
+// shipped; then publint and Are the Types Wrong (CJS and ESM consumers, node10 / node16 / bundler
+// resolution).
 // Run after a build: `npm run check:package` does both.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +29,9 @@ const denied = [
   /\.(spec|int-spec|e2e-spec|fault-spec|test)\.(d\.)?[cm]?[jt]s$/,
 ];
 const required = ['package.json', 'README.md', 'LICENSE'];
+// The optional peer an entry point may load when imported: its own (the others load lazily,
+// when their feature is used, so that no entry point needs them installed).
+const peerEntries = { '@nestjs/microservices': './microservices' };
 
 /** Entries of a .tgz as { path, text }: a minimal ustar reader, enough for what npm pack writes. */
 function readTarball(file) {
@@ -65,7 +70,59 @@ function entryPoints(pkg) {
     else if (value && typeof value === 'object') Object.values(value).forEach(walk);
   };
   walk(pkg.exports);
+  walk(pkg.typesVersions);
   return targets.filter(Boolean).map((target) => posix.normalize(target));
+}
+
+/** The packages that `start` reaches through `require("...")` calls, following the package's own files. */
+function requiredPackages(texts, start) {
+  const seen = new Set();
+  const packages = new Set();
+  const stack = [start];
+  while (stack.length > 0) {
+    const path = stack.pop();
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const [, spec] of (texts.get(path) ?? '').matchAll(/\brequire\("([^"]+)"\)/g)) {
+      if (!spec.startsWith('.'))
+        packages.add(
+          spec
+            .split('/')
+            .slice(0, spec.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
+      else {
+        const base = posix.normalize(posix.join(posix.dirname(path), spec));
+        const target = [`${base}.js`, `${base}/index.js`, base].find((candidate) => texts.has(candidate));
+        if (target) stack.push(target);
+      }
+    }
+  }
+  return packages;
+}
+
+/** Each exported subpath in typesVersions (node10 resolution), and no optional peer loaded by an entry point not its own. */
+function checkEntryPoints(pkg, texts) {
+  const problems = [];
+  const optional = Object.keys(pkg.peerDependenciesMeta ?? {}).filter(
+    (name) => pkg.peerDependenciesMeta[name].optional,
+  );
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    const name = subpath.replace(/^\.\/?/, '');
+    if (typeof target !== 'object') continue; // package.json
+    if (name && !pkg.typesVersions?.['*']?.[name]) problems.push(`exports "${subpath}" has no typesVersions entry`);
+    const loaded = requiredPackages(texts, posix.normalize(target.default));
+    for (const peer of optional) {
+      if (loaded.has(peer) && peerEntries[peer] !== subpath) {
+        problems.push(`exports "${subpath}" loads the optional peer ${peer} when imported`);
+      }
+    }
+  }
+  for (const [peer, subpath] of Object.entries(peerEntries)) {
+    if (!requiredPackages(texts, posix.normalize(pkg.exports[subpath].default)).has(peer))
+      problems.push(`exports "${subpath}" does not load ${peer}: is peerEntries still right?`);
+  }
+  return problems;
 }
 
 /** The relative links and images of a Markdown text (`[a](docs/x.md#part)`, `![b](docs/y.png)`), without anchors. */
@@ -86,6 +143,7 @@ function checkFiles(entries) {
   for (const target of entryPoints(pkg)) {
     if (!paths.has(target)) problems.push(`package.json points to ${target}, which is not in the tarball`);
   }
+  problems.push(...checkEntryPoints(pkg, new Map(entries.map((entry) => [entry.path, entry.text]))));
   const copied = copiedSources();
   if (!copied.some((path) => path.endsWith('.lua'))) problems.push('no .lua file found under lib/');
   if (!copied.includes('dist/dashboard/assets/index.html')) problems.push('no dashboard page found under lib/');

@@ -28,7 +28,10 @@ export class UnknownQueueError extends RedisAckQueueError {
   }
 }
 
-/** A feature that needs an optional peer dependency (prom-client, @opentelemetry/api, @nestjs/terminus) was switched on without it. */
+/**
+ * A feature that needs an optional peer dependency (prom-client, @opentelemetry/api, @nestjs/terminus) was switched on
+ * without it, or `nestjs-redis-ack-queue/microservices` was imported without @nestjs/microservices.
+ */
 export class MissingPeerDependencyError extends RedisAckQueueError {
   readonly code = 'MISSING_PEER_DEPENDENCY';
   constructor(

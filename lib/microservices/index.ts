@@ -5,6 +5,9 @@
  * mapping. Needs the optional peer `@nestjs/microservices`; the rest of the package does not.
  * @module nestjs-redis-ack-queue/microservices
  */
+// First: a missing @nestjs/microservices fails with a text that names it.
+import './microservices-peer';
+
 export {
   RedisAckQueueServer,
   type RedisAckQueueServerStatus,

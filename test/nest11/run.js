@@ -1,4 +1,4 @@
-// npm run test:nest11: the Nest-facing suites (module, consumer, e2e, dashboard on Express and Fastify, the testing entry point) against Nest 11.
+// npm run test:nest11: the Nest-facing suites (module, consumer, e2e, the microservices transport, dashboard on Express and Fastify, the testing entry point) against Nest 11.
 // Installs this folder's Nest 11 beside the root's Nest 12 (rxjs, reflect-metadata and the rest
 // still come from the root node_modules), then runs Jest with ACKQ_NEST=11: jest.config.js maps
 // @nestjs/* here, and resolve-nest11.cjs does the same for the processes the tests spawn.
@@ -34,7 +34,7 @@ const suites = [
   'integration',
   'e2e',
   '--testPathPatterns',
-  'test/(consumer|e2e)/',
+  'test/(consumer|e2e|microservices)/',
   'test/dashboard/dashboard-http',
   'test/testing/',
   'test/unit/nest-version',

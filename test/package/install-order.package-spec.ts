@@ -16,6 +16,9 @@ import {
  * settings, in new Nest 11 and Nest 12 apps: the package first and then the peers, and the other
  * way round. No install may fail or report a peer conflict, and `npm ls --all` must be clean.
  *
+ * Where @nestjs/microservices is left out, `nestjs-redis-ack-queue/microservices` must fail to
+ * load, by `require` and by `import`, with the library's error that names it.
+ *
  * npm reads the peers of optional peers too: @nestjs/terminus has typeorm as an optional peer,
  * and typeorm has ioredis ^5.0.4; with ioredis ^6 alone, `npm install @nestjs/terminus` after
  * this package failed with ERESOLVE (issue 22).
@@ -65,6 +68,24 @@ interface Chain {
   /** Each install that failed or reported a peer conflict, with what npm said. */
   problems: string[];
   ioredis?: string;
+  /** Without @nestjs/microservices: what importing the transport's entry point printed, by `require` and `import`. */
+  transportWithoutPeer?: string[];
+}
+
+/** Loads `nestjs-redis-ack-queue/microservices` in `dir` with `require` and with `import`; returns what each printed. */
+function loadTransport(dir: string): Promise<string[]> {
+  const loads = [
+    ['-e', "require('nestjs-redis-ack-queue/microservices')"],
+    ['--input-type=module', '-e', "import 'nestjs-redis-ack-queue/microservices'"],
+  ];
+  return Promise.all(
+    loads.map((args) =>
+      exec(process.execPath, args, dir).then(
+        () => 'loaded',
+        (error: unknown) => outputOf(error),
+      ),
+    ),
+  );
 }
 
 describeOnline('installing the package and its optional peers one at a time', () => {
@@ -85,7 +106,12 @@ describeOnline('installing the package and its optional peers one at a time', ()
     await exec('npm', ['ls', '--all'], dir).catch((error: unknown) =>
       problems.push(`npm ls --all:\n${outputOf(error)}`),
     );
-    return { problems, ioredis: installedVersion(dir, 'ioredis') };
+    const withoutPeer = !specs.some((spec) => spec.startsWith('@nestjs/microservices'));
+    return {
+      problems,
+      ioredis: installedVersion(dir, 'ioredis'),
+      transportWithoutPeer: withoutPeer ? await loadTransport(dir) : undefined,
+    };
   }
 
   beforeAll(async () => {
@@ -122,6 +148,13 @@ describeOnline('installing the package and its optional peers one at a time', ()
       const chain = chains.get(`${major} ${order}`);
       expect(chain?.problems).toEqual([]);
       if (order.startsWith('ioredis 6')) expect(chain?.ioredis).toMatch(/^6\./);
+      // Its optional peer left out: the transport's entry point names it, in CommonJS and ES modules.
+      if (order.startsWith('ioredis 6')) expect(chain?.transportWithoutPeer).toHaveLength(2);
+      for (const output of chain?.transportWithoutPeer ?? []) {
+        expect(output).toMatch(
+          /MissingPeerDependencyError: .*needs the optional peer dependency "@nestjs\/microservices"/,
+        );
+      }
     },
   );
 });

@@ -13,11 +13,14 @@ import {
 } from './support/npm-apps';
 
 /**
- * The packed tarball as a user gets it: installed beside Nest 12 in a new ES module app and beside
- * Nest 11 in a new CommonJS app, with no peer conflict, then built from app/main.ts and run by Node
- * itself (no Jest, no transform) until a @QueueHandler has received and acked a pushed message.
- * Each app takes one of the ioredis majors the peer range names (the library is developed on 6;
- * npm picks 5 when @nestjs/terminus's optional peers are around, see install-order.package-spec.ts).
+ * The packed tarball as a user gets it: installed beside Nest 12 and Nest 11, each in a new ES
+ * module app and a new CommonJS app, with no peer conflict, then built with `tsc` and run by
+ * Node itself (no Jest, no transform): app/main.ts until a @QueueHandler has received and acked a
+ * pushed message, and app/microservice.ts (the `nestjs-redis-ack-queue/microservices` entry
+ * point, with the optional peer @nestjs/microservices) until its server has handled an emit and
+ * answered a send. Each Nest major takes each ioredis major the peer range names once (the library
+ * is developed on 6; npm picks 5 when @nestjs/terminus's optional peers are around, see
+ * install-order.package-spec.ts).
  */
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   peerDependencies: Record<string, string>;
@@ -26,6 +29,9 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
 const APPS = [
   { name: 'nest12-esm', major: 12, type: 'module', module: 'nodenext', format: 'esm', ioredis: 6 },
   { name: 'nest11-cjs', major: 11, type: 'commonjs', module: 'node16', format: 'commonjs', ioredis: 5 },
+  // nodenext: TypeScript lets a CommonJS file import Nest 12's ES modules (Node require()s them).
+  { name: 'nest12-cjs', major: 12, type: 'commonjs', module: 'nodenext', format: 'commonjs', ioredis: 5 },
+  { name: 'nest11-esm', major: 11, type: 'module', module: 'nodenext', format: 'esm', ioredis: 6 },
 ] as const;
 
 describeOnline('the packed package in new apps', () => {
@@ -45,7 +51,7 @@ describeOnline('the packed package in new apps', () => {
   });
 
   it.each(APPS)(
-    'installs beside Nest $major and ioredis $ioredis in a $format app without peer errors and delivers a message',
+    'installs beside Nest $major and ioredis $ioredis in a $format app without peer errors, delivers a message and serves the transport',
     async (app) => {
       const dir = join(work, app.name);
       mkdirSync(dir);
@@ -59,6 +65,7 @@ describeOnline('the packed package in new apps', () => {
       const dependencies = {
         '@nestjs/common': nest,
         '@nestjs/core': nest,
+        '@nestjs/microservices': nest,
         '@nestjs/platform-express': nest,
         ioredis,
         'nestjs-redis-ack-queue': `file:${tarball}`,
@@ -81,12 +88,17 @@ describeOnline('the packed package in new apps', () => {
         rootDir: '.',
         outDir: 'dist',
       };
-      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions, files: ['main.ts', 'microservice.ts'] }),
+      );
       copyFileSync(join(__dirname, 'app/main.ts'), join(dir, 'main.ts'));
+      copyFileSync(join(__dirname, 'app/microservice.ts'), join(dir, 'microservice.ts'));
 
       expect(await npmInstall(dir)).not.toMatch(PEER_TROUBLE);
       await exec('npm', ['ls', '--all'], dir); // exits non-zero on a missing or invalid peer
       expect(installedVersion(dir, '@nestjs/core').split('.')[0]).toBe(String(app.major));
+      expect(installedVersion(dir, '@nestjs/microservices').split('.')[0]).toBe(String(app.major));
       expect(installedVersion(dir, 'ioredis').split('.')[0]).toBe(String(app.ioredis));
 
       await exec(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
@@ -106,6 +118,16 @@ describeOnline('the packed package in new apps', () => {
         REDIS_URL: redis.url,
       });
       expect(topics.stdout).toBe('smoke.greetings\n');
+
+      const transport = await exec(process.execPath, ['dist/microservice.js'], dir, {
+        REDIS_URL: redis.url,
+        PREFIX: `${app.name}-transport`,
+      });
+      expect(JSON.parse(transport.stdout.trim().split('\n').pop() ?? '')).toEqual({
+        event: { data: { order: 7 }, attempt: 1, topic: 'smoke.shipped' },
+        reply: 42,
+        format: app.format,
+      });
     },
     240_000,
   );

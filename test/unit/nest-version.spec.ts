@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Set by jest.config.js: Nest 12 from node_modules, or Nest 11 from test/nest11 (npm run test:nest11).
@@ -8,10 +8,11 @@ const { ACKQ_NEST_MAJOR: major, ACKQ_NEST_DIR: folder } = globalThis as unknown 
 };
 
 describe('the Nest this run proves', () => {
-  it.each(['@nestjs/common', '@nestjs/core', '@nestjs/platform-express'])(
+  it.each(['@nestjs/common', '@nestjs/core', '@nestjs/microservices', '@nestjs/platform-express'])(
     'is %s of the major the run is for',
     (name) => {
-      expect(require.resolve(name).startsWith(join(folder, name))).toBe(true);
+      // Real paths: node_modules may be a link (a worktree's to the main checkout's).
+      expect(realpathSync(require.resolve(name)).startsWith(realpathSync(join(folder, name)))).toBe(true);
       const manifest = JSON.parse(readFileSync(join(folder, name, 'package.json'), 'utf8')) as {
         version: string;
         type?: string;
