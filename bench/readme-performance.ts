@@ -161,6 +161,7 @@ function transport(): string[] {
   const [, events, inFlight] = line(report, /- events\/s: ([\d,]+) .* at most (\d+) in flight/);
   const [, callers, requests] = line(report, /- round trips\/s: (\d+) callers[^\n]*\n\s+([\d,]+) per round/);
   const [, concurrency] = line(report, /concurrency: (\d+) \}/);
+  const [, spread] = line(report, /^- (Spread over the rounds [^\n]+)\.$/m);
   const guaranteesAt = report.indexOf('## Delivery guarantees');
   const { header, rows } = table(report.slice(0, guaranteesAt));
   // The section's lines, up to the next heading.
@@ -179,6 +180,8 @@ function transport(): string[] {
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,
     ...[...rows.values()].map((row) => `| ${row.join(' | ')} |`),
+    '',
+    `${spread}.`,
     '',
     ...guarantees,
   ];

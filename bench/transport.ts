@@ -56,6 +56,8 @@ const LABELS: Record<TransportSystem, string> = {
 interface RoundFigures {
   eventsPerSecond: number;
   lost: number;
+  /** From the last emit's completion to the handler seeing the last event (ms): how far the server lagged. */
+  lagMs: number;
   roundTripsPerSecond: number;
   p50: number;
   p99: number;
@@ -141,14 +143,18 @@ async function inFlight(limit: number, total: number, task: (i: number) => Promi
   await Promise.all(Array.from({ length: Math.min(limit, total) }, worker));
 }
 
-/** Events per second from the first emit to the last event seen, and how many never came. */
-async function events(server: ServerProcess, client: BenchClient, n: number): Promise<{ rate: number; lost: number }> {
+/**
+ * Events per second from the first emit to the last event seen, how many never came, and how long
+ * after the last emit completed the last event was seen.
+ */
+async function events(server: ServerProcess, client: BenchClient, n: number) {
   await server.ask({ type: 'expect', n }, 'expecting');
   const reached = server.next('reached');
   const start = epochNow();
   await inFlight(IN_FLIGHT, n, (i) => lastValueFrom(client.emit(EVENT_PATTERN, { i }), { defaultValue: undefined }));
+  const emitted = epochNow();
   const seen = await Promise.race([reached.then(({ at }) => ({ count: n, at })), settled(server, reached)]);
-  return { rate: seen.count / ((seen.at - start) / 1000), lost: n - seen.count };
+  return { rate: seen.count / ((seen.at - start) / 1000), lost: n - seen.count, lagMs: seen.at - emitted };
 }
 
 /** The count once it has not risen for QUIET_MS (never, if every event arrives first). */
@@ -207,9 +213,9 @@ async function round(redis: BenchRedis, system: TransportSystem): Promise<RoundF
     if (system === 'nest-redis') await subscribed(redis.admin);
     await events(server, client, WARMUP_EVENTS);
     await requests(client, WARMUP_REQUESTS);
-    const { rate: eventsPerSecond, lost } = await events(server, client, EVENTS);
+    const { rate: eventsPerSecond, lost, lagMs } = await events(server, client, EVENTS);
     const { rate: roundTripsPerSecond, p50, p99, failed } = await requests(client, REQUESTS);
-    return { eventsPerSecond, lost, roundTripsPerSecond, p50, p99, failed };
+    return { eventsPerSecond, lost, lagMs, roundTripsPerSecond, p50, p99, failed };
   } finally {
     await client.close();
     await server.close();
@@ -230,6 +236,19 @@ const load = () =>
   loadavg()
     .map((n) => n.toFixed(2))
     .join(' / ');
+
+/** One system's lowest and highest figures over its rounds. */
+function spreadOf({ system, rounds }: { system: TransportSystem; rounds: RoundFigures[] }): string {
+  const events = spread(
+    rounds.map((r) => r.eventsPerSecond),
+    count,
+  );
+  const trips = spread(
+    rounds.map((r) => r.roundTripsPerSecond),
+    count,
+  );
+  return `${system} events/s ${events}, round trips/s ${trips}`;
+}
 
 function reportText(figures: Map<TransportSystem, RoundFigures[]>, redisVersion: string, loadBefore: string): string {
   const summary = SYSTEMS.map((system) => {
@@ -280,30 +299,27 @@ function reportText(figures: Map<TransportSystem, RoundFigures[]>, redisVersion:
     "- **Nest's Redis transport** is Redis pub/sub: an event published while no server subscribes is lost, every",
     '  subscribed instance gets every event, nothing is acked, a handler that throws or a process that dies loses it.',
     '- **This project** stores each message until a handler acks it: a failed or interrupted delivery is retried',
-    '  with backoff, then dead-lettered; each message goes to one instance; a reply is kept (with a TTL) until its caller takes it.',
+    '  with backoff, then dead-lettered; each message goes to one instance; a reply is kept (with a TTL) until its',
+    '  caller takes it.',
     '',
     '## Every round',
     '',
-    '| system | events/s | lost | round trips/s | p50 ms | p99 ms |',
-    '| --- | --- | --- | --- | --- | --- |',
+    'Lag: from the last emit completing to the handler seeing the last event. A small lag means the handler kept up',
+    'with the emits, and the rate is what the client could emit (0 or less: the last event was handled before its',
+    'emit had completed on the client).',
+    '',
+    '| system | events/s | lost | lag ms | round trips/s | p50 ms | p99 ms |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...summary.flatMap(({ system, rounds }) =>
       rounds.map(
         (r, i) =>
-          `| ${system} ${i + 1} | ${count(r.eventsPerSecond)} | ${count(r.lost)} | ${count(r.roundTripsPerSecond)} | ` +
+          `| ${system} ${i + 1} | ${count(r.eventsPerSecond)} | ${count(r.lost)} | ${r.lagMs.toFixed(1)} | ` +
+          `${count(r.roundTripsPerSecond)} | ` +
           `${ms(r.p50)} | ${ms(r.p99)} |`,
       ),
     ),
     '',
-    ...summary.map(
-      ({ system, rounds }) =>
-        `- ${system}: events/s ${spread(
-          rounds.map((r) => r.eventsPerSecond),
-          count,
-        )}, round trips/s ${spread(
-          rounds.map((r) => r.roundTripsPerSecond),
-          count,
-        )}.`,
-    ),
+    `- Spread over the rounds (lowest to highest): ${summary.map(spreadOf).join('; ')}.`,
     anyFailed
       ? `- **Failed requests** (errored or wrong answer): ${summary.map((s) => `${s.system} ${s.failed}`).join(', ')}.`
       : '- Every request was answered, correctly.',
