@@ -1,7 +1,8 @@
 // Writes the README's Performance section from the last full runs' reports in bench/results/
 // (latest.md from `npm run bench`, groups.md from `npm run bench:groups`, group-shares.md from
-// `npm run bench:group-shares`): each target of the project beside what was measured, with the
-// date, commit and machine of the run. Run: npm run bench:readme (after the three benchmarks).
+// `npm run bench:group-shares`, observability.md from `npm run bench:observability -- --targets`,
+// transport.md from `npm run bench:transport`): each target of the project beside what was
+// measured, with the date, commit and machine of the run. Run: npm run bench:readme (after them).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -120,6 +121,8 @@ function section(): string {
     ...rows.map((row) => `| ${row.join(' | ')} |`),
     '',
     ...observability(),
+    '',
+    ...transport(),
     END,
   ].join('\n');
 }
@@ -142,6 +145,45 @@ function observability(): string[] {
       const verdictText = met === 'met' ? 'met' : met === '**short**' ? '**short**' : '';
       return `| ${label} | ${target} | ${rate} of the rate, ${cpu} of the CPU per message | ${verdictText} |`;
     }),
+  ];
+}
+
+/**
+ * The transport table of transport.md (`npm run bench:transport`) as it is, with the run's
+ * settings and the delivery guarantees beside the figures.
+ */
+function transport(): string[] {
+  const report = read('transport.md');
+  const [, date] = line(report, /^- Date: (\d{4}-\d\d-\d\d)/m);
+  const [, commit] = line(report, /lib\/ at commit (\w+( plus uncommitted changes)?)/);
+  const [, machine] = line(report, /; ([^;]+ cores) \(/);
+  const [, rounds] = line(report, /(\d+) rounds of each system/);
+  const [, events, inFlight] = line(report, /- events\/s: ([\d,]+) .* at most (\d+) in flight/);
+  const [, callers, requests] = line(report, /- round trips\/s: (\d+) callers[^\n]*\n\s+([\d,]+) per round/);
+  const [, concurrency] = line(report, /concurrency: (\d+) \}/);
+  const [, spread] = line(report, /^- (Spread over the rounds [^\n]+)\.$/m);
+  const guaranteesAt = report.indexOf('## Delivery guarantees');
+  const { header, rows } = table(report.slice(0, guaranteesAt));
+  // The section's lines, up to the next heading.
+  const guarantees = report
+    .slice(guaranteesAt)
+    .split('\n## ')[0]
+    .replace('## Delivery guarantees', '')
+    .trim()
+    .split('\n');
+  return [
+    "`@nestjs/microservices`: this project's transport against Nest's built-in Redis transport, one run on one Redis,",
+    `server and client in two processes, medians of ${rounds} interleaved rounds (${date}, commit ${commit}, ${machine};`,
+    `\`bench/results/transport.md\`). Events: ${events} \`emit\`s, ${inFlight} in flight, until the handler saw the last;`,
+    `round trips: ${callers} callers of \`send\`, ${requests} per round. Our server at \`concurrency: ${concurrency}\`; Nest's handlers unbounded.`,
+    '',
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...[...rows.values()].map((row) => `| ${row.join(' | ')} |`),
+    '',
+    `${spread}.`,
+    '',
+    ...guarantees,
   ];
 }
 
