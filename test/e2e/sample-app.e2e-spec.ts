@@ -1,40 +1,26 @@
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { type RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
-import { AppModule } from '../../sample-app/app.module';
 import type { OrdersController } from '../../sample-app/orders/orders.controller';
 import type { Order } from '../../sample-app/orders/orders.store';
 import { TOPICS } from '../../sample-app/orders/topics';
-import { expectLogs, loggedLines, testLogger } from '../support/capture-logs';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, useRedis } from '../support/queue-fixture';
+import { postJson, readJson, startSampleApp } from '../support/sample-http';
 
 describe('sample app (HTTP, real Redis)', () => {
   const fx = useRedis();
   const apps: INestApplication[] = [];
 
   async function startApp(env: Record<string, string> = {}): Promise<{ app: INestApplication; url: string }> {
-    Object.assign(process.env, {
-      REDIS_URL: fx.server.url,
-      PAYMENT_TIMEOUT_MS: '60000',
-      INVOICE_FAILURE_RATE: '0',
-      MAIL_LATENCY_MS: '20',
-      DRAIN_MS: '5000',
-      ...env,
-    });
-    // The app logs through the test capture: kept, replayed if the test fails.
-    const app = await NestFactory.create(AppModule, { logger: testLogger() });
-    app.enableShutdownHooks();
-    await app.listen(0, '127.0.0.1');
-    apps.push(app);
-    return { app, url: await app.getUrl() };
+    const started = await startSampleApp(fx.server.url, env);
+    apps.push(started.app);
+    return started;
   }
 
   /** GET /queues: what the controller returns, as JSON. */
   type QueuesView = Awaited<ReturnType<OrdersController['queues']>>;
-  const post = (url: string, body?: unknown) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
-  /** The response's JSON body, taken to be a T (the app's own types say what each route answers). */
-  const read = async <T>(response: Response | Promise<Response>): Promise<T> => (await (await response).json()) as T;
+  const post = postJson;
+  const read = readJson;
 
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));

@@ -1,11 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { RedisAckQueueService } from '../../lib';
-import { AppModule } from '../../sample-app/app.module';
 import { type Bill, BILLING_PATTERNS, type Quote } from '../../sample-app/billing/billing.messages';
 import type { Order } from '../../sample-app/orders/orders.store';
-import { testLogger } from '../support/capture-logs';
 import { useRedis } from '../support/queue-fixture';
+import { postJson, readJson, startSampleApp } from '../support/sample-http';
 import { SampleProcess } from '../support/sample-process';
 
 /**
@@ -20,21 +18,11 @@ describe('sample app and its billing microservice (two processes, real Redis)', 
   const BILLING_TAX_RATE = '0.07';
 
   async function startApp(env: Record<string, string> = {}): Promise<{ app: INestApplication; url: string }> {
-    Object.assign(process.env, {
-      REDIS_URL: fx.server.url,
-      PAYMENT_TIMEOUT_MS: '60000',
-      INVOICE_FAILURE_RATE: '0',
-      MAIL_LATENCY_MS: '20',
-      DRAIN_MS: '5000',
-      BILLING_TIMEOUT_MS: '30000',
-      ...env,
-    });
+    // The billing rate is the child's alone: none in this process.
     delete process.env.TAX_RATE;
-    const app = await NestFactory.create(AppModule, { logger: testLogger() });
-    app.enableShutdownHooks();
-    await app.listen(0, '127.0.0.1');
-    apps.push(app);
-    return { app, url: await app.getUrl() };
+    const started = await startSampleApp(fx.server.url, { BILLING_TIMEOUT_MS: '30000', ...env });
+    apps.push(started.app);
+    return started;
   }
 
   /** Starts the built billing microservice on the test's Redis; resolves once it consumes. */
@@ -45,9 +33,8 @@ describe('sample app and its billing microservice (two processes, real Redis)', 
     return billing;
   }
 
-  const post = (url: string, body?: unknown) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
-  const read = async <T>(response: Response | Promise<Response>): Promise<T> => (await (await response).json()) as T;
+  const post = postJson;
+  const read = readJson;
   const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
   afterEach(async () => {
