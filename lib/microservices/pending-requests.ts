@@ -120,7 +120,8 @@ export class PendingRequests {
     if (pending.settled) return;
     pending.settled = true;
     clearTimeout(pending.timer);
-    this.byId.delete(pending.id);
+    // A second send of the same id (a record's `id`) took its place: that one still waits.
+    if (this.byId.get(pending.id) === pending) this.byId.delete(pending.id);
     if (this.byId.size === 0 && this.sweeper) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
