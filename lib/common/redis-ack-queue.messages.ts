@@ -160,7 +160,7 @@ export const MESSAGES = {
   transportGuardDenied: (topic: string) =>
     `a guard denied it on "${topic}" (Nest's 'Forbidden resource'): if it was written for HTTP, have it return true ` +
     `when context.getType() !== 'http'`,
-  transportRejected: (detail: string) => `its handler refused it (${detail})`,
+  transportRejected: (detail: string) => `a guard, pipe or handler refused it (${detail})`,
   transportHandlerFailed: (detail: string) =>
     `${detail}` +
     (detail === 'Internal server error'
