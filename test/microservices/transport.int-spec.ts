@@ -265,13 +265,14 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       expect(await queue.get('orders.created', id)).toBeNull();
     });
 
-    it('completes emit once stored, with the push result, and deduplicates by id', async () => {
-      const first = await emit('orders.created', new RedisAckQueueRecord({ n: 2 }, { id: 'order-2' }));
+    it('completes emit once stored, with the push result, and deduplicates by id while the message lives', async () => {
+      // Delayed, so that it is still there when the second emit comes (an acked message's id is free again).
+      const first = await emit('orders.created', new RedisAckQueueRecord({ n: 2 }, { id: 'order-2', delayMs: 60_000 }));
       const second = await emit('orders.created', new RedisAckQueueRecord({ n: 2 }, { id: 'order-2' }));
       expect(first).toEqual({ id: 'order-2', duplicate: false });
       expect(second).toEqual({ id: 'order-2', duplicate: true });
-      await queue.waitUntilIdle('orders.created');
-      expect(calls('orders.created').filter((each) => (each as { n: number }).n === 2)).toHaveLength(1);
+      expect(await queue.stats('orders.created')).toMatchObject({ ready: 0, delayed: 1 });
+      await queue.cancel('orders.created', 'order-2');
     });
 
     it('retries a failed handler with backoff (the pattern extras set maxAttempts), then dead-letters it', async () => {
