@@ -66,6 +66,9 @@ export const LIMITS = {
   idsPerCall: 500,
   topicLength: 200,
   idLength: 256,
+  /** Nodes one pushFlow may hold, and how deep its tree may go. */
+  flowNodes: 10_000,
+  flowDepth: 100,
   /** Groups one setGroupWeights call may weigh (one script call per partition). */
   groupWeights: 10_000,
   /** The last epoch ms a Date can hold (ECMAScript's time range): the latest due time or tick. */

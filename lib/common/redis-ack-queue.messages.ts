@@ -194,6 +194,10 @@ export const MESSAGES = {
   valueTooLarge: (bytes: number, limit: number) =>
     `its JSON is ${bytes} bytes, over the limit of ${limit}: store a smaller value (a summary, a reference)`,
   valueNotJson: (reason: string) => `it is not JSON-serializable (${reason}): pass plain JSON data`,
+  childFailed: (topic: string, id: string, reason: string) =>
+    `A child of this flow failed: message ${id} of "${topic}" (${reason})`,
+  childResultDropped: (topic: string, id: string, reason: string) =>
+    `Message ${id} of "${topic}" was acked and its parent in the flow gets no result from it: ${reason}`,
   resultDropped: (topic: string, id: string, reason: string) =>
     `Message ${id} of "${topic}" was acked and kept as completed without its result: ${reason}`,
   // A topic's history as the dashboard and the CLI ask for it: input refused before anything is read.

@@ -16,6 +16,7 @@ import { resolveConsumerSettings, type ConsumerSettings, type ServiceSettings } 
 import { batchingHandler } from './batch-collector';
 import { writeLimitsFirst } from './limits-first';
 import type { ConsumerReporting } from './failed-deliveries';
+import { FlowSweeper } from './flow-sweeper';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
 
@@ -32,6 +33,8 @@ export class ConsumerRegistry {
   private readonly attemptsOf = new Map<QueueConsumer, { topic: string; maxAttempts: number }>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
+  /** Repairs the flows of the consumed topics while any consumer runs. */
+  private readonly sweeper: FlowSweeper;
 
   constructor(
     private readonly engine: QueueEngine,
@@ -40,6 +43,11 @@ export class ConsumerRegistry {
     private readonly tracing: QueueTracing | undefined,
   ) {
     this.cancels = engine.cancelSignals();
+    this.sweeper = new FlowSweeper(
+      engine.flows,
+      () => [...this.attemptsOf.values()].map(({ topic }) => topic),
+      report.events,
+    );
   }
 
   /**
@@ -79,8 +87,10 @@ export class ConsumerRegistry {
         this.consumers.delete(poller);
         this.limitsOf.delete(poller);
         this.attemptsOf.delete(poller);
+        if (this.consumers.size === 0) void this.sweeper.stop();
       },
     });
+    this.sweeper.start();
     this.consumers.set(poller, liveness);
     this.attemptsOf.set(poller, { topic, maxAttempts: settings.maxAttempts });
     if (!limits) poller.start();
@@ -121,6 +131,7 @@ export class ConsumerRegistry {
   /** Drains every running consumer (each releases what did not finish within drainMs). */
   async closeAll(drainMs?: number): Promise<void> {
     await Promise.all([...this.consumers.keys()].map((consumer) => consumer.close(drainMs)));
+    await this.sweeper.stop();
     await this.cancels.close();
   }
 }

@@ -2,6 +2,7 @@ import type { ConsumerEngine, CompletedPolicy } from '../engine/consumer-engine'
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { handOver, isFlowChild } from './flow-handover';
 import type { ConsumerReporting } from './failed-deliveries';
 import { abortHandler, type ReportProgress } from './handler-context';
 import { messagesOf, type InFlight } from './in-flight';
@@ -50,13 +51,18 @@ export class DeliveryControl<T> {
    * progress (which reserve.lua's acks leave behind); else it may ride along with a reserve.
    */
   succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
-    if (!this.policy) {
+    const child = isFlowChild(entry.message);
+    if (!this.policy && !child) {
       if (this.reporter.used && this.reporter.reported(entry)) entry.completion = '{}';
       return entry;
     }
-    const encoded = result === undefined ? undefined : encodeStoredValue(result, this.policy.maxResultBytes);
+    // A flow's child hands its result to its parent through complete.lua.
+    const bound = this.policy?.maxResultBytes ?? this.engine.flows.maxResultBytes;
+    const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) {
-      this.report.logger.warn(MESSAGES.resultDropped(this.topic, entry.message.id, encoded.problem));
+      const { id } = entry.message;
+      const text = this.policy ? MESSAGES.resultDropped : MESSAGES.childResultDropped;
+      this.report.logger.warn(text(this.topic, id, encoded.problem));
     }
     entry.completion = completionExtra(encoded && 'json' in encoded ? encoded.json : undefined, entry.durationMs);
     return entry;
@@ -80,6 +86,8 @@ export class DeliveryControl<T> {
     const flags = new Map<InFlight<T>, boolean>();
     completing.forEach((entry, i) => flags.set(entry, completed[i]));
     plain.forEach((entry, i) => flags.set(entry, acked[i]));
+    const children = completing.filter((entry, i) => completed[i] && isFlowChild(entry.message));
+    await handOver(this.engine, this.topic, messagesOf(children));
     return entries.map((entry) => flags.get(entry)!);
   }
 

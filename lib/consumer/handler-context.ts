@@ -1,6 +1,14 @@
 import { isObservable, lastValueFrom } from 'rxjs';
 import { HandlerTimeoutError, RateLimitedError, RetryLaterError } from '../errors';
-import type { MessageContext, QueueHandlerFn, ReservedMessage } from '../interfaces';
+import type {
+  ChildResults,
+  FailedChild,
+  FlowChildInfo,
+  MessageContext,
+  QueueHandlerFn,
+  ReservedMessage,
+} from '../interfaces';
+import type { FlowChildRecord } from '../engine/flow-format';
 import { assertBounded } from '../queue/validation';
 import { HELD_LEASE, type HeldDelivery } from '../engine/consumer-engine';
 
@@ -11,6 +19,8 @@ export interface ContextTarget {
   controller: AbortController | undefined;
   /** Set by `retryLater`: the delivery ends deferred, whatever the handler does next. */
   deferral?: RetryLaterError | RateLimitedError;
+  /** Of a flow's parent: its children and how each ended, read before its handler started. */
+  children?: FlowChildRecord[];
 }
 
 /**
@@ -70,11 +80,44 @@ export class HandlerContext implements MessageContext {
     this.#lease.progress(this.#target, value);
   }
 
+  childResults(): ChildResults {
+    return childResultsOf(this.#target.children);
+  }
+
+  failedChildren(): FailedChild[] {
+    return failedChildrenOf(this.#target.children);
+  }
+
   /** @internal This delivery (see HELD_LEASE). */
   [HELD_LEASE](): HeldDelivery {
     const { id, token, group } = this.#target.message;
     return { id, token, group, deferred: this.#target.deferral !== undefined };
   }
+}
+
+/** Children's results by topic, then id (what `childResults` answers). */
+export function childResultsOf(children: readonly FlowChildInfo[] | undefined): ChildResults {
+  const results: ChildResults = {};
+  for (const { topic, id, outcome, result } of children ?? []) {
+    if (outcome === 'acked') (results[topic] ??= {})[id] = result;
+  }
+  return results;
+}
+
+/** The children that failed (what `failedChildren` answers). */
+export function failedChildrenOf(children: readonly FlowChildInfo[] | undefined): FailedChild[] {
+  return (children ?? []).flatMap(({ topic, id, outcome, failure }) =>
+    outcome === 'failed'
+      ? [
+          {
+            topic,
+            id,
+            reason: failure?.reason ?? 'unknown',
+            ...(failure?.error !== undefined && { error: failure.error }),
+          },
+        ]
+      : [],
+  );
 }
 
 /** What a context's `progress` does (see ProgressReporter). */

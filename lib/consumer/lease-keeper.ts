@@ -4,6 +4,7 @@ import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { FLOW_PARENT } from '../engine/wire-format';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
@@ -78,18 +79,29 @@ export class LeaseKeeper<T> {
     if (this.events.observed || this.events.tally.active) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
     const context = new HandlerContext(entry, this.leases);
-    const { tracing } = this;
     let work: Promise<unknown>;
-    if (tracing) {
-      const trace = (entry.trace = tracing.start(message));
-      work = tracing.run(trace.context, invokeHandler, this.handler, message.payload, context);
-    } else work = invokeHandler(this.handler, message.payload, context);
+    // A flow's parent reads its children's ends first: its context hands them over at once.
+    if (message.flowRole !== undefined && (message.flowRole & FLOW_PARENT) !== 0) {
+      work = this.engine.flows.recordOf(this.topic, message).then(({ children }) => {
+        entry.children = children;
+        return this.invoke(entry, context);
+      });
+    } else work = this.invoke(entry, context);
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
       (result: unknown) => this.finished(entry, undefined, result),
       (error: unknown) => this.finished(entry, { error }),
     );
+  }
+
+  /** Calls the handler (in its delivery's trace context, with tracing). */
+  private invoke(entry: InFlight<T>, context: HandlerContext): Promise<unknown> {
+    const { tracing } = this;
+    const { message } = entry;
+    if (!tracing) return invokeHandler(this.handler, message.payload, context);
+    const trace = (entry.trace = tracing.start(message));
+    return tracing.run(trace.context, invokeHandler, this.handler, message.payload, context);
   }
 
   /** Frees the handler's slot as soon as it settles, then acks or nacks. */

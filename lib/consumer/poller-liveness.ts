@@ -46,6 +46,7 @@ export class PollerLiveness {
       completedPolicy: (topic) => engine.completedPolicy(topic),
       complete: (topic, leases) => noted(engine.complete(topic, leases)),
       progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),
+      flows: engine.flows,
     };
   }
 

@@ -1,4 +1,5 @@
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
+import type { FlowRecord } from './flow-format';
 import type { Lease } from './wire-format';
 
 /** A lease to settle; `leaseDeadline` (server clock) tells a resent ack from a stale one. */
@@ -91,6 +92,20 @@ export interface ConsumerEngine {
   complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
   /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;
+  /** Flows: what a consumer hands to a child's parent, and reads for a parent's handler. */
+  readonly flows: FlowHandoff;
+}
+
+/** What a consumer needs of flows (see FlowTrees). */
+export interface FlowHandoff {
+  /** Largest child result handed to its parent (JSON bytes; the service's maxPayloadBytes). */
+  readonly maxResultBytes: number;
+  /** Passes the ends of these children (acked, dead) to their parents: the parents may become due now. */
+  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<void>;
+  /** A parent's children and their ends, for its handler. */
+  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord>;
+  /** Passes on what a process that died left of this topic's flows (see FlowTrees.sweep). */
+  sweep(topic: string): Promise<void>;
 }
 
 /**

@@ -1,7 +1,27 @@
-import type { DeadLetter, DeadLetterReason, MessageInfo, MessagePreview, MessageState } from '../interfaces';
+import type {
+  DeadLetter,
+  DeadLetterReason,
+  FlowChildInfo,
+  MessageInfo,
+  MessagePreview,
+  MessageState,
+} from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
+import { decodeChildren, FLOW_HELD, linkOf, type FlowChildRecord } from './flow-format';
+
+/** A flat HGETALL reply (field, value, ...) as an object. */
+function pairsOf(flat: string[]): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) pairs[flat[i]] = flat[i + 1];
+  return pairs;
+}
+
+/** A child as `get` shows it: without where it lives or its policy. */
+function childInfo({ topic, id, outcome, result, failure }: FlowChildRecord): FlowChildInfo {
+  return { topic, id, outcome, ...(outcome === 'acked' && { result }), ...(failure && { failure }) };
+}
 
 /**
  * The formats of look-up, completed records, progress and dead letters: what get.lua, list.lua
@@ -82,8 +102,10 @@ function decodeInfo<T>(
   if (state === 'leased') {
     info.attempt = attemptsOrToken ? tokenAttempt(attemptsOrToken) : 0;
     info.leaseDeadline = at;
-  } else if (state === 'delayed') info.dueAt = at;
-  else if (state === 'completed') {
+  } else if (state === 'delayed') {
+    // A flow's node held until its flow is stored has no due time yet.
+    if (score !== FLOW_HELD) info.dueAt = at;
+  } else if (state === 'completed') {
     info.attempt = body.a ?? 0;
     info.completedAt = body.c ?? at;
     if (body.d !== undefined) info.durationMs = body.d;
@@ -97,11 +119,12 @@ function decodeInfo<T>(
  */
 export function decodeGetReply<T>(
   id: string,
-  reply: (string | null)[] | null,
+  reply: (string | string[] | null)[] | null,
   defaultMaxAttempts: number,
 ): MessageInfo<T> | null {
   if (!reply) return null;
-  const [state, body, score, attempts, token, deadInfo, progress, priority] = reply;
+  const [state, body, score, attempts, token, deadInfo, progress, priority, parent] = reply as (string | null)[];
+  const childHash = (reply[9] ?? []) as string[];
   const info = decodeInfo<T>(
     state as MessageState,
     id,
@@ -121,6 +144,11 @@ export function decodeGetReply<T>(
   }
   if (progress) info.progress = parseOr(progress);
   if (priority) info.priority = Number(priority);
+  if (parent) {
+    const { topic, id: parentId } = linkOf(parent);
+    info.parent = { topic, id: parentId };
+  }
+  if (childHash.length > 0) info.children = decodeChildren(pairsOf(childHash)).map(childInfo);
   return info;
 }
 

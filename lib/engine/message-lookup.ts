@@ -1,4 +1,5 @@
 import type { MessageInfo, MessageState } from '../interfaces';
+import { linkOfField, type FlowLink } from './flow-format';
 import { decodeGetReply, decodeListOrder, decodeListReply } from './lookup-format';
 import { readMergedPage } from './merged-pages';
 import { partitionOf } from './partitions';
@@ -11,6 +12,14 @@ import type { TopicLayout, TopicLayouts } from './topic-layouts';
  * pages by state merged over the partitions, and cancel, which also tells the consumers of
  * a leased message (cancel.lua publishes its id).
  */
+/** What cancel removed (see MessageLookup.cancel). */
+export interface CancelledMessage {
+  state: MessageState;
+  partition: number;
+  child: boolean;
+  children: FlowLink[];
+}
+
 export class MessageLookup {
   constructor(
     private readonly scripts: ScriptRunner,
@@ -25,7 +34,7 @@ export class MessageLookup {
     defaultMaxAttempts = this.defaultMaxAttempts,
   ): Promise<MessageInfo<T> | null> {
     const reply = await this.inAnyPartition(topic, id, (keys) =>
-      this.scripts.run<(string | null)[] | null>('get', topic, keys, [id]),
+      this.scripts.run<(string | string[] | null)[] | null>('get', topic, keys, [id]),
     );
     return decodeGetReply<T>(id, reply, defaultMaxAttempts);
   }
@@ -59,9 +68,21 @@ export class MessageLookup {
     });
   }
 
-  /** Removes the message whatever its state; the state it was in, or null when there was none. */
-  async cancel(topic: string, id: string): Promise<MessageState | null> {
-    return this.inAnyPartition(topic, id, (keys) => this.scripts.run<MessageState | null>('cancel', topic, keys, [id]));
+  /**
+   * Removes the message whatever its state: the state it was in (null when there was none), the
+   * partition, whether it was a flow's child (its parent is to hear of it) and the fields of a
+   * flow parent's children that had not ended (to be cancelled in turn).
+   */
+  async cancel(topic: string, id: string): Promise<CancelledMessage | null> {
+    const { partitions } = this.layouts.get(topic);
+    let partition = 0;
+    const reply = await this.inAnyPartition(topic, id, (keys) => {
+      partition = partitions.indexOf(keys);
+      return this.scripts.run<[MessageState, number, ...string[]] | null>('cancel', topic, keys, [id]);
+    });
+    if (!reply) return null;
+    const [state, child, ...children] = reply;
+    return { state, partition, child: child === 1, children: children.map(linkOfField) };
   }
 
   /**

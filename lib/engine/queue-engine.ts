@@ -19,6 +19,7 @@ import { CancelSignals } from './cancel-signals';
 import { DataMarker } from './data-marker';
 import { StoredFormat } from './stored-format';
 import { openBlockingConnection, type RedisClient } from './connection';
+import { FlowTrees } from './flow-trees';
 import { GroupWeightsStore } from './group-weights';
 import { HistoryStore } from './history-store';
 import { JobRecords } from './job-records';
@@ -48,6 +49,8 @@ export interface EngineConfig {
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
   deadMaxCount: number;
   deadMaxAgeMs: number;
+  /** Largest payload, and child result handed to a flow's parent (JSON bytes). */
+  maxPayloadBytes: number;
   /** The attempts a message has when it names none (what a look-up reports). */
   maxAttempts: number;
   /** How each topic keeps completed messages; undefined where it keeps none. */
@@ -78,6 +81,8 @@ export class QueueEngine implements ConsumerEngine {
   /** Each topic's per-minute history. */
   readonly history: HistoryStore;
   readonly replies: RequestReplies;
+  /** Flows: parents that wait for their children, across slots. */
+  readonly flows: FlowTrees;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
@@ -113,6 +118,8 @@ export class QueueEngine implements ConsumerEngine {
     this.marker = new DataMarker(client, prefix);
     this.format = new StoredFormat(client, prefix);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
+    const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };
+    this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes);
   }
 
   /**

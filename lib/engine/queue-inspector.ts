@@ -24,7 +24,8 @@ export class QueueInspector {
       layout.partitions.map((keys) => this.scripts.run<number[]>('stats', topic, keys, [])),
     );
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
-    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused: replies.some((r) => r[4] === 1) };
+    const paused = replies.some((r) => r[4] === 1);
+    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused, waitingChildren: sum(5) };
   }
 
   /** Counts and the oldest ready message's age, one read-only call per partition. */
@@ -46,6 +47,7 @@ export class QueueInspector {
       completed: sum(6),
       pushedTotal: sum(7),
       ackedTotal: sum(8),
+      waitingChildren: sum(9),
     };
   }
 

@@ -132,6 +132,30 @@ export interface QueueKeys {
    * topic's history, kept in its first partition only (see history-format.ts).
    */
   history: string;
+  // Flows (lua/prelude-tree.lua): parents that wait for their children.
+  /**
+   * HASH child id -> JSON `[parent topic, parent id, parent partition, 'f' | 'c' (onChildFailure), root
+   * topic, root id, root partition, delayMs, availableAt]`, while the child lives (a dead one keeps it).
+   */
+  flowParents: string;
+  /**
+   * Not a key: the prefix of each parent's HASH `<flowChildren><id>`: `#` children not ended, `!`
+   * children dead that fail it, `@` its `delayMs availableAt`, and one field per child,
+   * `["<topic>","<id>",<partition>]` -> `p` (pending) or `<seq>\n<outcome><policy>\n<result or failure>`.
+   */
+  flowChildren: string;
+  /** SET of the parents whose children's HASH exists (dropped with it when the parent ends). */
+  flowOpen: string;
+  /** ZSET parent id -> since when it waits for its children (state `waiting-children`). */
+  flowWaiting: string;
+  /** ZSET id -> time stored, of the nodes of a flow whose root is not stored yet (pushFlow under way). */
+  flowUncommitted: string;
+  /** HASH child id -> `<seq>\n<outcome>\n<parent ref>\n<result or failure>`: an end its parent has not heard yet. */
+  flowOutbox: string;
+  /** ZSET child id -> when its outbox entry was written (the sweep passes on old ones). */
+  flowOutboxDue: string;
+  /** STRING counter that orders the outbox entries of one child (a later end wins). */
+  flowSequence: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -164,6 +188,17 @@ export const FLOW_CONTROL_KEYS = [
   'held',
   'groupWeights',
   'groupPasses',
+] as const;
+
+/** What ends a flow child or parent (prelude-tree.lua): scripts that end messages take them. */
+export const FLOW_TREE_KEYS = [
+  'flowParents',
+  'flowChildren',
+  'flowOpen',
+  'flowWaiting',
+  'flowOutbox',
+  'flowOutboxDue',
+  'flowSequence',
 ] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
@@ -224,6 +259,14 @@ export function tagKeys(hashTag: string): QueueKeys {
     cancelled: `${tag}:cancelled`,
     replies: `${tag}:reply:`,
     history: `${tag}:history`,
+    flowParents: `${tag}:flow-parent`,
+    flowChildren: `${tag}:flow:`,
+    flowOpen: `${tag}:flow-open`,
+    flowWaiting: `${tag}:flow-waiting`,
+    flowUncommitted: `${tag}:flow-uncommitted`,
+    flowOutbox: `${tag}:flow-outbox`,
+    flowOutboxDue: `${tag}:flow-outbox-due`,
+    flowSequence: `${tag}:flow-sequence`,
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   FLOW_CONTROL_KEYS,
+  FLOW_TREE_KEYS,
   READY_LEVEL_KEYS,
   type QueueKeys,
   type ScheduleIndexKeys,
@@ -26,8 +27,9 @@ const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
  */
 export const PRELUDES = {
   flow: { file: 'prelude-flow.lua', needs: [] },
-  settle: { file: 'prelude-settle.lua', needs: ['flow'] },
   levels: { file: 'prelude-levels.lua', needs: [] },
+  tree: { file: 'prelude-tree.lua', needs: ['levels'] },
+  settle: { file: 'prelude-settle.lua', needs: ['flow', 'tree'] },
   preview: { file: 'prelude-preview.lua', needs: [] },
 } as const satisfies Record<string, { file: string; needs: readonly string[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
@@ -64,8 +66,13 @@ export const QUEUE_SCRIPTS = {
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
       'counters',
+      'flowParents',
+      'flowChildren',
+      'flowOpen',
+      'flowWaiting',
+      'flowUncommitted',
     ],
-    uses: ['flow', 'levels'],
+    uses: ['flow', 'levels', 'tree'],
     refusedWhenFull: true,
   },
   reserve: {
@@ -82,6 +89,7 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'counters',
       'retryDue',
+      ...FLOW_TREE_KEYS,
     ],
     uses: ['settle', 'levels'],
   },
@@ -90,7 +98,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'ack',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
-      'counters', 'retryDue'],
+      'counters', 'retryDue', ...FLOW_TREE_KEYS],
     uses: ['settle'],
   },
   nack: {
@@ -112,6 +120,7 @@ export const QUEUE_SCRIPTS = {
       ...READY_LEVEL_KEYS,
       ...FLOW_CONTROL_KEYS,
       'retryDue',
+      ...FLOW_TREE_KEYS,
     ],
     uses: ['settle', 'levels'],
   },
@@ -135,6 +144,7 @@ export const QUEUE_SCRIPTS = {
       'deferrals',
       ...FLOW_CONTROL_KEYS,
       'wake',
+      ...FLOW_TREE_KEYS,
     ],
     uses: ['settle'],
   },
@@ -142,7 +152,7 @@ export const QUEUE_SCRIPTS = {
   stats: {
     file: 'stats.lua',
     operation: 'read stats',
-    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue', 'groupCount'],
+    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue', 'groupCount', 'flowWaiting'],
     uses: ['levels'],
     readOnly: true,
   },
@@ -153,7 +163,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'read gauges',
     // prettier-ignore
     keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
-      'groupCount', 'counters'],
+      'groupCount', 'counters', 'flowWaiting'],
     uses: ['levels'],
     readOnly: true,
   },
@@ -173,7 +183,8 @@ export const QUEUE_SCRIPTS = {
   deadPurge: {
     file: 'dead-purge.lua',
     operation: 'purge dead letters',
-    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority'],
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority', ...FLOW_TREE_KEYS],
+    uses: ['tree'],
   },
   wake: { file: 'wake.lua', operation: 'wake consumers', keys: ['wake'] },
   // Flow (pause, retry later, fleet-wide limits).
@@ -251,21 +262,26 @@ export const QUEUE_SCRIPTS = {
       'completed',
       'progress',
       'priority',
+      'flowParents',
+      'flowChildren',
+      'flowWaiting',
     ],
     readOnly: true,
   },
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS],
-    uses: ['levels', 'preview'],
+    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS, 'flowWaiting'],
+    uses: ['levels', 'preview', 'tree'],
     readOnly: true,
   },
   listOrder: {
     file: 'list-order.lua',
     operation: 'list messages',
-    keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', ...READY_LEVEL_KEYS],
-    uses: ['levels'],
+    // prettier-ignore
+    keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', ...READY_LEVEL_KEYS,
+      'flowWaiting'],
+    uses: ['levels', 'tree'],
     readOnly: true,
   },
   cancel: {
@@ -285,19 +301,44 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'wake',
       'retryDue',
+      ...FLOW_TREE_KEYS,
     ],
-    uses: ['flow', 'levels'],
+    uses: ['flow', 'levels', 'tree'],
   },
   complete: {
     file: 'complete.lua',
     operation: 'complete a message',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
-      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue'],
-    uses: ['flow'],
+      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue', ...FLOW_TREE_KEYS],
+    uses: ['flow', 'tree'],
   },
   progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },
   reply: { file: 'reply.lua', operation: 'reply to a request', keys: ['tokens', 'replies'], refusedWhenFull: true },
+  // Flows (lib/engine/flow-trees.ts): a parent waits in its slot for children in other slots.
+  flowCommit: {
+    file: 'flow-commit.lua',
+    operation: 'push a flow',
+    // prettier-ignore
+    keys: ['delayed', 'wake', 'paused', 'flowParents', 'flowUncommitted', 'flowWaiting', 'ready', 'priority',
+      'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
+    uses: ['tree'],
+  },
+  flowNotify: {
+    file: 'flow-notify.lua',
+    operation: 'end a flow child',
+    // prettier-ignore
+    keys: ['delayed', 'wake', 'paused', 'messages', 'dead', 'deadInfo', 'deferrals', 'priority',
+      ...FLOW_TREE_KEYS, 'ready', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
+    uses: ['settle'],
+  },
+  flowClear: { file: 'flow-clear.lua', operation: 'end a flow child', keys: ['flowOutbox', 'flowOutboxDue'] },
+  flowSweep: {
+    file: 'flow-sweep.lua',
+    operation: 'repair flows',
+    keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
+    readOnly: true,
+  },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },

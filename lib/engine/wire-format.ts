@@ -22,6 +22,11 @@ export interface EncodedPush {
    * and group ('' for none). Absent for a message ready now at priority 0 without a group.
    */
   options?: [delayMs: number, availableAt: number, priority: number, group: string];
+  /**
+   * push.lua's flow form (a node of pushFlow, with `options`): its parent's reference ('' for the
+   * root) and, for a parent, its `<delayMs> <availableAt>` and a line per child field.
+   */
+  flow?: [parent: string, children: string];
 }
 
 /**
@@ -35,13 +40,14 @@ export function pushArguments(items: EncodedPush[], compact: boolean): (string |
   const args: (string | number)[] = [compact ? '1' : '0', ''];
   let shapes = '';
   let long = false;
-  for (const { id, body, options } of items) {
+  for (const { id, body, options, flow } of items) {
     args.push(id, body);
     if (options) {
       args.push(...options);
       long = true;
     }
-    shapes += options ? 'l' : 's';
+    if (flow) args.push(...flow);
+    shapes += flow ? 'f' : options ? 'l' : 's';
   }
   if (long) args[1] = shapes;
   return args;
@@ -57,9 +63,16 @@ interface StoredBody {
   p: unknown;
   h?: Record<string, string>;
   g?: string;
+  /** Its place in a flow (FLOW_CHILD, FLOW_PARENT or both); absent outside flows. */
+  f?: number;
   m?: number;
   t: number;
 }
+
+/** A flow node with a parent: its end is handed to the parent (the body's `f` bits). */
+export const FLOW_CHILD = 1;
+/** A flow node with children: its handler reads their results. */
+export const FLOW_PARENT = 2;
 
 /** A lease as the scripts know it: the message id and its token. */
 export interface Lease {
@@ -73,11 +86,19 @@ export interface Lease {
  * Serializes a payload, refusing anything JSON would silently change or drop; its headers count
  * toward `maxBytes` with it.
  */
-export function encodeBody(topic: string, payload: unknown, options: PushOptions, maxBytes: number): string {
+export function encodeBody(
+  topic: string,
+  payload: unknown,
+  options: PushOptions,
+  maxBytes: number,
+  flowRole = 0,
+): string {
   const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
   let body = `{"p":${encodePayload(topic, payload, headers, maxBytes)}`;
   if (headers !== '') body += `,"h":${headers}`;
   if (options.group !== undefined) body += `,"g":${JSON.stringify(options.group)}`;
+  // Before "m", which reserve.lua reads from the end of the text.
+  if (flowRole !== 0) body += `,"f":${flowRole}`;
   if (options.maxAttempts !== undefined) body += `,"m":${options.maxAttempts}`;
   return `${body}}`;
 }
@@ -93,11 +114,16 @@ export function encodePushBody(
   options: PushOptions,
   maxBytes: number,
   compact: boolean,
+  flowRole = 0,
 ): string {
   const { headers, group, maxAttempts } = options;
-  const plain = group === undefined && maxAttempts === undefined && (!headers || Object.keys(headers).length === 0);
+  const plain =
+    group === undefined &&
+    maxAttempts === undefined &&
+    flowRole === 0 &&
+    (!headers || Object.keys(headers).length === 0);
   if (compact && plain) return `|${encodePayload(topic, payload, '', maxBytes)}`;
-  return encodeBody(topic, payload, options, maxBytes).slice(1);
+  return encodeBody(topic, payload, options, maxBytes, flowRole).slice(1);
 }
 
 /** The payload's JSON text, checked: defined, JSON as it is, within `maxBytes` with the headers' text. */
@@ -256,6 +282,7 @@ export function decodeReserved<T>(
     maxAttempts: body.m ?? defaultMaxAttempts,
     enqueuedAt: body.t,
     ...(body.g !== undefined && { group: body.g }),
+    ...(body.f !== undefined && { flowRole: body.f }),
     token,
     leaseDeadline,
     ...(dueAt !== undefined && { dueAt }),

@@ -1,3 +1,4 @@
+import type { ChildResults, FailedChild } from './queue-flow-api.interface';
 import type { QueueHandlerDefaults } from './redis-ack-queue-options.interface';
 import type { TopicLimits } from './topic-limits.interface';
 
@@ -57,6 +58,18 @@ export interface MessageContext {
    * @throws {InvalidProgressError} when `value` is not JSON data or its JSON is over 4 KiB.
    */
   progress(value: unknown): void;
+  /**
+   * Of a flow's parent (`pushFlow`): what each child's handler returned, by child topic and then
+   * child id (`results['pdf.render']['page-1']`), read before this handler started. A child that
+   * returned nothing (or a value JSON cannot keep) is there as undefined; children that failed
+   * are not (see `failedChildren`). `{}` for a message without children.
+   */
+  childResults(): ChildResults;
+  /**
+   * Of a flow's parent: its children that went to the dead letters or were cancelled (with
+   * `onChildFailure: 'continue'`, or any, when the parent was requeued by hand). `[]` when none.
+   */
+  failedChildren(): FailedChild[];
 }
 
 /**

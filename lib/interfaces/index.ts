@@ -14,3 +14,4 @@ export * from './queue-topics-api.interface';
 export * from './topic-limits.interface';
 export * from './batch.interface';
 export * from './history.interface';
+export * from './queue-flow-api.interface';

@@ -87,6 +87,8 @@ export interface ReservedMessage<T = unknown> extends QueueMessage<T> {
    * due at `enqueuedAt`, or after the push's delay).
    */
   dueAt?: number;
+  /** @internal Its place in a flow (bits: 1 has a parent, 2 has children); absent outside flows. */
+  flowRole?: number;
 }
 
 /** Options of `reserve`. */
@@ -134,15 +136,18 @@ export interface QueueStats {
   dead: number;
   /** The topic is paused (`pause()`): consumers lease nothing until `resume()`. */
   paused: boolean;
+  /** Flow parents waiting for their children (`pushFlow`); not counted in `delayed`. */
+  waitingChildren: number;
 }
 
 /**
  * Why a message went to the dead letters: `failed` (the handler failed on its last attempt),
  * `expired` (its last lease ran out), `malformed` (its stored body could not be read), or
  * `rejected` (refused without a retry: a guard or pipe refused it, or the handler threw
- * MessageRejectedError).
+ * MessageRejectedError), or `child-failed` (a flow's parent whose child went to the dead letters or
+ * was cancelled; it comes back when that child is requeued and acked).
  */
-export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected';
+export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected' | 'child-failed';
 
 /** The counts of {@link QueueStats} and the topic's lag, read in one script call per partition. */
 export interface QueueGauges extends QueueStats {

@@ -7,7 +7,7 @@ import type { DeadLetterReason } from './message.interface';
  * message now: a delayed message already due, or a lease already expired, moves to ready at
  * the next reserve.
  */
-export type MessageState = 'ready' | 'delayed' | 'leased' | 'dead' | 'completed';
+export type MessageState = 'ready' | 'delayed' | 'leased' | 'dead' | 'completed' | 'waiting-children';
 
 /** One message as `get` and `list` show it; all times are epoch ms on the Redis server's clock. */
 export interface MessageInfo<T = unknown> {
@@ -62,6 +62,24 @@ export interface MessageInfo<T = unknown> {
    * cut in Redis; `payload` and `result` are then undefined (`get` gives them whole).
    */
   preview?: MessagePreview;
+  /** Of a flow's child (`pushFlow`): its parent, while the child lives. */
+  parent?: { topic: string; id: string };
+  /** Of a flow's parent: each child and how it stands, until the parent ends. */
+  children?: FlowChildInfo[];
+}
+
+/** A child of a flow's parent as `get` shows it. */
+export interface FlowChildInfo {
+  /** The child's topic. */
+  topic: string;
+  /** Its id. */
+  id: string;
+  /** `pending` until it ends; `acked` (with its result) or `failed` (with why) after. */
+  outcome: 'pending' | 'acked' | 'failed';
+  /** What its handler returned, once acked. */
+  result?: unknown;
+  /** Why it failed: its dead-letter reason (or `cancelled`) and the error's text. */
+  failure?: { reason: string; error?: string };
 }
 
 /** A payload (or result) as a row of `list(topic, state, { preview })` shows it. */

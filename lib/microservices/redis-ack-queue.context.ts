@@ -1,5 +1,5 @@
 import { BaseRpcContext } from '@nestjs/microservices';
-import type { MessageContext } from '../interfaces';
+import type { ChildResults, FailedChild, MessageContext } from '../interfaces';
 
 /** What a {@link RedisAckQueueContext} holds: the message's context, and the handler's pattern (its route). */
 export type RedisAckQueueContextArgs = [MessageContext, string];
@@ -82,6 +82,14 @@ export class RedisAckQueueContext extends BaseRpcContext<RedisAckQueueContextArg
 
   rateLimited(delayMs: number): never {
     return this.args[0].rateLimited(delayMs);
+  }
+
+  childResults(): ChildResults {
+    return this.args[0].childResults();
+  }
+
+  failedChildren(): FailedChild[] {
+    return this.args[0].failedChildren();
   }
 
   progress(value: unknown): void {

@@ -15,12 +15,14 @@ import {
  * Checks one push item and encodes it for push.lua; throws a typed error on the first bad field.
  * An item without an id gets '' here: the caller gives it one once every item passed (see MessageIds).
  * `compact`: the prefix's stored format lets a message without headers, group or maxAttempts be compact.
+ * `flowRole`: its place in a flow (wire-format's FLOW_CHILD and FLOW_PARENT bits), kept in its body.
  */
 export function encodePushItem(
   topic: string,
   item: PushManyItem,
   maxPayloadBytes: number,
   compact: boolean,
+  flowRole = 0,
 ): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
@@ -33,7 +35,7 @@ export function encodePushItem(
   assertBounded('priority', priority);
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
-  const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact);
+  const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact, flowRole);
   const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
   if (plain) return { id, body };
   return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };

@@ -11,7 +11,7 @@ import {
   optionsOf,
 } from './validation';
 
-const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed', 'waiting-children'];
 
 /**
  * Looking messages up, listing them by state and cancelling them (see RedisAckQueueLookupApi):
@@ -59,15 +59,20 @@ export class QueueLookup {
   }
 
   async cancel(topic: string, id: string): Promise<MessageState | null> {
-    const state = await this.core.call('cancel a message', topic, () => {
+    const { engine } = this.core;
+    const cancelled = await this.core.call('cancel a message', topic, () => {
       assertTopic(topic);
       assertMessageId(id);
-      return this.core.engine.lookup.cancel(topic, id);
+      return engine.lookup.cancel(topic, id);
     });
-    if (state) {
-      this.core.events.emit({ type: 'cancelled', topic, id });
-      this.core.events.tally.cancelled(topic, 1);
-    }
-    return state;
+    if (!cancelled) return null;
+    this.core.events.emit({ type: 'cancelled', topic, id });
+    this.core.events.tally.cancelled(topic, 1);
+    // A flow's child: its parent hears it failed. A parent: its children that had not ended go too.
+    await this.core.call('cancel a message', topic, async () => {
+      if (cancelled.child) await engine.flows.pass(topic, cancelled.partition, [id]);
+    });
+    for (const child of cancelled.children) await this.cancel(child.topic, child.id);
+    return cancelled.state;
   }
 }

@@ -35,10 +35,7 @@ export class QueueProducer {
         const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact));
         // Nothing to push writes nothing: not even the topic's registration.
         if (encoded.length === 0) return { encoded, flags: [] };
-        // This service's first push asks Redis for the number its ids start with.
-        const idsReady = this.ids.ready();
-        if (idsReady) await idsReady;
-        for (const item of encoded) if (item.id === '') item.id = this.ids.next();
+        await this.assignIds(encoded);
         // The first push of this service to the topic registers it first (see TopicRegistry).
         const noted = engine.topics.note(topic);
         const flags = await (noted ? noted.then(() => engine.push(topic, encoded)) : engine.push(topic, encoded));
@@ -55,6 +52,14 @@ export class QueueProducer {
     });
     events.tally.pushed(topic, count);
     return results;
+  }
+
+  /** Gives each item without an id ('') a new one. */
+  async assignIds(items: { id: string }[]): Promise<void> {
+    // This service's first push asks Redis for the number its ids start with.
+    const idsReady = this.ids.ready();
+    if (idsReady) await idsReady;
+    for (const item of items) if (item.id === '') item.id = this.ids.next();
   }
 
   /** Redis lost this prefix's data: the next ids start from a number issued again. */

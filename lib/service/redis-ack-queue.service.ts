@@ -27,6 +27,10 @@ import type {
   RedisAckQueueOptions,
   RedisAckQueuePauseApi,
   RedisAckQueueProducerApi,
+  RedisAckQueueFlowApi,
+  Flow,
+  FlowNode,
+  FlowResult,
   RedisAckQueueScheduleApi,
   RedisAckQueueStoredFormat,
   RedisAckQueueTopicsApi,
@@ -50,6 +54,7 @@ import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
 import { QueueProducer } from '../queue/queue-producer';
+import { QueueFlows } from '../queue/queue-flows';
 import { QueueSchedules } from '../queue/queue-schedules';
 import { QueueFormat } from '../queue/queue-format';
 import { QueueTopics } from '../queue/queue-topics';
@@ -76,6 +81,7 @@ import { assertTopic, optionsOf } from '../queue/validation';
 export class RedisAckQueueService
   implements
     RedisAckQueueProducerApi,
+    RedisAckQueueFlowApi,
     RedisAckQueueConsumerApi,
     RedisAckQueueLookupApi,
     RedisAckQueuePauseApi,
@@ -101,6 +107,7 @@ export class RedisAckQueueService
   }
   private readonly replies: QueueReplies;
   private readonly producer: QueueProducer;
+  private readonly flows: QueueFlows;
   private readonly inspection: QueueInspection;
   private readonly historyReads: QueueHistory;
   private readonly lookup: QueueLookup;
@@ -147,6 +154,7 @@ export class RedisAckQueueService
       () => this.consumers.size > 0,
     );
     this.producer = new QueueProducer(core);
+    this.flows = new QueueFlows(core, this.producer);
     this.replies = new QueueReplies(core);
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);
@@ -188,6 +196,14 @@ export class RedisAckQueueService
 
   checkTopic(topic: string): Promise<void> {
     return this.producer.checkTopic(topic);
+  }
+
+  pushFlow<T = unknown>(flow: Flow<T>): Promise<FlowResult> {
+    return this.flows.pushFlow(flow);
+  }
+
+  getFlow(topic: string, id: string): Promise<FlowNode | null> {
+    return this.flows.getFlow(topic, id);
   }
 
   stats(topic: string): Promise<QueueStats> {

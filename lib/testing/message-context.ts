@@ -29,7 +29,8 @@ let made = 0;
 /**
  * A MessageContext for calling a handler method directly in a unit test, no Redis involved:
  * `id` `test-message-<n>`, `topic` `test.topic`, `attempt` 1, `maxAttempts` 5, `headers` `{}`,
- * `enqueuedAt` now, no group, a signal that `abort()` fires. Its methods record their calls in
+ * `enqueuedAt` now, no group, no flow children (`childResults()` `{}`, `failedChildren()` `[]`), a
+ * signal that `abort()` fires. Its methods record their calls in
  * `calls` and act as the real ones would: `extendLease` resolves true, `progress` does nothing
  * more, `retryLater` and `rateLimited` throw RetryLaterError and RateLimitedError. A method given
  * in `overrides` is recorded too, then runs instead.
@@ -54,6 +55,8 @@ export function createMessageContext(overrides: Partial<MessageContext> = {}): T
     enqueuedAt: Date.now(),
     group: undefined,
     signal: controller.signal,
+    childResults: () => ({}),
+    failedChildren: () => [],
     ...fields,
     calls,
     abort: (reason?: unknown) => controller.abort(reason),

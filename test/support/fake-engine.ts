@@ -1,4 +1,5 @@
 import type {
+  FlowHandoff,
   CompletedLease,
   CompletedPolicy,
   ConsumerEngine,
@@ -69,6 +70,13 @@ export class FakeEngine implements ConsumerEngine {
     result: NackResult;
   }[] = [];
   readonly calls: EngineCall[] = [];
+  /** No flows here: nothing to hand over, no children to read. */
+  readonly flows: FlowHandoff = {
+    maxResultBytes: 1024 * 1024,
+    passEnded: () => Promise.resolve(),
+    recordOf: () => Promise.resolve({ parent: undefined, children: [] }),
+    sweep: () => Promise.resolve(),
+  };
   /** What reserve answers as nextDueInMs. */
   nextDueInMs = -1;
   /** What reserve answers as rateLimited. */

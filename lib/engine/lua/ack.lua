@@ -25,6 +25,13 @@
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1

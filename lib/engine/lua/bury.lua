@@ -25,6 +25,13 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.wake          LIST   wake-up token for blocked consumers
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)

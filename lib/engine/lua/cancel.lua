@@ -43,9 +43,18 @@
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV[1]  id
--- Returns  the state it was in ('ready', 'delayed', 'leased', 'dead' or 'completed'), or
---          false when no message had this id
+-- Returns  false when no message had this id, else { the state it was in ('ready', 'delayed',
+--          'leased', 'dead', 'completed' or 'waiting-children'), 1 if it was a flow's child (its
+--          parent hears of it through the outbox) else 0, then the children of a flow's parent
+--          that had not ended (their fields, to be cancelled in turn) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
@@ -101,6 +110,28 @@ end
 if state and state ~= 'ready' then
   group_forget(id, state)
 end
+local reply = state and { state, 0 }
+if state and flow_used() then
+  -- A parent's children that have not ended are cancelled in turn by the caller; a child's
+  -- cancel counts as its failure.
+  if redis.call('ZREM', K.flowWaiting, id) == 1 then
+    reply[1] = 'waiting-children'
+  end
+  local key = K.flowChildren .. id
+  local children = redis.call('HGETALL', key)
+  for i = 1, #children, 2 do
+    if children[i + 1] == 'p' then
+      reply[#reply + 1] = children[i]
+    end
+  end
+  if redis.call('HEXISTS', K.flowParents, id) == 1 then
+    reply[2] = 1
+    if state ~= 'dead' then
+      flow_child_ended(id, 'f', cjson.encode({ r = 'cancelled' }))
+    end
+  end
+  flow_forget({ id })
+end
 if state then
   redis.call('HDEL', K.messages, id)
   redis.call('HDEL', K.attempts, id)
@@ -109,4 +140,4 @@ if state then
   redis.call('HDEL', K.deferrals, id)
   redis.call('HDEL', K.retryDue, id)
 end
-return state
+return reply

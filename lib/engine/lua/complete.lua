@@ -31,6 +31,13 @@
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -85,6 +92,15 @@ end
 
 if acked > 0 then
   redis.call('HINCRBY', K.counters, 'acked', acked)
+  -- A flow's child hands its result (the extra's "r") to its parent; a parent's children go.
+  if flow_used() then
+    for i = 3, #ARGV, 3 do
+      if results[(i - 3) / 3 + 1] == 1 then
+        flow_child_ended(ARGV[i], 'a', ARGV[i + 2])
+      end
+    end
+    flow_forget(ended)
+  end
   -- As an ack: the group's next message may start, a consumer waiting for a concurrency slot wakes.
   leases_ended(ended)
 end
@@ -96,6 +112,9 @@ end
 local dropped = oldest_beyond(K.completed, now, max_count, max_age)
 if #dropped > 0 then
   redis.call('HDEL', K.messages, unpack(dropped))
+  if flow_used() then
+    flow_forget(dropped)
+  end
   redis.call('ZREMRANGEBYRANK', K.completed, 0, #dropped - 1)
 end
 return results

@@ -5,6 +5,13 @@
 -- K.messages HASH   id -> stored body
 -- K.attempts HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.priority HASH   id -> priority level 1-9
+-- K.flowParents HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen SET    parents whose children's HASH exists
+-- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence STRING counter ordering the outbox entries of a child
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
 -- ARGV[2..] ids (optional)
 -- Returns { ids taken, dead letters deleted }
@@ -15,14 +22,17 @@ local ids = { unpack(ARGV, 2) }
 if #ids == 0 then
   ids = redis.call('ZRANGE', K.dead, 0, tonumber(ARGV[1]) - 1)
 end
-local purged = 0
+local purged = {}
 for _, id in ipairs(ids) do
   if redis.call('ZREM', K.dead, id) == 1 then
     redis.call('HDEL', K.deadInfo, id)
     redis.call('HDEL', K.messages, id)
     redis.call('HDEL', K.attempts, id)
     redis.call('HDEL', K.priority, id)
-    purged = purged + 1
+    purged[#purged + 1] = id
   end
 end
-return { #ids, purged }
+if flow_used() then
+  flow_forget(purged)
+end
+return { #ids, #purged }

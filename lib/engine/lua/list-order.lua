@@ -19,7 +19,8 @@
 -- K.ready7      LIST
 -- K.ready8      LIST
 -- K.ready9      LIST
--- ARGV[1] state   'ready', 'delayed', 'leased', 'completed' or 'dead'
+-- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- ARGV[1] state   'ready', 'delayed', 'leased', 'completed', 'dead' or 'waiting-children'
 -- ARGV[2] count   sort keys to return (>= 0; 0: only the size)
 -- Returns { size, key, key, ... }: keys in serving order (ready: push time, 0 when unreadable;
 --         delayed: due time; leased: deadline; completed: completion time, newest first; dead:
@@ -42,12 +43,18 @@ if state == 'ready' then
   return out
 end
 
-local key = ({ delayed = K.delayed, leased = K.leased, completed = K.completed, dead = K.dead })[state]
+local key = ({ delayed = K.delayed, leased = K.leased, completed = K.completed, dead = K.dead,
+  ['waiting-children'] = K.flowWaiting })[state]
 out[1] = state == 'leased' and lease_count() or redis.call('ZCARD', key)
+if state == 'delayed' then
+  out[1] = redis.call('ZCOUNT', key, '-inf', '(' .. FLOW_HELD)
+end
 if count > 0 then
   local scored
   if state == 'completed' then
     scored = redis.call('ZRANGE', key, 0, count - 1, 'REV', 'WITHSCORES')
+  elseif state == 'delayed' then
+    scored = redis.call('ZRANGE', key, '-inf', '(' .. FLOW_HELD, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
   else
     scored = redis.call('ZRANGE', key, 0, count - 1, 'WITHSCORES')
   end

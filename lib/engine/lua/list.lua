@@ -18,7 +18,9 @@
 -- K.ready7      LIST
 -- K.ready8      LIST
 -- K.ready9      LIST
--- ARGV[1] state   'ready', 'delayed', 'leased' or 'completed'
+-- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- ARGV[1] state   'ready', 'delayed', 'leased', 'completed' or 'waiting-children' (a flow's
+--                 node held in delayed at FLOW_HELD is not listed as delayed)
 -- ARGV[2] offset  entries to skip (>= 0)
 -- ARGV[3] limit   entries to return (>= 1)
 -- ARGV[4] preview bytes of payload (of a completed message: of result) per row; absent or 0: whole bodies
@@ -38,7 +40,10 @@ if state == 'ready' then
 else
   local scored
   if state == 'delayed' then
-    scored = redis.call('ZRANGE', K.delayed, first, last, 'WITHSCORES')
+    scored = redis.call('ZRANGE', K.delayed, '-inf', '(' .. FLOW_HELD, 'BYSCORE', 'LIMIT', first, last - first + 1,
+      'WITHSCORES')
+  elseif state == 'waiting-children' then
+    scored = redis.call('ZRANGE', K.flowWaiting, first, last, 'WITHSCORES')
   elseif state == 'leased' then
     scored = redis.call('ZRANGE', K.leased, first, last, 'WITHSCORES')
   else

@@ -25,9 +25,11 @@
 -- K.groupQueue  ZSET   grouped messages an earlier version left waiting (they count as ready)
 -- K.groupCount  STRING grouped messages waiting in their groups' ZSETs (they count as ready)
 -- K.counters    HASH   pushed / acked -> messages stored / acked so far
+-- K.flowWaiting ZSET   parent id -> since when it waits for its children
 -- ARGV    none
 -- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),
---          completed, pushed, acked }
+--          completed, pushed, acked, waiting for children (a flow's parents, held in delayed
+--          and not counted there) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.dead, 'zset', K.messages, 'hash', K.readyLevels, 'zset',
   K.completed, 'zset', K.counters, 'hash')
@@ -37,6 +39,7 @@ local totals = redis.call('HMGET', K.counters, 'pushed', 'acked')
 local due = redis.call('ZCOUNT', K.delayed, '-inf', now)
 local expired = redis.call('ZCOUNT', K.leased, '-inf', now)
 local ready = ready_count()
+local waiting = redis.call('ZCARD', K.flowWaiting)
 
 local oldest = math.huge
 for _, level in ipairs(levels_in_order()) do
@@ -58,7 +61,7 @@ end
 
 return {
   ready + due + expired,
-  redis.call('ZCARD', K.delayed) - due,
+  redis.call('ZCARD', K.delayed) - due - waiting,
   lease_count() - expired,
   redis.call('ZCARD', K.dead),
   oldest == math.huge and -1 or math.max(0, now - oldest),
@@ -66,4 +69,5 @@ return {
   redis.call('ZCARD', K.completed),
   tonumber(totals[1] or 0),
   tonumber(totals[2] or 0),
+  waiting,
 }

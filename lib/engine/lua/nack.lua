@@ -39,6 +39,13 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)

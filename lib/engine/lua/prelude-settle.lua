@@ -1,5 +1,6 @@
--- How a lease or a life ends for good (ack, death), after prelude-flow.lua: an ended message of
--- a script that takes the flow keys (K.groupActive set) frees its group slot. Locals only.
+-- How a lease or a life ends for good (ack, death), after prelude-flow.lua and prelude-tree.lua:
+-- an ended message of a script that takes the group keys (K.groupActive set) frees its group
+-- slot, one of a flow tells its parent through the outbox. Locals only.
 
 -- Moves a message to the dead letters with a reason; its body stays for inspection.
 -- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
@@ -14,12 +15,19 @@ local function bury(id, reason, message, attempt, max_attempts, now, max_count, 
   if K.groupActive then
     leases_ended({ id })
   end
+  local used = flow_used()
+  if used then
+    flow_child_ended(id, 'f', cjson.encode({ r = reason, e = message }))
+  end
   local ids = oldest_beyond(K.dead, now, max_count, max_age)
   if #ids > 0 then
     redis.call('HDEL', K.messages, unpack(ids))
     redis.call('HDEL', K.deadInfo, unpack(ids))
     redis.call('HDEL', K.priority, unpack(ids))
     redis.call('ZREMRANGEBYRANK', K.dead, 0, #ids - 1)
+    if used then
+      flow_forget(ids)
+    end
   end
 end
 
@@ -49,6 +57,13 @@ local function ack_leases(first)
     end
     if K.groupActive then
       leases_ended(held)
+    end
+    -- An ack by hand or along with a reserve carries no result (a consumer's goes through complete.lua).
+    if flow_used() then
+      for _, id in ipairs(held) do
+        flow_child_ended(id, 'a', '')
+      end
+      flow_forget(held)
     end
     redis.call('HINCRBY', K.counters, 'acked', #held)
   end

@@ -36,11 +36,16 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   pushed -> messages stored so far (duplicates not counted)
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowUncommitted ZSET   id -> time stored, of flow nodes whose root is not stored yet
 -- ARGV[1]  '1' when no process of a release before 0.2 runs on the prefix (its stored format is
 --          'compact'): grouped messages wait in their groups' ZSETs; '0': in groupQueue, where
 --          those releases look (prelude-flow.lua)
 -- ARGV[2]  '' when every message is in the short form, else one character per message:
---          's' short form, 'l' long form
+--          's' short form, 'l' long form, 'f' flow form
 -- ARGV[3..] per message, short form (ready now at priority 0, no group):
 --   id           message id
 --   body         the stored body without its enqueue time, which is put before it here: JSON
@@ -51,6 +56,10 @@
 --   availableAt  earliest due time in epoch ms, or 0
 --   priority     0-9, higher is served first
 --   group        its ordered group, or '' for none
+-- or flow form (a node of pushFlow, delayed until FLOW_HELD: flow-commit.lua or flow-notify.lua
+-- makes it due), the long form's six and then:
+--   parent       its parent's reference (K.flowParents' value), '' for the root
+--   children     '' for a leaf; a parent's `<delayMs> <availableAt>`, then a line per child field
 -- Returns  one integer per message: 1 stored, 0 duplicate; then 1 if consumers were woken, else 0
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'list', K.counters, 'hash')
@@ -62,13 +71,18 @@ local results, ready, stored_count, grouped_count = {}, {}, 0, 0
 local must_wake = false
 -- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
 legacy_groups = ARGV[1] ~= '1'
-local shapes, long, long_at = ARGV[2], {}, {}
+local shapes, long, long_at, flow = ARGV[2], {}, {}, {}
 local count = (#ARGV - 2) / 2
 if shapes ~= '' then
   count = #shapes
   local i = 3
   for m = 1, count do
-    if string.byte(shapes, m) == 108 then
+    local shape = string.byte(shapes, m)
+    if shape == 102 then
+      long[m], flow[m] = true, true
+      long_at[#long_at + 1] = i
+      i = i + 8
+    elseif shape == 108 then
       long[m] = true
       long_at[#long_at + 1] = i
       i = i + 6
@@ -157,8 +171,11 @@ for m = 1, count do
     else
       ready[#ready + 1] = id
     end
+    if flow[m] then
+      flow_node_stored(id, ARGV[i + 6], ARGV[i + 7], now)
+    end
   end
-  i = long[m] and i + 6 or i + 2
+  i = flow[m] and i + 8 or long[m] and i + 6 or i + 2
 end
 
 if stored_count > 0 then

@@ -49,6 +49,13 @@
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
+-- K.flowOpen      SET    parents whose children's HASH exists
+-- K.flowWaiting   ZSET   parent id -> since when it waits for its children
+-- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)

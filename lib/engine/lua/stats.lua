@@ -18,18 +18,22 @@
 -- K.ready9      LIST
 -- K.groupQueue  ZSET   grouped messages an earlier version left waiting (they count as ready)
 -- K.groupCount  STRING grouped messages waiting in their groups' ZSETs (they count as ready)
+-- K.flowWaiting ZSET   parent id -> since when it waits for its children
 -- ARGV    none
--- Returns { ready (every level), delayed, leased, dead, paused (1 or 0) }
+-- Returns { ready (every level), delayed, leased, dead, paused (1 or 0), waiting for children (a
+--         flow's parents, held in delayed and not counted there) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.dead, 'zset', K.readyLevels, 'zset')
 
 local now = now_ms()
 local due = redis.call('ZCOUNT', K.delayed, '-inf', now)
 local expired = redis.call('ZCOUNT', K.leased, '-inf', now)
+local waiting = redis.call('ZCARD', K.flowWaiting)
 return {
   ready_count() + due + expired,
-  redis.call('ZCARD', K.delayed) - due,
+  redis.call('ZCARD', K.delayed) - due - waiting,
   lease_count() - expired,
   redis.call('ZCARD', K.dead),
   redis.call('EXISTS', K.paused),
+  waiting,
 }

@@ -1,0 +1,33 @@
+-- flow-sweep: what a process that died mid-way left of a flow in this slot: outbox entries
+-- older than outboxAgeMs (a child ended, its parent may not have heard it) and nodes waiting
+-- longer than uncommittedAgeMs for their flow's root (a pushFlow cut off).
+--
+-- K.flowOutbox      HASH   child id -> an end its parent has not heard yet
+-- K.flowOutboxDue   ZSET   child id -> when its outbox entry was written
+-- K.flowUncommitted ZSET   id -> time stored, of flow nodes whose root is not stored yet
+-- K.flowParents     HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- ARGV[1] outboxAgeMs
+-- ARGV[2] uncommittedAgeMs
+-- ARGV[3] limit  entries of each kind at most
+-- Returns { now, n, then n pairs (child id, outbox entry), then triples (id, parent reference,
+--         time stored) }
+local now = now_ms()
+local limit = tonumber(ARGV[3])
+local out = { now, 0 }
+local ids = redis.call('ZRANGE', K.flowOutboxDue, '-inf', now - tonumber(ARGV[1]), 'BYSCORE', 'LIMIT', 0, limit)
+for _, id in ipairs(ids) do
+  local entry = redis.call('HGET', K.flowOutbox, id)
+  if entry then
+    out[#out + 1] = id
+    out[#out + 1] = entry
+  end
+end
+out[2] = (#out - 2) / 2
+local held = redis.call('ZRANGE', K.flowUncommitted, '-inf', now - tonumber(ARGV[2]), 'BYSCORE', 'LIMIT', 0, limit,
+  'WITHSCORES')
+for i = 1, #held, 2 do
+  out[#out + 1] = held[i]
+  out[#out + 1] = redis.call('HGET', K.flowParents, held[i]) or ''
+  out[#out + 1] = held[i + 1]
+end
+return out

@@ -1,0 +1,92 @@
+-- Flows: how the end of a flow's child or parent is recorded, after prelude-levels.lua and before
+-- prelude-settle.lua. A script that takes the flow keys (K.flowParents set) calls these; locals only.
+
+-- The score (2^53 - 1, past any due time a Date can hold) of a flow node that waits in K.delayed
+-- for something other than time: a parent for its children, a child for its flow's root to be
+-- stored (pushFlow under way). Never due.
+local FLOW_HELD = '9007199254740991'
+
+-- A held node may start at `due`: one due now goes straight to ready (its level's), unless it
+-- is grouped (reserve moves it into its group, at its place); a later one waits in delayed.
+-- Returns whether it is ready now.
+local function flow_release(id, due, now)
+  if due > now or redis.call('HEXISTS', K.groupWaiting, id) == 1 then
+    redis.call('ZADD', K.delayed, due, id)
+    return false
+  end
+  redis.call('ZREM', K.delayed, id)
+  make_ready('RPUSH', { id })
+  return true
+end
+
+-- A flow's child ended (outcome 'a' acked, with its result; 'f' dead or cancelled, with why):
+-- the end waits in the outbox, in the child's own slot, until its parent (maybe in another
+-- slot) has heard it (flow-notify.lua, then flow-clear.lua). A later end of the same child
+-- (after a requeue) gets a higher sequence, so an older one passed late changes nothing.
+local function flow_child_ended(id, outcome, payload)
+  local ref = redis.call('HGET', K.flowParents, id)
+  if not ref then
+    return
+  end
+  local seq = redis.call('INCR', K.flowSequence)
+  redis.call('HSET', K.flowOutbox, id, seq .. '\n' .. outcome .. '\n' .. ref .. '\n' .. payload)
+  redis.call('ZADD', K.flowOutboxDue, now_ms(), id)
+  -- A dead child keeps its parent: a requeue may still end it well.
+  if outcome == 'a' then
+    redis.call('HDEL', K.flowParents, id)
+  end
+end
+
+-- A node of a flow stored (push.lua's flow form), held in K.delayed: a node below the root waits
+-- for the root (the commit of its pushFlow), a parent for its children, whose fields start pending.
+local function flow_node_stored(id, parent, children, now)
+  if parent ~= '' then
+    redis.call('HSET', K.flowParents, id, parent)
+    redis.call('ZADD', K.flowUncommitted, now, id)
+  end
+  if children == '' then
+    return
+  end
+  local key = K.flowChildren .. id
+  local fields, count = {}, 0
+  for line in string.gmatch(children, '[^\n]+') do
+    if #fields == 0 then
+      fields = { '@', line }
+    else
+      fields[#fields + 1] = line
+      fields[#fields + 1] = 'p'
+      count = count + 1
+    end
+    if #fields >= 1000 then
+      redis.call('HSET', key, unpack(fields))
+      fields = { '#', count }
+    end
+  end
+  fields[#fields + 1] = '#'
+  fields[#fields + 1] = count
+  fields[#fields + 1] = '!'
+  fields[#fields + 1] = 0
+  redis.call('HSET', key, unpack(fields))
+  redis.call('SADD', K.flowOpen, id)
+  redis.call('ZADD', K.flowWaiting, now, id)
+end
+
+-- Messages gone for good (acked, cancelled, a dead letter dropped): a parent's children and
+-- their results go with it, a child's link to its parent too.
+local function flow_forget(ids)
+  for _, id in ipairs(ids) do
+    if redis.call('SREM', K.flowOpen, id) == 1 then
+      local key = K.flowChildren .. id
+      redis.call('DEL', key)
+      redis.call('ZREM', K.flowWaiting, id)
+    end
+  end
+  if #ids > 0 then
+    redis.call('HDEL', K.flowParents, unpack(ids))
+  end
+end
+
+-- Whether any message of this slot belongs to a flow: one read, so a plain topic pays nothing more.
+local function flow_used()
+  return K.flowParents ~= nil and redis.call('EXISTS', K.flowParents, K.flowOpen) > 0
+end

@@ -1,0 +1,50 @@
+import { flowNodeOf } from '../engine/flow-read';
+import type { FlowPlanNode } from '../engine/flow-trees';
+import type { Flow, FlowNode, FlowResult } from '../interfaces';
+import { flowNodes, planFlow } from './flow-plan';
+import type { QueueCore } from './queue-core';
+import type { QueueProducer } from './queue-producer';
+import { assertMessageId, assertTopic } from './validation';
+
+/** Flows (see RedisAckQueueFlowApi): a part of RedisAckQueueService. */
+export class QueueFlows {
+  constructor(
+    private readonly core: QueueCore,
+    private readonly producer: QueueProducer,
+  ) {}
+
+  async pushFlow<T>(flow: Flow<T>): Promise<FlowResult> {
+    const { engine, settings, events } = this.core;
+    const topic = typeof flow === 'object' && flow !== null ? flow.topic : undefined;
+    const { root, flags } = await this.core.call(
+      'push a flow',
+      typeof topic === 'string' ? topic : undefined,
+      async () => {
+        const root = planFlow(flow, settings.maxPayloadBytes, engine.format.compact);
+        const nodes = flowNodes(root);
+        await this.producer.assignIds(nodes.map(({ item }) => item));
+        // Each topic's first push from this service registers it first (see TopicRegistry).
+        for (const name of new Set(nodes.map((node) => node.topic))) await engine.topics.note(name);
+        return { root, flags: await engine.flows.store(root) };
+      },
+      settings.replicatedPushes?.timeoutMs,
+    );
+    const result = (node: FlowPlanNode): FlowResult => {
+      const stored = flags.get(node) === true;
+      if (stored) {
+        events.emit({ type: 'pushed', topic: node.topic, id: node.item.id });
+        events.tally.pushed(node.topic, 1);
+      }
+      return { topic: node.topic, id: node.item.id, duplicate: !stored, children: node.children.map(result) };
+    };
+    return result(root);
+  }
+
+  getFlow(topic: string, id: string): Promise<FlowNode | null> {
+    return this.core.call('read a flow', topic, () => {
+      assertTopic(topic);
+      assertMessageId(id);
+      return flowNodeOf(this.core.engine.lookup, topic, id);
+    });
+  }
+}

@@ -1,0 +1,256 @@
+import {
+  InvalidOptionError,
+  InvalidTopicError,
+  type Flow,
+  type MessageContext,
+  type RedisAckQueueService,
+} from '../../lib';
+import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+
+/** What each handler saw, in the order the handlers ran. */
+interface Run {
+  topic: string;
+  id: string;
+  payload: unknown;
+  results?: unknown;
+  failed?: unknown;
+}
+
+describe('flows: parents that run after their children', () => {
+  const fx = useRedis();
+
+  function consumeAll(queue: RedisAckQueueService, topics: string[], runs: Run[], fail: Set<string> = new Set()) {
+    for (const topic of topics) {
+      queue.consume(
+        topic,
+        (payload: unknown, context: MessageContext) => {
+          runs.push({
+            topic,
+            id: context.id,
+            payload,
+            results: context.childResults(),
+            failed: context.failedChildren(),
+          });
+          if (fail.has(context.id)) throw new Error('refused by the test');
+          return { from: context.id, payload };
+        },
+        { maxAttempts: 1, leaseMs: 30_000 },
+      );
+    }
+  }
+
+  it('runs a 3-level flow over three topics children first, the parent once with every child result', async () => {
+    const [book, chapter, page] = [uniqueTopic('book'), uniqueTopic('chapter'), uniqueTopic('page')];
+    const queue = await fx.service();
+    const flow: Flow = {
+      topic: book,
+      id: 'b1',
+      payload: { book: 1 },
+      children: [1, 2].map((c) => ({
+        topic: chapter,
+        id: `c${c}`,
+        payload: { chapter: c },
+        children: [1, 2, 3].map((p) => ({ topic: page, id: `c${c}p${p}`, payload: { page: p } })),
+      })),
+    };
+    const tree = await queue.pushFlow(flow);
+    expect(tree).toEqual({
+      topic: book,
+      id: 'b1',
+      duplicate: false,
+      children: [1, 2].map((c) => ({
+        topic: chapter,
+        id: `c${c}`,
+        duplicate: false,
+        children: [1, 2, 3].map((p) => ({ topic: page, id: `c${c}p${p}`, duplicate: false, children: [] })),
+      })),
+    });
+    expect(await queue.get(book, 'b1')).toMatchObject({ state: 'waiting-children' });
+    expect((await queue.stats(book)).waitingChildren).toBe(1);
+    expect((await queue.stats(book)).delayed).toBe(0);
+    expect((await queue.list(chapter, 'waiting-children')).map(({ id }) => id).sort()).toEqual(['c1', 'c2']);
+
+    const runs: Run[] = [];
+    consumeAll(queue, [book, chapter, page], runs);
+    await eventually(() => runs.some((run) => run.topic === book), 20_000);
+    await eventually(async () => (await queue.get(book, 'b1')) === null);
+
+    const order = runs.map(({ id }) => id);
+    expect(order).toHaveLength(9);
+    expect(order.at(-1)).toBe('b1');
+    for (const c of [1, 2]) {
+      const at = order.indexOf(`c${c}`);
+      for (const p of [1, 2, 3]) expect(order.indexOf(`c${c}p${p}`)).toBeLessThan(at);
+    }
+    const chapterRun = runs.find(({ id }) => id === 'c1')!;
+    expect(chapterRun.results).toEqual({
+      [page]: Object.fromEntries([1, 2, 3].map((p) => [`c1p${p}`, { from: `c1p${p}`, payload: { page: p } }])),
+    });
+    const bookRun = runs.find(({ id }) => id === 'b1')!;
+    expect(bookRun.results).toEqual({
+      [chapter]: {
+        c1: { from: 'c1', payload: { chapter: 1 } },
+        c2: { from: 'c2', payload: { chapter: 2 } },
+      },
+    });
+    expect(bookRun.failed).toEqual([]);
+    // Nothing of the flow is left in Redis.
+    for (const topic of [book, chapter, page]) {
+      const left = Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) =>
+        /flow(?!-sequence)|:messages$/.test(key),
+      );
+      expect(left).toEqual([]);
+    }
+  });
+
+  it('dead-letters the parent as child-failed when a child dies, and brings it back when the child is requeued', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    const runs: Run[] = [];
+    const fail = new Set(['bad']);
+    consumeAll(queue, [parent, child], runs, fail);
+    await queue.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [
+        { topic: child, id: 'good', payload: 1 },
+        { topic: child, id: 'bad', payload: 2 },
+      ],
+    });
+    await eventually(async () => (await queue.get(parent, 'p'))?.state === 'dead', 20_000);
+    const dead = (await queue.get(parent, 'p'))!;
+    expect(dead.reason).toBe('child-failed');
+    expect(dead.error).toContain('bad');
+    expect(runs.some(({ id }) => id === 'p')).toBe(false);
+    const flow = await queue.getFlow(parent, 'p');
+    expect(flow).toMatchObject({
+      state: 'dead',
+      children: expect.arrayContaining([
+        expect.objectContaining({ id: 'good', state: 'completed', result: { from: 'good', payload: 1 } }),
+        expect.objectContaining({
+          id: 'bad',
+          state: 'dead',
+          failure: expect.objectContaining({ reason: 'failed' }) as unknown,
+        }),
+      ]) as unknown,
+    });
+
+    fail.clear();
+    await queue.requeueDead(child, ['bad']);
+    await eventually(() => runs.some(({ id }) => id === 'p'), 20_000);
+    const run = runs.find(({ id }) => id === 'p')!;
+    expect(run.results).toEqual({
+      [child]: { good: { from: 'good', payload: 1 }, bad: { from: 'bad', payload: 2 } },
+    });
+    expect(runs.filter(({ id }) => id === 'p')).toHaveLength(1);
+  });
+
+  it("runs the parent anyway with onChildFailure 'continue', listing the failed child", async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    const runs: Run[] = [];
+    consumeAll(queue, [parent, child], runs, new Set(['bad']));
+    await queue.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [
+        { topic: child, id: 'good', payload: 1 },
+        { topic: child, id: 'bad', payload: 2, options: { onChildFailure: 'continue' } },
+      ],
+    });
+    await eventually(() => runs.some(({ id }) => id === 'p'), 20_000);
+    const run = runs.find(({ id }) => id === 'p')!;
+    expect(run.results).toEqual({ [child]: { good: { from: 'good', payload: 1 } } });
+    expect(run.failed).toEqual([
+      { topic: child, id: 'bad', reason: 'failed', error: expect.stringContaining('refused by the test') as unknown },
+    ]);
+  });
+
+  it('cancels the children that have not finished with their parent; a cancelled child fails its parent', async () => {
+    const [parent, child, grandchild] = [uniqueTopic('parent'), uniqueTopic('child'), uniqueTopic('grand')];
+    const queue = await fx.service();
+    await queue.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [
+        { topic: child, id: 'c1', payload: 1, children: [{ topic: grandchild, id: 'g1', payload: 1 }] },
+        { topic: child, id: 'c2', payload: 2 },
+      ],
+    });
+    expect(await queue.cancel(parent, 'p')).toBe('waiting-children');
+    expect(await queue.get(child, 'c1')).toBeNull();
+    expect(await queue.get(child, 'c2')).toBeNull();
+    expect(await queue.get(grandchild, 'g1')).toBeNull();
+    for (const topic of [parent, child, grandchild]) {
+      const left = Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) =>
+        /flow(?!-sequence)|:messages$/.test(key),
+      );
+      expect(left).toEqual([]);
+    }
+
+    await queue.pushFlow({
+      topic: parent,
+      id: 'q',
+      payload: 'q',
+      children: [
+        { topic: child, id: 'd1', payload: 1 },
+        { topic: child, id: 'd2', payload: 2 },
+      ],
+    });
+    expect(await queue.cancel(child, 'd1')).toBe('ready');
+    await eventually(async () => (await queue.get(parent, 'q'))?.state === 'dead');
+    const dead = (await queue.get(parent, 'q'))!;
+    expect(dead.reason).toBe('child-failed');
+    expect(await queue.getFlow(parent, 'q')).toMatchObject({
+      children: expect.arrayContaining([
+        expect.objectContaining({ id: 'd1', state: 'cancelled', failure: { reason: 'cancelled' } }),
+        expect.objectContaining({ id: 'd2', state: 'ready' }),
+      ]) as unknown,
+    });
+  });
+
+  it('a retried pushFlow with the same ids stores one flow', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    const flow: Flow = {
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [1, 2, 3].map((i) => ({ topic: child, id: `c${i}`, payload: i })),
+    };
+    await queue.pushFlow(flow);
+    const again = await queue.pushFlow(flow);
+    expect(again.duplicate).toBe(true);
+    expect(again.children.every(({ duplicate }) => duplicate)).toBe(true);
+    expect((await queue.stats(child)).ready).toBe(3);
+    expect((await queue.stats(parent)).waitingChildren).toBe(1);
+  });
+
+  it('refuses bad flows with typed errors and stores nothing', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    const bad: unknown[] = [
+      null,
+      { topic: parent, payload: 1, children: 'x' },
+      { topic: parent, payload: 1, children: [{ topic: child, payload: 1, options: { onChildFailure: 'maybe' } }] },
+      { topic: parent, payload: 1, options: { onChildFailure: 'continue' }, children: [] },
+      { topic: parent, payload: 1, extra: true },
+      {
+        topic: parent,
+        payload: 1,
+        children: [
+          { topic: child, id: 'same', payload: 1 },
+          { topic: child, id: 'same', payload: 2 },
+        ],
+      },
+    ];
+    for (const flow of bad) await expect(queue.pushFlow(flow as Flow)).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(
+      queue.pushFlow({ topic: parent, payload: 1, children: [{ topic: 'bad topic!', payload: 1 }] }),
+    ).rejects.toBeInstanceOf(InvalidTopicError);
+    for (const topic of [parent, child]) expect(await snapshotTopic(fx.redis, topic)).toEqual({});
+  });
+});
