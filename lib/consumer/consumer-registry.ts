@@ -33,7 +33,7 @@ export class ConsumerRegistry {
   private readonly attemptsOf = new Map<QueueConsumer, { topic: string; maxAttempts: number }>();
   /** One pub/sub connection for every consumer of the service, opened by the first. */
   readonly cancels: CancelSignals;
-  /** Repairs the flows of the consumed topics while any consumer runs. */
+  /** Repairs the flows of the consumed topics when a reserve asks. */
   private readonly sweeper: FlowSweeper;
 
   constructor(
@@ -43,11 +43,7 @@ export class ConsumerRegistry {
     private readonly tracing: QueueTracing | undefined,
   ) {
     this.cancels = engine.cancelSignals();
-    this.sweeper = new FlowSweeper(
-      engine.flows,
-      () => [...this.attemptsOf.values()].map(({ topic }) => topic),
-      report.events,
-    );
+    this.sweeper = new FlowSweeper(engine.flows, report.events);
   }
 
   /**
@@ -87,10 +83,9 @@ export class ConsumerRegistry {
         this.consumers.delete(poller);
         this.limitsOf.delete(poller);
         this.attemptsOf.delete(poller);
-        if (this.consumers.size === 0) void this.sweeper.stop();
       },
+      flowRepair: this.sweeper.wanted,
     });
-    this.sweeper.start();
     this.consumers.set(poller, liveness);
     this.attemptsOf.set(poller, { topic, maxAttempts: settings.maxAttempts });
     if (!limits) poller.start();

@@ -2,7 +2,8 @@ import type { ConsumerEngine, CompletedPolicy } from '../engine/consumer-engine'
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { handOver, isFlowChild } from './flow-handover';
+import { isFlowChild } from '../engine/flow-format';
+import { handOver } from './flow-handover';
 import type { ConsumerReporting } from './failed-deliveries';
 import { abortHandler, type ReportProgress } from './handler-context';
 import { messagesOf, type InFlight } from './in-flight';

@@ -9,7 +9,8 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { CancelSignals } from '../engine/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
-import { handOver, isFlowChild } from './flow-handover';
+import { isFlowChild } from '../engine/flow-format';
+import { handOver } from './flow-handover';
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {

@@ -1,11 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { FLOW_CHILD } from '../engine/wire-format';
 import type { ReservedMessage } from '../interfaces';
-
-/** Whether a message is a flow's child: its end is handed to its parent. */
-export function isFlowChild(message: ReservedMessage<unknown>): boolean {
-  return message.flowRole !== undefined && (message.flowRole & FLOW_CHILD) !== 0;
-}
 
 /**
  * Hands the ends of flow children to their parents at once. A failure is left to the sweep

@@ -2,48 +2,42 @@ import type { FlowHandoff } from '../engine/consumer-engine';
 import { asError } from '../errors/error-text';
 import type { QueueEvents } from '../queue/queue-events';
 
-/** How often a service looks for what a dead process left of its consumed topics' flows. */
-const SWEEP_EVERY_MS = 2_000;
+/** How often one topic is swept at most, however many reserves ask. */
+const SWEEP_EVERY_MS = 1_000;
 
 /**
- * The repair of flows, run by every service that consumes: every 2 s, for each topic it
- * consumes, the outbox entries no parent heard (a process died between a child's end and its
- * parent's countdown) are passed on, and flows a pushFlow left uncommitted are finished or,
- * after an hour without their root, dropped (FlowTrees.sweep). It owns its timer, which runs
- * only while the service has consumers.
+ * The repair of flows in every service that consumes: when a reserve finds that a process seems
+ * to have died mid-way in a flow of its topic (an outbox entry no parent heard for a second, a
+ * node waiting 10 s for its root: see flow_repair_due in prelude-tree.lua), the topic is swept
+ * (FlowTrees.sweep), at most once a second. Idle and healthy topics cost no command. It owns the
+ * sweeps under way; the service's close waits for them.
  */
 export class FlowSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  /** The sweep under way: stop waits for it, so nothing runs against a closed connection. */
-  private running: Promise<void> | undefined;
+  private readonly lastSwept = new Map<string, number>();
+  /** Sweeps under way: close waits for them, so none runs against a closed connection. */
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(
     private readonly flows: FlowHandoff,
-    private readonly topics: () => Iterable<string>,
     private readonly events: QueueEvents,
   ) {}
 
-  start(): void {
-    this.timer ??= setInterval(() => {
-      this.running ??= this.sweep().finally(() => (this.running = undefined));
-    }, SWEEP_EVERY_MS);
-    this.timer.unref();
-  }
+  /** A reserve of `topic` asked for a sweep. */
+  readonly wanted = (topic: string): void => {
+    const now = Date.now();
+    if (this.stopped || now - (this.lastSwept.get(topic) ?? 0) < SWEEP_EVERY_MS) return;
+    this.lastSwept.set(topic, now);
+    const sweep = this.flows
+      .sweep(topic)
+      // The next reserve asks again; a consumer's own error event says Redis is away.
+      .catch((error: unknown) => this.events.emit({ type: 'error', topic, error: asError(error) }))
+      .finally(() => this.running.delete(sweep));
+    this.running.add(sweep);
+  };
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
-  }
-
-  private async sweep(): Promise<void> {
-    for (const topic of new Set(this.topics())) {
-      try {
-        await this.flows.sweep(topic);
-      } catch (error) {
-        // The next sweep tries again; a consumer's own error event says Redis is away.
-        this.events.emit({ type: 'error', topic, error: asError(error) });
-      }
-    }
+    this.stopped = true;
+    await Promise.all(this.running);
   }
 }

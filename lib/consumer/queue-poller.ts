@@ -20,6 +20,8 @@ export interface PollerDeps extends ConsumerReporting {
   wake: WakeSignal;
   /** With the service's tracing: the spans of this consumer's deliveries. */
   tracing?: DeliveryTracing;
+  /** A reserve found a flow of the topic that needs the sweep (see FlowSweeper). */
+  flowRepair?(topic: string): void;
   onClosed(): void;
 }
 
@@ -148,6 +150,7 @@ export class QueuePoller<T> implements QueueConsumer {
       );
       const { messages, nextDueInMs } = reserved;
       reportReserve(this.topic, this.deps, reserved);
+      if (reserved.flowRepair) this.deps.flowRepair?.(this.topic);
       this.deps.tracing?.reserved(messages);
       this.failures.recovered();
       if (this.stopping) {

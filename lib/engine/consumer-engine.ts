@@ -26,6 +26,8 @@ export interface ReserveResult<T> {
    * starts it at once and keeps none waiting for a slot (its handler would start late).
    */
   rateLimited: boolean;
+  /** A flow of this partition needs the sweep (see FlowHandoff.sweep); absent from a fake's answer. */
+  flowRepair?: boolean;
   /** One flag per lease acked in the same call: true acked, false not (stale or gone). */
   acked: boolean[];
   /** Leased messages whose bodies could not be read: they went to the dead letters as `malformed`. */

@@ -1,4 +1,5 @@
-import type { FlowChildInfo } from '../interfaces';
+import type { FlowChildInfo, ReservedMessage } from '../interfaces';
+import { FLOW_CHILD } from './wire-format';
 
 /** The score of a flow node held in `delayed` (prelude-tree.lua's FLOW_HELD): never due. */
 export const FLOW_HELD = '9007199254740991';
@@ -93,4 +94,9 @@ export function decodeChildren(hash: Record<string, string>): FlowChildRecord[] 
     );
   }
   return children;
+}
+
+/** Whether a message is a flow's child: its end is handed to its parent. */
+export function isFlowChild(message: ReservedMessage<unknown>): boolean {
+  return message.flowRole !== undefined && (message.flowRole & FLOW_CHILD) !== 0;
 }

@@ -230,8 +230,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.scripts.wakeHome(layout).catch(() => undefined);
     }
-    const { messages, nextDueInMs, paused, rateLimited, deadInRedis } = reply;
-    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis };
+    const { messages, nextDueInMs, paused, rateLimited, deadInRedis, flowRepair } = reply;
+    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis, flowRepair };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */

@@ -90,6 +90,7 @@ export const QUEUE_SCRIPTS = {
       'counters',
       'retryDue',
       ...FLOW_TREE_KEYS,
+      'flowUncommitted',
     ],
     uses: ['settle', 'levels'],
   },

@@ -302,6 +302,8 @@ export interface ReserveReply<T> {
   paused: boolean;
   /** A rate limit (rateLimit or groupRateLimit) is set: the messages leased count as started now. */
   rateLimited: boolean;
+  /** A flow of this slot needs the sweep: a process seems to have died mid-way (see FlowTrees.sweep). */
+  flowRepair: boolean;
   /** One ack.lua flag per lease acked in the same call (1 acked, 0 stale, 2 already gone). */
   ackFlags: number[];
   messages: ReservedMessage<T>[];
@@ -312,7 +314,7 @@ export interface ReserveReply<T> {
 }
 
 /**
- * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, rateLimited (0 or 1), n,
+ * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, flags (1 rate limited, 2 flow repair), n,
  * n ack flags, dead (absent from an idle answer), then per message its id and '<token> <body>', or '<token> <due> <body>' for a
  * retry (a JSON body never starts with a digit; a compact one has a '|' before any space) }`.
  */
@@ -359,7 +361,8 @@ export function decodeReserveReply<T>(
     serverNow: Number(reply[0]),
     nextDueInMs: paused ? -1 : nextDueInMs,
     paused,
-    rateLimited: reply[3] === 1,
+    rateLimited: (Number(reply[3]) & 1) === 1,
+    flowRepair: (Number(reply[3]) & 2) === 2,
     ackFlags,
     messages,
     unreadable,

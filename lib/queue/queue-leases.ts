@@ -1,3 +1,4 @@
+import { isFlowChild } from '../engine/flow-format';
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { InvalidStoredValueError } from '../errors';
 import { asError } from '../errors/error-text';
@@ -36,6 +37,7 @@ export class QueueLeases {
       assertReserved(message);
       return this.completeAck(message, result) ?? this.core.engine.settle('ack', message.topic, [message]);
     });
+    if (acked) await this.handOver(message);
     if (acked) {
       this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
       this.core.events.tally.settled(message.topic, 'acked', undefined, undefined);
@@ -54,6 +56,7 @@ export class QueueLeases {
       return { result: await engine.nack(message.topic, message, { delayMs, maxAttempts, error }), error };
     });
     if (result === 'lost') return result;
+    if (result === 'dead') await this.handOver(message);
     const event = {
       topic: message.topic,
       id: message.id,
@@ -64,6 +67,12 @@ export class QueueLeases {
     else events.emit({ type: 'dead', ...event, reason: 'failed' });
     events.tally.settled(message.topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
     return result;
+  }
+
+  /** A flow's child ended (acked, dead): its parent hears it now, or the sweep passes it on later. */
+  private async handOver(message: ReservedMessage): Promise<void> {
+    if (!isFlowChild(message)) return;
+    await this.core.engine.flows.passEnded(message.topic, [message]).catch(() => undefined);
   }
 
   async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
@@ -84,14 +93,16 @@ export class QueueLeases {
   }
 
   /**
-   * The ack of a message whose topic keeps completed messages: complete.lua stores its record
-   * with `result`. Undefined when the topic keeps none (a plain ack then deletes it).
+   * The ack of a message whose topic keeps completed messages, or of a flow's child:
+   * complete.lua stores its record with `result`, or hands `result` to its parent. Undefined
+   * otherwise (a plain ack then deletes it).
    * @throws {InvalidStoredValueError} when `result` is not JSON data or is over maxPayloadBytes.
    */
   private completeAck(message: ReservedMessage, result: unknown): Promise<boolean[]> | undefined {
     const policy = this.core.settings.keepCompleted(message.topic);
-    if (!policy) return undefined;
-    const encoded = result === undefined ? undefined : encodeStoredValue(result, policy.maxResultBytes);
+    if (!policy && !isFlowChild(message)) return undefined;
+    const bound = policy?.maxResultBytes ?? this.core.settings.maxPayloadBytes;
+    const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) throw new InvalidStoredValueError('result', message.topic, encoded.problem);
     const { id, token, leaseDeadline } = message;
     return this.core.engine.complete(message.topic, [

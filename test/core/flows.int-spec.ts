@@ -212,6 +212,41 @@ describe('flows: parents that run after their children', () => {
     });
   });
 
+  it('hands a result given to ack by hand to the parent', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    await queue.pushFlow({ topic: parent, id: 'p', payload: 'p', children: [{ topic: child, id: 'c', payload: 1 }] });
+    const [message] = await queue.reserve(child);
+    expect(await queue.ack(message, { pages: 3 })).toBe(true);
+    const runs: Run[] = [];
+    consumeAll(queue, [parent], runs);
+    await eventually(() => runs.length === 1);
+    expect(runs[0].results).toEqual({ [child]: { c: { pages: 3 } } });
+  });
+
+  it('passes on a child end that no process passed (a last lease expired in Redis) through a consumer of the child topic', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    await queue.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [{ topic: child, id: 'c', payload: 1, options: { maxAttempts: 1, onChildFailure: 'continue' } }],
+    });
+    // Leased by hand and never settled: as a consumer that died. Its last lease runs out, and the
+    // next reserve (a consumer's) buries it in Redis, writing the outbox entry in the same step.
+    await queue.reserve(child, { leaseMs: 50 });
+    const runs: Run[] = [];
+    consumeAll(queue, [parent, child], runs);
+    await eventually(() => runs.some(({ id }) => id === 'p'), 30_000);
+    expect(runs.map(({ id }) => id)).toEqual(['p']);
+    expect(runs[0].failed).toEqual([
+      { topic: child, id: 'c', reason: 'expired', error: 'the lease of the last attempt expired' },
+    ]);
+    expect(runs[0].results).toEqual({});
+    await eventually(async () => (await fx.redis.hlen(`{ackq:${child}}:flow-outbox`)) === 0);
+  });
+
   it('a retried pushFlow with the same ids stores one flow', async () => {
     const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
     const queue = await fx.service();

@@ -47,7 +47,7 @@ const MODULES = [
 
 /**
  * What the snippets take from the reader's own app, declared once for all of them: an
- * order type, a mailer service and mail provider, a PDF renderer and archive, the app's root module and
+ * order type, a mailer service and mail provider, a PDF renderer, merger and archive, the app's root module and
  * handler classes, a Nest app under test, supertest's `request`, @nestjs/config.
  */
 const PLACEHOLDERS = `
@@ -74,6 +74,7 @@ declare function request(server: unknown): { post(path: string): { send(body: ob
 declare function renderPdf(invoiceId: string, options: { signal: AbortSignal }): Promise<Uint8Array>;
 declare function compressPdf(pdf: Uint8Array): Uint8Array;
 declare const archive: { save(key: string, data: Uint8Array): Promise<void> };
+declare function mergePdfs(files: string[]): Promise<string>;
 declare class AppModule {}
 /** A test's private Redis (docs/testing.md). */
 declare const redis: import('nestjs-redis-ack-queue/testing').TestRedis;

@@ -56,6 +56,7 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -67,8 +68,9 @@
 --                       (prelude.lua) and due grouped messages join their groups' ZSETs; '0':
 --                       neither, as those releases would count the anchor and miss the ZSETs
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, rateLimited (1: a rate limit is set,
---          so the consumer must start what it leased at once), n, n ack flags (as ack returns them),
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit is set, so
+--          the consumer must start what it leased at once; 2: a flow needs the sweep, see
+--          prelude-tree.lua's flow_repair_due), n, n ack flags (as ack returns them),
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
@@ -206,7 +208,7 @@ if #ARGV == 7 and not flow then
     local next_lease = tonumber(first_lease[2]) or math.huge
     if next_delayed > now and next_lease > now then
       local next_due = math.min(next_delayed, next_lease)
-      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, 0, 0 }
+      return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, flow_repair_due(now), 0 }
     end
   end
 end
@@ -238,7 +240,7 @@ if ready_expired(now, max_moves) then
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline, (limits.rm or limits.gm) and 1 or 0, #acked }
+local out = { now, -1, deadline, ((limits.rm or limits.gm) and 1 or 0) + flow_repair_due(now), #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
