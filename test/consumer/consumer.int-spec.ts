@@ -409,12 +409,13 @@ describe('consume: the poller', () => {
     // What the consumer sends: script calls and blocking waits (commands inside a script are part of it).
     const sent = ['evalsha', 'eval', 'blpop'].reduce((sum, name) => sum + delta(name), 0);
     expect(sent).toBeLessThanOrEqual(2 * waits);
-    // Everything Redis ran, the commands inside the scripts included: at most 12 a cycle. Not
-    // counted: the test's INFO, replicas' REPLCONF acks and ioredis' CLUSTER SLOTS refreshes (cluster runs).
+    // Everything Redis ran, the commands inside the scripts included: at most 14 a cycle (two of them
+    // the reserve's look at the flow outbox, see flow_repair_due). Not counted: the test's INFO,
+    // replicas' REPLCONF acks and ioredis' CLUSTER SLOTS refreshes (cluster runs).
     const ran = Object.keys(after)
       .filter((name) => !['info', 'replconf', 'cluster|slots', 'cluster'].includes(name))
       .reduce((sum, name) => sum + delta(name), 0);
-    expect(ran).toBeLessThanOrEqual(12 * waits);
+    expect(ran).toBeLessThanOrEqual(14 * waits);
     await consumer.close();
   });
 });
