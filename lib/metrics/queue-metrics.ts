@@ -13,7 +13,15 @@ import { TallyHistogram } from './tally-histogram';
 /** What is counted, each in its own counter; `rejected` counts the dead deliveries of reason rejected. */
 const COUNTED = ['pushed', 'acked', 'retried', 'dead', 'rejected', 'lease-lost', 'cancelled'] as const;
 type Counted = (typeof COUNTED)[number];
-const STATES = ['ready', 'delayed', 'leased', 'dead', 'completed'] as const;
+/** The `state` label of each count of QueueGauges (a flow's waiting parents as `waiting-children`). */
+const STATES = [
+  ['ready', 'ready'],
+  ['delayed', 'delayed'],
+  ['leased', 'leased'],
+  ['dead', 'dead'],
+  ['completed', 'completed'],
+  ['waiting-children', 'waitingChildren'],
+] as const;
 const GAUGE_AND_HISTOGRAM_NAMES = [
   'redis_ack_queue_handler_duration_seconds',
   'redis_ack_queue_wait_seconds',
@@ -96,13 +104,13 @@ export class RedisAckQueueMetrics {
     );
     this.messages = new prom.Gauge({
       name: 'redis_ack_queue_messages',
-      help: 'Messages per state (ready, delayed, leased, dead, completed), read from Redis at scrape time',
+      help: 'Messages per state (ready, delayed, leased, dead, completed, waiting-children), read from Redis at scrape time',
       labelNames: ['topic', 'state'],
       registers,
       collect: async () => {
         this.messages.reset();
         for (const [topic, gauges] of await this.read()) {
-          for (const state of STATES) this.messages.set({ topic, state }, gauges[state]);
+          for (const [state, count] of STATES) this.messages.set({ topic, state }, gauges[count]);
         }
       },
     });

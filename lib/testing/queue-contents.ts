@@ -7,13 +7,13 @@ import type {
 } from '../interfaces';
 
 const PAGE = 10_000;
-const ALL_STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'completed', 'dead'];
+const ALL_STATES: readonly MessageState[] = ['ready', 'delayed', 'waiting-children', 'leased', 'completed', 'dead'];
 
 /** Options of {@link messagesOf}. */
 export interface MessagesOfOptions {
   /**
    * The states to read, in this order.
-   * @defaultValue every state: `['ready', 'delayed', 'leased', 'completed', 'dead']`
+   * @defaultValue every state: `['ready', 'delayed', 'waiting-children', 'leased', 'completed', 'dead']`
    */
   states?: readonly MessageState[];
 }
