@@ -25,7 +25,7 @@ export class QueueInspector {
     );
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     const paused = replies.some((r) => r[4] === 1);
-    return { ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused, waitingChildren: sum(5) };
+    return withWaiting({ ready: sum(0), delayed: sum(1), leased: sum(2), dead: sum(3), paused }, sum(5));
   }
 
   /** Counts and the oldest ready message's age, one read-only call per partition. */
@@ -37,18 +37,20 @@ export class QueueInspector {
     const sum = (i: number) => replies.reduce((total, reply) => total + reply[i], 0);
     const oldestReadyAgeMs = Math.max(-1, ...replies.map((reply) => reply[4]));
     const paused = replies.some((reply) => reply[5] === 1);
-    return {
-      ready: sum(0),
-      delayed: sum(1),
-      leased: sum(2),
-      dead: sum(3),
-      paused,
-      oldestReadyAgeMs,
-      completed: sum(6),
-      pushedTotal: sum(7),
-      ackedTotal: sum(8),
-      waitingChildren: sum(9),
-    };
+    return withWaiting<QueueGauges>(
+      {
+        ready: sum(0),
+        delayed: sum(1),
+        leased: sum(2),
+        dead: sum(3),
+        paused,
+        oldestReadyAgeMs,
+        completed: sum(6),
+        pushedTotal: sum(7),
+        ackedTotal: sum(8),
+      },
+      sum(9),
+    );
   }
 
   /** A page of dead letters, oldest first; with `preview` (bytes), payloads cut in Redis. */
@@ -115,4 +117,9 @@ export class QueueInspector {
       if (taken < LIMITS.idsPerCall) return total;
     }
   }
+}
+
+/** Counts with `waitingChildren` where flow parents wait (left out at 0, as before flows). */
+function withWaiting<S extends QueueStats>(counts: S, waiting: number): S {
+  return waiting > 0 ? { ...counts, waitingChildren: waiting } : counts;
 }

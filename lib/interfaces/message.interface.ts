@@ -136,8 +136,11 @@ export interface QueueStats {
   dead: number;
   /** The topic is paused (`pause()`): consumers lease nothing until `resume()`. */
   paused: boolean;
-  /** Flow parents waiting for their children (`pushFlow`); not counted in `delayed`. */
-  waitingChildren: number;
+  /**
+   * Flow parents waiting for their children (`pushFlow`), not counted in `delayed`; present only
+   * while there are some.
+   */
+  waitingChildren?: number;
 }
 
 /**

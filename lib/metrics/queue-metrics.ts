@@ -110,7 +110,7 @@ export class RedisAckQueueMetrics {
       collect: async () => {
         this.messages.reset();
         for (const [topic, gauges] of await this.read()) {
-          for (const [state, count] of STATES) this.messages.set({ topic, state }, gauges[count]);
+          for (const [state, count] of STATES) this.messages.set({ topic, state }, gauges[count] ?? 0);
         }
       },
     });
