@@ -7,6 +7,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
+import { DeliverySteps } from './delivery-steps';
 import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
@@ -60,7 +61,8 @@ export class LeaseKeeper<T> {
     this.tracing = report.tracing;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
-    this.leases = { extend: this.extend, progress: this.control.progress };
+    const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>));
+    this.leases = { extend: this.extend, progress: this.control.progress, step: steps.run };
   }
 
   get running(): number {
@@ -140,6 +142,11 @@ export class LeaseKeeper<T> {
     if (!extended) this.leaseLost(target as InFlight<T>);
     return extended;
   };
+
+  /** A step's store was refused: the lease is gone (unless the delivery already ended, or was cancelled). */
+  private stepRefused(entry: InFlight<T>): void {
+    if (!entry.settling && !entry.released) this.leaseLost(entry);
+  }
 
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {

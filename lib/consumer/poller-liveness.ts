@@ -46,6 +46,8 @@ export class PollerLiveness {
       completedPolicy: (topic) => engine.completedPolicy(topic),
       complete: (topic, leases) => noted(engine.complete(topic, leases)),
       progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),
+      readSteps: (topic, lease) => noted(engine.readSteps(topic, lease)),
+      storeStep: (topic, lease, name, json) => noted(engine.storeStep(topic, lease, name, json)),
     };
   }
 

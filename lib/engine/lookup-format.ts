@@ -92,16 +92,20 @@ function decodeInfo<T>(
   return info;
 }
 
+/** A get.lua answer: see {@link decodeGetReply}. */
+export type GetReply = [...(string | null)[], string[]];
+
 /**
- * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority }`.
+ * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority,
+ * steps }`, steps as `{ name, result JSON, ... }`.
  */
 export function decodeGetReply<T>(
   id: string,
-  reply: (string | null)[] | null,
+  reply: GetReply | null,
   defaultMaxAttempts: number,
 ): MessageInfo<T> | null {
   if (!reply) return null;
-  const [state, body, score, attempts, token, deadInfo, progress, priority] = reply;
+  const [state, body, score, attempts, token, deadInfo, progress, priority] = reply as (string | null)[];
   const info = decodeInfo<T>(
     state as MessageState,
     id,
@@ -121,7 +125,16 @@ export function decodeGetReply<T>(
   }
   if (progress) info.progress = parseOr(progress);
   if (priority) info.priority = Number(priority);
+  const steps = reply[8];
+  if (Array.isArray(steps) && steps.length > 0) info.steps = decodeSteps(steps);
   return info;
+}
+
+/** A message's durable steps as get.lua answers them (name, result JSON, ...): '' is undefined. */
+function decodeSteps(flat: string[]): Record<string, unknown> {
+  const steps: Record<string, unknown> = {};
+  for (let i = 0; i < flat.length; i += 2) steps[flat[i]] = parseOr(flat[i + 1]);
+  return steps;
 }
 
 /** list-order.lua answers `{ size, key, ... }`; completed keys come newest first, so they are negated to ascend. */

@@ -1,5 +1,5 @@
 import type { MessageInfo, MessageState } from '../interfaces';
-import { decodeGetReply, decodeListOrder, decodeListReply } from './lookup-format';
+import { decodeGetReply, decodeListOrder, decodeListReply, type GetReply } from './lookup-format';
 import { readMergedPage } from './merged-pages';
 import { partitionOf } from './partitions';
 import type { QueueKeys } from './queue-keys';
@@ -25,7 +25,7 @@ export class MessageLookup {
     defaultMaxAttempts = this.defaultMaxAttempts,
   ): Promise<MessageInfo<T> | null> {
     const reply = await this.inAnyPartition(topic, id, (keys) =>
-      this.scripts.run<(string | null)[] | null>('get', topic, keys, [id]),
+      this.scripts.run<GetReply | null>('get', topic, keys, [id]),
     );
     return decodeGetReply<T>(id, reply, defaultMaxAttempts);
   }

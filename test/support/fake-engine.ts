@@ -7,6 +7,7 @@ import type {
   ReserveRequest,
   ReserveResult,
   SettleAction,
+  StepStoreResult,
 } from '../../lib/engine/consumer-engine';
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/interfaces';
 
@@ -14,7 +15,7 @@ import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/in
 const realSetTimeout = globalThis.setTimeout;
 const realClearTimeout = globalThis.clearTimeout;
 
-export type EngineMethod = 'reserve' | 'nack' | 'bury' | 'defer' | SettleAction;
+export type EngineMethod = 'reserve' | 'nack' | 'bury' | 'defer' | 'readSteps' | 'storeStep' | SettleAction;
 
 /** One call the consumer made, in arrival order. */
 export interface EngineCall {
@@ -273,6 +274,26 @@ export class FakeEngine implements ConsumerEngine {
   async progress(_topic: string, lease: HeldLease): Promise<boolean> {
     await Promise.resolve();
     return this.held(lease) !== undefined;
+  }
+
+  /** Each message's durable steps, by id: step name -> result JSON (as step.lua keeps them). */
+  readonly steps = new Map<string, Map<string, string>>();
+
+  async readSteps(_topic: string, lease: HeldLease): Promise<Map<string, string>> {
+    await this.arrive('readSteps', [lease], {});
+    return new Map(this.steps.get(lease.id));
+  }
+
+  /** As step.lua: only while the lease is held; the first result of a name stays. */
+  async storeStep(_topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult> {
+    await this.arrive('storeStep', [lease], {});
+    if (!this.held(lease)) return { outcome: 'lost' };
+    const steps = this.steps.get(lease.id) ?? new Map<string, string>();
+    this.steps.set(lease.id, steps);
+    const kept = steps.get(name);
+    if (kept !== undefined) return { outcome: 'kept', json: kept };
+    steps.set(name, json);
+    return { outcome: 'stored' };
   }
 
   private held(lease: HeldLease): Held | undefined {

@@ -25,6 +25,9 @@
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.counters      HASH   acked -> messages acked so far
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1
@@ -33,6 +36,7 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash', K.priority, 'hash',
   K.deferrals, 'hash', K.counters, 'hash')
+check_types(K.stepIds, 'set')
 
 local results = ack_leases(1)
 results[#results + 1] = flow_woke and 1 or 0

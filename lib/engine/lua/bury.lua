@@ -25,6 +25,9 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.wake          LIST   wake-up token for blocked consumers
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)
@@ -35,6 +38,7 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.attempts, 'hash', K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash',
   K.priority, 'hash', K.deferrals, 'hash')
+check_types(K.stepIds, 'set')
 
 local now = now_ms()
 local max_attempts = tonumber(ARGV[5])

@@ -43,6 +43,8 @@
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.wake          LIST   wake-up token for blocked consumers
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1]  id
 -- Returns  the state it was in ('ready', 'delayed', 'leased', 'dead' or 'completed'), or
 --          false when no message had this id
@@ -51,6 +53,7 @@ local id = ARGV[1]
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.completed, 'zset', K.progress, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset')
+check_types(K.stepIds, 'set')
 
 -- The group a stored body names ("g"), or nil.
 local function body_group(body)
@@ -108,5 +111,6 @@ if state then
   redis.call('HDEL', K.priority, id)
   redis.call('HDEL', K.deferrals, id)
   redis.call('HDEL', K.retryDue, id)
+  steps_forget({ id })
 end
 return state

@@ -5,17 +5,21 @@
 -- K.messages HASH   id -> stored body
 -- K.attempts HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
 -- K.priority HASH   id -> priority level 1-9
+-- K.steps    PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds  SET    ids of the messages that have steps
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
 -- ARGV[2..] ids (optional)
 -- Returns { ids taken, dead letters deleted }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash', K.attempts, 'hash', K.priority, 'hash')
+check_types(K.stepIds, 'set')
 
 local ids = { unpack(ARGV, 2) }
 if #ids == 0 then
   ids = redis.call('ZRANGE', K.dead, 0, tonumber(ARGV[1]) - 1)
 end
 local purged = 0
+local gone = {}
 for _, id in ipairs(ids) do
   if redis.call('ZREM', K.dead, id) == 1 then
     redis.call('HDEL', K.deadInfo, id)
@@ -23,6 +27,8 @@ for _, id in ipairs(ids) do
     redis.call('HDEL', K.attempts, id)
     redis.call('HDEL', K.priority, id)
     purged = purged + 1
+    gone[#gone + 1] = id
   end
 end
+steps_forget(gone)
 return { #ids, purged }

@@ -12,9 +12,11 @@
 -- K.completed ZSET   id -> completion time (ms)
 -- K.progress  HASH   id -> JSON progress value of a leased message
 -- K.priority  HASH   id -> priority level 1-9 (none: level 0)
+-- K.steps     PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 -- ARGV[1] id
 -- Returns false when no message has this id, else { state, body or false, score or false,
---         attempts or false, token or false, dead info or false, progress or false, priority or false }
+--         attempts or false, token or false, dead info or false, progress or false, priority or false,
+--         { step name, result JSON, ... } }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash',
@@ -38,6 +40,9 @@ if not state then
 end
 
 local token = state == 'leased' and redis.call('HGET', K.tokens, id) or false
+local key = K.steps .. id
+check_types(key, 'hash')
+local steps = redis.call('HGETALL', key)
 return {
   state,
   body or false,
@@ -47,4 +52,5 @@ return {
   state == 'dead' and redis.call('HGET', K.deadInfo, id) or false,
   state == 'leased' and redis.call('HGET', K.progress, id) or false,
   redis.call('HGET', K.priority, id) or false,
+  steps,
 }

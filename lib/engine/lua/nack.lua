@@ -39,6 +39,9 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -52,6 +55,7 @@ local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), t
 check_types(K.leased, 'zset', K.delayed, 'zset', K.ready, 'list', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.wake, 'list', K.messages, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset', K.retryDue, 'hash')
+check_types(K.stepIds, 'set')
 
 if redis.call('HGET', K.tokens, id) ~= token then
   return 0

@@ -20,6 +20,7 @@ local function bury(id, reason, message, attempt, max_attempts, now, max_count, 
     redis.call('HDEL', K.deadInfo, unpack(ids))
     redis.call('HDEL', K.priority, unpack(ids))
     redis.call('ZREMRANGEBYRANK', K.dead, 0, #ids - 1)
+    steps_forget(ids)
   end
 end
 
@@ -47,6 +48,7 @@ local function ack_leases(first)
       redis.call('HDEL', K.deferrals, unpack(held))
       redis.call('HDEL', K.retryDue, unpack(held))
     end
+    steps_forget(held)
     if K.groupActive then
       leases_ended(held)
     end

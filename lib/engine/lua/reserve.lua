@@ -49,6 +49,9 @@
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.counters      HASH   acked -> messages acked so far (the acks given count there)
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -207,6 +210,7 @@ end
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
+check_types(K.stepIds, 'set')
 if flow then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
     K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
