@@ -130,10 +130,16 @@ export function decodeGetReply<T>(
   return info;
 }
 
-/** A message's durable steps as get.lua answers them (name, result JSON, ...): '' is undefined. */
+/**
+ * A message's durable steps as get.lua answers them (name, result JSON, ...; '' is undefined),
+ * by name: Redis keeps no order in a large hash.
+ */
 function decodeSteps(flat: string[]): Record<string, unknown> {
+  const names: [string, string][] = [];
+  for (let i = 0; i < flat.length; i += 2) names.push([flat[i], flat[i + 1]]);
+  names.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const steps: Record<string, unknown> = {};
-  for (let i = 0; i < flat.length; i += 2) steps[flat[i]] = parseOr(flat[i + 1]);
+  for (const [name, json] of names) steps[name] = parseOr(json);
   return steps;
 }
 

@@ -47,7 +47,7 @@ export interface MessageInfo<T = unknown> {
   progress?: unknown;
   /**
    * The durable steps its handlers completed so far (`context.step`): step name -> result (a
-   * step that returned nothing: undefined). Absent when it has none. Kept while the message lives
+   * step that returned nothing: undefined), by name. Absent when it has none. Kept while the message lives
    * (dead letters included) and with its completed record.
    */
   steps?: Record<string, unknown>;
