@@ -51,8 +51,8 @@ export function tooManySteps(topic: string, id: string, name: string): InvalidSt
 
 /**
  * What a handler's `context.step(name, fn)` does: at the delivery's first step, reads the steps
- * its message stored before (steps-read.lua, once); a name found there returns its result
- * without running `fn`. Otherwise `fn` runs, and its result (JSON, at most 64 KiB) is stored with
+ * its message stored before (steps-read.lua, once, fenced by the lease); a name found there
+ * returns its result without running `fn`. Otherwise `fn` runs, and its result (JSON, at most 64 KiB) is stored with
  * step.lua, fenced by the lease: a delivery whose lease is gone stores nothing and fails with
  * LeaseLostError (reported as a lost lease). One object per consumer; the cache lives on each
  * delivery (its ContextTarget).
@@ -87,11 +87,21 @@ export class DeliverySteps {
     }
   };
 
-  /** Reads the stored steps once; a failed read is forgotten, so the next step reads again. */
+  /**
+   * Reads the stored steps once, fenced by the lease: a lease already gone fails this step and
+   * every later one with LeaseLostError (reported as lost); a read that failed otherwise is
+   * forgotten, so the next step reads again.
+   */
   private cache(target: ContextTarget): StepCache {
-    const cache: StepCache = { stored: this.engine.readSteps(this.topic, target.message), running: new Map() };
-    cache.stored.catch(() => {
-      if (target.steps === cache) target.steps = undefined;
+    const { id } = target.message;
+    const stored = this.engine.readSteps(this.topic, target.message).then((steps) => {
+      if (steps) return steps;
+      this.lost(target);
+      throw new LeaseLostError(this.topic, id);
+    });
+    const cache: StepCache = { stored, running: new Map() };
+    stored.catch((error: unknown) => {
+      if (target.steps === cache && !(error instanceof LeaseLostError)) target.steps = undefined;
     });
     return cache;
   }

@@ -99,8 +99,8 @@ export interface ConsumerEngine {
   complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
   /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;
-  /** The durable steps the message stored so far: step name -> result JSON ('' for undefined). */
-  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string>>;
+  /** The durable steps the message stored so far (step name -> result JSON, '' for undefined); undefined when the lease is no longer this one. */
+  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined>;
   /** Stores one durable step's result JSON ('' for undefined), fenced by the lease (see StepStoreResult). */
   storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult>;
 }

@@ -68,11 +68,15 @@ export class JobRecords {
     return reply === 1;
   }
 
-  /** The durable steps the message stored so far: step name -> result JSON ('' for undefined). */
-  async readSteps(topic: string, lease: HeldLease): Promise<Map<string, string>> {
+  /**
+   * The durable steps the message stored so far: step name -> result JSON ('' for undefined);
+   * undefined when the lease is no longer this one.
+   */
+  async readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
     const layout = this.layouts.get(topic);
     const keys = layout.partitions[partitionOfMessage(layout, lease)];
-    const reply = await this.scripts.run<string[]>('stepsRead', topic, keys, [lease.id]);
+    const reply = await this.scripts.run<string[] | null>('stepsRead', topic, keys, [lease.id, lease.token]);
+    if (!reply) return undefined;
     const steps = new Map<string, string>();
     for (let i = 0; i < reply.length; i += 2) steps.set(reply[i], reply[i + 1]);
     return steps;

@@ -313,7 +313,7 @@ export class QueueEngine implements ConsumerEngine {
     return this.records.progress(topic, lease, json);
   }
 
-  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string>> {
+  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
     return this.records.readSteps(topic, lease);
   }
 

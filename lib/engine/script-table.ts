@@ -311,7 +311,7 @@ export const QUEUE_SCRIPTS = {
   reply: { file: 'reply.lua', operation: 'reply to a request', keys: ['tokens', 'replies'], refusedWhenFull: true },
   // Durable steps (context.step): stored fenced by the lease, read as a delivery's first step runs.
   step: { file: 'step.lua', operation: 'store a step', keys: ['tokens', 'steps', 'stepIds'], refusedWhenFull: true },
-  stepsRead: { file: 'steps-read.lua', operation: 'read steps', keys: ['steps'], readOnly: true },
+  stepsRead: { file: 'steps-read.lua', operation: 'read steps', keys: ['tokens', 'steps'], readOnly: true },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },

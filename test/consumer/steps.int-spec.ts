@@ -177,7 +177,8 @@ describe('durable steps (context.step)', () => {
     expect(await engine.storeStep(topic, { ...message, token: 'stale.1' }, 'y', '3')).toEqual({ outcome: 'lost' });
     for (let i = 1; i < 100; i++) await engine.storeStep(topic, message, `n${i}`, '0');
     expect(await engine.storeStep(topic, message, 'one too many', '0')).toEqual({ outcome: 'full' });
-    const steps = await engine.readSteps(topic, message);
+    expect(await engine.readSteps(topic, { ...message, token: 'stale.1' })).toBeUndefined();
+    const steps = (await engine.readSteps(topic, message))!;
     expect(steps.size).toBe(100);
     expect(steps.get('x')).toBe('1');
     expect(steps.has('y')).toBe(false);

@@ -279,9 +279,10 @@ export class FakeEngine implements ConsumerEngine {
   /** Each message's durable steps, by id: step name -> result JSON (as step.lua keeps them). */
   readonly steps = new Map<string, Map<string, string>>();
 
-  async readSteps(_topic: string, lease: HeldLease): Promise<Map<string, string>> {
+  /** As steps-read.lua: undefined once the lease is gone. */
+  async readSteps(_topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
     await this.arrive('readSteps', [lease], {});
-    return new Map(this.steps.get(lease.id));
+    return this.held(lease) ? new Map(this.steps.get(lease.id)) : undefined;
   }
 
   /** As step.lua: only while the lease is held; the first result of a name stays. */

@@ -180,6 +180,23 @@ describe('LeaseKeeper and context.extendLease', () => {
     expect(engine.steps.get('m1')!.has('c')).toBe(false);
   });
 
+  it('fails the first step of a delivery whose lease is already gone, running nothing', async () => {
+    expectLogs(/Lost the lease of message m1/);
+    const started = deferred<MessageContext>();
+    const keeper = startKeeper((_, context) => (started.resolve(context), never()), { leaseMs: 30_000 });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    const context = await started.promise;
+    engine.loseLease('m1');
+    let ran = 0;
+    await expect(context.step('a', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(context.step('b', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(ran).toBe(0);
+    expect(engine.callsOf('readSteps')).toHaveLength(1);
+    expect(engine.callsOf('storeStep')).toEqual([]);
+    expect(events.filter((event) => event.type === 'lease-lost')).toHaveLength(1);
+  });
+
   it('extends while the keeper closes; close waits for the handler and its ack, releasing nothing', async () => {
     const started = deferred();
     const proceed = deferred();
