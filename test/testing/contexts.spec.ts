@@ -9,6 +9,7 @@ import {
 } from '../../lib';
 import { createBatchContext, createBatchMessage, createMessageContext } from '../../lib/testing';
 import type { BatchContext, BatchMessage } from '../../lib';
+import { RedisAckQueueContext } from '../../lib/microservices';
 
 /** A handler class as an app writes it, tested by calling its methods directly. */
 @Injectable()
@@ -115,6 +116,14 @@ describe('durable steps of the test contexts', () => {
     const overridden = createMessageContext({ step: () => Promise.resolve('stub') as Promise<never> });
     expect(await overridden.step('any', () => 1)).toBe('stub');
     expect(overridden.calls.step).toEqual(['any']);
+  });
+
+  it("runs a step of the transport's context through its message's context", async () => {
+    const message = createMessageContext();
+    const context = new RedisAckQueueContext([message, 'orders.placed']);
+    expect(await context.step('once', () => 1)).toBe(1);
+    expect(await context.step('once', () => 2)).toBe(1);
+    expect(message.calls.step).toEqual(['once', 'once']);
   });
 
   it('gives each batch message its own steps', async () => {
