@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { MessageState } from '../interfaces';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
-import { printJson, printRecord, printTable, time } from './output';
+import { printJson, printRecord, printTable, shortJson, time } from './output';
 import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
 import { historyCommand } from './history-command';
 import { statsCommand } from './stats-command';
@@ -61,13 +61,16 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
   const message = await ctx.onTopic(topic, (queue) => queue.get(topic, id));
   if (!message) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
   if (ctx.options.json) return printJson(ctx.io, message);
+  const { steps, ...fields } = message;
   printRecord(ctx.io, {
-    ...message,
+    ...fields,
     enqueuedAt: time(message.enqueuedAt),
     dueAt: time(message.dueAt),
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),
+    // One line per durable step: `step <name>: <its result, cut>`.
+    ...Object.fromEntries(Object.entries(steps ?? {}).map(([name, value]) => [`step ${name}`, shortJson(value)])),
   });
 }
 

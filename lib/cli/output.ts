@@ -36,6 +36,13 @@ export function time(ms: number | null | undefined): string | undefined {
   return ms === undefined || ms === null ? undefined : new Date(ms).toISOString();
 }
 
+/** A value as one line of JSON cut at `max` characters (with its length said), `undefined` for undefined. */
+export function shortJson(value: unknown, max = 120): string {
+  if (value === undefined) return 'undefined';
+  const text = JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+}
+
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '-';
   if (typeof value === 'string') return value;

@@ -73,6 +73,12 @@ export const LIMITS = {
   groupWeights: 10_000,
   /** The last epoch ms a Date can hold (ECMAScript's time range): the latest due time or tick. */
   maxDateMs: 8.64e15,
+  /** Largest result of one durable step (`context.step`), as JSON bytes. */
+  maxStepBytes: 64 * 1024,
+  /** Durable steps one message may hold. */
+  maxSteps: 100,
+  /** Longest name of a durable step (characters). */
+  stepNameLength: 256,
 } as const;
 
 /** The longest timer Node can set, and so the longest lease or timeout (ms). */

@@ -11,8 +11,36 @@ export interface BatchEntry {
 
 /** The batch handler's view of one message. */
 export function batchMessage({ payload, context }: BatchEntry): BatchMessage<unknown> {
-  const { id, attempt, maxAttempts, headers, enqueuedAt, group, signal } = context;
-  return { id, payload, attempt, maxAttempts, headers, enqueuedAt, group, signal };
+  return new RunBatchMessage(payload, context);
+}
+
+/** One message of a running batch: its fields, and `step` on the prototype, run by its own context. */
+class RunBatchMessage implements BatchMessage<unknown> {
+  readonly id: string;
+  readonly payload: unknown;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly headers: Record<string, string>;
+  readonly enqueuedAt: number;
+  readonly group: string | undefined;
+  readonly signal: AbortSignal;
+  readonly #context: MessageContext;
+
+  constructor(payload: unknown, context: MessageContext) {
+    this.id = context.id;
+    this.payload = payload;
+    this.attempt = context.attempt;
+    this.maxAttempts = context.maxAttempts;
+    this.headers = context.headers;
+    this.enqueuedAt = context.enqueuedAt;
+    this.group = context.group;
+    this.signal = context.signal;
+    this.#context = context;
+  }
+
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    return this.#context.step(name, fn);
+  }
 }
 
 /**

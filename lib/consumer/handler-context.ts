@@ -21,6 +21,16 @@ export interface ContextTarget {
   deferral?: RetryLaterError | RateLimitedError;
   /** Of a flow's parent: its children and how each ended, read before its handler started. */
   children?: FlowChildRecord[];
+  /** Made at the handler's first `step` (see DeliverySteps): most handlers never take one. */
+  steps?: StepCache;
+}
+
+/** What one delivery knows of its message's durable steps. */
+export interface StepCache {
+  /** The steps stored before this delivery's first step, read once then (name -> result JSON). */
+  stored: Promise<Map<string, string>>;
+  /** The steps of this delivery running now, by name: a second call of a name shares the first's. */
+  running: Map<string, Promise<unknown>>;
 }
 
 /**
@@ -32,6 +42,8 @@ export interface LeaseControls {
   extend(target: ContextTarget, ms: number): Promise<boolean>;
   /** Reports progress (see ProgressReporter). */
   progress: ReportProgress;
+  /** Runs a durable step (see DeliverySteps). */
+  step: RunStep;
 }
 
 /** A handler's second argument: one object per message, its accessors on the prototype. */
@@ -88,6 +100,10 @@ export class HandlerContext implements MessageContext {
     return failedChildrenOf(this.#target.children);
   }
 
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    return this.#lease.step(this.#target, name, fn);
+  }
+
   /** @internal This delivery (see HELD_LEASE). */
   [HELD_LEASE](): HeldDelivery {
     const { id, token, group } = this.#target.message;
@@ -122,6 +138,9 @@ export function failedChildrenOf(children: readonly FlowChildInfo[] | undefined)
 
 /** What a context's `progress` does (see ProgressReporter). */
 export type ReportProgress = (target: ContextTarget, value: unknown) => void;
+
+/** What a context's `step` does (see DeliverySteps). */
+export type RunStep = <R>(target: ContextTarget, name: string, fn: () => R | Promise<R>) => Promise<R>;
 
 /** Aborts the handler's signal (making its controller if the handler never asked for it). */
 export function abortHandler(target: ContextTarget, reason: Error): void {

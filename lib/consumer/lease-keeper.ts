@@ -8,6 +8,7 @@ import { FLOW_PARENT } from '../engine/wire-format';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
+import { DeliverySteps } from './delivery-steps';
 import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
@@ -61,7 +62,8 @@ export class LeaseKeeper<T> {
     this.tracing = report.tracing;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
-    this.leases = { extend: this.extend, progress: this.control.progress };
+    const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>));
+    this.leases = { extend: this.extend, progress: this.control.progress, step: steps.run };
   }
 
   get running(): number {
@@ -152,6 +154,11 @@ export class LeaseKeeper<T> {
     if (!extended) this.leaseLost(target as InFlight<T>);
     return extended;
   };
+
+  /** A step's store was refused: the lease is gone (unless the delivery already ended, or was cancelled). */
+  private stepRefused(entry: InFlight<T>): void {
+    if (!entry.settling && !entry.released) this.leaseLost(entry);
+  }
 
   /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
   handBack(messages: ReservedMessage<T>[]): void {

@@ -47,6 +47,8 @@ export class PollerLiveness {
       complete: (topic, leases) => noted(engine.complete(topic, leases)),
       progress: (topic, lease, json) => noted(engine.progress(topic, lease, json)),
       flows: engine.flows,
+      readSteps: (topic, lease) => noted(engine.readSteps(topic, lease)),
+      storeStep: (topic, lease, name, json) => noted(engine.storeStep(topic, lease, name, json)),
     };
   }
 

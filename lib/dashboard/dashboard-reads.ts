@@ -8,6 +8,12 @@ import { errorView, notFound, type ErrorView } from './dashboard-errors';
 /** The bytes of a payload a listed row carries (its details carry it whole). */
 export const PREVIEW_BYTES = 300;
 
+/**
+ * One message as its details show it: its durable steps as a list by name, so a step
+ * that returned nothing (no `value`: undefined) still shows once the answer is JSON.
+ */
+export type MessageDetail = Omit<MessageInfo, 'steps'> & { steps?: { name: string; value?: unknown }[] };
+
 /** One row of the topics table: the topic's gauges, or why they could not be read. */
 export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
 
@@ -40,10 +46,11 @@ export class DashboardReads {
   }
 
   /** One message by id; a 404 when the topic has none. */
-  async message(topic: string, id: string): Promise<MessageInfo> {
+  async message(topic: string, id: string): Promise<MessageDetail> {
     const message = await this.queue.get(topic, id);
     if (!message) throw notFound(`message ${id} in ${topic}`);
-    return message;
+    const { steps, ...rest } = message;
+    return steps ? { ...rest, steps: Object.entries(steps).map(([name, value]) => ({ name, value })) } : rest;
   }
 
   /**

@@ -51,6 +51,14 @@ export interface CompletedPolicy {
   maxResultBytes: number;
 }
 
+/**
+ * How storing a durable step ended: `stored`; `kept`, the name held a result already, and
+ * `json` is it (the first stays); `lost`, the lease is no longer this one; `full`, the message
+ * holds the most steps it may. Nothing changed unless `stored`.
+ */
+export type StepStoreResult =
+  { outcome: 'stored' } | { outcome: 'kept'; json: string } | { outcome: 'lost' } | { outcome: 'full' };
+
 /** A lease to complete: `extra` ends its completed record (see completionExtra). */
 export interface CompletedLease extends HeldLease {
   extra: string;
@@ -94,6 +102,10 @@ export interface ConsumerEngine {
   complete(topic: string, leases: CompletedLease[]): Promise<boolean[]>;
   /** Stores a lease's progress (JSON text); false when the lease is no longer this one. */
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean>;
+  /** The durable steps the message stored so far (step name -> result JSON, '' for undefined); undefined when the lease is no longer this one. */
+  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined>;
+  /** Stores one durable step's result JSON ('' for undefined), fenced by the lease (see StepStoreResult). */
+  storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult>;
   /** Flows: what a consumer hands to a child's parent, and reads for a parent's handler. */
   readonly flows: FlowHandoff;
 }

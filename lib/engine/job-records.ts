@@ -1,13 +1,14 @@
 import { LIMITS } from '../common/redis-ack-queue.constants';
-import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease } from './consumer-engine';
+import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease, StepStoreResult } from './consumer-engine';
 import type { LeaseSettler } from './lease-settler';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, partitionOfMessage, type TopicLayouts } from './topic-layouts';
 
 /**
  * What job control writes of a held lease: the completed records of topics that keep them
- * (complete.lua, an ack that keeps the message's id and result), progress (progress.lua) and
- * deferrals (defer.lua, retry later without an attempt). All are fenced by the lease's token.
+ * (complete.lua, an ack that keeps the message's id and result), progress (progress.lua),
+ * deferrals (defer.lua, retry later without an attempt) and durable steps (step.lua; read back
+ * with steps-read.lua). All writes are fenced by the lease's token.
  */
 const DEFER_RESULTS: DeferResult[] = ['lost', 'deferred', 'lost', 'over'];
 
@@ -65,6 +66,31 @@ export class JobRecords {
       json,
     ]);
     return reply === 1;
+  }
+
+  /**
+   * The durable steps the message stored so far: step name -> result JSON ('' for undefined);
+   * undefined when the lease is no longer this one.
+   */
+  async readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
+    const layout = this.layouts.get(topic);
+    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const reply = await this.scripts.run<string[] | null>('stepsRead', topic, keys, [lease.id, lease.token]);
+    if (!reply) return undefined;
+    const steps = new Map<string, string>();
+    for (let i = 0; i < reply.length; i += 2) steps.set(reply[i], reply[i + 1]);
+    return steps;
+  }
+
+  /** Stores one durable step's result (JSON text, '' for undefined) while the lease is this one. */
+  async storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult> {
+    const layout = this.layouts.get(topic);
+    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const args = [lease.id, lease.token, name, json, LIMITS.maxSteps];
+    const [code, kept] = await this.scripts.run<[number, string?]>('step', topic, keys, args);
+    if (code === 1) return { outcome: 'stored' };
+    if (code === 2) return { outcome: 'kept', json: kept ?? '' };
+    return { outcome: code === 3 ? 'full' : 'lost' };
   }
 
   /**

@@ -114,17 +114,21 @@ function decodeInfo<T>(
   return info;
 }
 
+/** A get.lua answer: see {@link decodeGetReply}. */
+export type GetReply = (string | string[] | null)[];
+
 /**
- * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority }`.
+ * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority,
+ * steps, flow parent, children }`, steps as `{ name, result JSON, ... }`, children as their HASH
+ * (field, value, ...).
  */
 export function decodeGetReply<T>(
   id: string,
-  reply: (string | string[] | null)[] | null,
+  reply: GetReply | null,
   defaultMaxAttempts: number,
 ): MessageInfo<T> | null {
   if (!reply) return null;
-  const [state, body, score, attempts, token, deadInfo, progress, priority, parent] = reply as (string | null)[];
-  const childHash = (reply[9] ?? []) as string[];
+  const [state, body, score, attempts, token, deadInfo, progress, priority] = reply as (string | null)[];
   const info = decodeInfo<T>(
     state as MessageState,
     id,
@@ -144,12 +148,30 @@ export function decodeGetReply<T>(
   }
   if (progress) info.progress = parseOr(progress);
   if (priority) info.priority = Number(priority);
-  if (parent) {
+  const steps = reply[8];
+  if (Array.isArray(steps) && steps.length > 0) info.steps = decodeSteps(steps);
+  const parent = reply[9];
+  if (typeof parent === 'string') {
     const { topic, id: parentId } = linkOf(parent);
     info.parent = { topic, id: parentId };
   }
-  if (childHash.length > 0) info.children = decodeChildren(pairsOf(childHash)).map(childInfo);
+  const childHash = reply[10];
+  if (Array.isArray(childHash) && childHash.length > 0)
+    info.children = decodeChildren(pairsOf(childHash)).map(childInfo);
   return info;
+}
+
+/**
+ * A message's durable steps as get.lua answers them (name, result JSON, ...; '' is undefined),
+ * by name: Redis keeps no order in a large hash.
+ */
+function decodeSteps(flat: string[]): Record<string, unknown> {
+  const names: [string, string][] = [];
+  for (let i = 0; i < flat.length; i += 2) names.push([flat[i], flat[i + 1]]);
+  names.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const steps: Record<string, unknown> = {};
+  for (const [name, json] of names) steps[name] = parseOr(json);
+  return steps;
 }
 
 /** list-order.lua answers `{ size, key, ... }`; completed keys come newest first, so they are negated to ascend. */

@@ -1,6 +1,6 @@
 import type { MessageInfo, MessageState } from '../interfaces';
 import { linkOfField, type FlowLink } from './flow-format';
-import { decodeGetReply, decodeListOrder, decodeListReply } from './lookup-format';
+import { decodeGetReply, decodeListOrder, decodeListReply, type GetReply } from './lookup-format';
 import { readMergedPage } from './merged-pages';
 import { partitionOf } from './partitions';
 import type { QueueKeys } from './queue-keys';
@@ -34,7 +34,7 @@ export class MessageLookup {
     defaultMaxAttempts = this.defaultMaxAttempts,
   ): Promise<MessageInfo<T> | null> {
     const reply = await this.inAnyPartition(topic, id, (keys) =>
-      this.scripts.run<(string | string[] | null)[] | null>('get', topic, keys, [id]),
+      this.scripts.run<GetReply | null>('get', topic, keys, [id]),
     );
     return decodeGetReply<T>(id, reply, defaultMaxAttempts);
   }

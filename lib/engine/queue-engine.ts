@@ -13,6 +13,7 @@ import type {
   ReserveRequest,
   ReserveResult,
   SettleAction,
+  StepStoreResult,
 } from './consumer-engine';
 import type { QueueLogger } from '../observability/queue-logger';
 import { CancelSignals } from './cancel-signals';
@@ -317,5 +318,13 @@ export class QueueEngine implements ConsumerEngine {
 
   progress(topic: string, lease: HeldLease, json: string): Promise<boolean> {
     return this.records.progress(topic, lease, json);
+  }
+
+  readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
+    return this.records.readSteps(topic, lease);
+  }
+
+  storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult> {
+    return this.records.storeStep(topic, lease, name, json);
   }
 }

@@ -75,6 +75,13 @@ export interface QueueKeys {
   completed: string;
   /** HASH id -> JSON progress value of a leased message (`context.progress`). */
   progress: string;
+  /**
+   * Not a key: the prefix of each message's HASH `<steps><id>` of durable steps
+   * (`context.step`): step name -> result JSON ('' for undefined). Passed so scripts name the slot.
+   */
+  steps: string;
+  /** SET of the ids that have durable steps: removing a message of a topic without any costs one EXISTS. */
+  stepIds: string;
   // Ordered groups and fleet-wide limits (lua/prelude-flow.lua).
   /**
    * ZSET, scores 0, of earlier versions: grouped messages waiting, as `<group>\0<sequence>\0<id>`.
@@ -240,6 +247,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     scheduleLast: `${tag}:schedule-last`,
     completed: `${tag}:completed`,
     progress: `${tag}:progress`,
+    steps: `${tag}:steps:`,
+    stepIds: `${tag}:step-ids`,
     groupQueue: `${tag}:group-queue`,
     groupWaiting: `${tag}:group-waiting`,
     groups: `${tag}:group:`,

@@ -91,6 +91,8 @@ export const QUEUE_SCRIPTS = {
       'retryDue',
       ...FLOW_TREE_KEYS,
       'flowUncommitted',
+      'steps',
+      'stepIds',
     ],
     uses: ['settle', 'levels'],
   },
@@ -99,7 +101,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'ack',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
-      'counters', 'retryDue', ...FLOW_TREE_KEYS],
+      'counters', 'retryDue', ...FLOW_TREE_KEYS, 'steps', 'stepIds'],
     uses: ['settle'],
   },
   nack: {
@@ -122,6 +124,8 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'retryDue',
       ...FLOW_TREE_KEYS,
+      'steps',
+      'stepIds',
     ],
     uses: ['settle', 'levels'],
   },
@@ -146,6 +150,8 @@ export const QUEUE_SCRIPTS = {
       ...FLOW_CONTROL_KEYS,
       'wake',
       ...FLOW_TREE_KEYS,
+      'steps',
+      'stepIds',
     ],
     uses: ['settle'],
   },
@@ -184,7 +190,7 @@ export const QUEUE_SCRIPTS = {
   deadPurge: {
     file: 'dead-purge.lua',
     operation: 'purge dead letters',
-    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority', ...FLOW_TREE_KEYS],
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority', ...FLOW_TREE_KEYS, 'steps', 'stepIds'],
     uses: ['tree'],
   },
   wake: { file: 'wake.lua', operation: 'wake consumers', keys: ['wake'] },
@@ -263,6 +269,7 @@ export const QUEUE_SCRIPTS = {
       'completed',
       'progress',
       'priority',
+      'steps',
       'flowParents',
       'flowChildren',
       'flowWaiting',
@@ -303,6 +310,8 @@ export const QUEUE_SCRIPTS = {
       'wake',
       'retryDue',
       ...FLOW_TREE_KEYS,
+      'steps',
+      'stepIds',
     ],
     uses: ['flow', 'levels', 'tree'],
   },
@@ -311,11 +320,14 @@ export const QUEUE_SCRIPTS = {
     operation: 'complete a message',
     // prettier-ignore
     keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
-      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue', ...FLOW_TREE_KEYS],
+      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue', ...FLOW_TREE_KEYS, 'steps', 'stepIds'],
     uses: ['flow', 'tree'],
   },
   progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },
   reply: { file: 'reply.lua', operation: 'reply to a request', keys: ['tokens', 'replies'], refusedWhenFull: true },
+  // Durable steps (context.step): stored fenced by the lease, read as a delivery's first step runs.
+  step: { file: 'step.lua', operation: 'store a step', keys: ['tokens', 'steps', 'stepIds'], refusedWhenFull: true },
+  stepsRead: { file: 'steps-read.lua', operation: 'read steps', keys: ['tokens', 'steps'], readOnly: true },
   // Flows (lib/engine/flow-trees.ts): a parent waits in its slot for children in other slots.
   flowCommit: {
     file: 'flow-commit.lua',
@@ -330,7 +342,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'end a flow child',
     // prettier-ignore
     keys: ['delayed', 'wake', 'paused', 'messages', 'dead', 'deadInfo', 'deferrals', 'priority',
-      ...FLOW_TREE_KEYS, 'ready', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
+      ...FLOW_TREE_KEYS, 'ready', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting', 'steps', 'stepIds'],
     uses: ['settle'],
   },
   flowClear: { file: 'flow-clear.lua', operation: 'end a flow child', keys: ['flowOutbox', 'flowOutboxDue'] },

@@ -42,3 +42,30 @@ export class InvalidStoredValueError extends RedisAckQueueError {
     super(MESSAGES.invalidStoredValue(what, topic, reason));
   }
 }
+
+/**
+ * The result of a durable step (`context.step(name, fn)`) cannot be stored with its message:
+ * it is not JSON data (functions, BigInt, cycles...), its JSON is over 64 KiB, or the message
+ * holds 100 steps already (then `fn` did not run). Nothing was stored: a later delivery runs
+ * the step again.
+ */
+export class InvalidStepResultError extends RedisAckQueueError {
+  /** Always `INVALID_STEP_RESULT`. */
+  readonly code = 'INVALID_STEP_RESULT';
+  /**
+   * @param topic - The message's topic.
+   * @param id - The message's id.
+   * @param step - The step's name.
+   * @param problem - What is wrong: `value` (not JSON data, or too large) or `count` (too many steps).
+   * @param reason - What is wrong with the value, in words (never the value itself).
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+    readonly step: string,
+    readonly problem: 'value' | 'count',
+    reason: string,
+  ) {
+    super(MESSAGES.invalidStepResult(topic, id, step, reason));
+  }
+}

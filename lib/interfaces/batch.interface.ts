@@ -2,11 +2,12 @@ import type { MessageContext } from './consumer.interface';
 
 /**
  * One message of a batch: what a single handler's payload and `MessageContext` carry of it. Its
- * `signal` aborts when this message is cancelled, its lease is lost, or its delivery times out.
+ * `signal` aborts when this message is cancelled, its lease is lost, or its delivery times out;
+ * its `step` is that message's own durable step (see `MessageContext.step`).
  */
 export interface BatchMessage<T = unknown> extends Pick<
   MessageContext,
-  'id' | 'attempt' | 'maxAttempts' | 'headers' | 'enqueuedAt' | 'group' | 'signal'
+  'id' | 'attempt' | 'maxAttempts' | 'headers' | 'enqueuedAt' | 'group' | 'signal' | 'step'
 > {
   /** The payload, as JSON gave it back. */
   payload: T;

@@ -70,6 +70,42 @@ export interface MessageContext {
    * `onChildFailure: 'continue'`, or any, when the parent was requeued by hand). `[]` when none.
    */
   failedChildren(): FailedChild[];
+  /**
+   * A durable step: runs `fn` once per message and stores its result with the message, so a
+   * later delivery of the same message (after a crash, a lease expiry, a failed attempt or a
+   * `retryLater`) gets the stored result back without running `fn` again. The result is JSON
+   * data of at most 64 KiB, or undefined; every delivery, the first included, gets it as JSON
+   * gives it back (a Date as its ISO text). Steps stay while the message lives (a dead letter
+   * keeps them, and a requeue resumes from them), are kept with its completed record
+   * (`keepCompleted`), and go with it; `get` shows them as `steps`.
+   *
+   * Only this delivery's lease may store a step: a delivery whose lease expired (the message may
+   * run elsewhere) stores nothing and fails with `LeaseLostError`. `fn` itself runs at least
+   * once, not exactly once: if the process dies after `fn` and before its result is stored, the
+   * next delivery runs it again, so make its side effects idempotent (an idempotency key built
+   * from the message id and the step name). Name steps by what they do, never by data that varies
+   * between deliveries. A second call of a name in one delivery shares the first's result.
+   * @param name - The step's name within this message: 1-256 characters.
+   * @param fn - The work; its result (or the value its promise resolves to) is what is stored.
+   * @returns The step's result: stored now, or by an earlier delivery.
+   * @throws {InvalidOptionError} when `name` is not a string of 1-256 characters or `fn` is not
+   *   a function (nothing runs).
+   * @throws {InvalidStepResultError} when the result is not JSON data or its JSON is over 64 KiB
+   *   (nothing is stored), or the message holds 100 steps already (`fn` does not run).
+   * @throws {LeaseLostError} when this delivery's lease is gone (expired, or the message
+   *   acked elsewhere): nothing is stored; the handler should stop, its outcome no longer counts.
+   * @throws {MessageCancelledError | ConsumerShutdownError} when the message was cancelled, or the
+   *   consumer's shutdown released it, before the step started (`fn` does not run).
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot
+   *   be reached, refuses the call, or holds a foreign value under a queue key.
+   * @throws whatever `fn` throws (nothing is stored; a later delivery runs it again).
+   * @example
+   * ```ts
+   * const charge = await context.step('charge', () => payments.charge(order, { idempotencyKey: context.id }));
+   * await context.step('email', () => mailer.sendReceipt(order, charge.id));
+   * ```
+   */
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R>;
 }
 
 /**

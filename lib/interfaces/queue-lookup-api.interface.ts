@@ -45,6 +45,12 @@ export interface MessageInfo<T = unknown> {
   group?: string;
   /** Of a leased message whose handler reported progress (`context.progress`): the latest value stored. */
   progress?: unknown;
+  /**
+   * The durable steps its handlers completed so far (`context.step`): step name -> result (a
+   * step that returned nothing: undefined), by name. Absent when it has none. Kept while the message lives
+   * (dead letters included) and with its completed record.
+   */
+  steps?: Record<string, unknown>;
   /** Of a completed message: what the handler returned (or `ack` was given), when it was kept. */
   result?: unknown;
   /** Of a completed message: when it was acked. */

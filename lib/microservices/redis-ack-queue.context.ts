@@ -7,7 +7,7 @@ export type RedisAckQueueContextArgs = [MessageContext, string];
 /**
  * What `@Ctx()` gives a handler of {@link RedisAckQueueServer}: the pattern and the message's
  * {@link MessageContext} (id, topic, attempt, headers, `signal`, `extendLease`,
- * `retryLater`...), which it also offers directly.
+ * `retryLater`, `step`...), which it also offers directly.
  * @example
  * ```ts
  * @EventPattern('order.created')
@@ -94,5 +94,9 @@ export class RedisAckQueueContext extends BaseRpcContext<RedisAckQueueContextArg
 
   progress(value: unknown): void {
     this.args[0].progress(value);
+  }
+
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    return this.args[0].step(name, fn);
   }
 }

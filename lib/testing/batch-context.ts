@@ -1,4 +1,5 @@
 import type { BatchContext, BatchMessage } from '../interfaces';
+import { runTestStep } from './message-context';
 
 /** One `fail(message, error)` call of a {@link TestBatchContext}. */
 export interface BatchFailCall {
@@ -59,18 +60,29 @@ export function createBatchContext(overrides: Partial<BatchContext> = {}): TestB
 
 let made = 0;
 
+/** One message of a batch for a unit test, with the durable steps its `step` stored. */
+export interface TestBatchMessage<T> extends BatchMessage<T> {
+  /**
+   * The durable steps stored so far, name -> result (as JSON gives it back), kept in memory:
+   * pass the same message again to test a redelivery, or fill it in first.
+   */
+  readonly steps: Map<string, unknown>;
+}
+
 /**
  * One message of a batch for a unit test: `payload` with `id` `test-batch-message-<n>`,
  * `attempt` 1, `maxAttempts` 5, `headers` `{}`, `enqueuedAt` now, no group, a signal of its own
- * that never aborts unless one is given.
+ * that never aborts unless one is given, and a `step` that keeps its results in `steps` (as
+ * `createMessageContext`'s does; topic `test.topic`).
  * @param payload - The message's payload.
  * @param overrides - Fields to set instead of the defaults.
  */
 export function createBatchMessage<T>(
   payload: T,
   overrides: Partial<Omit<BatchMessage<T>, 'payload'>> = {},
-): BatchMessage<T> {
-  return {
+): TestBatchMessage<T> {
+  const steps = new Map<string, unknown>();
+  const message: TestBatchMessage<T> = {
     id: `test-batch-message-${++made}`,
     attempt: 1,
     maxAttempts: 5,
@@ -78,7 +90,10 @@ export function createBatchMessage<T>(
     enqueuedAt: Date.now(),
     group: undefined,
     signal: new AbortController().signal,
+    step: (name, fn) => runTestStep({ topic: 'test.topic', id: message.id, signal: message.signal }, steps, name, fn),
     ...overrides,
     payload,
+    steps,
   };
+  return message;
 }

@@ -16,6 +16,7 @@ export {
   type BatchContextCalls,
   type BatchFailCall,
   type TestBatchContext,
+  type TestBatchMessage,
 } from './batch-context';
 export {
   REDIS_ACK_QUEUE_TEST_OVERRIDES,

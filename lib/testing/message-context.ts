@@ -1,5 +1,13 @@
-import { RateLimitedError, RetryLaterError } from '../errors';
+import { InvalidOptionError, RateLimitedError, RetryLaterError } from '../errors';
 import type { MessageContext } from '../interfaces';
+import { LIMITS } from '../common/redis-ack-queue.constants';
+import {
+  checkStepName,
+  decodeStepResult,
+  deliveryEnded,
+  encodeStepResult,
+  tooManySteps,
+} from '../consumer/delivery-steps';
 
 /** What a {@link TestMessageContext}'s methods were called with, in call order. */
 export interface MessageContextCalls {
@@ -11,12 +19,20 @@ export interface MessageContextCalls {
   readonly retryLater: number[];
   /** The `delayMs` of each `rateLimited(delayMs)`. */
   readonly rateLimited: number[];
+  /** The `name` of each `step(name, fn)`, whether its `fn` ran or its stored result came back. */
+  readonly step: string[];
 }
 
 /** A full MessageContext for a unit test of a handler method, recording its calls. */
 export interface TestMessageContext extends MessageContext {
   /** What its methods were called with. */
   readonly calls: MessageContextCalls;
+  /**
+   * The durable steps stored so far, name -> result (as JSON gives it back), kept in memory.
+   * Call the handler again with the same context to test a redelivery (a stored name returns
+   * its result without running `fn`), or fill it in first.
+   */
+  readonly steps: Map<string, unknown>;
   /**
    * Aborts `signal` with `reason`, as a timeout, a lost lease, a cancel or a shutdown would
    * (only the context's own signal: not one given in the overrides).
@@ -32,8 +48,9 @@ let made = 0;
  * `enqueuedAt` now, no group, no flow children (`childResults()` `{}`, `failedChildren()` `[]`), a
  * signal that `abort()` fires. Its methods record their calls in
  * `calls` and act as the real ones would: `extendLease` resolves true, `progress` does nothing
- * more, `retryLater` and `rateLimited` throw RetryLaterError and RateLimitedError. A method given
- * in `overrides` is recorded too, then runs instead.
+ * more, `retryLater` and `rateLimited` throw RetryLaterError and RateLimitedError, `step` keeps
+ * its results in `steps` (checked as the real one checks them). A method given in `overrides` is
+ * recorded too, then runs instead.
  * @param overrides - Fields and methods to set instead of the defaults.
  * @example
  * ```ts
@@ -44,9 +61,10 @@ let made = 0;
  */
 export function createMessageContext(overrides: Partial<MessageContext> = {}): TestMessageContext {
   const controller = new AbortController();
-  const calls: MessageContextCalls = { extendLease: [], progress: [], retryLater: [], rateLimited: [] };
-  const { extendLease, progress, retryLater, rateLimited, ...fields } = overrides;
-  return {
+  const calls: MessageContextCalls = { extendLease: [], progress: [], retryLater: [], rateLimited: [], step: [] };
+  const { extendLease, progress, retryLater, rateLimited, step, ...fields } = overrides;
+  const steps = new Map<string, unknown>();
+  const context: TestMessageContext = {
     id: `test-message-${++made}`,
     topic: 'test.topic',
     attempt: 1,
@@ -59,6 +77,7 @@ export function createMessageContext(overrides: Partial<MessageContext> = {}): T
     failedChildren: () => [],
     ...fields,
     calls,
+    steps,
     abort: (reason?: unknown) => controller.abort(reason),
     extendLease: (ms) => {
       calls.extendLease.push(ms);
@@ -78,5 +97,28 @@ export function createMessageContext(overrides: Partial<MessageContext> = {}): T
       if (rateLimited) return rateLimited(delayMs);
       throw new RateLimitedError(delayMs);
     },
+    step: <R>(name: string, fn: () => R | Promise<R>) => {
+      calls.step.push(name);
+      return step ? step(name, fn) : runTestStep(context, steps, name, fn);
+    },
   };
+  return context;
+}
+
+/** A step as the real context runs it, its results kept in `steps` (decoded). */
+export async function runTestStep<R>(
+  context: Pick<MessageContext, 'topic' | 'id' | 'signal'>,
+  steps: Map<string, unknown>,
+  name: string,
+  fn: () => R | Promise<R>,
+): Promise<R> {
+  checkStepName(name);
+  if (typeof fn !== 'function') throw new InvalidOptionError('step function', fn, 'a function', true);
+  if (steps.has(name)) return steps.get(name) as R;
+  const ended = deliveryEnded(context.signal);
+  if (ended) throw ended;
+  if (steps.size >= LIMITS.maxSteps) throw tooManySteps(context.topic, context.id, name);
+  const value = decodeStepResult(encodeStepResult(context.topic, context.id, name, await fn()));
+  if (!steps.has(name)) steps.set(name, value);
+  return steps.get(name) as R;
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { CliIo } from '../../lib/cli/cli-io';
 import { runCli } from '../../lib/cli/program';
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { wellBefore } from '../support/waits';
 import { DEFAULTS } from '../../lib/common/redis-ack-queue.constants';
 
@@ -150,6 +150,22 @@ describe('redis-ack-queue CLI', () => {
     });
     const missing = await cli('get', topic, 'nope');
     expect([missing.code, missing.stdout]).toEqual([3, '']);
+
+    // A message's durable steps, one line each, by name, their results cut short.
+    const consumer = queue.consume(topic, async (_payload, context) => {
+      await context.step('notify', () => undefined);
+      await context.step('charge', () => ({ chargeId: 'ch_1' }));
+      await context.step('receipt', () => 'r'.repeat(300));
+      throw new Error('dies after its steps');
+    });
+    await eventually(async () => (await queue.get(topic, 'm1'))?.state === 'dead');
+    await consumer.close();
+    const stepped = (await cli('get', topic, 'm1')).stdout;
+    expect(stepped.split('\n').filter((line) => line.startsWith('step '))).toEqual([
+      'step charge:  {"chargeId":"ch_1"}',
+      'step notify:  undefined',
+      `step receipt: "${'r'.repeat(119)}… (302 characters)`,
+    ]);
     expect(missing.stderr).toMatch(/^[^\n]*nope[^\n]*\n$/);
   });
 

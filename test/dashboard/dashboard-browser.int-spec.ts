@@ -133,6 +133,38 @@ if (!executablePath) {
     expect((await served.queue.stats('mail.send')).ready).toBe(22);
   });
 
+  it("shows a message's durable steps in its details, each result as a short line of JSON", async () => {
+    const { queue } = served;
+    const consumer = queue.consume(
+      'orders.steps',
+      async (_payload, context) => {
+        await context.step('charge', () => ({ chargeId: 'ch_1' }));
+        await context.step('notify', () => undefined);
+        await context.step('receipt', () => 'r'.repeat(300));
+        throw new Error('dies after its steps');
+      },
+      { maxAttempts: 1 },
+    );
+    await queue.push('orders.steps', { order: 5 }, { id: 'stepped' });
+    await eventually(async () => (await queue.get('orders.steps', 'stepped'))?.state === 'dead');
+    await consumer.close();
+
+    await page.goto(`${served.url}#/topic/orders.steps`);
+    await loaded();
+    await page.getByRole('tab', { name: 'Dead (1)' }).click();
+    await page.getByRole('button', { name: 'stepped', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Message stepped' }).waitFor();
+    const steps = page.locator('#detail-body dl.steps');
+    expect(await page.locator('#detail-body').textContent()).toContain('Steps (3)');
+    expect(await steps.locator('dt').allTextContents()).toEqual(['charge', 'notify', 'receipt']);
+    expect(await steps.locator('dd').allTextContents()).toEqual([
+      '{"chargeId":"ch_1"}',
+      'undefined',
+      `"${'r'.repeat(199)}… (302 characters)`,
+    ]);
+    await page.keyboard.press('Escape');
+  });
+
   it('opens the topics . and .., shows times no Date can hold as text, and a malformed address as an error', async () => {
     const { queue } = served;
     await queue.push('.', { dot: true }, { id: 'dot' });

@@ -8,6 +8,7 @@ import type {
   ReserveRequest,
   ReserveResult,
   SettleAction,
+  StepStoreResult,
 } from '../../lib/engine/consumer-engine';
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/interfaces';
 
@@ -15,7 +16,7 @@ import type { DeadLetterReason, NackResult, ReservedMessage } from '../../lib/in
 const realSetTimeout = globalThis.setTimeout;
 const realClearTimeout = globalThis.clearTimeout;
 
-export type EngineMethod = 'reserve' | 'nack' | 'bury' | 'defer' | SettleAction;
+export type EngineMethod = 'reserve' | 'nack' | 'bury' | 'defer' | 'readSteps' | 'storeStep' | SettleAction;
 
 /** One call the consumer made, in arrival order. */
 export interface EngineCall {
@@ -281,6 +282,27 @@ export class FakeEngine implements ConsumerEngine {
   async progress(_topic: string, lease: HeldLease): Promise<boolean> {
     await Promise.resolve();
     return this.held(lease) !== undefined;
+  }
+
+  /** Each message's durable steps, by id: step name -> result JSON (as step.lua keeps them). */
+  readonly steps = new Map<string, Map<string, string>>();
+
+  /** As steps-read.lua: undefined once the lease is gone. */
+  async readSteps(_topic: string, lease: HeldLease): Promise<Map<string, string> | undefined> {
+    await this.arrive('readSteps', [lease], {});
+    return this.held(lease) ? new Map(this.steps.get(lease.id)) : undefined;
+  }
+
+  /** As step.lua: only while the lease is held; the first result of a name stays. */
+  async storeStep(_topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult> {
+    await this.arrive('storeStep', [lease], {});
+    if (!this.held(lease)) return { outcome: 'lost' };
+    const steps = this.steps.get(lease.id) ?? new Map<string, string>();
+    this.steps.set(lease.id, steps);
+    const kept = steps.get(name);
+    if (kept !== undefined) return { outcome: 'kept', json: kept };
+    steps.set(name, json);
+    return { outcome: 'stored' };
   }
 
   private held(lease: HeldLease): Held | undefined {

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { type MessageContext, QueueHandler, RateLimitedError, RetryLaterError } from '../../lib';
+import {
+  InvalidOptionError,
+  InvalidStepResultError,
+  type MessageContext,
+  QueueHandler,
+  RateLimitedError,
+  RetryLaterError,
+} from '../../lib';
 import { createBatchContext, createBatchMessage, createMessageContext } from '../../lib/testing';
 import type { BatchContext, BatchMessage } from '../../lib';
+import { RedisAckQueueContext } from '../../lib/microservices';
 
 /** A handler class as an app writes it, tested by calling its methods directly. */
 @Injectable()
@@ -36,6 +44,7 @@ describe('createMessageContext', () => {
       progress: [{ row: 1 }, { row: 2 }],
       retryLater: [],
       rateLimited: [],
+      step: [],
     });
   });
 
@@ -67,6 +76,63 @@ describe('createMessageContext', () => {
     expect(context.signal.reason).toBe(reason);
     await handlers.onImport({ rows: 5 }, context);
     expect(context.calls.progress).toEqual([]);
+  });
+});
+
+describe('durable steps of the test contexts', () => {
+  /** A handler with steps, as an app writes it: charges once, however often the message comes. */
+  const charges: string[] = [];
+  const onOrder = async (order: { id: string }, context: Pick<MessageContext, 'step'>) => {
+    const charge = await context.step('charge', () => (charges.push(order.id), { chargeId: `ch-${order.id}` }));
+    await context.step('notify', () => undefined);
+    return charge.chargeId;
+  };
+
+  it('keeps step results in memory: a second call with the same context runs no step again', async () => {
+    charges.length = 0;
+    const context = createMessageContext();
+    expect(await onOrder({ id: 'o1' }, context)).toBe('ch-o1');
+    expect(await onOrder({ id: 'o1' }, context)).toBe('ch-o1');
+    expect(charges).toEqual(['o1']);
+    expect(context.calls.step).toEqual(['charge', 'notify', 'charge', 'notify']);
+    expect([...context.steps]).toEqual([
+      ['charge', { chargeId: 'ch-o1' }],
+      ['notify', undefined],
+    ]);
+    // Filled in first: a redelivery after the charge.
+    const redelivered = createMessageContext({ attempt: 2 });
+    redelivered.steps.set('charge', { chargeId: 'ch-earlier' });
+    expect(await onOrder({ id: 'o2' }, redelivered)).toBe('ch-earlier');
+    expect(charges).toEqual(['o1']);
+  });
+
+  it('checks names and results as the real step does', async () => {
+    const context = createMessageContext();
+    await expect(context.step('', () => 1)).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(context.step('big', () => 10n)).rejects.toBeInstanceOf(InvalidStepResultError);
+    await expect(context.step('large', () => 'x'.repeat(70_000))).rejects.toThrow(/over the limit of 65536/);
+    await expect(context.step('date', () => new Date(0))).resolves.toBe('1970-01-01T00:00:00.000Z');
+    expect([...context.steps.keys()]).toEqual(['date']);
+    const overridden = createMessageContext({ step: () => Promise.resolve('stub') as Promise<never> });
+    expect(await overridden.step('any', () => 1)).toBe('stub');
+    expect(overridden.calls.step).toEqual(['any']);
+  });
+
+  it("runs a step of the transport's context through its message's context", async () => {
+    const message = createMessageContext();
+    const context = new RedisAckQueueContext([message, 'orders.placed']);
+    expect(await context.step('once', () => 1)).toBe(1);
+    expect(await context.step('once', () => 2)).toBe(1);
+    expect(message.calls.step).toEqual(['once', 'once']);
+  });
+
+  it('gives each batch message its own steps', async () => {
+    charges.length = 0;
+    const first = createBatchMessage({ id: 'b1' });
+    const second = createBatchMessage({ id: 'b2' });
+    for (const message of [first, second, first]) await onOrder(message.payload, message);
+    expect(charges).toEqual(['b1', 'b2']);
+    expect(first.steps.get('charge')).toEqual({ chargeId: 'ch-b1' });
   });
 });
 

@@ -151,6 +151,52 @@ describe('LeaseKeeper and context.extendLease', () => {
     ]);
   });
 
+  it('runs durable steps: read once per delivery, again after a failed read; a refused store reports the lease lost', async () => {
+    expectLogs(/Lost the lease of message m1/);
+    const started = deferred<MessageContext>();
+    const keeper = startKeeper((_, context) => (started.resolve(context), never()), { leaseMs: 30_000 });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    const context = await started.promise;
+    engine.failNext('readSteps');
+    await expect(context.step('a', () => 1)).rejects.toThrow('fake readSteps failure');
+    await expect(context.step('a', () => 1)).resolves.toBe(1);
+    await expect(context.step('a', () => 2)).resolves.toBe(1);
+    await expect(context.step('b', () => 'two')).resolves.toBe('two');
+    expect(engine.callsOf('readSteps')).toHaveLength(2);
+    expect([...engine.steps.get('m1')!]).toEqual([
+      ['a', '1'],
+      ['b', '"two"'],
+    ]);
+
+    engine.loseLease('m1');
+    let ran = 0;
+    await expect(context.step('c', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(context.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(events.filter((event) => event.type === 'lease-lost')).toHaveLength(1);
+    // Known lost: the next step runs nothing.
+    await expect(context.step('d', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(ran).toBe(1);
+    expect(engine.steps.get('m1')!.has('c')).toBe(false);
+  });
+
+  it('fails the first step of a delivery whose lease is already gone, running nothing', async () => {
+    expectLogs(/Lost the lease of message m1/);
+    const started = deferred<MessageContext>();
+    const keeper = startKeeper((_, context) => (started.resolve(context), never()), { leaseMs: 30_000 });
+    const [m] = await lease('m1');
+    keeper.run(m);
+    const context = await started.promise;
+    engine.loseLease('m1');
+    let ran = 0;
+    await expect(context.step('a', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(context.step('b', () => ++ran)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(ran).toBe(0);
+    expect(engine.callsOf('readSteps')).toHaveLength(1);
+    expect(engine.callsOf('storeStep')).toEqual([]);
+    expect(events.filter((event) => event.type === 'lease-lost')).toHaveLength(1);
+  });
+
   it('extends while the keeper closes; close waits for the handler and its ack, releasing nothing', async () => {
     const started = deferred();
     const proceed = deferred();

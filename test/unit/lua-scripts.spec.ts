@@ -113,6 +113,17 @@ describe('Lua scripts', () => {
     }
   });
 
+  it('deletes the durable steps wherever a message body is deleted, with the keys that takes', () => {
+    const bodyDeleted = /redis\.call\('HDEL', K\.messages,/;
+    const forgets = /\bsteps_forget\(/;
+    for (const [name, spec] of scripts) {
+      const texts = [read(spec.file), ...preludesOf(spec).map((p) => read(PRELUDES[p].file))].map(code);
+      for (const text of texts) if (bodyDeleted.test(text)) expect([name, forgets.test(text)]).toEqual([name, true]);
+      if (texts.some((text) => forgets.test(text)))
+        expect([name, spec.keys]).toEqual([name, expect.arrayContaining(['steps', 'stepIds'])]);
+    }
+  });
+
   it('takes every user value as ARGV, never by building script text', () => {
     for (const [, spec] of scripts) expect(read(spec.file)).not.toMatch(/\bload(string)?\s*\(/);
   });

@@ -1,8 +1,11 @@
-// One message's details in a modal dialog: its fields, headers and payload (shown only to
-// those the dashboard's guard lets in), with the actions that fit its state.
+// One message's details in a modal dialog: its fields, headers, payload and durable steps
+// (shown only to those the dashboard's guard lets in), with the actions that fit its state.
 import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
+
+/** The longest step result shown in the details (characters of its JSON); the rest is cut. */
+const STEP_SHOWN = 200;
 
 const dialog = document.getElementById('detail');
 document.getElementById('detail-close').addEventListener('click', () => dialog.close());
@@ -59,9 +62,26 @@ export function showMessage(topic, message, changed) {
       { class: 'code', tabindex: 0, id: 'detail-payload' },
       json(message.state === 'completed' ? message.result : message.payload),
     ),
+    ...(message.steps
+      ? [
+          h('h3', {}, `Steps (${message.steps.length})`),
+          h(
+            'dl',
+            { class: 'fields steps' },
+            message.steps.map((step) => [h('dt', {}, step.name), h('dd', {}, h('code', {}, shortJson(step)))]),
+          ),
+        ]
+      : []),
     h('div', { class: 'actions' }, actions),
   );
   if (!dialog.open) dialog.showModal();
+}
+
+/** A step's result as one line of JSON, cut at STEP_SHOWN characters; `undefined` when it returned nothing. */
+function shortJson(step) {
+  if (!('value' in step)) return 'undefined';
+  const text = JSON.stringify(step.value);
+  return text.length > STEP_SHOWN ? `${text.slice(0, STEP_SHOWN)}… (${text.length} characters)` : text;
 }
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -32,6 +32,9 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1
@@ -40,6 +43,7 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash', K.priority, 'hash',
   K.deferrals, 'hash', K.counters, 'hash')
+check_types(K.stepIds, 'set')
 
 local results = ack_leases(1)
 results[#results + 1] = flow_woke and 1 or 0

@@ -50,6 +50,8 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1]  id
 -- Returns  false when no message had this id, else { the state it was in ('ready', 'delayed',
 --          'leased', 'dead', 'completed' or 'waiting-children'), 1 if it was a flow's child (its
@@ -60,6 +62,7 @@ local id = ARGV[1]
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.completed, 'zset', K.progress, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset')
+check_types(K.stepIds, 'set')
 
 -- The group a stored body names ("g"), or nil.
 local function body_group(body)
@@ -139,5 +142,6 @@ if state then
   redis.call('HDEL', K.priority, id)
   redis.call('HDEL', K.deferrals, id)
   redis.call('HDEL', K.retryDue, id)
+  steps_forget({ id })
 end
 return reply

@@ -38,6 +38,9 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (kept with a completed record, deleted with it or when none is kept)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -48,10 +51,12 @@
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash', K.completed, 'zset',
   K.progress, 'hash', K.priority, 'hash', K.deferrals, 'hash', K.counters, 'hash')
+check_types(K.stepIds, 'set')
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
 local results, acked, ended = {}, 0, {}
+local gone = {}
 -- The lease ends and nothing of the message stays but its body (or record).
 local function end_lease(id)
   ended[#ended + 1] = id
@@ -67,6 +72,7 @@ for i = 3, #ARGV, 3 do
   if current == token and max_count == 0 then
     end_lease(id)
     redis.call('HDEL', K.messages, id)
+    gone[#gone + 1] = id
     results[#results + 1] = 1
     acked = acked + 1
   elseif current == token then
@@ -90,6 +96,7 @@ for i = 3, #ARGV, 3 do
   end
 end
 
+steps_forget(gone)
 if acked > 0 then
   redis.call('HINCRBY', K.counters, 'acked', acked)
   -- A flow's child hands its result (the extra's "r") to its parent; a parent's children go.
@@ -115,6 +122,7 @@ if #dropped > 0 then
   if flow_used() then
     flow_forget(dropped)
   end
+  steps_forget(dropped)
   redis.call('ZREMRANGEBYRANK', K.completed, 0, #dropped - 1)
 end
 return results

@@ -12,11 +12,14 @@
 -- K.flowOutbox HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence STRING counter ordering the outbox entries of a child
+-- K.steps    PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds  SET    ids of the messages that have steps
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
 -- ARGV[2..] ids (optional)
 -- Returns { ids taken, dead letters deleted }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash', K.attempts, 'hash', K.priority, 'hash')
+check_types(K.stepIds, 'set')
 
 local ids = { unpack(ARGV, 2) }
 if #ids == 0 then
@@ -32,6 +35,7 @@ for _, id in ipairs(ids) do
     purged[#purged + 1] = id
   end
 end
+steps_forget(purged)
 if flow_used() then
   flow_forget(purged)
 end

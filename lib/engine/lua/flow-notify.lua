@@ -33,6 +33,8 @@
 -- K.ready8        LIST
 -- K.ready9        LIST
 -- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1] id            the parent
 -- ARGV[2] field         the child's field in the parent's HASH
 -- ARGV[3] seq           the sequence of the child's end

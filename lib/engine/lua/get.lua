@@ -12,13 +12,15 @@
 -- K.completed ZSET   id -> completion time (ms)
 -- K.progress  HASH   id -> JSON progress value of a leased message
 -- K.priority  HASH   id -> priority level 1-9 (none: level 0)
+-- K.steps     PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 -- K.flowParents HASH   child id -> its parent, the flow's root, its own delay (JSON)
 -- K.flowChildren PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
 -- K.flowWaiting ZSET   parent id -> since when it waits for its children
 -- ARGV[1] id
 -- Returns false when no message has this id, else { state, body or false, score or false,
 --         attempts or false, token or false, dead info or false, progress or false, priority or false,
---         flow parent reference or false, its children's HASH as field, value, ... (empty: none) }
+--         { step name, result JSON, ... }, flow parent reference or false, its children's HASH as
+--         field, value, ... (empty: none) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash',
@@ -45,7 +47,10 @@ if state == 'delayed' and redis.call('ZSCORE', K.flowWaiting, id) then
   state, score = 'waiting-children', false
 end
 local token = state == 'leased' and redis.call('HGET', K.tokens, id) or false
-local key = K.flowChildren .. id
+local key = K.steps .. id
+check_types(key, 'hash')
+local steps = redis.call('HGETALL', key)
+key = K.flowChildren .. id
 return {
   state,
   body or false,
@@ -55,6 +60,7 @@ return {
   state == 'dead' and redis.call('HGET', K.deadInfo, id) or false,
   state == 'leased' and redis.call('HGET', K.progress, id) or false,
   redis.call('HGET', K.priority, id) or false,
+  steps,
   redis.call('HGET', K.flowParents, id) or false,
   redis.call('HGETALL', key),
 }

@@ -46,6 +46,9 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -59,6 +62,7 @@ local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), t
 check_types(K.leased, 'zset', K.delayed, 'zset', K.ready, 'list', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.wake, 'list', K.messages, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset', K.retryDue, 'hash')
+check_types(K.stepIds, 'set')
 
 if redis.call('HGET', K.tokens, id) ~= token then
   return 0

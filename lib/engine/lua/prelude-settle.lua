@@ -28,6 +28,7 @@ local function bury(id, reason, message, attempt, max_attempts, now, max_count, 
     if used then
       flow_forget(ids)
     end
+    steps_forget(ids)
   end
 end
 
@@ -55,6 +56,7 @@ local function ack_leases(first)
       redis.call('HDEL', K.deferrals, unpack(held))
       redis.call('HDEL', K.retryDue, unpack(held))
     end
+    steps_forget(held)
     if K.groupActive then
       leases_ended(held)
     end

@@ -72,6 +72,21 @@ local function oldest_beyond(key, now, max_count, max_age)
   return drop > 0 and redis.call('ZRANGE', key, 0, drop - 1) or {}
 end
 
+-- Deletes the durable steps (context.step) of messages removed for good: one EXISTS when no
+-- message of the topic (partition) has steps, else their HASHes `<K.steps><id>` (derived here,
+-- in the partition's hash tag) and their ids in K.stepIds. For scripts given K.steps and K.stepIds.
+local function steps_forget(ids)
+  if #ids == 0 or redis.call('EXISTS', K.stepIds) == 0 then
+    return
+  end
+  for _, id in ipairs(ids) do
+    if redis.call('SREM', K.stepIds, id) == 1 then
+      local key = K.steps .. id
+      redis.call('DEL', key)
+    end
+  end
+end
+
 -- Splits the id/token pairs of ARGV (from index `first`) and checks every token in K.tokens
 -- with one HMGET. Returns the ids whose lease is still the given one, and one flag per pair
 -- (1 held, 0 stale).

@@ -57,6 +57,9 @@
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
 -- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
+-- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+--                 (deleted with the message; kept while it is dead)
+-- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -216,6 +219,7 @@ end
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
+check_types(K.stepIds, 'set')
 if flow then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
     K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
