@@ -7,6 +7,8 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     connect: () => queue.connect(),
     push: () => queue.push(topic, 'x'),
     pushMany: () => queue.pushMany(topic, [{ payload: 'x' }]),
+    pushFlow: () => queue.pushFlow({ topic, payload: 'x', children: [{ topic, payload: 'y' }] }),
+    getFlow: () => queue.getFlow(topic, 'x'),
     checkTopic: () => queue.checkTopic(topic),
     stats: () => queue.stats(topic),
     gauges: () => queue.gauges(topic),

@@ -47,14 +47,14 @@ local key = ({ delayed = K.delayed, leased = K.leased, completed = K.completed, 
   ['waiting-children'] = K.flowWaiting })[state]
 out[1] = state == 'leased' and lease_count() or redis.call('ZCARD', key)
 if state == 'delayed' then
-  out[1] = redis.call('ZCOUNT', key, '-inf', '(' .. FLOW_HELD)
+  out[1] = out[1] - redis.call('ZCOUNT', key, FLOW_HELD, FLOW_HELD)
 end
 if count > 0 then
   local scored
   if state == 'completed' then
     scored = redis.call('ZRANGE', key, 0, count - 1, 'REV', 'WITHSCORES')
   elseif state == 'delayed' then
-    scored = redis.call('ZRANGE', key, '-inf', '(' .. FLOW_HELD, 'BYSCORE', 'LIMIT', 0, count, 'WITHSCORES')
+    scored = delayed_page(0, count - 1)
   else
     scored = redis.call('ZRANGE', key, 0, count - 1, 'WITHSCORES')
   end

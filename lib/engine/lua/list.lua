@@ -40,8 +40,7 @@ if state == 'ready' then
 else
   local scored
   if state == 'delayed' then
-    scored = redis.call('ZRANGE', K.delayed, '-inf', '(' .. FLOW_HELD, 'BYSCORE', 'LIMIT', first, last - first + 1,
-      'WITHSCORES')
+    scored = delayed_page(first, last)
   elseif state == 'waiting-children' then
     scored = redis.call('ZRANGE', K.flowWaiting, first, last, 'WITHSCORES')
   elseif state == 'leased' then

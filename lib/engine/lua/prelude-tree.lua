@@ -19,6 +19,26 @@ local function flow_release(id, due, now)
   return true
 end
 
+-- Ranks first..last of K.delayed (WITHSCORES) as `list` shows delayed messages: the flow nodes held
+-- at FLOW_HELD left out (a due time written past it by hand stays listed after them).
+local function delayed_page(first, last)
+  local held_from = redis.call('ZCOUNT', K.delayed, '-inf', '(' .. FLOW_HELD)
+  local held = redis.call('ZCOUNT', K.delayed, FLOW_HELD, FLOW_HELD)
+  local page = {}
+  if last < first then
+    return page
+  end
+  if first < held_from then
+    page = redis.call('ZRANGE', K.delayed, first, math.min(last, held_from - 1), 'WITHSCORES')
+  end
+  if last >= held_from then
+    for _, entry in ipairs(redis.call('ZRANGE', K.delayed, math.max(first, held_from) + held, last + held, 'WITHSCORES')) do
+      page[#page + 1] = entry
+    end
+  end
+  return page
+end
+
 -- A flow's child ended (outcome 'a' acked, with its result; 'f' dead or cancelled, with why):
 -- the end waits in the outbox, in the child's own slot, until its parent (maybe in another
 -- slot) has heard it (flow-notify.lua, then flow-clear.lua). A later end of the same child
