@@ -194,6 +194,8 @@ export const MESSAGES = {
   valueTooLarge: (bytes: number, limit: number) =>
     `its JSON is ${bytes} bytes, over the limit of ${limit}: store a smaller value (a summary, a reference)`,
   valueNotJson: (reason: string) => `it is not JSON-serializable (${reason}): pass plain JSON data`,
+  flowIdTaken: (topic: string, id: string) =>
+    `pushFlow: id ${id} of "${topic}" is taken by a message outside this flow, so nothing of the flow runs: give that node another id`,
   childFailed: (topic: string, id: string, reason: string) =>
     `A child of this flow failed: message ${id} of "${topic}" (${reason})`,
   childResultDropped: (topic: string, id: string, reason: string) =>

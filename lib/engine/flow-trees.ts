@@ -1,5 +1,6 @@
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { FlowIdTakenError } from '../errors';
 import { mapRedisError } from '../errors/map-redis-error';
 import { withClusterResends } from './cluster-resend';
 import type { MessageWriter } from './message-writer';
@@ -114,15 +115,21 @@ export class FlowTrees implements FlowHandoff {
       ];
     }
     // Every node below the root, held; then the root; then the leaves are made due.
+    let taken: FlowLink | undefined;
     await Promise.all(
       [...byKey(below, ({ node }) => node.topic)].map(async ([topic, group]) => {
-        const stored = await this.writer.push(
+        const codes = await this.writer.pushCodes(
           topic,
           group.map(({ node }) => node.item),
         );
-        group.forEach(({ node }, i) => flags.set(node, stored[i]));
+        group.forEach(({ node, link }, i) => {
+          flags.set(node, codes[i] === 1);
+          if (codes[i] === 3) taken = link;
+        });
       }),
     );
+    // A node's id belongs to another message: no root, so nothing of this flow ever runs.
+    if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
     const [rootStored] = await this.writer.push(root.topic, [root.item]);
     flags.set(root, rootStored);
     await this.commitAll(below.map(({ link }) => link));

@@ -19,9 +19,14 @@ export class MessageWriter {
 
   /** Stores messages (in one round trip per partition); one flag per item: true stored, false duplicate. */
   async push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
+    return (await this.pushCodes(topic, items)).map((code) => code === 1);
+  }
+
+  /** As push, with push.lua's code per item: 1 stored, 0 duplicate, 3 a flow node's id taken outside its flow. */
+  async pushCodes(topic: string, items: EncodedPush[]): Promise<number[]> {
     const layout = this.layouts.get(topic);
     if (!layout.verified) await this.layouts.verify(layout, 'push');
-    const stored = new Array<boolean>(items.length);
+    const stored = new Array<number>(items.length);
     let woke = false;
     // A group lives in one partition: its messages are routed by the group, not their ids.
     const groups = byPartition(layout, items);
@@ -32,7 +37,7 @@ export class MessageWriter {
           partition,
           positions.map((i) => items[i]),
         );
-        positions.forEach((position, k) => (stored[position] = flags[k] === 1));
+        positions.forEach((position, k) => (stored[position] = flags[k]));
         woke ||= flags[positions.length] === 1;
       }),
     );

@@ -206,6 +206,7 @@ export const FLOW_TREE_KEYS = [
   'flowOutbox',
   'flowOutboxDue',
   'flowSequence',
+  'flowUncommitted',
 ] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {

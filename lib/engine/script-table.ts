@@ -90,7 +90,6 @@ export const QUEUE_SCRIPTS = {
       'counters',
       'retryDue',
       ...FLOW_TREE_KEYS,
-      'flowUncommitted',
       'steps',
       'stepIds',
     ],

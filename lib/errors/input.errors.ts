@@ -35,6 +35,26 @@ export class InvalidMessageIdError extends RedisAckQueueError {
 }
 
 /**
+ * A node of `pushFlow` whose id is taken by a message that belongs to no node of this flow (the
+ * same id pushed before, outside it). Nothing of the flow runs: its nodes stored so far wait for a
+ * root that never comes and are dropped within about an hour. Give that node another id.
+ */
+export class FlowIdTakenError extends RedisAckQueueError {
+  /** Always `FLOW_ID_TAKEN`. */
+  readonly code = 'FLOW_ID_TAKEN';
+  /**
+   * @param topic - The node's topic.
+   * @param id - The node's id.
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+  ) {
+    super(MESSAGES.flowIdTaken(topic, id));
+  }
+}
+
+/**
  * A payload that is `undefined`, or that holds `undefined`, a function, symbol, non-finite
  * number, Map, Set, BigInt or cycle (which JSON would drop, alter or refuse). The message says
  * the kind and depth of the value, never a key or a value of the payload.

@@ -199,3 +199,19 @@ export interface DeadLetter<T = unknown> {
   /** When it was pushed (epoch ms); undefined when the stored body was missing or unreadable. */
   enqueuedAt: number | undefined;
 }
+
+/** Where a message of a flow is: its topic and id. */
+export interface FlowRef {
+  /** The message's topic. */
+  topic: string;
+  /** Its id. */
+  id: string;
+}
+
+/** Why a flow's child failed. */
+export interface ChildFailure {
+  /** Its dead-letter reason (`failed`, `expired`, `rejected`...), or `cancelled`. */
+  reason: string;
+  /** The text of its last error, when there was one. */
+  error?: string;
+}

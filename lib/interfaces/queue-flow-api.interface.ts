@@ -1,4 +1,4 @@
-import type { PushOptions } from './message.interface';
+import type { ChildFailure, FlowRef, PushOptions } from './message.interface';
 import type { MessageState } from './queue-lookup-api.interface';
 
 /** Options of one node of a flow: those of `push`, and what its parent does if it fails. */
@@ -64,22 +64,13 @@ export interface FlowNode {
   /** What its handler returned, for a child that was acked (undefined when it returned nothing). */
   result?: unknown;
   /** For a child that failed (dead letter or cancelled): why, and the error's text. */
-  failure?: { reason: string; error?: string };
+  failure?: ChildFailure;
   /** Its children (empty for a leaf, and for a node whose parent record is gone). */
   children: FlowNode[];
 }
 
-/** A child of a flow that failed, as `context.failedChildren()` lists it. */
-export interface FailedChild {
-  /** The child's topic. */
-  topic: string;
-  /** Its id. */
-  id: string;
-  /** Its dead-letter reason (`failed`, `expired`, `rejected`...), or `cancelled`. */
-  reason: string;
-  /** The text of its last error, when there was one. */
-  error?: string;
-}
+/** A child of a flow that failed, as `context.failedChildren()` lists it: where it is and why. */
+export interface FailedChild extends FlowRef, ChildFailure {}
 
 /**
  * Child results as `context.childResults()` returns them: by child topic, then child id, what

@@ -1,4 +1,4 @@
-import type { DeadLetterReason } from './message.interface';
+import type { ChildFailure, DeadLetterReason, FlowRef } from './message.interface';
 
 /**
  * Where a message is: `ready` (waiting in line), `delayed` (waiting for its due time, or for
@@ -69,23 +69,19 @@ export interface MessageInfo<T = unknown> {
    */
   preview?: MessagePreview;
   /** Of a flow's child (`pushFlow`): its parent, while the child lives. */
-  parent?: { topic: string; id: string };
+  parent?: FlowRef;
   /** Of a flow's parent: each child and how it stands, until the parent ends. */
   children?: FlowChildInfo[];
 }
 
 /** A child of a flow's parent as `get` shows it. */
-export interface FlowChildInfo {
-  /** The child's topic. */
-  topic: string;
-  /** Its id. */
-  id: string;
+export interface FlowChildInfo extends FlowRef {
   /** `pending` until it ends; `acked` (with its result) or `failed` (with why) after. */
   outcome: 'pending' | 'acked' | 'failed';
   /** What its handler returned, once acked. */
   result?: unknown;
   /** Why it failed: its dead-letter reason (or `cancelled`) and the error's text. */
-  failure?: { reason: string; error?: string };
+  failure?: ChildFailure;
 }
 
 /** A payload (or result) as a row of `list(topic, state, { preview })` shows it. */

@@ -1,4 +1,5 @@
 import {
+  FlowIdTakenError,
   InvalidOptionError,
   InvalidTopicError,
   type Flow,
@@ -262,6 +263,28 @@ describe('flows: parents that run after their children', () => {
     expect(again.children.every(({ duplicate }) => duplicate)).toBe(true);
     expect((await queue.stats(child)).ready).toBe(3);
     expect((await queue.stats(parent)).waitingChildren).toBe(1);
+  });
+
+  it('refuses a flow whose node id another message holds, and runs nothing of it', async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    await queue.push(child, 'not in a flow', { id: 'taken' });
+    const flow: Flow = {
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [
+        { topic: child, id: 'free', payload: 1 },
+        { topic: child, id: 'taken', payload: 2 },
+      ],
+    };
+    const refused = queue.pushFlow(flow);
+    await expect(refused).rejects.toBeInstanceOf(FlowIdTakenError);
+    await expect(refused).rejects.toMatchObject({ code: 'FLOW_ID_TAKEN', topic: child, id: 'taken' });
+    expect(await queue.get(parent, 'p')).toBeNull();
+    // The node stored before the refusal waits for a root that never comes: it never runs.
+    expect(await queue.list(child, 'ready')).toEqual([expect.objectContaining({ id: 'taken' })]);
+    expect((await queue.get(child, 'free'))?.dueAt).toBeUndefined();
   });
 
   it('refuses bad flows with typed errors and stores nothing', async () => {

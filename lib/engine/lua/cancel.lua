@@ -50,6 +50,7 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 -- K.stepIds       SET    ids of the messages that have steps
 -- ARGV[1]  id

@@ -38,6 +38,7 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (kept with a completed record, deleted with it or when none is kept)
 -- K.stepIds       SET    ids of the messages that have steps

@@ -21,6 +21,7 @@
 -- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
 -- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
 -- K.flowSequence  STRING counter ordering the outbox entries of a child
+-- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
 -- K.ready         LIST   ids waiting at priority 0, head first
 -- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
 -- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)

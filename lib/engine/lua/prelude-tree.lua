@@ -103,23 +103,24 @@ local function flow_forget(ids)
   end
   if #ids > 0 then
     redis.call('HDEL', K.flowParents, unpack(ids))
+    redis.call('ZREM', K.flowUncommitted, unpack(ids))
   end
 end
 
 -- 2 when a process seems to have died mid-way in a flow of this slot, else 0: an outbox entry
--- older than a second (its parent may not have heard it) or a node waiting over 10 s for its
--- root. reserve.lua answers it, so consumers sweep (FlowTrees.sweep) only then: two reads a
+-- older than a second (its parent may not have heard it), or the oldest node waiting for its
+-- root for 10 to 60 s (a pushFlow cut between its root and its commit; one whose root is still
+-- missing after that was cut before the root and is left for its retry) or over an hour (to be
+-- dropped). reserve.lua answers it, so consumers sweep (FlowTrees.sweep) only then: two reads a
 -- reserve, no command of their own. A read that fails (a foreign key) answers 0.
 local function flow_repair_due(now)
-  if not K.flowOutboxDue then
-    return 0
-  end
   local oldest = redis.pcall('ZRANGE', K.flowOutboxDue, 0, 0, 'WITHSCORES')
   if not oldest.err and oldest[2] and tonumber(oldest[2]) <= now - 1000 then
     return 2
   end
   oldest = redis.pcall('ZRANGE', K.flowUncommitted, 0, 0, 'WITHSCORES')
-  return (not oldest.err and oldest[2] and tonumber(oldest[2]) <= now - 10000) and 2 or 0
+  local age = not oldest.err and oldest[2] and now - tonumber(oldest[2])
+  return age and ((age >= 10000 and age <= 60000) or age > 3600000) and 2 or 0
 end
 
 -- Whether any message of this slot belongs to a flow: one read, so a plain topic pays nothing more.

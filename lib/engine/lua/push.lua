@@ -60,7 +60,8 @@
 -- makes it due), the long form's six and then:
 --   parent       its parent's reference (K.flowParents' value), '' for the root
 --   children     '' for a leaf; a parent's `<delayMs> <availableAt>`, then a line per child field
--- Returns  one integer per message: 1 stored, 0 duplicate; then 1 if consumers were woken, else 0
+-- Returns  one integer per message: 1 stored, 0 duplicate (3: a flow node whose id a message outside
+--          its flow holds); then 1 if consumers were woken, else 0
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'list', K.counters, 'hash')
 
@@ -174,6 +175,8 @@ for m = 1, count do
     if flow[m] then
       flow_node_stored(id, ARGV[i + 6], ARGV[i + 7], now)
     end
+  elseif flow[m] and ARGV[i + 6] ~= '' and redis.call('HGET', K.flowParents, id) ~= ARGV[i + 6] then
+    results[m] = 3
   end
   i = flow[m] and i + 8 or long[m] and i + 6 or i + 2
 end
