@@ -185,4 +185,27 @@ describe('fault: a pushFlow cut off mid-way, then retried', () => {
       await processes.stopAll();
     }
   }, 60_000);
+
+  it('cut before its root was stored and never retried: an hour on, the sweeper drops what it stored, and nothing of it is left', async () => {
+    const t = newTopics();
+    const processes = consumersOf(t);
+    try {
+      const leafMark = `leaf-${Date.now()}`;
+      await cutPushFlow(flowOf(t, { leaf: leafMark }), leafMark);
+      expect(await stored(fx.redis, t.child, 'c-1')).toBe(true);
+      // An hour passes for the nodes it stored (their time stored moved back, on the server's clock).
+      const [seconds] = await fx.redis.time();
+      const hourAgo = (Number(seconds) - 3_660) * 1_000;
+      for (const topic of [t.middle, t.child]) {
+        for (const id of [...IDS.middle, ...IDS.child]) {
+          await fx.redis.zadd(`{ackq:${topic}}:flow-uncommitted`, 'XX', hourAgo, id);
+        }
+      }
+      await processes.start();
+      await expectNothingLeft(t);
+      expect(processes.of('start')).toEqual([]);
+    } finally {
+      await processes.stopAll();
+    }
+  }, 60_000);
 });
