@@ -192,8 +192,8 @@ export class FlowTrees implements FlowHandoff {
       for (let i = 2; i < 2 + 2 * outbox; i += 2) await this.hear({ topic, id: reply[i], partition }, reply[i + 1]);
       for (let i = 2 + 2 * outbox; i < reply.length; i += 3) {
         const [id, ref, storedAt] = [reply[i], reply[i + 1], Number(reply[i + 2])];
-        const root = ref === '' ? undefined : (JSON.parse(ref) as StoredLink);
-        if (root && (await this.exists({ topic: root[4], id: root[5], partition: root[6] }))) {
+        const root = JSON.parse(ref) as StoredLink;
+        if (await this.exists({ topic: root[4], id: root[5], partition: root[6] })) {
           await this.commit(topic, partition, [id]);
         } else if (now - storedAt > ABANDONED_AGE_MS) {
           await this.scripts.run('cancel', topic, partitions[partition], [id]);

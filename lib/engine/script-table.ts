@@ -349,7 +349,6 @@ export const QUEUE_SCRIPTS = {
     file: 'flow-sweep.lua',
     operation: 'repair flows',
     keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
-    readOnly: true,
   },
   // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },

@@ -1,6 +1,7 @@
 // A consumer in a process of its own, for tests that kill it. Uses the built library.
-// Env: REDIS_URL (or REDIS_CLUSTER, seeds as host:port,host:port...), TOPIC, LEASE_MS, HANDLER_MS,
-// CONCURRENCY, PREFIX. Prints one JSON line per event.
+// Env: REDIS_URL (or REDIS_CLUSTER, seeds as host:port,host:port...), TOPIC (or TOPICS, comma-separated:
+// one consumer each), LEASE_MS, HANDLER_MS, CONCURRENCY, PREFIX. Prints one JSON line per event, with
+// its topic.
 // Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS or BLOCK_UNTIL_FILE
 // (see below), GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
@@ -8,7 +9,9 @@
 // BLOCK_MS, or until the file BLOCK_UNTIL_FILE exists (the test creates it on an event, so the
 // stall ends on what the test waits for, not on the machine's speed); `holdUntilFile` (in a
 // process without a block) holds the handler, loop running, until that file exists;
-// `fail: true` makes the handler throw.
+// `fail: true` makes the handler throw; `result` is returned as `{ value: result, pid, attempt }`
+// (a flow's child hands it to its parent: the run it came from is known); `reportChildren: true`
+// adds what `context.childResults()` and `context.failedChildren()` answered to the start line.
 // Every line carries `now`, this process' Date.now() (shows a faked clock).
 const { RedisAckQueueService } = require('../../dist');
 const { connectionFromEnv } = require('./env-connection');
@@ -30,42 +33,48 @@ const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid
 queue
   .connect()
   .then(() => {
-    const consumer = queue.consume(
-      process.env.TOPIC,
-      async (payload, context) => {
-        say({ type: 'start', id: context.id, attempt: context.attempt, group: context.group });
-        const knobs = typeof payload === 'object' && payload !== null ? payload : {};
-        if (knobs.block === true && blocks) {
-          const until = Date.now() + blockMs;
-          while (blockUntilFile ? !existsSync(blockUntilFile) : Date.now() < until) {
-            // Busy-wait on purpose: nothing else runs in this process meanwhile.
-          }
-        } else if (typeof knobs.holdUntilFile === 'string') {
-          while (!existsSync(knobs.holdUntilFile)) await new Promise((resolve) => setTimeout(resolve, 20));
-        } else {
-          const ms = typeof knobs.handlerMs === 'number' ? knobs.handlerMs : Number(process.env.HANDLER_MS || 50);
-          await new Promise((resolve) => setTimeout(resolve, ms));
+    const handler = (topic) => async (payload, context) => {
+      const knobs = typeof payload === 'object' && payload !== null ? payload : {};
+      // A child acked without a result (by hand) shows as null (JSON has no undefined).
+      const seen = knobs.reportChildren === true && {
+        children: JSON.parse(
+          JSON.stringify(context.childResults(), (_, value) => (value === undefined ? null : value)),
+        ),
+        failed: context.failedChildren(),
+      };
+      say({ type: 'start', topic, id: context.id, attempt: context.attempt, group: context.group, ...seen });
+      if (knobs.block === true && blocks) {
+        const until = Date.now() + blockMs;
+        while (blockUntilFile ? !existsSync(blockUntilFile) : Date.now() < until) {
+          // Busy-wait on purpose: nothing else runs in this process meanwhile.
         }
-        if (knobs.fail === true) throw new Error(`handler told to fail (${context.id})`);
-        say({ type: 'done', id: context.id, attempt: context.attempt, group: context.group });
-      },
-      {
+      } else if (typeof knobs.holdUntilFile === 'string') {
+        while (!existsSync(knobs.holdUntilFile)) await new Promise((resolve) => setTimeout(resolve, 20));
+      } else {
+        const ms = typeof knobs.handlerMs === 'number' ? knobs.handlerMs : Number(process.env.HANDLER_MS || 50);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      if (knobs.fail === true) throw new Error(`handler told to fail (${context.id})`);
+      say({ type: 'done', topic, id: context.id, attempt: context.attempt, group: context.group });
+      if (knobs.result !== undefined) return { value: knobs.result, pid: process.pid, attempt: context.attempt };
+    };
+    const topics = (process.env.TOPICS || process.env.TOPIC).split(',');
+    const consumers = topics.map((topic) =>
+      queue.consume(topic, handler(topic), {
         concurrency: Number(process.env.CONCURRENCY || 4),
         ...(process.env.GLOBAL_CONCURRENCY ? { globalConcurrency: Number(process.env.GLOBAL_CONCURRENCY) } : {}),
-      },
+      }),
     );
     queue.events$.subscribe((event) => {
-      if (event.type === 'acked' || event.type === 'lease-lost')
-        say({ type: event.type, id: event.id, attempt: event.attempt });
-      else if (event.type === 'retried' || event.type === 'dead')
-        say({ type: event.type, id: event.id, attempt: event.attempt });
+      const { topic, id, attempt } = event;
+      if (event.type === 'acked' || event.type === 'lease-lost') say({ type: event.type, topic, id, attempt });
+      else if (event.type === 'retried' || event.type === 'dead') say({ type: event.type, topic, id, attempt });
       else if (event.type === 'error')
-        say({ type: 'queue-error', id: event.id, attempt: event.attempt, message: event.error && event.error.message });
+        say({ type: 'queue-error', topic, id, attempt, message: event.error && event.error.message });
     });
     say({ type: 'ready' });
     process.once('SIGTERM', () =>
-      consumer
-        .close()
+      Promise.all(consumers.map((consumer) => consumer.close()))
         .then(() => queue.close())
         .then(() => {
           say({ type: 'closed' });

@@ -20,8 +20,16 @@ export interface ConsumerEvent {
     // Scheduler processes (scheduler-process.js): a tick this process pushed; producer
     // processes (producer-process.js): a pushMany, with `n`.
     | 'pushed';
+  /** Of a consumer process' lines about a message: its topic. */
+  topic?: string;
   id?: string;
   attempt?: number;
+  /**
+   * Of a start whose payload asked for it (`reportChildren: true`): what the handler's
+   * `context.childResults()` and `context.failedChildren()` answered.
+   */
+  children?: Record<string, Record<string, unknown>>;
+  failed?: unknown[];
   /** Of start and done: the message's ordered group, if any. */
   group?: string;
   /** Of a microservice process' start and done (microservice-process.js): the handler's pattern. */
