@@ -4,6 +4,7 @@ import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo, TopicHistory
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
+import { flowAnswer, messageDetail, type FlowAnswer, type MessageDetail } from './dashboard-flows';
 
 /** The bytes of a payload a listed row carries (its details carry it whole). */
 export const PREVIEW_BYTES = 300;
@@ -39,11 +40,24 @@ export class DashboardReads {
     return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES });
   }
 
-  /** One message by id; a 404 when the topic has none. */
-  async message(topic: string, id: string): Promise<MessageInfo> {
+  /**
+   * One message by id; a 404 when the topic has none. Of a flow's parent: its children counted
+   * by outcome and the first of them listed (see messageDetail).
+   */
+  async message(topic: string, id: string): Promise<MessageDetail> {
     const message = await this.queue.get(topic, id);
     if (!message) throw notFound(`message ${id} in ${topic}`);
-    return message;
+    return messageDetail(message);
+  }
+
+  /**
+   * A flow's tree from one message down, each node with its state: at most `budget` nodes, the
+   * rest counted (see flowAnswer); a 404 when the topic has no message with this id.
+   */
+  async flow(topic: string, id: string, budget: number): Promise<FlowAnswer> {
+    const root = await this.queue.getFlow(topic, id);
+    if (!root) throw notFound(`message ${id} in ${topic}`);
+    return flowAnswer(root, budget);
   }
 
   /**
