@@ -229,7 +229,8 @@ if (!executablePath) {
     expect(await node('part-bad').textContent()).toMatch(/^part-badreport\.partdeadfailed: Error: out of ink/);
     expect(await node('part-wait').textContent()).toBe('part-waitreport.partwaiting children');
     expect(await node('page-1').textContent()).toBe('page-1report.pageready');
-    await page.screenshot({ path: join(SHOTS, 'flow.png'), fullPage: true });
+    // docs/dashboard-flow.png comes from here.
+    await parent.screenshot({ path: join(SHOTS, 'flow.png') });
 
     // A child's link opens its details, on its own topic's page, with a link back to its parent.
     await page.locator('#detail-children').getByRole('link', { name: 'part-wait' }).click();
