@@ -4,10 +4,11 @@ import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
 import { printJson, printRecord, printTable, shortJson, time } from './output';
 import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
+import { childCounts, flowCommand, printChildren } from './flow-command';
 import { historyCommand } from './history-command';
 import { statsCommand } from './stats-command';
 
-/** Read-only commands: topics, stats, history, list, get, dead, schedules. */
+/** Read-only commands: topics, stats, history, list, get, flow, dead, schedules. */
 export function addInspectCommands(program: Command, run: CommandRunner): void {
   program
     .command('topics')
@@ -20,13 +21,15 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
   pageOptions(
     program
       .command('list <topic> <state>')
-      .description('list messages of a topic in a state: ready, delayed, leased, dead or completed'),
+      .description('list messages of a topic in a state: ready, delayed, leased, waiting-children, dead or completed'),
   ).action(run(async (ctx, topic: string, state: string, page: PageOptions) => listMessages(ctx, topic, state, page)));
 
   program
     .command('get <topic> <id>')
-    .description('show one message (exit 3 when there is none)')
+    .description("show one message, with a flow's parent and children (exit 3 when there is none)")
     .action(run(async (ctx, topic: string, id: string) => getMessage(ctx, topic, id)));
+
+  flowCommand(program, run);
 
   pageOptions(program.command('dead <topic>').description('list the dead letters of a topic, oldest first')).action(
     run(async (ctx, topic: string, page: PageOptions) => listDead(ctx, topic, page)),
@@ -61,7 +64,7 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
   const message = await ctx.onTopic(topic, (queue) => queue.get(topic, id));
   if (!message) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
   if (ctx.options.json) return printJson(ctx.io, message);
-  const { steps, ...fields } = message;
+  const { steps, parent, children, ...fields } = message;
   printRecord(ctx.io, {
     ...fields,
     enqueuedAt: time(message.enqueuedAt),
@@ -69,9 +72,16 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),
+    // As `get` takes them, so the parent's line can be pasted after `get`.
+    parent: parent && `${parent.topic} ${parent.id}`,
+    children: children && childCounts(children),
     // One line per durable step: `step <name>: <its result, cut>`.
     ...Object.fromEntries(Object.entries(steps ?? {}).map(([name, value]) => [`step ${name}`, shortJson(value)])),
   });
+  if (children && children.length > 0) {
+    ctx.io.out('\n');
+    printChildren(ctx.io, children);
+  }
 }
 
 async function listDead(ctx: CliContext, topic: string, page: PageOptions): Promise<void> {

@@ -9,7 +9,7 @@ const REFRESH_MS = 1000;
 export function statsCommand(program: Command, run: CommandRunner): void {
   program
     .command('stats [topic]')
-    .description('counts by state of a topic, or of every registered topic')
+    .description('counts by state of a topic, or of every registered topic (flow parents as waiting-children)')
     .option('--watch', 'refresh every second until Ctrl-C')
     .action(
       run(async (ctx, topic: string | undefined, options: { watch?: boolean }) => {
@@ -25,7 +25,13 @@ async function showStats(ctx: CliContext, topic: string | undefined, clear = fal
   for (const name of topics) rows.push({ topic: name, ...(await ctx.onTopic(name, (queue) => queue.stats(name))) });
   if (clear) ctx.io.out('\x1b[2J\x1b[H');
   if (ctx.options.json) return printJson(ctx.io, topic === undefined ? rows : rows[0]);
-  printTable(ctx.io, rows, ['topic', 'ready', 'delayed', 'leased', 'dead', 'paused'], 'No topics registered.');
+  // Waiting children last: scripts that read the columns before it by position keep working.
+  printTable(
+    ctx.io,
+    rows.map((row) => ({ ...row, 'waiting-children': row.waitingChildren })),
+    ['topic', 'ready', 'delayed', 'leased', 'dead', 'paused', 'waiting-children'],
+    'No topics registered.',
+  );
 }
 
 /** Shows the stats every second until SIGINT (Ctrl-C) or SIGTERM, then ends with exit 0. */

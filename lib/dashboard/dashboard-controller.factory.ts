@@ -19,7 +19,7 @@ import {
 } from '@nestjs/common';
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
 import { toHttpException } from './dashboard-errors';
-import { deadSelectionOf, historyOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
+import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
 import { DASHBOARD, type Dashboard } from './dashboard';
 
@@ -110,6 +110,12 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
     @Header('Cache-Control', 'no-store')
     message(@ApiInput() input: Record<string, unknown>) {
       return answer(() => this.dashboard.reads.message(nameOf(input, 'topic'), nameOf(input, 'id')));
+    }
+
+    @Get('api/flow')
+    @Header('Cache-Control', 'no-store')
+    flow(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.flow(nameOf(input, 'topic'), nameOf(input, 'id'), flowBudgetOf(input)));
     }
 
     @Get('api/history')

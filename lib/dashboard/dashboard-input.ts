@@ -9,7 +9,7 @@ export interface Page {
   limit: number;
 }
 
-const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed', 'waiting-children'];
 /** The most rows one request reads: a page, never a whole topic of 100,000 dead letters. */
 export const MAX_PAGE = 500;
 const MAX_IDS = 1_000;
@@ -31,6 +31,15 @@ export function pageOf(query: Record<string, unknown>): Page {
     offset: wholeNumber('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
     limit: wholeNumber('limit', query.limit, 50, 1, MAX_PAGE),
   };
+}
+
+/** The most nodes of a flow one request answers, and how many the page asks for. */
+export const MAX_FLOW_NODES = 2_000;
+const FLOW_NODES = 200;
+
+/** How many nodes of a flow to answer: `limit`, 1 to 2,000 (default 200). */
+export function flowBudgetOf(query: Record<string, unknown>): number {
+  return wholeNumber('limit', query.limit, FLOW_NODES, 1, MAX_FLOW_NODES);
 }
 
 export function stateOf(value: unknown): MessageState {

@@ -4,6 +4,7 @@ import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo, TopicHistory
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
+import { flowAnswer, messageDetail, type FlowAnswer, type MessageDetail } from './dashboard-flows';
 
 /** The bytes of a payload a listed row carries (its details carry it whole). */
 export const PREVIEW_BYTES = 300;
@@ -12,7 +13,6 @@ export const PREVIEW_BYTES = 300;
  * One message as its details show it: its durable steps as a list by name, so a step
  * that returned nothing (no `value`: undefined) still shows once the answer is JSON.
  */
-export type MessageDetail = Omit<MessageInfo, 'steps'> & { steps?: { name: string; value?: unknown }[] };
 
 /** One row of the topics table: the topic's gauges, or why they could not be read. */
 export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
@@ -45,12 +45,24 @@ export class DashboardReads {
     return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES });
   }
 
-  /** One message by id; a 404 when the topic has none. */
+  /**
+   * One message by id; a 404 when the topic has none. Of a flow's parent: its children counted
+   * by outcome and the first of them listed (see messageDetail).
+   */
   async message(topic: string, id: string): Promise<MessageDetail> {
     const message = await this.queue.get(topic, id);
     if (!message) throw notFound(`message ${id} in ${topic}`);
-    const { steps, ...rest } = message;
-    return steps ? { ...rest, steps: Object.entries(steps).map(([name, value]) => ({ name, value })) } : rest;
+    return messageDetail(message);
+  }
+
+  /**
+   * A flow's tree from one message down, each node with its state: at most `budget` nodes, the
+   * rest counted (see flowAnswer); a 404 when the topic has no message with this id.
+   */
+  async flow(topic: string, id: string, budget: number): Promise<FlowAnswer> {
+    const root = await this.queue.getFlow(topic, id);
+    if (!root) throw notFound(`message ${id} in ${topic}`);
+    return flowAnswer(root, budget);
   }
 
   /**

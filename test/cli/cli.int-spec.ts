@@ -79,9 +79,9 @@ describe('redis-ack-queue CLI', () => {
     const table = await cli('stats');
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^TOPIC\s+READY\s+DELAYED\s+LEASED\s+DEAD\s+PAUSED$/);
-    expect(lines[1].split(/\s+/)).toEqual([t1, '2', '1', '0', '0', 'false']);
-    expect(lines[2].split(/\s+/)).toEqual([t2, '1', '0', '0', '0', 'false']);
+    expect(lines[0]).toMatch(/^TOPIC\s+READY\s+DELAYED\s+LEASED\s+DEAD\s+PAUSED\s+WAITING-CHILDREN$/);
+    expect(lines[1].split(/\s+/)).toEqual([t1, '2', '1', '0', '0', 'false', '0']);
+    expect(lines[2].split(/\s+/)).toEqual([t2, '1', '0', '0', '0', 'false', '0']);
     // The READY count starts under its heading (the topic's name may hold a 2 itself: its pid).
     expect(lines[1].search(/(?<=\s)2/)).toBe(lines[0].indexOf('READY'));
 
@@ -93,6 +93,7 @@ describe('redis-ack-queue CLI', () => {
       leased: 0,
       dead: 0,
       paused: true,
+      waitingChildren: 0,
     });
     expect((await queue.stats(t1)).paused).toBe(true);
     expect((await cli('resume', t1, '--json')).stdout).toContain('"paused": false');
@@ -167,6 +168,87 @@ describe('redis-ack-queue CLI', () => {
       `step receipt: "${'r'.repeat(119)}… (302 characters)`,
     ]);
     expect(missing.stderr).toMatch(/^[^\n]*nope[^\n]*\n$/);
+  });
+
+  it("get shows a flow's parent and children, flow prints its tree, list and stats show the waiting parents", async () => {
+    const { queue, cli } = await setUp();
+    const [book, chapter, page] = [uniqueTopic('book'), uniqueTopic('chapter'), uniqueTopic('page')];
+    await queue.pushFlow({
+      topic: book,
+      id: 'b1',
+      payload: { book: 1 },
+      children: [
+        { topic: chapter, id: 'c1', payload: 1 },
+        { topic: chapter, id: 'c2', payload: 2, options: { onChildFailure: 'continue' } },
+        // Waits for its own child, on a topic nobody consumes: b1 keeps waiting.
+        { topic: chapter, id: 'c3', payload: 3, children: [{ topic: page, id: 'g1', payload: 1 }] },
+      ],
+    });
+    const consumer = queue.consume(chapter, (_: unknown, context: { id: string }) => {
+      if (context.id === 'c2') throw new Error('out of ink');
+      return { pages: 3 };
+    });
+    await eventually(async () => {
+      const children = (await queue.get(book, 'b1'))?.children ?? [];
+      return children.filter((child) => child.outcome !== 'pending').length === 2;
+    }, 30_000);
+    await consumer.close();
+
+    const parent = await cli('get', book, 'b1');
+    expect(parent.code).toBe(0);
+    expect(parent.stdout).toMatch(/^state:\s+waiting-children$/m);
+    expect(parent.stdout).toMatch(/^children:\s+3 \(1 failed, 1 pending, 1 acked\)$/m);
+    expect(parent.stdout).toMatch(/^TOPIC\s+ID\s+OUTCOME\s+DETAIL$/m);
+    const row = (id: string, rest: string) => new RegExp(`^${chapter.replace(/\./g, '\\.')}\\s+${id}\\s+${rest}$`, 'm');
+    expect(parent.stdout).toMatch(row('c1', 'acked\\s+\\{"pages":3\\}'));
+    expect(parent.stdout).toMatch(row('c2', 'failed\\s+failed: Error: out of ink'));
+    expect(parent.stdout).toMatch(row('c3', 'pending\\s+-'));
+    const child = await cli('get', chapter, 'c3');
+    expect(child.stdout).toMatch(new RegExp(`^parent:\\s+${book.replace(/\./g, '\\.')} b1$`, 'm'));
+    expect(child.stdout).toMatch(/^children:\s+1 \(1 pending\)$/m);
+    expect(JSON.parse((await cli('get', chapter, 'c3', '--json')).stdout)).toMatchObject({
+      parent: { topic: book, id: 'b1' },
+      children: [{ topic: page, id: 'g1', outcome: 'pending' }],
+    });
+
+    const tree = await cli('flow', book, 'b1');
+    expect(tree.code).toBe(0);
+    const lines = tree.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`${book} b1  waiting-children`);
+    expect(lines.slice(1, 5).sort()).toEqual(
+      [
+        `  ${chapter} c1  completed  {"pages":3}`,
+        `  ${chapter} c2  dead  failed: Error: out of ink`,
+        `  ${chapter} c3  waiting-children`,
+        `    ${page} g1  ready`,
+      ].sort(),
+    );
+    // A node's children follow it, one step further in.
+    expect(lines[lines.indexOf(`  ${chapter} c3  waiting-children`) + 1]).toBe(`    ${page} g1  ready`);
+    expect(lines.at(-1)).toMatch(/^5 nodes: /);
+    expect(lines.at(-1)).toContain('2 waiting-children');
+    expect(JSON.parse((await cli('flow', chapter, 'c3', '--json')).stdout)).toEqual({
+      topic: chapter,
+      id: 'c3',
+      state: 'waiting-children',
+      children: [{ topic: page, id: 'g1', state: 'ready', children: [] }],
+    });
+    const missing = await cli('flow', book, 'nope');
+    expect([missing.code, missing.stdout]).toEqual([3, '']);
+    expect(missing.stderr).toMatch(/^[^\n]*nope[^\n]*\n$/);
+    for (const args of [
+      ['flow', book],
+      ['flow', 'bad topic', 'b1'],
+      ['flow', book, 'x'.repeat(257)],
+    ]) {
+      const result = await cli(...args);
+      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' });
+    }
+
+    const listed = await cli('list', book, 'waiting-children');
+    expect(listed.stdout.split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['ID', 'b1', '']);
+    expect(JSON.parse((await cli('stats', book, '--json')).stdout)).toMatchObject({ waitingChildren: 1, delayed: 0 });
+    expect((await cli('stats', book)).stdout.trimEnd().split('\n')[1].split(/\s+/).at(-1)).toBe('1');
   });
 
   it('dead lists dead letters; requeue and purge need --yes off a terminal', async () => {

@@ -200,6 +200,108 @@ if (!executablePath) {
     expect(await page.locator('#main').textContent()).not.toContain('dot');
   });
 
+  it("opens a parent's details with its children's outcomes and its flow tree, and follows a link to a child and back", async () => {
+    const { queue } = served;
+    await queue.pushFlow({
+      topic: 'report.build',
+      id: 'r1',
+      payload: { report: 1 },
+      children: [
+        { topic: 'report.part', id: 'part-ok', payload: 1 },
+        { topic: 'report.part', id: 'part-bad', payload: 2, options: { onChildFailure: 'continue' } },
+        // Waits for its own child, on a topic nobody consumes: r1 keeps waiting.
+        {
+          topic: 'report.part',
+          id: 'part-wait',
+          payload: 3,
+          children: [{ topic: 'report.page', id: 'page-1', payload: 1 }],
+        },
+      ],
+    });
+    const consumer = queue.consume(
+      'report.part',
+      (_: unknown, context: { id: string }) => {
+        if (context.id === 'part-bad') throw new Error('out of ink');
+        return { pages: 3 };
+      },
+      { maxAttempts: 1 },
+    );
+    await eventually(async () => {
+      const children = (await queue.get('report.build', 'r1'))?.children ?? [];
+      return children.filter((child) => child.outcome !== 'pending').length === 2;
+    }, 30_000);
+    await consumer.close();
+
+    await page.goto(served.url);
+    await loaded();
+    await page.locator('#topics-table').waitFor();
+    expect(await cell('report.build', 'waiting-children').textContent()).toBe('1');
+    await page.goto(`${served.url}#/topic/report.build`);
+    await loaded();
+    await page.getByRole('tab', { name: 'Waiting children (1)' }).click();
+    await page.getByRole('button', { name: 'r1', exact: true }).click();
+    const parent = page.getByRole('dialog', { name: 'Message r1' });
+    await parent.waitFor();
+    expect(await page.locator('#detail-children-count').textContent()).toBe(
+      '3 children: 1 failed, 1 pending, 1 acked.',
+    );
+    const child = (id: string) => page.locator(`#detail-children tr[data-child="${id}"]`);
+    expect(await child('part-bad').textContent()).toMatch(/failed.*failed: Error: out of ink/);
+    expect(await child('part-wait').textContent()).toContain('pending');
+    expect(await child('part-ok').textContent()).toContain('acked{"pages":3}');
+    // The tree, read apart: every node with its state, this one not a link.
+    const node = (id: string) => page.locator(`#flow-tree li[data-node="${id}"] > .node`);
+    await node('page-1').waitFor();
+    expect(await page.locator('#detail-flow-count').textContent()).toBe(
+      '5 nodes: 1 ready, 2 waiting children, 1 dead, 1 completed.',
+    );
+    expect(await node('r1').textContent()).toBe('r1report.buildwaiting children');
+    expect(await node('r1').locator('[aria-current="true"]').textContent()).toBe('r1');
+    expect(await node('part-ok').textContent()).toBe('part-okreport.partcompleted{"pages":3}');
+    expect(await node('part-bad').textContent()).toMatch(/^part-badreport\.partdeadfailed: Error: out of ink/);
+    expect(await node('part-wait').textContent()).toBe('part-waitreport.partwaiting children');
+    expect(await node('page-1').textContent()).toBe('page-1report.pageready');
+    // docs/dashboard-flow.png comes from here.
+    await parent.screenshot({ path: join(SHOTS, 'flow.png') });
+
+    // A child's link opens its details, on its own topic's page, with a link back to its parent.
+    await page.locator('#detail-children').getByRole('link', { name: 'part-wait' }).click();
+    await page.getByRole('dialog', { name: 'Message part-wait' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'report.part' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/topic/report.part/message/part-wait');
+    expect(await page.locator('#detail-parent').textContent()).toBe('r1 on report.build');
+    await page.locator('#flow-tree li[data-node="page-1"]').waitFor();
+    expect(await page.locator('#detail-children-count').textContent()).toBe('1 child: 1 pending.');
+    await page.locator('#detail-parent').getByRole('link', { name: 'r1' }).click();
+    await page.getByRole('dialog', { name: 'Message r1' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'report.build' }).waitFor();
+    // Back: the child again; closed: the address is the topic's, and the same link opens it again.
+    await page.goBack();
+    await page.getByRole('dialog', { name: 'Message part-wait' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    expect(new URL(page.url()).hash).toBe('#/topic/report.part');
+    await page.evaluate("location.hash = '#/topic/report.part/message/part-wait'");
+    await page.getByRole('dialog', { name: 'Message part-wait' }).waitFor();
+  });
+
+  it('shows a part of a flow of 1,000 children and counts the rest', async () => {
+    const children = Array.from({ length: 1_000 }, (_, i) => ({ topic: 'bulk.part', id: `bp-${i}`, payload: i }));
+    await served.queue.pushFlow({ topic: 'bulk.build', id: 'big', payload: 'all', children });
+    await page.goto(`${served.url}#/topic/bulk.build/message/big`);
+    await page.getByRole('dialog', { name: 'Message big' }).waitFor();
+    expect(await page.locator('#detail-children-count').textContent()).toBe(
+      '1,000 children: 1,000 pending. Showing 100 (failed first); 900 more not listed.',
+    );
+    expect(await page.locator('#detail-children tbody tr').count()).toBe(100);
+    await page.locator('#flow-tree').waitFor();
+    expect(await page.locator('#detail-flow-count').textContent()).toBe(
+      '1,001 nodes: 1,000 ready, 1 waiting children. Showing 200, level by level.',
+    );
+    expect(await page.locator('#flow-tree li[data-node]').count()).toBe(200);
+    expect(await page.locator('#flow-tree li.more').textContent()).toBe('… 801 more children');
+  });
+
   it('shows a tab chosen while a refresh runs, and keeps the focus on it', async () => {
     await page.goto(`${served.url}#/topic/orders.payment`);
     await loaded();

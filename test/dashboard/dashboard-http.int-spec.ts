@@ -49,7 +49,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
   }
 
   it('serves nothing, page, assets or API, to a request its guard refuses', async () => {
-    for (const path of ['', '/assets/app.js', '/api/topics']) {
+    for (const path of ['', '/assets/app.js', '/api/topics', '/api/flow?topic=t&id=a']) {
       expect((await get(path, {})).status).toBe(403);
       expect((await get(path, { authorization: 'Bearer wrong' })).status).toBe(403);
     }
@@ -120,6 +120,139 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect((await get(`/api/messages?topic=${topic}&state=lost`)).status).toBe(400);
     expect((await get(`/api/topic?topic=${encodeURIComponent('bad topic')}`)).status).toBe(400);
     expect(await json(`/api/topic?topic=${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
+  });
+
+  it("answers a flow: a parent's children with their outcomes, a child's parent, the tree with states", async () => {
+    const { queue } = served;
+    await queue.pushFlow({
+      topic: 'book',
+      id: 'b1',
+      payload: { book: 1 },
+      children: [
+        { topic: 'chapter', id: 'c1', payload: 1 },
+        { topic: 'chapter', id: 'c2', payload: 2, options: { onChildFailure: 'continue' } },
+        // Waits for its own child, on a topic nobody consumes: b1 keeps waiting.
+        { topic: 'chapter', id: 'c3', payload: 3, children: [{ topic: 'page', id: 'g1', payload: 1 }] },
+      ],
+    });
+    queue.consume(
+      'chapter',
+      (_: unknown, context: { id: string }) => {
+        if (context.id === 'c2') throw new Error('out of ink');
+        return { pages: 3 };
+      },
+      { maxAttempts: 1 },
+    );
+    await eventually(async () => {
+      const children = (await queue.get('book', 'b1'))?.children ?? [];
+      return children.filter((child) => child.outcome !== 'pending').length === 2;
+    }, 30_000);
+
+    expect(await json('/api/message?topic=book&id=b1')).toMatchObject({
+      state: 'waiting-children',
+      childCounts: { total: 3, pending: 1, acked: 1, failed: 1 },
+      // Failed first, then pending, then acked; a result travels as a preview.
+      children: [
+        {
+          topic: 'chapter',
+          id: 'c2',
+          outcome: 'failed',
+          failure: { reason: 'failed', error: expect.stringContaining('out of ink') as unknown },
+        },
+        { topic: 'chapter', id: 'c3', outcome: 'pending' },
+        { topic: 'chapter', id: 'c1', outcome: 'acked', preview: { text: '{"pages":3}', truncated: false, bytes: 11 } },
+      ],
+    });
+    const parent = (await json('/api/message?topic=book&id=b1')) as unknown as { children: object[] };
+    expect(parent.children.some((child) => 'result' in child)).toBe(false);
+    expect(await json('/api/message?topic=chapter&id=c3')).toMatchObject({
+      state: 'waiting-children',
+      parent: { topic: 'book', id: 'b1' },
+      childCounts: { total: 1, pending: 1, acked: 0, failed: 0 },
+      children: [{ topic: 'page', id: 'g1', outcome: 'pending' }],
+    });
+    expect(await json('/api/message?topic=page&id=g1')).toMatchObject({
+      state: 'ready',
+      parent: { topic: 'chapter', id: 'c3' },
+    });
+
+    type View = { topic: string; id: string; state: string; more: number; children: View[] } & Record<string, unknown>;
+    type Answer = { total: number; shown: number; states: Record<string, number>; root: View };
+    const flow = (await json('/api/flow?topic=book&id=b1')) as unknown as Answer;
+    expect(flow).toMatchObject({
+      total: 5,
+      shown: 5,
+      states: { 'waiting-children': 2, completed: 1, dead: 1, ready: 1 },
+      root: { topic: 'book', id: 'b1', state: 'waiting-children', more: 0 },
+    });
+    const byId = Object.fromEntries(flow.root.children.map((child) => [child.id, child]));
+    expect(byId).toEqual({
+      c1: {
+        topic: 'chapter',
+        id: 'c1',
+        state: 'completed',
+        preview: { text: '{"pages":3}', truncated: false, bytes: 11 },
+        children: [],
+        more: 0,
+      },
+      c2: {
+        topic: 'chapter',
+        id: 'c2',
+        state: 'dead',
+        failure: { reason: 'failed', error: expect.stringContaining('out of ink') as unknown },
+        children: [],
+        more: 0,
+      },
+      c3: {
+        topic: 'chapter',
+        id: 'c3',
+        state: 'waiting-children',
+        children: [{ topic: 'page', id: 'g1', state: 'ready', children: [], more: 0 }],
+        more: 0,
+      },
+    });
+    // From a child down, and cut to a budget: the rest counted, every state still counted.
+    expect(await json('/api/flow?topic=chapter&id=c3')).toMatchObject({ total: 2, shown: 2, root: { id: 'c3' } });
+    const cut = (await json('/api/flow?topic=book&id=b1&limit=2')) as unknown as Answer;
+    expect(cut).toMatchObject({
+      total: 5,
+      shown: 2,
+      states: { 'waiting-children': 2, completed: 1, dead: 1, ready: 1 },
+    });
+    expect([cut.root.children.length, cut.root.more]).toEqual([1, 2]);
+    // The one child that fits (whichever Redis gives first) counts its own children, none drawn.
+    const [first] = cut.root.children;
+    expect([first.children.length, first.more]).toEqual([0, byId[first.id].children.length]);
+
+    // The waiting parents by state, and their count in the topic's gauges.
+    const waiting = (await json('/api/messages?topic=book&state=waiting-children')) as unknown as { id: string }[];
+    expect(waiting.map((row) => row.id)).toEqual(['b1']);
+    expect(await json('/api/topic?topic=book')).toMatchObject({ gauges: { waitingChildren: 1, delayed: 0 } });
+    expect(await json('/api/topics?search=book')).toMatchObject({ rows: [{ topic: 'book', waitingChildren: 1 }] });
+
+    const missing = await get('/api/flow?topic=book&id=none');
+    expect({ status: missing.status, body: await missing.json() }).toMatchObject({
+      status: 404,
+      body: { code: 'NOT_FOUND' },
+    });
+    for (const [bad, code] of [
+      ['', 'BAD_REQUEST'],
+      ['topic=book', 'BAD_REQUEST'],
+      ['topic=book&topic=page&id=b1', 'BAD_REQUEST'],
+      ['topic=book&id=b1&limit=0', 'BAD_REQUEST'],
+      ['topic=book&id=b1&limit=2001', 'BAD_REQUEST'],
+      ['topic=book&id=b1&limit=x', 'BAD_REQUEST'],
+      [`topic=${encodeURIComponent('bad topic')}&id=b1`, 'INVALID_TOPIC'],
+      [`topic=book&id=${'x'.repeat(257)}`, 'INVALID_MESSAGE_ID'],
+    ]) {
+      const response = await get(`/api/flow?${bad}`);
+      expect({ bad, status: response.status, code: ((await response.json()) as { code: string }).code }).toEqual({
+        bad,
+        status: 400,
+        code,
+      });
+    }
+    expect((await get('/api/flow?topic=book&id=b1', {})).status).toBe(403);
   });
 
   it("answers a topic's history over the range asked, and a typed 400 for a bad range", async () => {

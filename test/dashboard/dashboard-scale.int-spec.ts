@@ -2,9 +2,10 @@ import { uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
 
 /**
- * 1,000 topics and 100,000 dead letters stay usable: every request reads one page, the last page
- * is as right as the first, and one dead letter is found by id. (Speed is the benchmarks' job:
- * the times are printed, not asserted.)
+ * 1,000 topics, 100,000 dead letters and a flow of 1,000 children stay usable: every request
+ * reads one page, the last page is as right as the first, one dead letter is found by id, and a
+ * parent answers a part of its children and tree with the rest counted. (Speed is the benchmarks'
+ * job: the times are printed, not asserted.)
  */
 describe('dashboard at scale', () => {
   const fx = useRedis();
@@ -44,6 +45,24 @@ describe('dashboard at scale', () => {
     const found = await read<Page>('/topics?search=t.077');
     expect(found.body.rows.map((row) => row.topic)).toEqual(names.slice(770, 780));
     console.log(`1,000 topics: first page ${first.ms} ms, last page ${last.ms} ms, search ${found.ms} ms`);
+  });
+
+  it('answers a parent of 1,000 children with 100 of them and 200 nodes of its tree, the rest counted', async () => {
+    const children = Array.from({ length: 1_000 }, (_, i) => ({ topic: 'parts', id: `part-${i}`, payload: i }));
+    await served.queue.pushFlow({ topic: 'assembly', id: 'big', payload: 'all', children });
+    type Detail = { childCounts: Record<string, number>; children: { id: string }[] };
+    const detail = await read<Detail>('/message?topic=assembly&id=big');
+    expect(detail.body.childCounts).toEqual({ total: 1_000, pending: 1_000, acked: 0, failed: 0 });
+    expect(detail.body.children).toHaveLength(100);
+    type View = { id: string; more: number; children: View[] };
+    const flow = await read<{ total: number; shown: number; states: object; root: View }>(
+      '/flow?topic=assembly&id=big',
+    );
+    expect(flow.body).toMatchObject({ total: 1_001, shown: 200, states: { 'waiting-children': 1, ready: 1_000 } });
+    expect([flow.body.root.children.length, flow.body.root.more]).toEqual([199, 801]);
+    const all = await read<{ shown: number; root: View }>('/flow?topic=assembly&id=big&limit=2000');
+    expect([all.body.shown, all.body.root.children.length, all.body.root.more]).toEqual([1_001, 1_000, 0]);
+    console.log(`a flow of 1,000 children: details ${detail.ms} ms, tree ${flow.ms} ms, whole tree ${all.ms} ms`);
   });
 
   it('pages 100,000 dead letters and finds one by id', async () => {

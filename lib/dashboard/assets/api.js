@@ -55,6 +55,7 @@ export const api = {
   topic: (topic) => call('GET', '/topic', { topic }),
   messages: (topic, state, offset, limit) => call('GET', '/messages', { topic, state, offset, limit }),
   message: (topic, id) => call('GET', '/message', { topic, id }),
+  flow: (topic, id, limit) => call('GET', '/flow', { topic, id, limit }),
   history: (topic, range) => call('GET', '/history', { topic, ...range }),
   sweepDead: (topic, action, ids) => call('POST', `/dead/${action}`, { topic }, ids ? { ids } : { all: true }),
   cancel: (topic, id) => call('POST', '/cancel', { topic, id }),

@@ -1,9 +1,11 @@
-// The page's loop: a hash route (#/ for the topics, #/topic/<name> for one), a refresh every
-// refreshMs (not while a dialog is open, the tab is hidden, or the operator turned it off),
-// and focus kept on the same control across refreshes, for keyboard use.
+// The page's loop: a hash route (routes.js: the topics, a topic, a topic with a message's
+// details open), a refresh every refreshMs (not while a dialog is open, the tab is hidden, or the
+// operator turned it off), and focus kept on the same control across refreshes, for keyboard use.
 import { settings } from './api.js';
 import { h } from './dom.js';
 import { announce, dialogOpen } from './feedback.js';
+import { closeMessage } from './message-detail.js';
+import { routeOf } from './routes.js';
 import { topicView } from './topic-view.js';
 import { topicsView } from './topics-view.js';
 
@@ -11,22 +13,12 @@ const main = document.getElementById('main');
 const updated = document.getElementById('updated');
 const toggle = document.getElementById('refresh-toggle');
 let current;
+let currentRoute = {};
 let auto = true;
 // The refresh in flight, and one asked for meanwhile (a tab, a page, another view): it runs once
 // the first ends, so what was asked for is shown, not dropped because a refresh was running.
 let running;
 let next;
-
-/** The view the hash names: a topic, the topics, or an address that names nothing (a bad %-escape). */
-function routeState() {
-  const match = /^#\/topic\/(.+)$/.exec(location.hash);
-  if (!match) return {};
-  try {
-    return { topic: decodeURIComponent(match[1]) };
-  } catch {
-    return { broken: true };
-  }
-}
 
 /** What a broken address shows instead of the view before it. */
 function brokenView() {
@@ -34,7 +26,7 @@ function brokenView() {
     'section',
     { 'aria-labelledby': 'broken-title' },
     h('h1', { id: 'broken-title' }, 'No such page'),
-    h('p', { class: 'error' }, 'This address does not name a topic: its %-escapes are malformed.'),
+    h('p', { class: 'error' }, 'This address names no topic or message: check its %-escapes.'),
     h('p', {}, h('a', { href: '#/' }, '← All topics')),
   );
   return { view, refresh: async () => {} };
@@ -84,7 +76,16 @@ async function render() {
 }
 
 function show() {
-  const state = routeState();
+  const state = routeOf(location.hash);
+  const before = currentRoute;
+  currentRoute = state;
+  // The same topic, another message (or none): the view stays, only the details change.
+  if (current && !state.broken && state.topic !== undefined && state.topic === before.topic && !before.broken) {
+    if (state.message === undefined) closeMessage();
+    else current.open(state.message, true);
+    return;
+  }
+  closeMessage();
   const rerender = (changes) => {
     Object.assign(state, changes);
     return refresh();
@@ -93,7 +94,10 @@ function show() {
   main.replaceChildren(current.view);
   document.title = `${state.broken ? 'No such page' : (state.topic ?? 'Topics')} · Queues`;
   main.querySelector('h1')?.setAttribute('tabindex', '-1');
-  refresh().then(() => main.querySelector('h1')?.focus());
+  refresh().then(() => {
+    main.querySelector('h1')?.focus();
+    if (state.message !== undefined) current.open(state.message, true);
+  });
 }
 
 toggle.addEventListener('click', () => {

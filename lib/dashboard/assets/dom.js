@@ -18,8 +18,8 @@ export function h(tag, props = {}, ...children) {
   return el;
 }
 
-/** A state or column name as a heading: ready -> Ready. */
-export const label = (name) => name[0].toUpperCase() + name.slice(1);
+/** A state or column name as a heading: ready -> Ready, waiting-children -> Waiting children. */
+export const label = (name) => name[0].toUpperCase() + name.slice(1).replaceAll('-', ' ');
 
 const numbers = new Intl.NumberFormat('en-US');
 export const count = (n) => (typeof n === 'number' ? numbers.format(n) : '–');

@@ -1,18 +1,53 @@
-// One message's details in a modal dialog: its fields, headers, payload and durable steps
-// (shown only to those the dashboard's guard lets in), with the actions that fit its state.
+// One message's details in a modal dialog: its fields, its place in a flow (parent, children,
+// tree), headers, payload and durable steps (shown only to those the dashboard's guard lets in),
+// with the actions that fit its state. Opened from a row, or by an address that names the message
+// (routes.js): closing it then puts the address back on the topic.
 import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
+import { childrenSection, flowSection, parentSection } from './flow-detail.js';
+import { messageHref, routeOf, topicHref } from './routes.js';
 
 /** The longest step result shown in the details (characters of its JSON); the rest is cut. */
 const STEP_SHOWN = 200;
 
 const dialog = document.getElementById('detail');
-document.getElementById('detail-close').addEventListener('click', () => dialog.close());
+const title = document.getElementById('detail-title');
+/** The message the dialog shows: `{ topic, id }`. */
+let shown;
+// Closed by the operator (Close, Escape), not by the page: the address follows.
+let closedByUser = false;
+document.getElementById('detail-close').addEventListener('click', () => {
+  closedByUser = true;
+  dialog.close();
+});
+dialog.addEventListener('cancel', () => (closedByUser = true));
+dialog.addEventListener('close', () => {
+  if (closedByUser) syncAddress();
+  closedByUser = false;
+});
+
+/**
+ * Keeps an address that names a message on what is shown: the message in the dialog, or (the
+ * dialog closed, or the message not found) the topic the address names.
+ */
+export function syncAddress() {
+  const route = routeOf(location.hash);
+  if (route.message === undefined) return;
+  const href = dialog.open && shown ? messageHref(shown.topic, shown.id) : topicHref(route.topic);
+  if (location.hash !== href) history.replaceState(null, '', href);
+}
+
+/** Closes the details, when open (the page moves elsewhere). */
+export function closeMessage() {
+  if (dialog.open) dialog.close();
+}
 
 /** Shows a message; `changed` runs after an action changed it. */
 export function showMessage(topic, message, changed) {
-  document.getElementById('detail-title').textContent = `Message ${message.id}`;
+  const replacing = dialog.open;
+  shown = { topic, id: message.id };
+  title.textContent = `Message ${message.id}`;
   const fields = [
     ['State', message.state],
     ['Attempt', message.state === 'dead' ? String(message.attempt) : `${message.attempt} of ${message.maxAttempts}`],
@@ -54,6 +89,10 @@ export function showMessage(topic, message, changed) {
       { class: 'fields' },
       fields.map(([name, value]) => [h('dt', {}, name), h('dd', {}, value)]),
     ),
+    // Where the message stands among others: each section is empty when it does not apply.
+    parentSection(message),
+    childrenSection(message),
+    flowSection(topic, message),
     h('h3', {}, 'Headers'),
     h('pre', { class: 'code', tabindex: 0 }, json(message.headers)),
     h('h3', {}, message.state === 'completed' ? 'Result' : 'Payload'),
@@ -74,7 +113,9 @@ export function showMessage(topic, message, changed) {
       : []),
     h('div', { class: 'actions' }, actions),
   );
-  if (!dialog.open) dialog.showModal();
+  if (!replacing) dialog.showModal();
+  // Another message in the open dialog (a link followed): the focus goes to its title, not lost.
+  else title.focus();
 }
 
 /** A step's result as one line of JSON, cut at STEP_SHOWN characters; `undefined` when it returned nothing. */

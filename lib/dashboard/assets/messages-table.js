@@ -6,6 +6,7 @@ const WHEN = {
   ready: ['Enqueued', 'enqueuedAt'],
   delayed: ['Due', 'dueAt'],
   leased: ['Lease until', 'leaseDeadline'],
+  'waiting-children': ['Enqueued', 'enqueuedAt'],
   dead: ['Died', 'deadAt'],
   completed: ['Completed', 'completedAt'],
 };

@@ -4,13 +4,13 @@ import { api, settings } from './api.js';
 import { count, duration, h, label, pager } from './dom.js';
 import { act, announce } from './feedback.js';
 import { historyPanel } from './history-panel.js';
-import { purge, requeue, showMessage } from './message-detail.js';
+import { purge, requeue, showMessage, syncAddress } from './message-detail.js';
 import { messageTable } from './messages-table.js';
 import { rate, ratesOf } from './rates.js';
 import { scheduleTable } from './schedules-table.js';
+import { gaugeOf, STATES } from './states.js';
 
 const PAGE = 50;
-const STATES = ['ready', 'delayed', 'leased', 'dead', 'completed'];
 
 export function topicView(state, rerender) {
   const { topic } = state;
@@ -37,12 +37,14 @@ export function topicView(state, rerender) {
     find,
     h('button', { type: 'submit' }, 'Find'),
   );
-  async function open(id) {
+  /** Opens a message's details; `routed` when the address named it (kept on what is shown). */
+  async function open(id, routed = false) {
     if (!id) return;
     try {
       showMessage(topic, await api.message(topic, id), refreshAll);
     } catch (error) {
       announce(`Failed: ${error.message}`, true);
+      if (routed) syncAddress();
     }
   }
   const view = h(
@@ -85,7 +87,7 @@ export function topicView(state, rerender) {
             tabindex: s === tab ? 0 : -1,
             onclick: () => rerender({ tab: s, offset: 0, selected: new Set() }),
           },
-          `${label(s)} (${count(gauges[s])})`,
+          `${label(s)} (${count(gaugeOf(gauges, s))})`,
         ),
       ),
     );
@@ -95,19 +97,19 @@ export function topicView(state, rerender) {
       messages.length === 0
         ? h('p', { class: 'empty' }, `No ${tab} message.`)
         : messageTable(topic, tab, messages, selected, open, rerender),
-      pager({ offset, limit: PAGE, shown: messages.length, total: gauges[tab] }, (next) =>
+      pager({ offset, limit: PAGE, shown: messages.length, total: gaugeOf(gauges, tab) }, (next) =>
         rerender({ offset: next, selected: new Set() }),
       ),
     );
     schedules.replaceChildren(scheduleTable(topic, detail.schedules));
   }
-  return { view, refresh };
+  return { view, refresh, open };
 }
 
 function summary(topic, gauges, changed) {
   const rates = ratesOf(topic, gauges);
   const cards = [
-    ...STATES.map((s) => [label(s), count(gauges[s])]),
+    ...STATES.map((s) => [label(s), count(gaugeOf(gauges, s))]),
     ['In', rate(rates.in)],
     ['Out', rate(rates.out)],
     ['Lag', gauges.oldestReadyAgeMs < 0 ? '–' : duration(gauges.oldestReadyAgeMs)],

@@ -3,10 +3,12 @@
 import { api } from './api.js';
 import { count, duration, h, label, pager, scroller } from './dom.js';
 import { rate, ratesOf } from './rates.js';
+import { topicHref } from './routes.js';
+import { gaugeOf, STATES } from './states.js';
 import { newTrendTable, refreshTrends, trendCell } from './trends.js';
 
 const PAGE = 50;
-const COLUMNS = ['ready', 'delayed', 'leased', 'dead', 'completed'];
+const COLUMNS = STATES;
 
 export function topicsView(state, rerender) {
   const search = h('input', {
@@ -70,13 +72,13 @@ function table(rows) {
 }
 
 function row(topic) {
-  const link = h('a', { href: `#/topic/${encodeURIComponent(topic.topic)}` }, topic.topic);
+  const link = h('a', { href: topicHref(topic.topic) }, topic.topic);
   if (topic.error) {
     return h(
       'tr',
       { 'data-topic': topic.topic },
       h('th', { scope: 'row' }, link),
-      h('td', { colspan: 10, class: 'error' }, topic.error.message),
+      h('td', { colspan: COLUMNS.length + 5, class: 'error' }, topic.error.message),
     );
   }
   const rates = ratesOf(topic.topic, topic);
@@ -88,7 +90,7 @@ function row(topic) {
       h(
         'td',
         { class: `num ${column === 'dead' && topic.dead > 0 ? 'alert' : ''}`, 'data-count': column },
-        count(topic[column]),
+        count(gaugeOf(topic, column)),
       ),
     ),
     h('td', { class: 'num', 'data-rate': 'in', title: 'Messages pushed per second' }, rate(rates.in)),
