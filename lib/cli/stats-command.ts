@@ -25,11 +25,13 @@ async function showStats(ctx: CliContext, topic: string | undefined, clear = fal
   for (const name of topics) rows.push({ topic: name, ...(await ctx.onTopic(name, (queue) => queue.stats(name))) });
   if (clear) ctx.io.out('\x1b[2J\x1b[H');
   if (ctx.options.json) return printJson(ctx.io, topic === undefined ? rows : rows[0]);
-  // Waiting children last: scripts that read the columns before it by position keep working.
+  // Waiting children only where flow parents wait, and last: the columns before it, read by
+  // position, stay as they were.
+  const waiting = rows.some((row) => row.waitingChildren !== undefined);
   printTable(
     ctx.io,
-    rows.map((row) => ({ ...row, 'waiting-children': row.waitingChildren })),
-    ['topic', 'ready', 'delayed', 'leased', 'dead', 'paused', 'waiting-children'],
+    rows.map((row) => ({ ...row, 'waiting-children': row.waitingChildren ?? 0 })),
+    ['topic', 'ready', 'delayed', 'leased', 'dead', 'paused', ...(waiting ? ['waiting-children'] : [])],
     'No topics registered.',
   );
 }

@@ -222,12 +222,14 @@ async function flowsUnderKills(where: Where, name: string): Promise<void> {
 }
 
 /**
- * Children acked by hand (reserve, then ack): the ack writes each end to the child's outbox, but
- * nothing passes it on, as when a process dies between a child's ack and its parent's notify.
- * A consumer of the child topic alone, which never runs a message there, passes them with its
- * sweeper: the parents become ready, and then run once, with every child acked.
+ * Children whose last lease ran out in Redis: the reserve that finds them expired sends them to
+ * the dead letters and writes each end to the child's outbox in the same step, but no process
+ * passes it on, as when a process dies between a child's end and its parent's notify. A consumer
+ * of the child topic alone, which never runs a message there, passes them with its sweeper: the
+ * parents (their children `onChildFailure: 'continue'`) become ready, then run once, each child
+ * listed as failed.
  */
-async function handAckedChildren(where: Where): Promise<void> {
+async function unpassedChildEnds(where: Where): Promise<void> {
   const [parent, child] = await where.topics(['flow-parent', 'flow-child']);
   const { redis } = where;
   const queue = await where.service();
@@ -238,15 +240,18 @@ async function handAckedChildren(where: Where): Promise<void> {
       topic: parent,
       id,
       payload: { reportChildren: true },
-      children: childrenOf(id).map((c) => ({ topic: child, id: c, payload: {} })),
+      children: childrenOf(id).map((c) => ({
+        topic: child,
+        id: c,
+        payload: {},
+        options: { maxAttempts: 1, onChildFailure: 'continue' as const },
+      })),
     });
   }
-  const reserved = await queue.reserve(child, { count: 9, leaseMs: 60_000 });
+  // Leased by hand and never settled: their one attempt's lease runs out.
+  const reserved = await queue.reserve(child, { count: 9, leaseMs: 50 });
   expect(reserved.map(({ id }) => id).sort()).toEqual(parents.flatMap(childrenOf).sort());
-  for (const message of reserved) expect(await queue.ack(message)).toBe(true);
-  // Acked, each end waits in the child's outbox; no parent heard of it.
   const outbox = `{ackq:${child}}:flow-outbox`;
-  expect(await redis.hlen(outbox)).toBe(9);
   for (const id of parents) expect((await queue.get(parent, id))?.state).toBe('waiting-children');
 
   const processes = new ConsumerProcesses({ ...where.env, LEASE_MS: '5000', HANDLER_MS: '10' });
@@ -254,11 +259,14 @@ async function handAckedChildren(where: Where): Promise<void> {
     await processes.start({ TOPICS: child });
     const states = async () => Promise.all(parents.map(async (id) => (await queue.get(parent, id))?.state));
     await eventually(
-      async () => (await redis.hlen(outbox)) === 0 && (await states()).every((state) => state === 'ready'),
+      async () =>
+        (await queue.stats(child)).dead === 9 &&
+        (await redis.hlen(outbox)) === 0 &&
+        (await states()).every((state) => state === 'ready'),
       30_000,
       100,
     );
-    // Its consumer had nothing to run: its sweeper passed the ends.
+    // Its consumer had nothing to run: its reserve buried them, its sweeper passed the ends.
     expect(processes.of('start')).toEqual([]);
 
     await processes.start({ TOPICS: parent });
@@ -266,9 +274,12 @@ async function handAckedChildren(where: Where): Promise<void> {
     const runs = processes.of('start').filter((e) => e.topic === parent);
     expect(runs.map((e) => e.id).sort()).toEqual(parents);
     for (const run of runs) {
-      // Acked by hand, without a result: each child is there, as null.
-      expect(run.children).toEqual({ [child]: Object.fromEntries(childrenOf(run.id!).map((c) => [c, null])) });
+      expect(run.children).toEqual({});
+      expect(run.failed).toEqual(
+        childrenOf(run.id!).map((c) => expect.objectContaining({ topic: child, id: c, reason: 'expired' }) as unknown),
+      );
     }
+    await queue.purgeDead(child);
     for (const topic of [parent, child]) {
       expect(await leftovers(redis, topic)).toEqual(NOTHING_LEFT);
       expect(await flowKeysLeft(redis, topic)).toEqual([]);
@@ -307,8 +318,8 @@ describe('fault: flows under SIGKILL of their consumers', () => {
       await flowsUnderKills(where, 'flows-sigkill');
     }, 150_000);
 
-    it('children acked by hand, their ends never passed on: the sweeper of a consumer of the child topic passes them', async () => {
-      await handAckedChildren(where);
+    it('children whose last lease ran out in Redis, their ends never passed on: the sweeper of a consumer of the child topic passes them', async () => {
+      await unpassedChildEnds(where);
     }, 90_000);
 
     it('a consumer killed right after its child ack ran in Redis: another process passes the end, the parent runs once with the result', async () => {
@@ -407,8 +418,8 @@ describe('fault: flows under SIGKILL of their consumers', () => {
       await flowsUnderKills(where, 'flows-sigkill-cluster');
     }, 150_000);
 
-    it("children acked by hand: the sweeper passes each end from the child's slot to its parent's", async () => {
-      await handAckedChildren(where);
+    it("children whose last lease ran out in Redis: the sweeper passes each end from the child's slot to its parent's", async () => {
+      await unpassedChildEnds(where);
     }, 90_000);
   });
 });
