@@ -64,7 +64,9 @@ describe('history', () => {
       expect(point.handling.p50).toBeGreaterThanOrEqual(27);
       expect(point.handling.p50!).toBeLessThanOrEqual(point.handling.p95!);
       expect(point.handling.p95!).toBeLessThanOrEqual(point.handling.p99!);
-      expect(point.handling.mean).toBeGreaterThanOrEqual(30);
+      // A 30 ms timer may fire up to a millisecond before performance.now() has moved 30 ms (Node
+      // schedules it from the loop's cached time, in whole ms): 29.86 ms was seen on a busy machine.
+      expect(point.handling.mean).toBeGreaterThanOrEqual(29);
     }
     // Another topic has nothing.
     expect(totals(await reader.history(uniqueTopic('quiet')))).toEqual({
