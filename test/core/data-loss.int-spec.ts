@@ -89,7 +89,8 @@ describe('declarations after Redis lost the data', () => {
     } finally {
       logs.restore();
     }
-  });
+    // Room for the ceilings above (each only against a hang) on a loaded machine.
+  }, 240_000);
 
   it('declares everything again after the server holding the prefix restarts without persistence', async () => {
     const { queue, consumed, declared, prefix } = await declaringApp();
@@ -104,5 +105,5 @@ describe('declarations after Redis lost the data', () => {
     } finally {
       logs.restore();
     }
-  });
+  }, 180_000);
 });
