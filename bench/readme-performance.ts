@@ -1,7 +1,7 @@
 // Writes the README's Performance section from the last full runs' reports in bench/results/
 // (latest.md from `npm run bench`, groups.md from `npm run bench:groups`, group-shares.md from
 // `npm run bench:group-shares`, observability.md from `npm run bench:observability -- --targets`,
-// transport.md from `npm run bench:transport`): each target of the project beside what was
+// transport.md from `npm run bench:transport`, flows.md from `npm run bench:flows -- --before=<checkout>`): each target of the project beside what was
 // measured, with the date, commit and machine of the run. Run: npm run bench:readme (after them).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -123,6 +123,8 @@ function section(): string {
     ...observability(),
     '',
     ...transport(),
+    '',
+    ...flows(),
     END,
   ].join('\n');
 }
@@ -184,6 +186,109 @@ function transport(): string[] {
     `${spread}.`,
     '',
     ...guarantees,
+  ];
+}
+
+/** The text of one `## heading` section of a report, up to the next one. */
+function sectionOf(report: string, heading: string): string {
+  const at = report.indexOf(`## ${heading}`);
+  if (at < 0) throw new Error(`no section "${heading}" in the report`);
+  return report.slice(at).split('\n## ')[0];
+}
+
+/**
+ * Flows (flows.md, `npm run bench:flows`): flows/s against BullMQ's FlowProducer and against the
+ * same messages pushed plain, what a child costs in Redis commands and bytes, and what plain
+ * topics pay for flows (the build before them and this one, each against BullMQ in the same rounds).
+ */
+function flows(): string[] {
+  const report = read('flows.md');
+  const [, date] = line(report, /^- Date: (\d{4}-\d\d-\d\d)/m);
+  const [, commit] = line(report, /lib\/ at commit (\w+( plus uncommitted changes)?)/);
+  const [, machine] = line(report, /; ([^;]+ cores) \(/);
+  const [, rounds] = line(report, /then (\d+) rounds, the systems interleaved/);
+  const [, trees, inFlight] = line(report, /- End to end: consumers started, then ([\d,]+) trees pushed, (\d+) /);
+  const [, stored] = line(report, /- Costs: ([\d,]+) trees of 1 \+ 10/);
+  const [, bull] = line(report, /\| figure \| this project \| (BullMQ [\d.]+) \|/);
+  const costs = sectionOf(report, 'Cost per child');
+  const ends = sectionOf(report, 'End to end');
+  const plain = sectionOf(report, 'Plain topics');
+  const cell = (text: string, label: string, column: string) => {
+    const { header, rows } = table(text);
+    const row = [...rows.entries()].find(([name]) => name.startsWith(label))?.[1];
+    const index = header.findIndex((name) => name.startsWith(column));
+    if (!row || index < 0) throw new Error(`no figure "${label}" / "${column}" in flows.md`);
+    return row[index];
+  };
+  const both = (text: string, label: string) => [cell(text, label, 'this project'), cell(text, label, bull)];
+  const pair = (text: string, first: string, second: string) => {
+    const [a, b] = [both(text, first), both(text, second)];
+    return [`${a[0]} / ${b[0]}`, `${a[1]} / ${b[1]}`];
+  };
+  const rate = (shape: string, label: string) => {
+    const [ours, other] = both(ends, label);
+    const [oursPlain, otherPlain] = both(ends, `${shape}: flow rate ÷ plain rate`);
+    return [
+      `${ours} (${cell(ends, label, 'this project ÷')} ${bull}; ${oursPlain} its plain rate)`,
+      `${other} (${otherPlain} its plain rate)`,
+    ];
+  };
+  const { header: plainHeader } = table(plain);
+  const [before, after] = plainHeader.slice(1, 3);
+  /** The median ratio and its spread over the rounds, as the report gives them. */
+  const ratio = (label: string, column: string) => cell(plain, label, column).replace('(', '(rounds ');
+  const rows = [
+    ['fan-in (1 parent + 10 children): flows/s end to end', ...rate('fan-in', 'fan-in (1 parent')],
+    ['3 levels (1 + 3 + 9): flows/s end to end', ...rate('3-level', '3 levels')],
+    [
+      `${stored} stored trees of 1 + 10 drained: trees/s (one run)`,
+      ...both(costs, 'stored trees of 1 + 10 drained').map(
+        (rate, i) => `${rate} (${both(costs, 'the same messages stored plain')[i]} sets of 11 plain)`,
+      ),
+    ],
+    [
+      'Redis commands per child, pushing / consuming',
+      ...pair(costs, 'flows: Redis commands per child, pushing', 'flows: Redis commands per child, consuming'),
+    ],
+    [
+      'script calls per child, pushing / consuming',
+      ...pair(costs, 'flows: script calls per child, pushing', 'flows: script calls per child, consuming'),
+    ],
+    [
+      'Redis commands per plain message, pushing / consuming',
+      ...pair(costs, 'plain: Redis commands per message, pushing', 'plain: Redis commands per message, consuming'),
+    ],
+    [
+      'Redis bytes per waiting child / per waiting parent',
+      ...pair(costs, 'flows: Redis bytes per waiting child', 'flows: Redis bytes per waiting parent'),
+    ],
+    ['Redis bytes per plain queued message', ...both(costs, 'plain: Redis bytes per queued message')],
+  ];
+  const plainLine =
+    before === 'this build'
+      ? []
+      : [
+          '',
+          `Plain topics before flows (${before.replace(/^before \((\w+)\)$/, '$1')}) and with them, each ÷ BullMQ in the same rounds`,
+          `(medians of ${rounds}): push/s ${ratio('push/s ÷ BullMQ', before)} before, ${ratio('push/s ÷ BullMQ', after)} now;`,
+          `consume+ack/s ${ratio('consume+ack/s ÷ BullMQ', before)} before, ${ratio('consume+ack/s ÷ BullMQ', after)} now.`,
+          `Redis CPU per pushed message ${cell(plain, 'Redis CPU µs per pushed', before)} µs before, ` +
+            `${cell(plain, 'Redis CPU µs per pushed', after)} now; per consumed message ` +
+            `${cell(plain, 'Redis CPU µs per consumed', before)} µs before, ${cell(plain, 'Redis CPU µs per consumed', after)} now`,
+          `(Redis commands per consumed message ${cell(plain, 'Redis commands per consumed', before)} before, ` +
+            `${cell(plain, 'Redis commands per consumed', after)} now).`,
+        ];
+  return [
+    `Flows (\`pushFlow\`) against ${bull}'s \`FlowProducer\` and against the same messages pushed plain, one run`,
+    `on one Redis (${date}, commit ${commit}, ${machine}; \`bench/results/flows.md\`). End to end: consumers at`,
+    `concurrency 50 on each level's topic, ${trees} trees pushed ${inFlight} at a time, until the last root ran (a parent`,
+    `reads its children's results), medians of ${rounds} interleaved rounds. Costs: ${stored} trees of 1 + 10 stored with`,
+    "no consumer, then drained; per child, the parent's own share included.",
+    '',
+    `| figure | this project | ${bull} |`,
+    '| --- | --- | --- |',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    ...plainLine,
   ];
 }
 
