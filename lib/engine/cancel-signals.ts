@@ -1,5 +1,5 @@
 import type { RedisClient } from './connection';
-import { closeSubscriber, openSubscriber } from './subscriber';
+import { Subscriber } from './subscriber';
 
 /** Called with the token and id of a leased message that `cancel()` removed. */
 export type CancelListener = (token: string, id: string) => void;
@@ -12,7 +12,7 @@ export type CancelListener = (token: string, id: string) => void;
  * subscribes through one node; the cluster bus delivers every node's publishes).
  */
 export class CancelSignals {
-  private subscriber: RedisClient | undefined;
+  private subscriber: Subscriber | undefined;
   private readonly listeners = new Map<string, Set<CancelListener>>();
 
   constructor(
@@ -41,7 +41,7 @@ export class CancelSignals {
         set?.delete(listener);
         if (set?.size === 0) {
           this.listeners.delete(channel);
-          this.subscriber?.unsubscribe(channel).catch(() => undefined);
+          this.subscriber?.unsubscribe(channel);
         }
       }
     };
@@ -56,12 +56,12 @@ export class CancelSignals {
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     this.listeners.clear();
-    if (subscriber) await closeSubscriber(subscriber);
+    await subscriber?.close();
   }
 
-  private connection(): RedisClient {
+  private connection(): Subscriber {
     // Its failures show as missed cancels at worst: the cancelled lease's late ack still changes nothing.
-    this.subscriber ??= openSubscriber(this.client, (channel, text) => {
+    this.subscriber ??= new Subscriber(this.client, (channel, text) => {
       const space = text.indexOf(' ');
       const token = text.slice(0, space);
       const id = text.slice(space + 1);

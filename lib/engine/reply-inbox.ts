@@ -1,14 +1,13 @@
 import type { RedisClient } from './connection';
-import { closeSubscriber, openSubscriber } from './subscriber';
+import { Subscriber } from './subscriber';
 
 /**
  * A caller's pub/sub channel, where reply.lua announces the id of each request answered. A
  * notice can be missed while the connection is down; `onResubscribed` runs after each
- * reconnect so the caller looks for the replies it may have missed.
+ * reconnect, once subscribed again, so the caller looks for the replies it may have missed.
  */
 export class ReplyInbox {
-  private readonly subscriber: RedisClient;
-  private opened = false;
+  private readonly subscriber: Subscriber;
 
   constructor(
     client: RedisClient,
@@ -16,19 +15,15 @@ export class ReplyInbox {
     onAnswered: (id: string) => void,
     onResubscribed: () => void,
   ) {
-    this.subscriber = openSubscriber(client, (_channel, id) => onAnswered(id));
-    this.subscriber.on('ready', () => {
-      if (this.opened) onResubscribed();
-    });
+    this.subscriber = new Subscriber(client, (_channel, id) => onAnswered(id), onResubscribed);
   }
 
   /** Resolves once subscribed: requests sent from then on are heard. */
   async open(): Promise<void> {
     await this.subscriber.subscribe(this.channel);
-    this.opened = true;
   }
 
   close(): Promise<void> {
-    return closeSubscriber(this.subscriber);
+    return this.subscriber.close();
   }
 }
