@@ -151,13 +151,16 @@ export class FlowTrees implements FlowHandoff {
 
   async passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<void> {
     const layout = this.layouts.get(topic);
-    for (const [partition, positions] of byPartition(layout, messages)) {
-      await this.pass(
-        topic,
-        partition,
-        positions.map((i) => messages[i].id),
-      );
-    }
+    const slots = [...byPartition(layout, messages)];
+    await Promise.all(
+      slots.map(([partition, positions]) =>
+        this.pass(
+          topic,
+          partition,
+          positions.map((i) => messages[i].id),
+        ),
+      ),
+    );
   }
 
   recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord> {
@@ -169,9 +172,11 @@ export class FlowTrees implements FlowHandoff {
     if (ids.length === 0) return;
     const keys = this.keysOf(topic, partition);
     const entries = await this.read(topic, () => this.scripts.client.hmget(keys.flowOutbox, ...ids));
-    for (const [i, entry] of entries.entries()) {
-      if (entry !== null) await this.hear({ topic, id: ids[i], partition }, entry);
-    }
+    // The children's ends go out together (one round trip for a batch, not one per child): each
+    // script is atomic on its own, and a parent hears its children in any order.
+    await Promise.all(
+      entries.map((entry, i) => (entry === null ? undefined : this.hear({ topic, id: ids[i], partition }, entry))),
+    );
   }
 
   /**
