@@ -175,7 +175,7 @@ export class FlowTrees implements FlowHandoff {
     // The children's ends go out together (one round trip for a batch, not one per child): each
     // script is atomic on its own, and a parent hears its children in any order.
     await Promise.all(
-      entries.map((entry, i) => (entry === null ? undefined : this.hear({ topic, id: ids[i], partition }, entry))),
+      entries.flatMap((entry, i) => (entry === null ? [] : [this.hear({ topic, id: ids[i], partition }, entry)])),
     );
   }
 
