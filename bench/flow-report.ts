@@ -129,65 +129,35 @@ function costRows(report: FlowReport): string[][] {
         fixed(1),
       ),
     );
+  /** Redis commands and script calls per child (or message), pushing then consuming. */
+  const commandRows = (kind: 'flows' | 'plain', unit: 'child' | 'message') =>
+    (
+      [
+        ['push', 'all', 'Redis commands', 'pushing'],
+        ['push', 'scripts', 'script calls', 'pushing'],
+        ['consume', 'all', 'Redis commands', 'consuming'],
+        ['consume', 'scripts', 'script calls', 'consuming'],
+      ] as const
+    ).map(([phase, field, what, doing]) =>
+      row(
+        `${kind}: ${what} per ${unit}, ${doing}`,
+        per(`ours ${kind}`, phase, field, unit),
+        per(`BullMQ ${kind}`, phase, field, unit),
+        fixed(2),
+      ),
+    );
   const oursBytes = bytesOf(cost, 'ours flows');
   const bullBytes = bytesOf(cost, 'BullMQ flows');
   const plainBytes = (system: string) => {
     const figures = cost.get(`${system} [10]`);
     return figures ? figures.bytes / (figures.trees * 11) : NaN;
   };
-  const f2 = fixed(2);
   return [
-    row(
-      'flows: Redis commands per child, pushing',
-      per('ours flows', 'push', 'all', 'child'),
-      per('BullMQ flows', 'push', 'all', 'child'),
-      f2,
-    ),
-    row(
-      'flows: script calls per child, pushing',
-      per('ours flows', 'push', 'scripts', 'child'),
-      per('BullMQ flows', 'push', 'scripts', 'child'),
-      f2,
-    ),
-    row(
-      'flows: Redis commands per child, consuming',
-      per('ours flows', 'consume', 'all', 'child'),
-      per('BullMQ flows', 'consume', 'all', 'child'),
-      f2,
-    ),
-    row(
-      'flows: script calls per child, consuming',
-      per('ours flows', 'consume', 'scripts', 'child'),
-      per('BullMQ flows', 'consume', 'scripts', 'child'),
-      f2,
-    ),
+    ...commandRows('flows', 'child'),
     ...cpuRows('flows', 'child'),
     row('flows: Redis bytes per waiting child', oursBytes.child, bullBytes.child, count),
     row('flows: Redis bytes per waiting parent', oursBytes.parent, bullBytes.parent, count),
-    row(
-      'plain: Redis commands per message, pushing',
-      per('ours plain', 'push', 'all', 'message'),
-      per('BullMQ plain', 'push', 'all', 'message'),
-      f2,
-    ),
-    row(
-      'plain: script calls per message, pushing',
-      per('ours plain', 'push', 'scripts', 'message'),
-      per('BullMQ plain', 'push', 'scripts', 'message'),
-      f2,
-    ),
-    row(
-      'plain: Redis commands per message, consuming',
-      per('ours plain', 'consume', 'all', 'message'),
-      per('BullMQ plain', 'consume', 'all', 'message'),
-      f2,
-    ),
-    row(
-      'plain: script calls per message, consuming',
-      per('ours plain', 'consume', 'scripts', 'message'),
-      per('BullMQ plain', 'consume', 'scripts', 'message'),
-      f2,
-    ),
+    ...commandRows('plain', 'message'),
     ...cpuRows('plain', 'message'),
     row('plain: Redis bytes per queued message', plainBytes('ours plain'), plainBytes('BullMQ plain'), count),
     row(

@@ -40,6 +40,37 @@ describe('flows: parents that run after their children', () => {
     }
   }
 
+  /** A parent whose children, on `child`, are `ids` with payloads 1, 2, ... (`options` for each child by id). */
+  function parentOf(parent: string, id: string, child: string, ids: string[], options: Flow['options'][] = []): Flow {
+    return {
+      topic: parent,
+      id,
+      payload: id,
+      children: ids.map((childId, i) => ({
+        topic: child,
+        id: childId,
+        payload: i + 1,
+        ...(options[i] ? { options: options[i] } : {}),
+      })),
+    };
+  }
+
+  /** Polls until `id` of `topic` is dead (a parent is sent there as child-failed), and reads it. */
+  async function untilDead(queue: RedisAckQueueService, topic: string, id: string) {
+    await eventually(async () => (await queue.get(topic, id))?.state === 'dead', 20_000);
+    return (await queue.get(topic, id))!;
+  }
+
+  /** No message and no flow key is left on these topics (the flow sequence counter may stay). */
+  async function expectNothingLeft(topics: string[]) {
+    for (const topic of topics) {
+      const left = Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) =>
+        /flow(?!-sequence)|:messages$/.test(key),
+      );
+      expect(left).toEqual([]);
+    }
+  }
+
   it('runs a 3-level flow over three topics children first, the parent once with every child result', async () => {
     const [book, chapter, page] = [uniqueTopic('book'), uniqueTopic('chapter'), uniqueTopic('page')];
     const queue = await fx.service();
@@ -96,12 +127,7 @@ describe('flows: parents that run after their children', () => {
     });
     expect(bookRun.failed).toEqual([]);
     // Nothing of the flow is left in Redis.
-    for (const topic of [book, chapter, page]) {
-      const left = Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) =>
-        /flow(?!-sequence)|:messages$/.test(key),
-      );
-      expect(left).toEqual([]);
-    }
+    await expectNothingLeft([book, chapter, page]);
   });
 
   it('dead-letters the parent as child-failed when a child dies, and brings it back when the child is requeued', async () => {
@@ -110,17 +136,8 @@ describe('flows: parents that run after their children', () => {
     const runs: Run[] = [];
     const fail = new Set(['bad']);
     consumeAll(queue, [parent, child], runs, fail);
-    await queue.pushFlow({
-      topic: parent,
-      id: 'p',
-      payload: 'p',
-      children: [
-        { topic: child, id: 'good', payload: 1 },
-        { topic: child, id: 'bad', payload: 2 },
-      ],
-    });
-    await eventually(async () => (await queue.get(parent, 'p'))?.state === 'dead', 20_000);
-    const dead = (await queue.get(parent, 'p'))!;
+    await queue.pushFlow(parentOf(parent, 'p', child, ['good', 'bad']));
+    const dead = await untilDead(queue, parent, 'p');
     expect(dead.reason).toBe('child-failed');
     expect(dead.error).toContain('bad');
     expect(runs.some(({ id }) => id === 'p')).toBe(false);
@@ -152,15 +169,7 @@ describe('flows: parents that run after their children', () => {
     const queue = await fx.service();
     const runs: Run[] = [];
     consumeAll(queue, [parent, child], runs, new Set(['bad']));
-    await queue.pushFlow({
-      topic: parent,
-      id: 'p',
-      payload: 'p',
-      children: [
-        { topic: child, id: 'good', payload: 1 },
-        { topic: child, id: 'bad', payload: 2, options: { onChildFailure: 'continue' } },
-      ],
-    });
+    await queue.pushFlow(parentOf(parent, 'p', child, ['good', 'bad'], [undefined, { onChildFailure: 'continue' }]));
     await eventually(() => runs.some(({ id }) => id === 'p'), 20_000);
     const run = runs.find(({ id }) => id === 'p')!;
     expect(run.results).toEqual({ [child]: { good: { from: 'good', payload: 1 } } });
@@ -185,25 +194,11 @@ describe('flows: parents that run after their children', () => {
     expect(await queue.get(child, 'c1')).toBeNull();
     expect(await queue.get(child, 'c2')).toBeNull();
     expect(await queue.get(grandchild, 'g1')).toBeNull();
-    for (const topic of [parent, child, grandchild]) {
-      const left = Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) =>
-        /flow(?!-sequence)|:messages$/.test(key),
-      );
-      expect(left).toEqual([]);
-    }
+    await expectNothingLeft([parent, child, grandchild]);
 
-    await queue.pushFlow({
-      topic: parent,
-      id: 'q',
-      payload: 'q',
-      children: [
-        { topic: child, id: 'd1', payload: 1 },
-        { topic: child, id: 'd2', payload: 2 },
-      ],
-    });
+    await queue.pushFlow(parentOf(parent, 'q', child, ['d1', 'd2']));
     expect(await queue.cancel(child, 'd1')).toBe('ready');
-    await eventually(async () => (await queue.get(parent, 'q'))?.state === 'dead');
-    const dead = (await queue.get(parent, 'q'))!;
+    const dead = await untilDead(queue, parent, 'q');
     expect(dead.reason).toBe('child-failed');
     expect(await queue.getFlow(parent, 'q')).toMatchObject({
       children: expect.arrayContaining([
