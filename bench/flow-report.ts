@@ -1,7 +1,7 @@
 // The text of bench/results/flows.md from the figures `npm run bench:flows` measured.
 import { readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { cpuModel, libVersion } from './machine';
+import { cpus } from 'node:os';
+import { cpuModel, libVersion, loadAverage, spread } from './machine';
 
 /** INFO commandstats over one phase, the benchmark's own commands left out. */
 export interface CommandCounts {
@@ -69,13 +69,7 @@ const median = (values: number[]) => {
 const count = (n: number) => (Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
 const fixed = (digits: number) => (n: number) => (Number.isNaN(n) ? 'n/a' : n.toFixed(digits));
 const times = (n: number) => (Number.isNaN(n) || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`);
-const spread = (values: number[], format: (n: number) => string) =>
-  `${format(Math.min(...values))} to ${format(Math.max(...values))}`;
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' / ');
-const loadAtStart = load();
+const loadAtStart = loadAverage();
 
 function bullmqVersion(): string {
   return (JSON.parse(readFileSync(require.resolve('bullmq/package.json'), 'utf8')) as { version: string }).version;
@@ -285,7 +279,7 @@ export function reportText(report: FlowReport): string {
     '',
     ...(s.quick ? ['**Quick smoke run: small counts, figures are not meaningful.**', ''] : []),
     `- Date: ${report.started.toISOString()}; ${libVersion()}; ${cpuModel()}, ${cpus().length} cores ` +
-      `(load average ${loadAtStart} before, ${load()} at the end); Node ${process.version}; ${report.redisVersion} ` +
+      `(load average ${loadAtStart} before, ${loadAverage()} at the end); Node ${process.version}; ${report.redisVersion} ` +
       `(private server, \`--save '' --appendonly no\`)`,
     `- Command: \`npm run bench:flows${plainKeys.length > 2 ? ' -- --before=<checkout of the build before flows>' : ''}\`;`,
     '  one Node process, one redis-server, FLUSHALL between runs. This project: `RedisAckQueueService` (a producer',

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
 /** The CPU model, for the report's machine line. */
@@ -26,4 +26,16 @@ export function libVersion(): string {
   } catch {
     return 'lib/ (no git)';
   }
+}
+
+/** The 1, 5 and 15 minute load averages, for the report's machine line ("0.52 / 0.61 / 0.70"). */
+export function loadAverage(): string {
+  return loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ');
+}
+
+/** "<lowest> to <highest>" of a figure over the rounds. */
+export function spread(values: number[], format: (n: number) => string): string {
+  return `${format(Math.min(...values))} to ${format(Math.max(...values))}`;
 }

@@ -12,14 +12,14 @@
 // Run: npm run bench:transport [-- --events=40000 --requests=10000 --callers=50 --rounds=5]
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { ClientRedis } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import { firstValueFrom, lastValueFrom, type Observable } from 'rxjs';
 import { RedisAckQueueClient } from '../lib/microservices';
-import { cpuModel, libVersion } from './machine';
+import { cpuModel, libVersion, loadAverage, spread } from './machine';
 import { BenchRedis } from './redis-server';
 import {
   EVENT_PATTERN,
@@ -230,12 +230,6 @@ const median = (values: number[]) => {
 };
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => n.toFixed(2);
-const spread = (values: number[], format: (n: number) => string) =>
-  `${format(Math.min(...values))} to ${format(Math.max(...values))}`;
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' / ');
 
 /** One system's lowest and highest figures over its rounds. */
 function spreadOf({ system, rounds }: { system: TransportSystem; rounds: RoundFigures[] }): string {
@@ -274,7 +268,7 @@ function reportText(figures: Map<TransportSystem, RoundFigures[]>, redisVersion:
     "# Transport: this project's microservice transport against Nest's Redis transport",
     '',
     `- Date: ${new Date().toISOString()}; ${libVersion()}; ${cpuModel()}, ${cpus().length} cores ` +
-      `(load average ${loadBefore} before, ${load()} at the end); Node ${process.version}; ${redisVersion} ` +
+      `(load average ${loadBefore} before, ${loadAverage()} at the end); Node ${process.version}; ${redisVersion} ` +
       `(private server, \`--save '' --appendonly no\`)`,
     `- Command: \`npm run bench:transport\`. ${ROUNDS} rounds of each system, interleaved (the first system of a round`,
     '  alternates), on one redis-server; each round starts a fresh server process (a Nest microservice from',
@@ -330,7 +324,7 @@ function reportText(figures: Map<TransportSystem, RoundFigures[]>, redisVersion:
 async function main(): Promise<void> {
   // The clients log as the server processes do: warnings and errors.
   Logger.overrideLogger(['error', 'warn']);
-  const loadBefore = load();
+  const loadBefore = loadAverage();
   const redis = await BenchRedis.start();
   const figures = new Map<TransportSystem, RoundFigures[]>(SYSTEMS.map((system) => [system, []]));
   try {
