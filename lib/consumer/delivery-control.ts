@@ -109,6 +109,7 @@ export class DeliveryControl<T> {
   /** Its outcome no longer counts (released), and its late ack's refusal is no lost lease (lost). */
   private cancel(entry: InFlight<T>): void {
     entry.released = true;
+    entry.cancelled = true;
     entry.lost = true;
     abortHandler(entry, new MessageCancelledError(this.topic, entry.message.id));
   }

@@ -8,8 +8,13 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   message: ReservedMessage<T>;
   /** Ack or nack under way: a heartbeat miss is then no lost lease. */
   settling: boolean;
-  /** Handed back at shutdown: the handler's late outcome no longer counts. */
+  /** Handed back at shutdown, or cancelled: the handler's late outcome no longer counts. */
   released: boolean;
+  /**
+   * Cancelled from any process: once its handler returns it is acked anyway (the ack is refused),
+   * which tells a message that superseded it (same key) that it may start.
+   */
+  cancelled: boolean;
   lost: boolean;
   /** performance.now() when the handler started. */
   started: number;
@@ -34,7 +39,15 @@ export interface KeeperHooks {
 
 /** The entry of a handler that starts now. */
 export function newInFlight<T>(message: ReservedMessage<T>): InFlight<T> {
-  return { message, controller: undefined, settling: false, released: false, lost: false, started: performance.now() };
+  return {
+    message,
+    controller: undefined,
+    settling: false,
+    released: false,
+    cancelled: false,
+    lost: false,
+    started: performance.now(),
+  };
 }
 
 /** The messages of in-flight entries, as the engine takes them. */

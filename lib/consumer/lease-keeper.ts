@@ -31,7 +31,7 @@ export class LeaseKeeper<T> {
   /** The only writer of the ack batch; a reserve may carry its acks (see AckBatcher.carry). */
   readonly acks = new AckBatcher<InFlight<T>>(
     (entries) => this.control.sendAcks(entries),
-    (entry, acked) => (acked ? this.acked(entry) : this.leaseLost(entry)),
+    (entry, acked) => (acked && !entry.cancelled ? this.acked(entry) : this.leaseLost(entry)),
     (entry, error) => this.settleFailed(entry, error),
     (entry) => entry.completion === undefined,
   );
@@ -116,7 +116,11 @@ export class LeaseKeeper<T> {
     if (failure?.error instanceof RateLimitedError && !entry.message.group) this.hooks.held(failure.error.delayMs);
     this.hooks.finished(entry.durationMs);
     if (this.inFlight.size === 0) this.emptied?.();
-    if (entry.released) return;
+    if (entry.released) {
+      // Refused, as the lease is gone: it tells the message that superseded it that it may start.
+      if (entry.cancelled) this.acks.ack(entry);
+      return;
+    }
     entry.settling = true;
     if (!failure) return this.acks.ack(this.control.succeeded(entry, result));
     const settled = this.failures.settle(entry.message, failure.error, entry);

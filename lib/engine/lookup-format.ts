@@ -5,6 +5,7 @@ import type {
   MessageInfo,
   MessagePreview,
   MessageState,
+  RedisAckQueueKeyMode,
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { PartitionOrder } from './merged-pages';
@@ -119,8 +120,8 @@ export type GetReply = (string | string[] | null)[];
 
 /**
  * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority,
- * steps, flow parent, children }`, steps as `{ name, result JSON, ... }`, children as their HASH
- * (field, value, ...).
+ * steps, flow parent, children, key mode }`, steps as `{ name, result JSON, ... }`, children as
+ * their HASH (field, value, ...).
  */
 export function decodeGetReply<T>(
   id: string,
@@ -158,7 +159,24 @@ export function decodeGetReply<T>(
   const childHash = reply[10];
   if (Array.isArray(childHash) && childHash.length > 0)
     info.children = decodeChildren(pairsOf(childHash)).map(childInfo);
+  addKeyMode(info, reply[11] as string | null | undefined);
   return info;
+}
+
+/** The key modes of K.keyOf's values (their first character): supersede cancelling or keeping its running one. */
+const KEY_MODE_NAMES: Record<string, RedisAckQueueKeyMode> = {
+  d: 'debounce',
+  t: 'throttle',
+  c: 'supersede',
+  k: 'supersede',
+};
+
+/** A keyed message's key and mode, from its K.keyOf value (`<mode><key>`); nothing for another. */
+function addKeyMode(info: MessageInfo<unknown>, keyOf: string | null | undefined): void {
+  const mode = keyOf ? KEY_MODE_NAMES[keyOf[0]] : undefined;
+  if (!mode) return;
+  info.key = keyOf!.slice(1);
+  info.mode = mode;
 }
 
 /**
@@ -186,8 +204,8 @@ function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePrev
 }
 
 /**
- * list.lua answers `{ id, score, body, attempts or token, ... }`, four per message; with a
- * preview, seven: the body without its payload (or result), then text, cut and size.
+ * list.lua answers `{ id, score, key mode, body, attempts or token, ... }`, five per message;
+ * with a preview, eight: the body without its payload (or result), then text, cut and size.
  */
 export function decodeListReply<T>(
   state: MessageState,
@@ -197,12 +215,13 @@ export function decodeListReply<T>(
 ): MessageInfo<T>[] {
   const infos: MessageInfo<T>[] = [];
   const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
-  for (let i = 0; i < reply.length; i += preview ? 7 : 4) {
-    const info = decodeInfo<T>(state, String(reply[i]), text(i + 2), text(i + 1), text(i + 3), defaultMaxAttempts);
+  for (let i = 0; i < reply.length; i += preview ? 8 : 5) {
+    const info = decodeInfo<T>(state, String(reply[i]), text(i + 3), text(i + 1), text(i + 4), defaultMaxAttempts);
     if (preview) {
-      const shown = decodePreview(reply[i + 4], reply[i + 5], reply[i + 6]);
+      const shown = decodePreview(reply[i + 5], reply[i + 6], reply[i + 7]);
       if (shown) info.preview = shown;
     }
+    addKeyMode(info, text(i + 2));
     infos.push(info);
   }
   return infos;

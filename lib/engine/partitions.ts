@@ -47,3 +47,12 @@ export function partitionOf(id: string, count: number): number {
   }
   return (hash >>> 0) % count;
 }
+
+/**
+ * `id`, plus `#<k>` when needed to route it to `partition`: how a message whose place is chosen by
+ * something else (a schedule's first partition, a push key's) keeps being routed by its id.
+ */
+export function idInPartition(id: string, partition: number, count: number): string {
+  if (partitionOf(id, count) === partition) return id;
+  for (let k = 1; ; k++) if (partitionOf(`${id}#${k}`, count) === partition) return `${id}#${k}`;
+}

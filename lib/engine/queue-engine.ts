@@ -40,7 +40,7 @@ import { TopicPauses } from './topic-pauses';
 import { TopicRegistry } from './topic-registry';
 import { BlockingWakeSignal } from './wake-signal';
 import { byPartition, partitionOfMessage, TopicLayouts } from './topic-layouts';
-import { decodeReserveReply, type EncodedPush, type Lease } from './wire-format';
+import { decodeReserveReply, type EncodedPush, type KeyedReply, type Lease } from './wire-format';
 
 /** What the engine needs to know of the settings. */
 export interface EngineConfig {
@@ -187,6 +187,11 @@ export class QueueEngine implements ConsumerEngine {
   /** Stores messages (in one round trip per partition); one flag per item: true stored, false duplicate. */
   push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
     return this.writer.push(topic, items);
+  }
+
+  /** Pushes with a key mode (push-keyed.lua): what each did, in order. */
+  pushKeyed(topic: string, items: EncodedPush[]): Promise<KeyedReply[]> {
+    return this.writer.pushKeyed(topic, items);
   }
 
   async reserve<T>(

@@ -163,6 +163,19 @@ export interface QueueKeys {
   flowOutboxDue: string;
   /** STRING counter that orders the outbox entries of one child (a later end wins). */
   flowSequence: string;
+  // Keyed pushes (lua/prelude-keys.lua): debounce, throttle and supersede by key.
+  /**
+   * HASH `d<key>` -> `<pending id>\0<first push ms>` (debounce), `s<key>` -> `<running id>\0<pending
+   * id>\0<its due ms>\0<cancelled id still draining>\0<until ms>` (supersede), while the key has a live message.
+   */
+  keys: string;
+  /** HASH id -> its mode (`d`, `t`, `c` or `k`) and key, of every keyed message until it ends. */
+  keyOf: string;
+  /**
+   * Not a key: the prefix of each throttled key's window, a STRING `<throttle><key>` =
+   * `<id>\0<window end ms>` that expires as the window ends. Passed so scripts name the slot.
+   */
+  throttle: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -208,6 +221,9 @@ export const FLOW_TREE_KEYS = [
   'flowSequence',
   'flowUncommitted',
 ] as const;
+
+/** The keys of keyed pushes (lua/prelude-keys.lua, push-keyed.lua). */
+export const KEY_MODE_KEYS = ['keys', 'keyOf', 'throttle'] as const;
 
 export function queueKeys(prefix: string, topic: string): QueueKeys {
   return tagKeys(`${prefix}:${topic}`);
@@ -277,6 +293,9 @@ export function tagKeys(hashTag: string): QueueKeys {
     flowOutbox: `${tag}:flow-outbox`,
     flowOutboxDue: `${tag}:flow-outbox-due`,
     flowSequence: `${tag}:flow-sequence`,
+    keys: `${tag}:keys`,
+    keyOf: `${tag}:key-of`,
+    throttle: `${tag}:throttle:`,
   };
 }
 

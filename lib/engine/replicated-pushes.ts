@@ -5,9 +5,11 @@ import { addQueueScript } from './queue-scripts';
 import type { RedisClient } from './connection';
 
 interface PendingPush {
+  /** push.lua, or push-keyed.lua for pushes with a key mode. */
+  script: 'push' | 'pushKeyed';
   chunks: (string | number)[][];
   ids: string[];
-  resolve(replies: number[][]): void;
+  resolve(replies: (number | string)[][]): void;
   reject(error: unknown): void;
 }
 
@@ -27,7 +29,13 @@ export class ReplicatedPushes {
   ) {}
 
   /** Resolves with each chunk's push reply once the replicas confirmed; rejects otherwise. */
-  push(topic: string, keys: QueueKeys, chunks: (string | number)[][], ids: string[]): Promise<number[][]> {
+  push<R extends (number | string)[]>(
+    topic: string,
+    keys: QueueKeys,
+    chunks: (string | number)[][],
+    ids: string[],
+    script: PendingPush['script'] = 'push',
+  ): Promise<R[]> {
     let batch = this.pending.get(keys);
     if (!batch) {
       batch = { topic, pushes: [] };
@@ -35,7 +43,9 @@ export class ReplicatedPushes {
       setImmediate(() => void this.flush(keys));
     }
     const pushes = batch.pushes;
-    return new Promise((resolve, reject) => pushes.push({ chunks, ids, resolve, reject }));
+    return new Promise<R[]>((resolve, reject) =>
+      pushes.push({ script, chunks, ids, resolve: resolve as PendingPush['resolve'], reject }),
+    );
   }
 
   private async flush(keys: QueueKeys): Promise<void> {
@@ -45,7 +55,7 @@ export class ReplicatedPushes {
     // Building the pipeline can throw too: inside the try, so every push of the batch settles.
     try {
       const pipeline = this.client.pipeline();
-      for (const { chunks } of pushes) for (const chunk of chunks) addQueueScript(pipeline, 'push', keys, chunk);
+      for (const { script, chunks } of pushes) for (const chunk of chunks) addQueueScript(pipeline, script, keys, chunk);
       pipeline.wait(this.replicas, this.timeoutMs);
       replies = (await pipeline.exec()) ?? [];
     } catch (error) {
@@ -60,7 +70,7 @@ export class ReplicatedPushes {
       if (failed) push.reject(mapRedisError(failed[0], 'push', topic));
       else if (confirmed < this.replicas)
         push.reject(new ReplicationTimeoutError(topic, push.ids, confirmed, this.replicas));
-      else push.resolve(own.map(([, reply]) => reply as number[]));
+      else push.resolve(own.map(([, reply]) => reply as (number | string)[]));
     }
   }
 }

@@ -1,6 +1,6 @@
 import { mapRedisError } from '../errors/map-redis-error';
 import type { RedisClient } from './connection';
-import { partitionOf } from './partitions';
+import { idInPartition } from './partitions';
 import { scheduleIndexKeys, type QueueKeys, type ScheduleIndexKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import type { TopicLayout, TopicLayouts } from './topic-layouts';
@@ -80,9 +80,7 @@ export class ScheduleStore {
 
   /** `id`, plus `#<k>` when needed to route it to the partition of the topic's schedules. */
   private routed(topic: string, id: string): string {
-    const count = this.layouts.get(topic).partitions.length;
-    if (partitionOf(id, count) === 0) return id;
-    for (let k = 1; ; k++) if (partitionOf(`${id}#${k}`, count) === 0) return `${id}#${k}`;
+    return idInPartition(id, 0, this.layouts.get(topic).partitions.length);
   }
 
   /**

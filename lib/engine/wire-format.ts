@@ -27,6 +27,52 @@ export interface EncodedPush {
    * root) and, for a parent, its `<delayMs> <availableAt>` and a line per child field.
    */
   flow?: [parent: string, children: string];
+  /** Its key mode (push-keyed.lua, with `options`): on a partitioned topic, the key chooses the partition. */
+  keyed?: KeyedPush;
+}
+
+/**
+ * A push's key mode as push-keyed.lua takes it: `d` debounce (its `delayMs`, and maxWaitMs or ''
+ * in `extra`), `t` throttle (windowMs in `extra`), `c` or `k` supersede cancelling or keeping
+ * the key's running message.
+ */
+export interface KeyedPush {
+  mode: 'd' | 't' | 'c' | 'k';
+  key: string;
+  delayMs?: number;
+  extra?: number | '';
+}
+
+/** push-keyed.lua's codes per message: stored, duplicate (a throttled key's window held), debounced, superseded. */
+export const KEYED_STORED = 1;
+export const KEYED_DUPLICATE = 0;
+export const KEYED_DEBOUNCED = 4;
+export const KEYED_SUPERSEDED = 5;
+
+/** What push-keyed.lua answers per message: its code, the id it names, a message it cancelled ('' for none). */
+export interface KeyedReply {
+  code: number;
+  id: string;
+  cancelled: string;
+}
+
+/** push-keyed.lua's ARGV: nine per message, see its header. */
+export function keyedPushArguments(items: EncodedPush[]): (string | number)[] {
+  const args: (string | number)[] = [];
+  for (const { id, body, options, keyed } of items) {
+    const [delayMs, availableAt, priority] = options ?? [0, 0, 0];
+    const { mode, key, extra = '' } = keyed!;
+    args.push(mode, key, id, body, mode === 'd' ? keyed!.delayMs! : delayMs, availableAt, priority, extra, '');
+  }
+  return args;
+}
+
+/** push-keyed.lua's reply (three items per message, then the woken flag), as one KeyedReply per message. */
+export function decodeKeyedReplies(reply: (string | number)[]): KeyedReply[] {
+  const replies: KeyedReply[] = [];
+  for (let i = 0; i + 2 < reply.length; i += 3)
+    replies.push({ code: Number(reply[i]), id: String(reply[i + 1]), cancelled: String(reply[i + 2]) });
+  return replies;
 }
 
 /**

@@ -39,7 +39,60 @@ export interface PushOptions {
    * Not with `priority`.
    */
   group?: string;
+  /**
+   * Trailing debounce by key: while the key's message has not started, a push with the same
+   * key gives it its payload, headers and priority and makes it due `delayMs` from now (no later
+   * than `maxWaitMs` after the push that stored it); the answer is `{ id, debounced: true }`
+   * with the pending message's id. Once it started, the next push stores a new message.
+   * Not with `id`, `delayMs`, `availableAt`, `group` or another key mode.
+   */
+  debounce?: RedisAckQueueDebounce;
+  /**
+   * One message per key and window: the first push of a key stores its message and opens a
+   * window of `windowMs` (server clock); pushes of the key inside it change nothing and answer
+   * `{ id, duplicate: true }` with the id of the message that holds the window.
+   * Not with `id`, `group` or another key mode.
+   */
+  throttle?: RedisAckQueueThrottle;
+  /**
+   * Only the latest push of a key matters: it replaces the payload of the key's message that
+   * has not started (answer `{ id, superseded: true }`, its id), else stores a new one. With
+   * `running: 'cancel'` the key's running message is cancelled as `cancel` does (its handler's
+   * signal aborts, its late ack is refused); the new one starts once that handler returned (at
+   * the latest when its lease runs out). With `running: 'keep'` the running one finishes and the
+   * new one waits for it: at most one running and one waiting per key.
+   * Not with `id`, `group` or another key mode.
+   */
+  supersede?: RedisAckQueueSupersede;
 }
+
+/** The key of a key mode: 1-256 characters, as an id. Pushes of one topic with one key share its state. */
+interface KeyModeOptions {
+  key: string;
+}
+
+/** `debounce` of a push. */
+export interface RedisAckQueueDebounce extends KeyModeOptions {
+  /** How long after the last push of the key its message becomes due (ms, a whole number >= 0). */
+  delayMs: number;
+  /** At most this long after the push that stored it (ms, >= 0), however many pushes follow. */
+  maxWaitMs?: number;
+}
+
+/** `throttle` of a push. */
+export interface RedisAckQueueThrottle extends KeyModeOptions {
+  /** The window a stored message holds for its key (ms, a whole number >= 1). */
+  windowMs: number;
+}
+
+/** `supersede` of a push. */
+export interface RedisAckQueueSupersede extends KeyModeOptions {
+  /** What a new push does to the key's running message: `'cancel'` it, or `'keep'` it running and wait. */
+  running: 'cancel' | 'keep';
+}
+
+/** A message's key mode, as look-ups show it. */
+export type RedisAckQueueKeyMode = 'debounce' | 'throttle' | 'supersede';
 
 /** One item of `pushMany`. */
 export interface PushManyItem<T = unknown> extends PushOptions {
@@ -47,13 +100,38 @@ export interface PushManyItem<T = unknown> extends PushOptions {
   payload: T;
 }
 
-/** What `push` and `pushMany` answer per message. */
+/** What `push` and `pushMany` answer per message pushed without a key mode. */
 export interface PushResult {
   /** The message's id: the one given, or the one made. */
   id: string;
-  /** True when a message with this id already existed; nothing was changed then. */
+  /**
+   * True when a message with this id already existed (or, with `throttle`, the key's window is
+   * held: `id` is the holder's); nothing was changed then.
+   */
   duplicate: boolean;
 }
+
+/** No key mode: a push so typed answers a PushResult. */
+interface NoKeyMode {
+  debounce?: undefined;
+  throttle?: undefined;
+  supersede?: undefined;
+}
+
+/** Options of a push without a key mode: its answer is a PushResult. */
+export type PlainPushOptions = PushOptions & NoKeyMode;
+
+/** An item of `pushMany` without a key mode. */
+export type PlainPushManyItem<T = unknown> = PushManyItem<T> & NoKeyMode;
+
+/**
+ * What a push with a key mode answers: stored or duplicate as a PushResult, or that it changed
+ * the key's pending message (`debounced` or `superseded`: `id` is that message's).
+ */
+export type KeyedPushResult =
+  | (PushResult & { debounced?: undefined; superseded?: undefined })
+  | { id: string; debounced: true; duplicate?: undefined; superseded?: undefined }
+  | { id: string; superseded: true; duplicate?: undefined; debounced?: undefined };
 
 /** A message as a consumer receives it; all times are epoch ms on the Redis server's clock. */
 export interface QueueMessage<T = unknown> {

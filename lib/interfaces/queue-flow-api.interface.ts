@@ -1,8 +1,11 @@
 import type { ChildFailure, FlowRef, PushOptions } from './message.interface';
 import type { MessageState } from './queue-lookup-api.interface';
 
-/** Options of one node of a flow: those of `push`, and what its parent does if it fails. */
-export interface FlowNodeOptions extends PushOptions {
+/**
+ * Options of one node of a flow: those of `push` but the key modes (a flow decides when its nodes
+ * run), and what its parent does if it fails.
+ */
+export interface FlowNodeOptions extends Omit<PushOptions, 'debounce' | 'throttle' | 'supersede'> {
   /**
    * What happens to the parent when this child goes to the dead letters or is cancelled:
    * `'fail'` sends the parent to the dead letters as `child-failed` (it comes back when this

@@ -1,4 +1,4 @@
-import type { ChildFailure, DeadLetterReason, FlowRef } from './message.interface';
+import type { ChildFailure, DeadLetterReason, FlowRef, RedisAckQueueKeyMode } from './message.interface';
 
 /**
  * Where a message is: `ready` (waiting in line), `delayed` (waiting for its due time, or for
@@ -43,6 +43,13 @@ export interface MessageInfo<T = unknown> {
   priority?: number;
   /** The ordered group it was pushed with, when it has one. */
   group?: string;
+  /**
+   * Of a message pushed with a key mode (`debounce`, `throttle` or `supersede`), until it ends:
+   * its key and mode (a dead letter has left its key).
+   */
+  key?: string;
+  /** See `key`. */
+  mode?: RedisAckQueueKeyMode;
   /** Of a leased message whose handler reported progress (`context.progress`): the latest value stored. */
   progress?: unknown;
   /**

@@ -1,6 +1,16 @@
 import type { ConsumerLiveness } from './consumer.interface';
 import type { TopicHistory, TopicHistoryOptions } from './history.interface';
-import type { DeadLetter, PushManyItem, PushOptions, PushResult, QueueGauges, QueueStats } from './message.interface';
+import type {
+  DeadLetter,
+  KeyedPushResult,
+  PlainPushManyItem,
+  PlainPushOptions,
+  PushManyItem,
+  PushOptions,
+  PushResult,
+  QueueGauges,
+  QueueStats,
+} from './message.interface';
 
 /**
  * The producing and inspecting half of `RedisAckQueueService`: push, read counts, history and
@@ -54,7 +64,13 @@ export interface RedisAckQueueProducerApi {
    * await queue.push('order.payment-timeout', { orderId: order.id }, { delayMs: 15 * 60_000 });
    * ```
    */
-  push<T>(topic: string, payload: T, options?: PushOptions | null): Promise<PushResult>;
+  push<T>(topic: string, payload: T, options?: PlainPushOptions | null): Promise<PushResult>;
+  /**
+   * Pushes with a key mode (`debounce`, `throttle` or `supersede`): answers what the push did to
+   * its key (see KeyedPushResult). Throws as the push above, and InvalidOptionError for two key
+   * modes at once, or a key mode with `id` or `group` (or, for debounce, `delayMs` or `availableAt`).
+   */
+  push<T>(topic: string, payload: T, options?: PushOptions | null): Promise<KeyedPushResult>;
 
   /**
    * Stores many messages in one round trip; one bad item rejects the whole call before Redis is touched.
@@ -70,7 +86,9 @@ export interface RedisAckQueueProducerApi {
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
    */
-  pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<PushResult[]>;
+  pushMany<T>(topic: string, items: PlainPushManyItem<T>[]): Promise<PushResult[]>;
+  /** pushMany with items of a key mode: one KeyedPushResult per item, in order (a key's pushes apply in order). */
+  pushMany<T>(topic: string, items: PushManyItem<T>[]): Promise<KeyedPushResult[]>;
 
   /**
    * Checks that Redis holds `topic` with this process' partition count; PartitionCountMismatchError otherwise.

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import { QueueClosedError } from '../errors';
+import { InvalidOptionError, QueueClosedError } from '../errors';
 import type { PushResult, RedisAckQueueEvent } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
+import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { assertBounded } from '../queue/validation';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
@@ -111,6 +112,9 @@ export class RedisAckQueueClient extends ClientProxy {
     let stop: () => void = () => undefined;
     try {
       assertBounded('timeoutMs', timeoutMs);
+      const mode = keyModeOf(push);
+      if (mode !== undefined)
+        throw new InvalidOptionError(mode, push[mode], 'no key mode with send (a request waits for its own message)', true);
       stop = this.pending.add(topic, { id, group: push.group }, timeoutMs, callback);
     } catch (error) {
       callback({ err: error });

@@ -2,7 +2,8 @@ import { LIMITS } from '../common/redis-ack-queue.constants';
 import type { FlowPlanNode } from '../engine/flow-trees';
 import { FLOW_CHILD, FLOW_PARENT } from '../engine/wire-format';
 import { InvalidOptionError } from '../errors';
-import type { Flow } from '../interfaces';
+import type { Flow, PushOptions } from '../interfaces';
+import { keyModeOf } from './key-modes';
 import { encodePushItem } from './push-items';
 import { assertTopic, toEpochMs } from './validation';
 
@@ -48,6 +49,11 @@ export function planFlow(flow: Flow, maxPayloadBytes: number, compact: boolean):
     }
     if (!Array.isArray(children)) {
       throw new InvalidOptionError(`${path}.children`, children, 'an array of flows', true);
+    }
+    const mode = keyModeOf(pushOptions);
+    if (mode !== undefined) {
+      const given = (pushOptions as PushOptions)[mode];
+      throw new InvalidOptionError(`${path}.options.${mode}`, given, 'no key mode in a flow (the flow decides when its nodes run)', true);
     }
     const role = (isChild ? FLOW_CHILD : 0) | (children.length > 0 ? FLOW_PARENT : 0);
     const item = encodePushItem(topic, { ...pushOptions, id, payload }, maxPayloadBytes, compact, role);

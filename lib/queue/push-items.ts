@@ -1,4 +1,5 @@
 import { encodePushBody, type EncodedPush } from '../engine/wire-format';
+import { encodeKeyMode } from './key-modes';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
@@ -28,6 +29,7 @@ export function encodePushItem(
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
   }
   const { id = '', delayMs = 0, availableAt, maxAttempts, headers, priority = 0, group } = item;
+  const keyed = encodeKeyMode(item);
   if (item.id !== undefined) assertMessageId(id);
   assertDelay('delayMs', delayMs);
   assertOptionalBounded('maxAttempts', maxAttempts);
@@ -36,6 +38,7 @@ export function encodePushItem(
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
   const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact, flowRole);
+  if (keyed) return { id, body, keyed, options: [Math.ceil(delayMs), at, priority, ''] };
   const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
   if (plain) return { id, body };
   return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };

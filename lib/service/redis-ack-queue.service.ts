@@ -14,6 +14,9 @@ import type {
   NackResult,
   PushManyItem,
   PushOptions,
+  PlainPushOptions,
+  PlainPushManyItem,
+  KeyedPushResult,
   PushResult,
   QueueBatchHandlerFn,
   QueueConsumer,
@@ -186,11 +189,15 @@ export class RedisAckQueueService
     return MESSAGES.connectionDescription(connection.target, settings.prefix, connection.tls);
   }
 
-  push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<PushResult> {
+  push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PlainPushOptions | null): Promise<PushResult>;
+  push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<KeyedPushResult>;
+  push<T = unknown>(topic: Topic<T>, payload: NoInfer<T>, options?: PushOptions | null): Promise<KeyedPushResult> {
     return this.producer.push(topic, payload, options);
   }
 
-  pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<PushResult[]> {
+  pushMany<T = unknown>(topic: Topic<T>, items: PlainPushManyItem<NoInfer<T>>[]): Promise<PushResult[]>;
+  pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<KeyedPushResult[]>;
+  pushMany<T = unknown>(topic: Topic<T>, items: PushManyItem<NoInfer<T>>[]): Promise<KeyedPushResult[]> {
     return this.producer.pushMany(topic, items);
   }
 

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors';
-import type { PushOptions, PushResult, RedisAckQueueProducerApi } from '../interfaces';
+import type { KeyedPushResult, PushOptions, RedisAckQueueProducerApi } from '../interfaces';
 
 /** One message a test's app pushed, as `pushedTo` reports it. */
 export interface PushedMessage<T = unknown> {
@@ -11,7 +11,7 @@ export interface PushedMessage<T = unknown> {
   payload: T;
   /** The push's options (`headers`, `delayMs`, `priority`, `group`...), as given; `{}` when none. */
   options: PushOptions;
-  /** True when the queue refused it as a duplicate of an id it still held. */
+  /** True when the queue refused it as a duplicate of an id it still held (or a throttled key's window). */
   duplicate: boolean;
 }
 
@@ -31,8 +31,8 @@ export function recordPushes(service: Producer): void {
   recorded.set(service, log);
   const push = service.push.bind(service);
   const pushMany = service.pushMany.bind(service);
-  const note = (topic: string, payload: unknown, options: PushOptions | null | undefined, result: PushResult) =>
-    log.push({ topic, id: result.id, payload: copyOf(payload), options: { ...options }, duplicate: result.duplicate });
+  const note = (topic: string, payload: unknown, options: PushOptions | null | undefined, result: KeyedPushResult) =>
+    log.push({ topic, id: result.id, payload: copyOf(payload), options: { ...options }, duplicate: result.duplicate === true });
   Object.assign(service, {
     push: async (topic: string, payload: unknown, options?: PushOptions | null) => {
       const result = await push(topic, payload, options);

@@ -1,4 +1,4 @@
-import type { PushManyItem, PushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
+import type { PushManyItem, KeyedPushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { ConsumerEvent } from './consumer-processes';
 import { ENCODING_ANCHOR, type TestClient } from './queue-fixture';
 
@@ -293,7 +293,7 @@ export async function produce(
       items.push({ ...(options.item?.(i) ?? {}), id: `${idPrefix}-${i}`, payload: payload(i) });
     }
     for (let attempt = 0; ; attempt++) {
-      let results: PushResult[];
+      let results: KeyedPushResult[];
       try {
         results = await queue.pushMany(topic, items);
       } catch (error) {

@@ -45,7 +45,9 @@ describe('job control in the lease keeper', () => {
       expect(context.signal.aborted).toBe(true);
       expect(context.signal.reason).toBeInstanceOf(MessageCancelledError);
       await turns(5);
-      expect(engine.acked).toEqual([]);
+      // Acked once its handler returned, which lets a message that superseded it start (in Redis the
+      // cancel took its lease: the ack is refused); no outcome is counted either way.
+      expect(engine.acked).toEqual(['a']);
       expect(events.filter((e) => e.type !== 'reserved')).toEqual([]);
     } finally {
       await keeper.close(Date.now());

@@ -36,6 +36,9 @@
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (deleted with the message; kept while it is dead)
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.delayed       ZSET   id -> due time (ms): a keyed message waiting for one that ended becomes due
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV    pairs: id, token
 -- Returns one integer per pair: 1 acked, 0 stale token, 2 already gone (no body, no lease:
 --         acked before, by this token if its lease was still live, e.g. a resent call); then 1

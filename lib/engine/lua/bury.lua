@@ -36,6 +36,9 @@
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (deleted with the message; kept while it is dead)
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.delayed       ZSET   id -> due time (ms): a keyed message waiting for one that ended becomes due
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] reason        e.g. 'malformed'
 -- ARGV[2] error         text kept with each dead letter
 -- ARGV[3] deadMaxCount  dead letters kept at most (the oldest go first)

@@ -53,6 +53,8 @@
 -- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1]  id
 -- Returns  false when no message had this id, else { the state it was in ('ready', 'delayed',
 --          'leased', 'dead', 'completed' or 'waiting-children'), 1 if it was a flow's child (its
@@ -137,6 +139,7 @@ if state and flow_used() then
   flow_forget({ id })
 end
 if state then
+  keys_ended({ id })
   redis.call('HDEL', K.messages, id)
   redis.call('HDEL', K.attempts, id)
   redis.call('HDEL', K.progress, id)

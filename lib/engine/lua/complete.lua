@@ -42,6 +42,9 @@
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (kept with a completed record, deleted with it or when none is kept)
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.delayed       ZSET   id -> due time (ms): a keyed message waiting for one that ended becomes due
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] maxCount  completed records kept at most (the oldest go first); 0 keeps none
 -- ARGV[2] maxAgeMs  completed records older than this are deleted
 -- ARGV[3..] triples: id, token, extra (a JSON object text, '{}' or with "d" duration ms and
@@ -92,12 +95,15 @@ for i = 3, #ARGV, 3 do
     acked = acked + 1
   elseif not current and (redis.call('ZSCORE', K.completed, id) or redis.call('HEXISTS', K.messages, id) == 0) then
     results[#results + 1] = 2
+    -- Maybe a superseded message's consumer, saying its handler returned.
+    key_drained(id)
   else
     results[#results + 1] = 0
   end
 end
 
 steps_forget(gone)
+keys_ended(ended)
 if acked > 0 then
   redis.call('HINCRBY', K.counters, 'acked', acked)
   -- A flow's child hands its result (the extra's "r") to its parent; a parent's children go.

@@ -16,11 +16,12 @@
 -- K.flowParents HASH   child id -> its parent, the flow's root, its own delay (JSON)
 -- K.flowChildren PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
 -- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- K.keyOf     HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] id
 -- Returns false when no message has this id, else { state, body or false, score or false,
 --         attempts or false, token or false, dead info or false, progress or false, priority or false,
 --         { step name, result JSON, ... }, flow parent reference or false, its children's HASH as
---         field, value, ... (empty: none) }
+--         field, value, ... (empty: none), its key mode and key or false }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash',
@@ -63,4 +64,5 @@ return {
   steps,
   redis.call('HGET', K.flowParents, id) or false,
   redis.call('HGETALL', key),
+  redis.call('HGET', K.keyOf, id) or false,
 }

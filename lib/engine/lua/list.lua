@@ -19,15 +19,17 @@
 -- K.ready8      LIST
 -- K.ready9      LIST
 -- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- K.keyOf       HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] state   'ready', 'delayed', 'leased', 'completed' or 'waiting-children' (a flow's
 --                 node held in delayed at FLOW_HELD is not listed as delayed)
 -- ARGV[2] offset  entries to skip (>= 0)
 -- ARGV[3] limit   entries to return (>= 1)
 -- ARGV[4] preview bytes of payload (of a completed message: of result) per row; absent or 0: whole bodies
--- Returns { id, score or false, body or false, attempts or token or false, ... } (4 per message;
---         the fourth is the token for leased messages, the attempts count otherwise); with a
---         preview, 7 per message: the body without its payload (or result), then the preview
---         text or false, 1 when it was cut (else 0), the payload's (result's) size in bytes
+-- Returns { id, score or false, body or false, attempts or token or false, key mode and key or
+--         false, ... } (5 per message; the fourth is the token for leased messages, the attempts
+--         count otherwise); with a preview, 8 per message: the body without its payload (or
+--         result), then the preview text or false, 1 when it was cut (else 0), the payload's
+--         (result's) size in bytes
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.completed, 'zset', K.readyLevels, 'zset')
@@ -63,9 +65,11 @@ end
 local bodies = redis.call('HMGET', K.messages, unpack(ids))
 local key = state == 'leased' and K.tokens or K.attempts
 local extra = redis.call('HMGET', key, unpack(ids))
+local keyed = redis.call('HMGET', K.keyOf, unpack(ids))
 for i, id in ipairs(ids) do
   out[#out + 1] = id
   out[#out + 1] = scores[i] or false
+  out[#out + 1] = keyed[i] or false
   if preview > 0 then
     local body, text, cut, size = preview_row(bodies[i], preview)
     out[#out + 1] = body

@@ -50,6 +50,8 @@
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (deleted with the message; kept while it is dead)
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)

@@ -1,6 +1,7 @@
--- How a lease or a life ends for good (ack, death), after prelude-flow.lua and prelude-tree.lua:
--- an ended message of a script that takes the group keys (K.groupActive set) frees its group
--- slot, one of a flow tells its parent through the outbox. Locals only.
+-- How a lease or a life ends for good (ack, death), after prelude-flow.lua, prelude-tree.lua and
+-- prelude-keys.lua: an ended message of a script that takes the group keys (K.groupActive set)
+-- frees its group slot, one of a flow tells its parent through the outbox, a keyed one leaves
+-- its key (K.keyOf set). Locals only.
 
 -- Moves a message to the dead letters with a reason; its body stays for inspection.
 -- The dead letters are bounded: the oldest beyond max_count, or older than max_age ms,
@@ -14,6 +15,9 @@ local function bury(id, reason, message, attempt, max_attempts, now, max_count, 
   redis.call('HSET', K.deadInfo, id, cjson.encode({ r = reason, e = message, a = attempt, m = max_attempts, t = now }))
   if K.groupActive then
     leases_ended({ id })
+  end
+  if K.keyOf then
+    keys_ended({ id })
   end
   local used = flow_used()
   if used then
@@ -42,6 +46,10 @@ local function ack_leases(first)
     local k = (i - first) / 2 + 1
     if results[k] == 0 and redis.call('HEXISTS', K.tokens, ARGV[i]) == 0 and redis.call('HEXISTS', K.messages, ARGV[i]) == 0 then
       results[k] = 2
+      -- Maybe a superseded message's consumer, saying its handler returned.
+      if K.keyOf then
+        key_drained(ARGV[i])
+      end
     end
   end
   if #held > 0 then
@@ -49,12 +57,15 @@ local function ack_leases(first)
     redis.call('HDEL', K.messages, unpack(held))
     redis.call('HDEL', K.attempts, unpack(held))
     redis.call('HDEL', K.tokens, unpack(held))
-    -- One read for all three: a plain topic has none (a retry's due time is dropped when it
+    -- One read for all four: a plain topic has none (a retry's due time is dropped when it
     -- is leased; one is left only by a process of an older version leasing it).
-    if redis.call('EXISTS', K.priority, K.deferrals, K.retryDue) > 0 then
+    if redis.call('EXISTS', K.priority, K.deferrals, K.retryDue, K.keyOf or K.priority) > 0 then
       redis.call('HDEL', K.priority, unpack(held))
       redis.call('HDEL', K.deferrals, unpack(held))
       redis.call('HDEL', K.retryDue, unpack(held))
+      if K.keyOf then
+        keys_ended(held)
+      end
     end
     steps_forget(held)
     if K.groupActive then

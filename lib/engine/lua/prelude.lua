@@ -49,6 +49,18 @@ local function enqueued_at(body)
   return t and tonumber(t, 36)
 end
 
+-- The enqueue time a stored body starts with, in each form push writes (see enqueued_at):
+-- JSON '{"t":<ms>,' and compact '<ms in base 36>' (the body push is given follows it).
+local function body_stamps(now)
+  local compact, rest = '', now
+  repeat
+    local digit = rest % 36
+    compact = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', digit + 1, digit + 1) .. compact
+    rest = (rest - digit) / 36
+  until rest == 0
+  return '{"t":' .. now .. ',', compact
+end
+
 -- Leaves one wake-up token in K.wake for a blocked consumer; never more than one.
 local function wake()
   if redis.call('LLEN', K.wake) == 0 then

@@ -126,13 +126,7 @@ for _, i in ipairs(long_at) do
 end
 
 -- Every body gets the same enqueue time: its text is made once, in each form.
-local stamp = '{"t":' .. now .. ','
-local compact_stamp, rest = '', now
-repeat
-  local digit = rest % 36
-  compact_stamp = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', digit + 1, digit + 1) .. compact_stamp
-  rest = (rest - digit) / 36
-until rest == 0
+local stamp, compact_stamp = body_stamps(now)
 local i = 3
 for m = 1, count do
   local id = ARGV[i]

@@ -60,6 +60,8 @@
 -- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
 --                 (deleted with the message; kept while it is dead)
 -- K.stepIds       SET    ids of the messages that have steps
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)

@@ -1,0 +1,228 @@
+-- push-keyed: stores messages pushed with a key mode, each against its key's state, in push
+-- order (prelude-keys.lua keeps the states):
+--   debounce  a key's message that has not started takes the new payload and is due delayMs
+--             after this push (no later than maxWaitMs after the push that stored it); once it
+--             started, the next push stores a new one.
+--   throttle  the first push of a key opens a window of windowMs; pushes inside it change nothing.
+--   supersede a key's message that has not started takes the new payload; with running 'cancel'
+--             its started one is cancelled (its handler aborted, its late ack refused), and the
+--             new one waits at most until that lease's deadline, or its consumer's ack of it;
+--             with 'keep' the new one waits (at KEY_PARKED) until the started one ends.
+-- A message's ids are new (a mode takes no id), it has no group and no flow.
+--
+-- K.messages    HASH   id -> stored body
+-- K.ready       LIST   ids waiting at priority 0, head first
+-- K.delayed     ZSET   id -> due time (ms, server clock); KEY_PARKED while it waits for its key
+-- K.leased      ZSET   id -> lease deadline (ms)
+-- K.tokens      HASH   id -> token of the current lease
+-- K.attempts    HASH   id -> deliveries whose lease ended unacked
+-- K.deferrals   HASH   id -> deferrals so far
+-- K.retryDue    HASH   id -> when its next delivery became due (ms)
+-- K.progress    HASH   id -> JSON progress value of a leased message
+-- K.priority    HASH   id -> priority level 1-9
+-- K.readyLevels ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
+-- K.ready1      LIST   ids waiting at priority 1 (and so on up to ready9)
+-- K.ready2      LIST
+-- K.ready3      LIST
+-- K.ready4      LIST
+-- K.ready5      LIST
+-- K.ready6      LIST
+-- K.ready7      LIST
+-- K.ready8      LIST
+-- K.ready9      LIST
+-- K.wake        LIST   wake-up token for blocked consumers
+-- K.counters    HASH   pushed -> messages stored so far
+-- K.cancelled   CHANNEL (pub/sub, not a key): a superseded leased message's '<token> <id>'
+-- K.keys        HASH   'd' or 's' and key -> the key's state (prelude-keys.lua)
+-- K.keyOf       HASH   id -> mode ('d', 't', 'c', 'k') and key, of a live keyed message
+-- K.throttle    PREFIX of each throttled key's window STRING, `<throttle><key>`, not a key
+--               (derived here, in the partition's hash tag)
+-- K.steps       PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
+-- K.stepIds     SET    ids of the messages that have steps
+-- ARGV[1..] per message, nine:
+--   mode         'd' debounce, 't' throttle, 'c' supersede cancelling, 'k' supersede keeping
+--   key          1-256 characters
+--   id           a new message id
+--   body         as push.lua takes it (its enqueue time is put before it)
+--   delayMs      ms from now (>= 0); of debounce: its delayMs
+--   availableAt  earliest due time in epoch ms, or 0
+--   priority     0-9
+--   windowMs     of throttle: its window; of debounce: maxWaitMs, or '' for none
+--   spare        ''
+-- Returns  per message three items: its code (1 stored, 0 duplicate: the window's holder, 4
+--          debounced, 5 superseded: the key's pending message took the payload), the id it
+--          names, and the id of a message it cancelled ('' for none); then 1 if consumers were
+--          woken, else 0
+-- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.tokens, 'hash',
+  K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
+  K.keys, 'hash', K.keyOf, 'hash', K.wake, 'list')
+check_types(K.stepIds, 'set')
+
+local now = now_ms()
+local stamp, compact_stamp = body_stamps(now)
+local results, stored, woke = {}, 0, false
+
+local function stamped(body)
+  return (string.byte(body) == 124 and compact_stamp or stamp) .. body
+end
+
+-- Delivered at least once: leased now, or waiting for a retry.
+local function started(id)
+  return redis.call('HEXISTS', K.tokens, id) == 1 or redis.call('HEXISTS', K.attempts, id) == 1
+    or redis.call('HEXISTS', K.deferrals, id) == 1
+end
+
+local function live(id)
+  return id ~= '' and redis.call('HEXISTS', K.messages, id) == 1
+end
+
+local function set_level(id, level)
+  if level > 0 then
+    redis.call('HSET', K.priority, id, level)
+  else
+    redis.call('HDEL', K.priority, id)
+  end
+end
+
+-- Places a message that waits nowhere: parked, due later in delayed, or at its level's tail.
+local function place(id, due, parked)
+  if parked then
+    redis.call('ZADD', K.delayed, KEY_PARKED, id)
+    return
+  end
+  if due > now then
+    redis.call('ZADD', K.delayed, due, id)
+  else
+    make_ready('RPUSH', { id })
+  end
+  wake()
+  woke = true
+end
+
+local function store(id, body, level, mode, key, due, parked)
+  redis.call('HSET', K.messages, id, stamped(body))
+  set_level(id, level)
+  redis.call('HSET', K.keyOf, id, mode .. key)
+  place(id, due, parked)
+  stored = stored + 1
+end
+
+-- A message that has not started takes a new body and level, and is placed again.
+local function replace(id, body, level, due, parked)
+  if redis.call('ZREM', K.delayed, id) == 0 then
+    remove_ready(id)
+  end
+  redis.call('HSET', K.messages, id, stamped(body))
+  set_level(id, level)
+  place(id, due, parked)
+end
+
+-- Removes a superseded message for good, as cancel does. A leased one's consumer hears of it
+-- (its handler aborts, its late ack is refused) and may run until its lease deadline: it
+-- drains, its key kept in K.keyOf until its consumer's ack says its handler returned.
+local function supersede_running(s)
+  local id = s.cur
+  local token = redis.call('HGET', K.tokens, id)
+  drain_over(s)
+  if token then
+    s.drain, s.drain_until = id, tonumber(redis.call('ZSCORE', K.leased, id)) or now
+    redis.call('PUBLISH', K.cancelled, token .. ' ' .. id)
+  else
+    redis.call('HDEL', K.keyOf, id)
+  end
+  if redis.call('ZREM', K.leased, id) == 0 and redis.call('ZREM', K.delayed, id) == 0 then
+    remove_ready(id)
+  end
+  for _, key in ipairs({ K.messages, K.tokens, K.attempts, K.progress, K.priority, K.deferrals, K.retryDue }) do
+    redis.call('HDEL', key, id)
+  end
+  steps_forget({ id })
+  s.cur = ''
+  return id
+end
+
+local function debounce(id, key, body, level, delay, max_wait)
+  local field = 'd' .. key
+  local f = key_fields(redis.call('HGET', K.keys, field) or '')
+  local pending, first = f[1] or '', tonumber(f[2]) or now
+  if live(pending) and not started(pending) then
+    replace(pending, body, level, max_wait and math.min(now + delay, first + max_wait) or now + delay)
+    return 4, pending
+  end
+  store(id, body, level, 'd', key, max_wait and math.min(now + delay, now + max_wait) or now + delay)
+  redis.call('HSET', K.keys, field, id .. '\0' .. string.format('%d', now))
+  return 1, id
+end
+
+local function throttle(id, name, body, level, due, window)
+  local key = K.throttle .. name
+  check_types(key, 'string')
+  local holder = key_fields(redis.call('GET', key) or '')
+  if holder[1] and tonumber(holder[2]) and tonumber(holder[2]) > now then
+    return 0, holder[1]
+  end
+  store(id, body, level, 't', name, due)
+  local until_ms = now + window
+  redis.call('SET', key, id .. '\0' .. string.format('%d', until_ms), 'PXAT', string.format('%d', until_ms))
+  return 1, id
+end
+
+local function supersede(id, key, body, level, due, mode)
+  local field = 's' .. key
+  local s = supersede_state(field)
+  -- What the state names may have moved on since: ended (by a path of a release that knew no
+  -- keys), started (the pending one is now the running one), or drained (its lease ran out).
+  if not live(s.cur) then
+    s.cur = ''
+  end
+  if s.next ~= '' and not live(s.next) then
+    s.next = ''
+  elseif s.cur == '' and s.next ~= '' and started(s.next) then
+    s.cur, s.next = s.next, ''
+    drain_over(s)
+  end
+  if s.drain ~= '' and s.drain_until <= now then
+    drain_over(s)
+  end
+  local cancelled = ''
+  if mode == 'c' and s.cur ~= '' then
+    cancelled = supersede_running(s)
+  end
+  local parked = s.cur ~= ''
+  local code, target = 1, id
+  if s.next ~= '' then
+    code, target = 5, s.next
+    redis.call('HSET', K.keyOf, s.next, mode .. key)
+    replace(s.next, body, level, math.max(due, s.drain_until), parked)
+  else
+    store(id, body, level, mode, key, math.max(due, s.drain_until), parked)
+    s.next = id
+  end
+  s.next_due = due
+  supersede_save(field, s)
+  return code, target, cancelled
+end
+
+for i = 1, #ARGV, 9 do
+  local mode, key, id, body = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local delay, at, level = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+  local due = math.max(now + delay, at)
+  local code, target, cancelled
+  if mode == 'd' then
+    code, target = debounce(id, key, body, level, delay, tonumber(ARGV[i + 7]))
+  elseif mode == 't' then
+    code, target = throttle(id, key, body, level, due, tonumber(ARGV[i + 7]))
+  else
+    code, target, cancelled = supersede(id, key, body, level, due, mode)
+  end
+  results[#results + 1] = code
+  results[#results + 1] = target
+  results[#results + 1] = cancelled or ''
+end
+
+if stored > 0 then
+  redis.call('HINCRBY', K.counters, 'pushed', stored)
+end
+results[#results + 1] = woke and 1 or 0
+return results

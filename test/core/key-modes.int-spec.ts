@@ -1,0 +1,422 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidOptionError, type MessageContext, type PushOptions, type RedisAckQueueService } from '../../lib';
+import { partitionOf } from '../../lib/engine/partitions';
+import { expectLogs } from '../support/capture-logs';
+import { ConsumerProcesses } from '../support/consumer-processes';
+import { gate } from '../support/gate';
+import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { withDelayOutlasting } from '../support/waits';
+
+/**
+ * Debounce, throttle and supersede by key (push-keyed.lua, prelude-keys.lua), against real
+ * Redis: pushes racing from several processes of the built library, consumers running.
+ */
+describe('key modes', () => {
+  const fx = useRedis();
+  const folder = mkdtempSync(join(tmpdir(), 'ackq-keys-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  /** The keys a topic's key modes keep (its key states, its messages' keys, its throttle windows). */
+  const keyModeKeys = async (topic: string) =>
+    Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) => /:(keys|key-of|throttle:.*)$/.test(key));
+
+  /** Producer processes of the built library, each pushing COUNT times with `options` once `go()` is called. */
+  const racingProducers = async (topic: string, options: PushOptions, env: Record<string, string>[]) => {
+    const goFile = join(folder, `${topic}.go`);
+    const processes = new ConsumerProcesses(
+      { ...fx.consumerEnv, TOPIC: topic, OPTIONS: JSON.stringify(options), GO_FILE: goFile },
+      'keyed-producer-process.js',
+    );
+    const children = await Promise.all(env.map((extra) => processes.start(extra)));
+    const closed = () =>
+      Promise.all(children.map((child) => processes.waitFor((e) => e.type === 'closed' && e.pid === child.pid, 60_000)));
+    return { processes, go: () => writeFileSync(goFile, ''), closed };
+  };
+
+  describe('debounce', () => {
+    it("replaces the waiting message's payload and moves its due time; another key is another message", async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const debounce = { key: 'doc-1', delayMs: 60_000 };
+      const first = await queue.push(topic, { v: 1 }, { debounce, headers: { from: 'first' } });
+      expect(first).toEqual({ id: expect.any(String), duplicate: false });
+      const second = await queue.push(topic, { v: 2 }, { debounce, headers: { from: 'second' }, priority: 3 });
+      expect(second).toEqual({ id: first.id, debounced: true });
+      const info = (await queue.get(topic, first.id))!;
+      expect(info).toMatchObject({
+        state: 'delayed',
+        payload: { v: 2 },
+        headers: { from: 'second' },
+        priority: 3,
+        key: 'doc-1',
+        mode: 'debounce',
+      });
+      // Both times are the server's, read in the push that moved it.
+      expect(info.dueAt).toBe(info.enqueuedAt! + 60_000);
+      const other = await queue.push(topic, { v: 3 }, { debounce: { key: 'doc-2', delayMs: 60_000 } });
+      expect(other.id).not.toBe(first.id);
+      expect(await queue.stats(topic)).toMatchObject({ delayed: 2, ready: 0 });
+      const [listed] = await queue.list(topic, 'delayed', { limit: 1 });
+      expect(listed).toMatchObject({ key: expect.stringMatching(/^doc-/), mode: 'debounce' });
+    });
+
+    it('keeps its message due no later than maxWaitMs after the push that stored it', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const debounce = { key: 'k', delayMs: 60_000, maxWaitMs: 5_000 };
+      const { id } = await queue.push(topic, 1, { debounce });
+      const storedAt = (await queue.get(topic, id))!.enqueuedAt!;
+      expect((await queue.get(topic, id))!.dueAt).toBe(storedAt + 5_000);
+      expect(await queue.push(topic, 2, { debounce })).toEqual({ id, debounced: true });
+      expect((await queue.get(topic, id))!.dueAt).toBe(storedAt + 5_000);
+    });
+
+    it('stores a new message once the pending one started', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const started: unknown[] = [];
+      const release = gate();
+      const consumer = queue.consume(topic, async (payload) => {
+        started.push(payload);
+        await release.promise;
+      });
+      const debounce = { key: 'k', delayMs: 0 };
+      const first = await queue.push(topic, 'first', { debounce });
+      await eventually(() => started.length === 1);
+      const second = await queue.push(topic, 'second', { debounce });
+      expect(second).toEqual({ id: expect.any(String), duplicate: false });
+      expect(second.id).not.toBe(first.id);
+      release.open();
+      await eventually(() => started.length === 2);
+      expect(started).toEqual(['first', 'second']);
+      await queue.waitUntilIdle(topic);
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
+    it('runs a burst of 1,000 pushes racing from four processes once, with the last payload', async () => {
+      await withDelayOutlasting(4_000, async (delayMs) => {
+        const queue = await fx.service();
+        const topic = uniqueTopic();
+        const runs: unknown[] = [];
+        const consumers = [queue, await fx.service()].map((service) =>
+          service.consume(topic, (payload) => void runs.push(payload), { concurrency: 4 }),
+        );
+        const debounce = { key: 'search:user-7', delayMs };
+        const producers = await racingProducers(topic, { debounce }, [
+          { COUNT: '250' },
+          { COUNT: '250' },
+          { COUNT: '250', BATCH: '25' },
+          { COUNT: '250', BATCH: '10' },
+        ]);
+        producers.go();
+        await producers.closed();
+        const last = await queue.push(topic, { last: true }, { debounce });
+        // Every push landed while the message waited: the processes' pushes came closer than its delay.
+        const stamps = producers.processes
+          .of('pushed')
+          .map((e) => e.now!)
+          .concat(Date.now())
+          .sort((a, b) => a - b);
+        const widest = Math.max(...stamps.slice(1).map((at, i) => at - stamps[i]));
+        if (widest >= delayMs / 2) {
+          await Promise.all(consumers.map((consumer) => consumer.close()));
+          return false;
+        }
+        expect(producers.processes.of('pushed').reduce((sum, e) => sum + e.n!, 0)).toBe(1);
+        expect(last).toEqual({ id: expect.any(String), debounced: true });
+        await eventually(() => runs.length > 0, delayMs + 30_000);
+        await queue.waitUntilIdle(topic);
+        expect(runs).toEqual([{ last: true }]);
+        await Promise.all(consumers.map((consumer) => consumer.close()));
+        expect(await keyModeKeys(topic)).toEqual([]);
+        return true;
+      });
+    });
+  });
+
+  describe('throttle', () => {
+    it('stores one message per window; a push inside it answers the holder and changes nothing', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const throttle = { key: 'report:42', windowMs: 60_000 };
+      const first = await queue.push(topic, 1, { throttle });
+      expect(first).toEqual({ id: expect.any(String), duplicate: false });
+      const before = await snapshotTopic(fx.redis, topic);
+      expect(await queue.push(topic, 2, { throttle })).toEqual({ id: first.id, duplicate: true });
+      expect(await queue.pushMany(topic, [{ payload: 3, throttle }])).toEqual([{ id: first.id, duplicate: true }]);
+      expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+      expect(await queue.get(topic, first.id)).toMatchObject({ payload: 1, key: 'report:42', mode: 'throttle' });
+      // Another key has its own window.
+      expect((await queue.push(topic, 4, { throttle: { ...throttle, key: 'report:43' } })).duplicate).toBe(false);
+    });
+
+    it('starts exactly one message per window, by the server clock, under pushes racing from three processes', async () => {
+      const windowMs = 400;
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const runs: MessageContext[] = [];
+      const consumer = queue.consume(topic, (_payload, context) => void runs.push(context));
+      const throttle = { key: 'sync', windowMs };
+      const producers = await racingProducers(topic, { throttle }, [
+        { COUNT: '120', EVERY_MS: '10' },
+        { COUNT: '120', EVERY_MS: '10' },
+        { COUNT: '60', EVERY_MS: '10', BATCH: '2' },
+      ]);
+      producers.go();
+      await producers.closed();
+      const storedIds = producers.processes.of('pushed').flatMap((e) => e.ids!);
+      await eventually(() => runs.length === storedIds.length);
+      await queue.waitUntilIdle(topic);
+      expect(storedIds.length).toBeGreaterThanOrEqual(2);
+      expect(runs.map((run) => run.id).sort()).toEqual([...storedIds].sort());
+      // Each window (from its message's push, server time) holds one message; the next starts after it.
+      const times = runs.map((run) => run.enqueuedAt).sort((a, b) => a - b);
+      for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(windowMs);
+      await consumer.close();
+      // The window's key expires as the window ends: nothing stays.
+      await eventually(async () => (await keyModeKeys(topic)).length === 0, windowMs + 10_000);
+    });
+  });
+
+  describe('supersede', () => {
+    /** Runs of one key, watched: how many run at once at most, and the payloads in start order. */
+    const watchRuns = () => {
+      const watch = { running: 0, most: 0, started: [] as unknown[], ended: [] as unknown[], aborted: 0 };
+      const handler = async (payload: unknown, context: MessageContext, honorSignal: boolean) => {
+        watch.running += 1;
+        watch.most = Math.max(watch.most, watch.running);
+        watch.started.push(payload);
+        try {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 150);
+            if (honorSignal) context.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()));
+          });
+          if (context.signal.aborted) watch.aborted += 1;
+          else watch.ended.push(payload);
+        } finally {
+          watch.running -= 1;
+        }
+      };
+      return { watch, handler };
+    };
+
+    it("with running 'cancel' never runs two of a key at once, and runs the latest payload last", async () => {
+      const topic = uniqueTopic();
+      const { watch, handler } = watchRuns();
+      const services = [await fx.service(), await fx.service()];
+      const cancelled: string[] = [];
+      services[0].events$.subscribe((e) => e.type === 'cancelled' && cancelled.push(e.id!));
+      const consumers = services.map((service) =>
+        service.consume(topic, (payload, context) => handler(payload, context, true), { concurrency: 4 }),
+      );
+      const supersede = { key: 'doc-9', running: 'cancel' as const };
+      const producers = await racingProducers(topic, { supersede }, [
+        { COUNT: '40', EVERY_MS: '25' },
+        { COUNT: '40', EVERY_MS: '25' },
+        { COUNT: '40', EVERY_MS: '25', BATCH: '2' },
+      ]);
+      producers.go();
+      await producers.closed();
+      await services[0].push(topic, { last: true }, { supersede });
+      await eventually(() => watch.ended.some((payload) => (payload as { last?: boolean }).last), 30_000);
+      await services[0].waitUntilIdle(topic);
+      expect(watch.most).toBe(1);
+      expect(watch.started.at(-1)).toEqual({ last: true });
+      expect(watch.ended.at(-1)).toEqual({ last: true });
+      // Pushes came while messages ran: some were cancelled, their handlers aborted.
+      expect(watch.aborted).toBeGreaterThan(0);
+      expect(cancelled.length).toBeGreaterThan(0);
+      await Promise.all(consumers.map((consumer) => consumer.close()));
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
+    it("with running 'keep' runs at most one of a key and keeps at most one waiting; the latest payload runs last", async () => {
+      const topic = uniqueTopic();
+      const { watch, handler } = watchRuns();
+      const services = [await fx.service(), await fx.service()];
+      const consumers = services.map((service) =>
+        service.consume(topic, (payload, context) => handler(payload, context, false), { concurrency: 4 }),
+      );
+      const supersede = { key: 'doc-9', running: 'keep' as const };
+      let mostLive = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const { ready, delayed, leased } = await services[0].stats(topic);
+          mostLive = Math.max(mostLive, ready + delayed + leased);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+      const producers = await racingProducers(topic, { supersede }, [
+        { COUNT: '40', EVERY_MS: '25' },
+        { COUNT: '40', EVERY_MS: '25' },
+        { COUNT: '40', EVERY_MS: '25', BATCH: '2' },
+      ]);
+      producers.go();
+      await producers.closed();
+      await services[0].push(topic, { last: true }, { supersede });
+      await eventually(() => watch.ended.some((payload) => (payload as { last?: boolean }).last), 30_000);
+      await services[0].waitUntilIdle(topic);
+      sampling = false;
+      await sampler;
+      expect(watch.most).toBe(1);
+      expect(mostLive).toBeLessThanOrEqual(2);
+      expect(watch.aborted).toBe(0);
+      expect(watch.started.at(-1)).toEqual({ last: true });
+      // Pushes came while one ran: the waiting one took their payloads (fewer runs than pushes).
+      expect(watch.started.length).toBeLessThan(121);
+      await Promise.all(consumers.map((consumer) => consumer.close()));
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
+    it('replaces the waiting message while one runs, and starts it once the running one ends', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const started: unknown[] = [];
+      const release = gate();
+      const consumer = queue.consume(topic, async (payload) => {
+        started.push(payload);
+        if (payload === 'a') await release.promise;
+      });
+      const supersede = { key: 'k', running: 'keep' as const };
+      const a = await queue.push(topic, 'a', { supersede });
+      await eventually(() => started.length === 1);
+      const b = await queue.push(topic, 'b', { supersede });
+      expect(b).toEqual({ id: expect.any(String), duplicate: false });
+      expect(await queue.push(topic, 'c', { supersede })).toEqual({ id: b.id, superseded: true });
+      expect(await queue.get(topic, b.id)).toMatchObject({ state: 'delayed', payload: 'c', key: 'k', mode: 'supersede' });
+      expect(await queue.get(topic, a.id)).toMatchObject({ state: 'leased', key: 'k', mode: 'supersede' });
+      release.open();
+      await eventually(() => started.length === 2);
+      await queue.waitUntilIdle(topic);
+      expect(started).toEqual(['a', 'c']);
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
+    it("with 'cancel', starts the new message as soon as the cancelled handler returns, not at its lease's end", async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const started: unknown[] = [];
+      const consumer = queue.consume(
+        topic,
+        async (payload, context) => {
+          started.push(payload);
+          if (payload === 'a') await new Promise((resolve) => context.signal.addEventListener('abort', resolve));
+        },
+        { leaseMs: 600_000 },
+      );
+      const supersede = { key: 'k', running: 'cancel' as const };
+      await queue.push(topic, 'a', { supersede });
+      await eventually(() => started.length === 1);
+      await queue.push(topic, 'b', { supersede });
+      // Far sooner than the 10-minute lease: the consumer's refused ack released it.
+      await eventually(() => started.length === 2, 30_000);
+      expect(started).toEqual(['a', 'b']);
+      await queue.waitUntilIdle(topic);
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
+    it('frees a key whose running message is cancelled by hand, or dies', async () => {
+      expectLogs(/went to the dead letters/);
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const started: unknown[] = [];
+      const consumer = queue.consume(
+        topic,
+        async (payload, context) => {
+          started.push(payload);
+          if (payload === 'fails') throw new Error('no');
+          if (payload === 'hangs') await new Promise((resolve) => context.signal.addEventListener('abort', resolve));
+        },
+        { maxAttempts: 1 },
+      );
+      const supersede = { key: 'k', running: 'keep' as const };
+      const hangs = await queue.push(topic, 'hangs', { supersede });
+      await eventually(() => started.length === 1);
+      await queue.push(topic, 'fails', { supersede });
+      expect(await queue.cancel(topic, hangs.id)).toBe('leased');
+      await eventually(() => started.length === 2);
+      await eventually(async () => (await queue.stats(topic)).dead === 1);
+      await queue.push(topic, 'runs', { supersede });
+      await eventually(() => started.length === 3);
+      await queue.waitUntilIdle(topic);
+      expect(started).toEqual(['hangs', 'fails', 'runs']);
+      // A dead letter has left its key.
+      const [dead] = await queue.list(topic, 'dead');
+      expect(dead.key).toBeUndefined();
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+  });
+
+  it('keeps a key on one partition of a partitioned topic, every message found by its id', async () => {
+    const partitions = 4;
+    const queue = await fx.service({ topics: { tenants: { partitions } } });
+    const topic = 'tenants';
+    const results = await queue.pushMany(topic, [
+      { payload: 'plain' },
+      ...['a', 'b', 'c', 'd', 'e', 'f'].map((key) => ({ payload: key, debounce: { key, delayMs: 60_000 } })),
+      { payload: 'a2', debounce: { key: 'a', delayMs: 60_000 } },
+      { payload: 't', throttle: { key: 'a', windowMs: 60_000 } },
+    ]);
+    expect(results[0]).toEqual({ id: expect.any(String), duplicate: false });
+    expect(results[7]).toEqual({ id: results[1].id, debounced: true });
+    for (const [i, key] of ['a', 'b', 'c', 'd', 'e', 'f'].entries()) {
+      const { id } = results[i + 1];
+      expect(partitionOf(id, partitions)).toBe(partitionOf(key, partitions));
+      expect(await queue.get(topic, id)).toMatchObject({ key, mode: 'debounce', payload: key === 'a' ? 'a2' : key });
+    }
+    expect(partitionOf(results[8].id, partitions)).toBe(partitionOf('a', partitions));
+    expect(await queue.cancel(topic, results[2].id)).toBe('delayed');
+    expect((await queue.push(topic, 'b2', { debounce: { key: 'b', delayMs: 60_000 } })).duplicate).toBe(false);
+  });
+
+  describe('refuses bad input with a typed error, changing nothing', () => {
+    const cases: [string, PushOptions][] = [
+      ['two modes', { debounce: { key: 'secret-key', delayMs: 10 }, throttle: { key: 'secret-key', windowMs: 10 } }],
+      ['a mode with an id', { id: 'mine', supersede: { key: 'secret-key', running: 'keep' } }],
+      ['debounce with a group', { group: 'g', debounce: { key: 'secret-key', delayMs: 10 } }],
+      ['throttle with a group', { group: 'g', throttle: { key: 'secret-key', windowMs: 10 } }],
+      ['supersede with a group', { group: 'g', supersede: { key: 'secret-key', running: 'cancel' } }],
+      ['debounce with delayMs', { delayMs: 5, debounce: { key: 'secret-key', delayMs: 10 } }],
+      ['debounce with availableAt', { availableAt: Date.now(), debounce: { key: 'secret-key', delayMs: 10 } }],
+      ['an empty key', { debounce: { key: '', delayMs: 10 } }],
+      ['a key of 257 characters', { throttle: { key: 's'.repeat(257), windowMs: 10 } }],
+      ['a key that is no string', { throttle: { key: 7 as unknown as string, windowMs: 10 } }],
+      ['a negative debounce delay', { debounce: { key: 'secret-key', delayMs: -1 } }],
+      ['a negative maxWaitMs', { debounce: { key: 'secret-key', delayMs: 1, maxWaitMs: -1 } }],
+      ['a window of 0', { throttle: { key: 'secret-key', windowMs: 0 } }],
+      ['another running', { supersede: { key: 'secret-key', running: 'stop' as 'keep' } }],
+      ['a mode that is no object', { debounce: 'secret-key' as never }],
+    ];
+    let queue: RedisAckQueueService;
+    beforeAll(async () => {
+      queue = await fx.service();
+    });
+
+    it.each(cases)('%s', async (_name, options) => {
+      const topic = uniqueTopic();
+      await queue.push(topic, 'before');
+      const before = await snapshotTopic(fx.redis, topic);
+      const refused = await queue.push(topic, 'x', options).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(InvalidOptionError);
+      expect((refused as Error).message).not.toContain('secret-key');
+      // In a pushMany, one bad item refuses the call: the good ones are not stored either.
+      const many = [{ payload: 'good', debounce: { key: 'good', delayMs: 10 } }, { payload: 'x', ...options }];
+      await expect(queue.pushMany(topic, many)).rejects.toBeInstanceOf(InvalidOptionError);
+      expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    });
+
+    it('in a flow', async () => {
+      const topic = uniqueTopic();
+      const flow = { topic, payload: 1, options: { debounce: { key: 'k', delayMs: 1 } } as never };
+      await expect(queue.pushFlow(flow)).rejects.toBeInstanceOf(InvalidOptionError);
+      expect(await snapshotTopic(fx.redis, topic)).toEqual({});
+    });
+  });
+});
