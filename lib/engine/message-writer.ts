@@ -4,7 +4,13 @@ import type { ScriptRunner } from './script-runner';
 import type { StoredFormat } from './stored-format';
 import { idInPartition, partitionOf } from './partitions';
 import { byPartition, type TopicLayout, type TopicLayouts } from './topic-layouts';
-import { decodeKeyedReplies, type EncodedPush, type KeyedReply, keyedPushArguments, pushArguments } from './wire-format';
+import {
+  decodeKeyedReplies,
+  type EncodedPush,
+  type KeyedReply,
+  keyedPushArguments,
+  pushArguments,
+} from './wire-format';
 
 /**
  * Stores new messages: routes each to its partition by id, sends push.lua in chunks (through

@@ -55,7 +55,8 @@ export class ReplicatedPushes {
     // Building the pipeline can throw too: inside the try, so every push of the batch settles.
     try {
       const pipeline = this.client.pipeline();
-      for (const { script, chunks } of pushes) for (const chunk of chunks) addQueueScript(pipeline, script, keys, chunk);
+      for (const { script, chunks } of pushes)
+        for (const chunk of chunks) addQueueScript(pipeline, script, keys, chunk);
       pipeline.wait(this.replicas, this.timeoutMs);
       replies = (await pipeline.exec()) ?? [];
     } catch (error) {

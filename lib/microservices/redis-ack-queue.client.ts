@@ -114,7 +114,12 @@ export class RedisAckQueueClient extends ClientProxy {
       assertBounded('timeoutMs', timeoutMs);
       const mode = keyModeOf(push);
       if (mode !== undefined)
-        throw new InvalidOptionError(mode, push[mode], 'no key mode with send (a request waits for its own message)', true);
+        throw new InvalidOptionError(
+          mode,
+          push[mode],
+          'no key mode with send (a request waits for its own message)',
+          true,
+        );
       stop = this.pending.add(topic, { id, group: push.group }, timeoutMs, callback);
     } catch (error) {
       callback({ err: error });

@@ -53,7 +53,12 @@ export function planFlow(flow: Flow, maxPayloadBytes: number, compact: boolean):
     const mode = keyModeOf(pushOptions);
     if (mode !== undefined) {
       const given = (pushOptions as PushOptions)[mode];
-      throw new InvalidOptionError(`${path}.options.${mode}`, given, 'no key mode in a flow (the flow decides when its nodes run)', true);
+      throw new InvalidOptionError(
+        `${path}.options.${mode}`,
+        given,
+        'no key mode in a flow (the flow decides when its nodes run)',
+        true,
+      );
     }
     const role = (isChild ? FLOW_CHILD : 0) | (children.length > 0 ? FLOW_PARENT : 0);
     const item = encodePushItem(topic, { ...pushOptions, id, payload }, maxPayloadBytes, compact, role);

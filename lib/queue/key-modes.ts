@@ -9,9 +9,16 @@ export const KEY_MODES = ['debounce', 'throttle', 'supersede'] as const;
 
 /** The key mode a push names, or undefined; refuses two at once. */
 export function keyModeOf(options: PushOptions): (typeof KEY_MODES)[number] | undefined {
+  // Most pushes name none: no array for them (push's hot path).
+  if (options.debounce === undefined && options.throttle === undefined && options.supersede === undefined) return;
   const named = KEY_MODES.filter((mode) => options[mode] !== undefined);
   if (named.length > 1) {
-    throw new InvalidOptionError(named[1], options[named[1]], `one key mode per push, not both ${named.join(' and ')}`, true);
+    throw new InvalidOptionError(
+      named[1],
+      options[named[1]],
+      `one key mode per push, not both ${named.join(' and ')}`,
+      true,
+    );
   }
   return named[0];
 }
@@ -27,14 +34,25 @@ export function encodeKeyMode(options: PushOptions): KeyedPush | undefined {
   if (mode === undefined) return undefined;
   const spec: unknown = options[mode];
   if (!isPlainObject(spec)) throw new InvalidOptionError(mode, spec, `an object { key, ... }`, true);
-  if (options.id !== undefined) throw new InvalidOptionError('id', options.id, `no id with ${mode}: its key chooses the message`);
+  if (options.id !== undefined)
+    throw new InvalidOptionError('id', options.id, `no id with ${mode}: its key chooses the message`);
   if (options.group !== undefined) {
-    throw new InvalidOptionError('group', options.group, `no group with ${mode}: a key orders its messages itself`, true);
+    throw new InvalidOptionError(
+      'group',
+      options.group,
+      `no group with ${mode}: a key orders its messages itself`,
+      true,
+    );
   }
   const key = spec.key;
   const keyValid = typeof key === 'string' && key.length > 0 && key.length <= LIMITS.idLength;
   if (!keyValid || key.includes('\0') || !isWellFormed(key)) {
-    throw new InvalidOptionError(`${mode}.key`, key, 'a string of 1 to 256 characters without NUL or unpaired surrogates', true);
+    throw new InvalidOptionError(
+      `${mode}.key`,
+      key,
+      'a string of 1 to 256 characters without NUL or unpaired surrogates',
+      true,
+    );
   }
   if (mode === 'debounce') {
     for (const option of ['delayMs', 'availableAt'] as const)

@@ -32,7 +32,13 @@ export function recordPushes(service: Producer): void {
   const push = service.push.bind(service);
   const pushMany = service.pushMany.bind(service);
   const note = (topic: string, payload: unknown, options: PushOptions | null | undefined, result: KeyedPushResult) =>
-    log.push({ topic, id: result.id, payload: copyOf(payload), options: { ...options }, duplicate: result.duplicate === true });
+    log.push({
+      topic,
+      id: result.id,
+      payload: copyOf(payload),
+      options: { ...options },
+      duplicate: result.duplicate === true,
+    });
   Object.assign(service, {
     push: async (topic: string, payload: unknown, options?: PushOptions | null) => {
       const result = await push(topic, payload, options);

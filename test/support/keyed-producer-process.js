@@ -32,9 +32,7 @@ queue
         payload: { pid: process.pid, n: sent + i },
       }));
       const results =
-        items.length === 1
-          ? [await queue.push(topic, items[0].payload, options)]
-          : await queue.pushMany(topic, items);
+        items.length === 1 ? [await queue.push(topic, items[0].payload, options)] : await queue.pushMany(topic, items);
       const stored = results.filter((result) => result.duplicate === false).map((result) => result.id);
       say({ type: 'pushed', n: stored.length, ids: stored });
       if (everyMs > 0) await pause(everyMs);
