@@ -64,7 +64,8 @@ describe('key modes', () => {
       expect(other.id).not.toBe(first.id);
       expect(await queue.stats(topic)).toMatchObject({ delayed: 2, ready: 0 });
       const [listed] = await queue.list(topic, 'delayed', { limit: 1 });
-      expect(listed).toMatchObject({ key: expect.stringMatching(/^doc-/), mode: 'debounce' });
+      expect(listed.mode).toBe('debounce');
+      expect(['doc-1', 'doc-2']).toContain(listed.key);
     });
 
     it('keeps its message due no later than maxWaitMs after the push that stored it', async () => {
