@@ -55,6 +55,25 @@ export async function producer(queue: RedisAckQueueService): Promise<void> {
   void [name, wrong];
 }
 
+export async function keyModes(queue: RedisAckQueueService): Promise<void> {
+  // A push without a key mode answers a PushResult, as before: its `duplicate` is a boolean.
+  const plain: boolean = (await queue.push(orderCreated, { orderId: 'a', amount: 1 })).duplicate;
+  const many: boolean[] = (await queue.pushMany('plain', [{ payload: 1 }])).map((result) => result.duplicate);
+  // With one, what the push did to its key, each flag readable on every answer.
+  const debounce = { key: 'order:a', delayMs: 1_000 };
+  const keyed = await queue.push(orderCreated, { orderId: 'a', amount: 2 }, { debounce });
+  const replaced: true | undefined = keyed.debounced;
+  const keyedMany = await queue.pushMany(orderCreated, [{ payload: { orderId: 'a', amount: 3 }, debounce }]);
+  const superseded: (true | undefined)[] = keyedMany.map((result) => result.superseded);
+  // @ts-expect-error a keyed answer's duplicate may be absent (a debounced or superseded push)
+  const maybe: boolean = keyed.duplicate;
+  // @ts-expect-error supersede's running is 'cancel' or 'keep'
+  await queue.push('plain', 1, { supersede: { key: 'k', running: 'stop' } });
+  // @ts-expect-error a flow's node takes no key mode
+  await queue.pushFlow({ topic: 'plain', payload: 1, options: { throttle: { key: 'k', windowMs: 1 } } });
+  void [plain, many, replaced, superseded, maybe];
+}
+
 export async function consumer(queue: RedisAckQueueService): Promise<void> {
   // reserve and deadLetters infer the payload type from the topic.
   const [message] = await queue.reserve(orderCreated);
