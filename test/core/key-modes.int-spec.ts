@@ -365,6 +365,29 @@ describe('key modes', () => {
     });
   });
 
+  it('leaves no key state once many keys of every mode went quiet', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    const windowMs = 300;
+    const runs: unknown[] = [];
+    const consumer = queue.consume(topic, (payload) => void runs.push(payload), { concurrency: 8 });
+    const items = Array.from({ length: 100 }, (_, i) => [
+      { payload: i, debounce: { key: `d${i}`, delayMs: 0 } },
+      { payload: i, throttle: { key: `t${i}`, windowMs } },
+      { payload: i, supersede: { key: `c${i}`, running: 'cancel' as const } },
+      { payload: i, supersede: { key: `k${i}`, running: 'keep' as const } },
+    ]).flat();
+    // Twice each: the second round lands on running, finished or waiting messages of the same keys.
+    await queue.pushMany(topic, items);
+    await queue.pushMany(topic, items);
+    await eventually(async () => {
+      await queue.waitUntilIdle(topic);
+      return (await keyModeKeys(topic)).length === 0;
+    }, windowMs + 30_000);
+    expect(runs.length).toBeGreaterThanOrEqual(400);
+    await consumer.close();
+  });
+
   it('keeps a key on one partition of a partitioned topic, every message found by its id', async () => {
     const partitions = 4;
     const queue = await fx.service({ topics: { tenants: { partitions } } });
