@@ -25,12 +25,15 @@ describe('key modes', () => {
   const keyModeKeys = async (topic: string) =>
     Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) => /:(keys|key-of|throttle:.*)$/.test(key));
 
-  /** Producer processes of the built library, each pushing COUNT times with `options` once `go()` is called. */
+  /**
+   * Producer processes of the built library, each pushing COUNT times with `options` (one push a
+   * call unless BATCH says otherwise) once `go()` is called.
+   */
   const racingProducers = async (topic: string, options: PushOptions, env: Record<string, string>[]) => {
     const goFile = join(folder, `${topic}.go`);
     const processes = new ConsumerProcesses(
-      { ...fx.consumerEnv, TOPIC: topic, OPTIONS: JSON.stringify(options), GO_FILE: goFile },
-      'keyed-producer-process.js',
+      { ...fx.consumerEnv, TOPIC: topic, OPTIONS: JSON.stringify(options), GO_FILE: goFile, BATCH: '1', EVERY_MS: '0' },
+      'producer-process.js',
     );
     const children = await Promise.all(env.map((extra) => processes.start(extra)));
     const closed = () =>
@@ -209,53 +212,33 @@ describe('key modes', () => {
       return { watch, handler };
     };
 
-    it("with running 'cancel' never runs two of a key at once, and runs the latest payload last", async () => {
+    /**
+     * Two services consume one key's messages (concurrency 4 each) while three processes push
+     * with `supersede` every 25 ms, then the test pushes `{ last: true }` and waits for the topic to
+     * go idle; `sample` runs every 10 ms meanwhile.
+     */
+    const supersedeRace = async (
+      running: 'cancel' | 'keep',
+      sample?: (queue: RedisAckQueueService, topic: string) => Promise<void>,
+    ) => {
       const topic = uniqueTopic();
       const { watch, handler } = watchRuns();
       const services = [await fx.service(), await fx.service()];
       const cancelled: string[] = [];
       services[0].events$.subscribe((e) => e.type === 'cancelled' && cancelled.push(e.id!));
       const consumers = services.map((service) =>
-        service.consume(topic, (payload, context) => handler(payload, context, true), { concurrency: 4 }),
+        service.consume(topic, (payload, context) => handler(payload, context, running === 'cancel'), {
+          concurrency: 4,
+        }),
       );
-      const supersede = { key: 'doc-9', running: 'cancel' as const };
-      const producers = await racingProducers(topic, { supersede }, [
-        { COUNT: '40', EVERY_MS: '25' },
-        { COUNT: '40', EVERY_MS: '25' },
-        { COUNT: '40', EVERY_MS: '25', BATCH: '2' },
-      ]);
-      producers.go();
-      await producers.closed();
-      await services[0].push(topic, { last: true }, { supersede });
-      await eventually(() => watch.ended.some((payload) => (payload as { last?: boolean }).last), 30_000);
-      await services[0].waitUntilIdle(topic);
-      expect(watch.most).toBe(1);
-      expect(watch.started.at(-1)).toEqual({ last: true });
-      expect(watch.ended.at(-1)).toEqual({ last: true });
-      // Pushes came while messages ran: some were cancelled, their handlers aborted.
-      expect(watch.aborted).toBeGreaterThan(0);
-      expect(cancelled.length).toBeGreaterThan(0);
-      await Promise.all(consumers.map((consumer) => consumer.close()));
-      expect(await keyModeKeys(topic)).toEqual([]);
-    });
-
-    it("with running 'keep' runs at most one of a key and keeps at most one waiting; the latest payload runs last", async () => {
-      const topic = uniqueTopic();
-      const { watch, handler } = watchRuns();
-      const services = [await fx.service(), await fx.service()];
-      const consumers = services.map((service) =>
-        service.consume(topic, (payload, context) => handler(payload, context, false), { concurrency: 4 }),
-      );
-      const supersede = { key: 'doc-9', running: 'keep' as const };
-      let mostLive = 0;
       let sampling = true;
       const sampler = (async () => {
-        while (sampling) {
-          const { ready, delayed, leased } = await services[0].stats(topic);
-          mostLive = Math.max(mostLive, ready + delayed + leased);
+        while (sampling && sample) {
+          await sample(services[0], topic);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       })();
+      const supersede = { key: 'doc-9', running };
       const producers = await racingProducers(topic, { supersede }, [
         { COUNT: '40', EVERY_MS: '25' },
         { COUNT: '40', EVERY_MS: '25' },
@@ -268,14 +251,34 @@ describe('key modes', () => {
       await services[0].waitUntilIdle(topic);
       sampling = false;
       await sampler;
+      await Promise.all(consumers.map((consumer) => consumer.close()));
+      return { watch, cancelled, keysLeft: await keyModeKeys(topic) };
+    };
+
+    it("with running 'cancel' never runs two of a key at once, and runs the latest payload last", async () => {
+      const { watch, cancelled, keysLeft } = await supersedeRace('cancel');
+      expect(watch.most).toBe(1);
+      expect(watch.started.at(-1)).toEqual({ last: true });
+      expect(watch.ended.at(-1)).toEqual({ last: true });
+      // Pushes came while messages ran: some were cancelled, their handlers aborted.
+      expect(watch.aborted).toBeGreaterThan(0);
+      expect(cancelled.length).toBeGreaterThan(0);
+      expect(keysLeft).toEqual([]);
+    });
+
+    it("with running 'keep' runs at most one of a key and keeps at most one waiting; the latest payload runs last", async () => {
+      let mostLive = 0;
+      const { watch, keysLeft } = await supersedeRace('keep', async (queue, topic) => {
+        const { ready, delayed, leased } = await queue.stats(topic);
+        mostLive = Math.max(mostLive, ready + delayed + leased);
+      });
       expect(watch.most).toBe(1);
       expect(mostLive).toBeLessThanOrEqual(2);
       expect(watch.aborted).toBe(0);
       expect(watch.started.at(-1)).toEqual({ last: true });
       // Pushes came while one ran: the waiting one took their payloads (fewer runs than pushes).
       expect(watch.started.length).toBeLessThan(121);
-      await Promise.all(consumers.map((consumer) => consumer.close()));
-      expect(await keyModeKeys(topic)).toEqual([]);
+      expect(keysLeft).toEqual([]);
     });
 
     it('replaces the waiting message while one runs, and starts it once the running one ends', async () => {

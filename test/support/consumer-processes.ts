@@ -18,7 +18,7 @@ export interface ConsumerEvent {
     | 'queue-error'
     | 'closed'
     // Scheduler processes (scheduler-process.js): a tick this process pushed; producer
-    // processes (producer-process.js, keyed-producer-process.js): a push or pushMany, with `n`.
+    // processes (producer-process.js): a push or pushMany, with `n`.
     | 'pushed';
   /** Of a consumer process' lines about a message: its topic. */
   topic?: string;
@@ -44,7 +44,7 @@ export interface ConsumerEvent {
    * of a microservice process' start and done: the payload's `n`.
    */
   n?: number;
-  /** Of a keyed producer process' pushed (keyed-producer-process.js): the ids that call stored. */
+  /** Of a producer process' pushed (producer-process.js): the ids that call stored. */
   ids?: string[];
 }
 
