@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { MessageState } from '../interfaces';
+import type { MessageInfo, MessageState } from '../interfaces';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
 import { printJson, printRecord, printTable, shortJson, time } from './output';
@@ -47,6 +47,12 @@ async function showTopics(ctx: CliContext): Promise<void> {
   else ctx.io.out(topics.length === 0 ? 'No topics registered.\n' : `${topics.join('\n')}\n`);
 }
 
+/** What a message waiting for its key's running one shows for its due time (one word, as a column reads). */
+const WAITING_FOR_KEY = 'waiting-for-key';
+
+/** A supersede message that waits for its key's running one to end: delayed, with no due time of its own. */
+const waitsForKey = (m: MessageInfo) => m.state === 'delayed' && m.dueAt === undefined && m.mode === 'supersede';
+
 async function listMessages(ctx: CliContext, topic: string, state: string, page: PageOptions): Promise<void> {
   const messages = await ctx.onTopic(topic, (queue) => queue.list(topic, state as MessageState, page));
   if (ctx.options.json) return printJson(ctx.io, messages);
@@ -54,10 +60,15 @@ async function listMessages(ctx: CliContext, topic: string, state: string, page:
     id: m.id,
     attempt: m.attempt,
     enqueued: time(m.enqueuedAt),
-    due: time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
+    due: waitsForKey(m) ? WAITING_FOR_KEY : time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
     priority: m.priority,
+    mode: m.mode,
+    key: m.key,
   }));
-  printTable(ctx.io, rows, ['id', 'attempt', 'enqueued', 'due', 'priority'], `No ${state} messages in ${topic}.`);
+  // Mode and key only when a listed message has a key; the key last, as it may hold spaces.
+  const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
+  const columns = ['id', 'attempt', 'enqueued', 'due', 'priority', ...keyed];
+  printTable(ctx.io, rows, columns, `No ${state} messages in ${topic}.`);
 }
 
 async function getMessage(ctx: CliContext, topic: string, id: string): Promise<void> {
@@ -68,7 +79,7 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
   printRecord(ctx.io, {
     ...fields,
     enqueuedAt: time(message.enqueuedAt),
-    dueAt: time(message.dueAt),
+    dueAt: waitsForKey(message) ? WAITING_FOR_KEY : time(message.dueAt),
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),

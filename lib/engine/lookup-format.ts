@@ -12,6 +12,9 @@ import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
 import { decodeChildren, FLOW_HELD, linkOf, type FlowChildRecord } from './flow-format';
 
+/** The score of a message waiting in `delayed` for its key's running one (prelude-keys.lua's KEY_PARKED). */
+const KEY_PARKED = '9007199254740990';
+
 /** A flat HGETALL reply (field, value, ...) as an object. */
 function pairsOf(flat: string[]): Record<string, string> {
   const pairs: Record<string, string> = {};
@@ -104,8 +107,8 @@ function decodeInfo<T>(
     info.attempt = attemptsOrToken ? tokenAttempt(attemptsOrToken) : 0;
     info.leaseDeadline = at;
   } else if (state === 'delayed') {
-    // A flow's node held until its flow is stored has no due time yet.
-    if (score !== FLOW_HELD) info.dueAt = at;
+    // A flow's node held until its flow is stored, or a message waiting for its key, has no due time yet.
+    if (score !== FLOW_HELD && score !== KEY_PARKED) info.dueAt = at;
   } else if (state === 'completed') {
     info.attempt = body.a ?? 0;
     info.completedAt = body.c ?? at;

@@ -169,6 +169,40 @@ describe('redis-ack-queue CLI', () => {
     expect(missing.stderr).toMatch(/^[^\n]*nope[^\n]*\n$/);
   });
 
+  it('list and get show the mode and key of keyed messages, and a message waiting for its key', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('keyed');
+    const debounced = await queue.push(topic, 1, { debounce: { key: 'doc 1', delayMs: 600_000 } });
+    // The first of doc-9 runs (leased, never acked here); the second waits for it, with no due time.
+    const supersede = { key: 'doc-9', running: 'keep' as const };
+    await queue.push(topic, 'a', { supersede });
+    const [running] = await queue.reserve(topic, { leaseMs: 600_000 });
+    const waiting = await queue.push(topic, 'b', { supersede });
+
+    const delayed = (await cli('list', topic, 'delayed')).stdout;
+    expect(delayed).toMatch(/^ID\s+ATTEMPT\s+ENQUEUED\s+DUE\s+PRIORITY\s+MODE\s+KEY$/m);
+    expect(delayed).toMatch(new RegExp(`^${debounced.id}\\s+0\\s+\\S+\\s+\\S+\\s+-\\s+debounce\\s+doc 1$`, 'm'));
+    expect(delayed).toMatch(
+      new RegExp(`^${waiting.id}\\s+0\\s+\\S+\\s+waiting-for-key\\s+-\\s+supersede\\s+doc-9$`, 'm'),
+    );
+    expect((await cli('list', topic, 'leased')).stdout).toMatch(
+      new RegExp(`^${running.id}\\s.*\\ssupersede\\s+doc-9$`, 'm'),
+    );
+    const shown = (await cli('get', topic, waiting.id)).stdout;
+    expect(shown).toMatch(/^state:\s+delayed$/m);
+    expect(shown).toMatch(/^key:\s+doc-9$/m);
+    expect(shown).toMatch(/^mode:\s+supersede$/m);
+    expect(shown).toMatch(/^dueAt:\s+waiting-for-key$/m);
+    expect((await cli('get', topic, debounced.id)).stdout).toMatch(/^key:\s+doc 1$/m);
+    expect(JSON.parse((await cli('get', topic, debounced.id, '--json')).stdout)).toMatchObject({
+      key: 'doc 1',
+      mode: 'debounce',
+    });
+    // A page without keyed messages keeps its columns.
+    await queue.push(topic, 'plain');
+    expect((await cli('list', topic, 'ready')).stdout).toMatch(/^ID\s+ATTEMPT\s+ENQUEUED\s+DUE\s+PRIORITY$/m);
+  });
+
   it("get shows a flow's parent and children, flow prints its tree, list and stats show the waiting parents", async () => {
     const { queue, cli } = await setUp();
     const [book, chapter, page] = [uniqueTopic('book'), uniqueTopic('chapter'), uniqueTopic('page')];

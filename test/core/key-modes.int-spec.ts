@@ -303,6 +303,10 @@ describe('key modes', () => {
         mode: 'supersede',
       });
       expect(await queue.get(topic, a.id)).toMatchObject({ state: 'leased', key: 'k', mode: 'supersede' });
+      // Listed as delayed, as stats count it, with no due time (get shows none either).
+      expect((await queue.list(topic, 'delayed')).map((m) => [m.id, m.dueAt, m.key])).toEqual([[b.id, undefined, 'k']]);
+      expect((await queue.stats(topic)).delayed).toBe(1);
+      expect((await queue.get(topic, b.id))!.dueAt).toBeUndefined();
       release.open();
       await eventually(() => started.length === 2);
       await queue.waitUntilIdle(topic);

@@ -133,6 +133,69 @@ if (!executablePath) {
     expect((await served.queue.stats('mail.send')).ready).toBe(22);
   });
 
+  it('shows the key and mode of keyed messages as text, and a message waiting for its key', async () => {
+    const { queue } = served;
+    const topic = 'docs.index';
+    // A key is the user's text: markup in it must show as text.
+    const debounced = await queue.push(topic, 1, { debounce: { key: '<b>doc-1</b>', delayMs: 3_600_000 } });
+    // The first of doc-9 runs (leased, never acked here); the second waits for it, with no due time.
+    const supersede = { key: 'doc-9', running: 'keep' as const };
+    await queue.push(topic, 'a', { supersede });
+    await queue.reserve(topic, { leaseMs: 600_000 });
+    const waiting = await queue.push(topic, 'b', { supersede });
+    expect(await queue.get(topic, waiting.id)).toMatchObject({ state: 'delayed', mode: 'supersede' });
+
+    await page.goto(`${served.url}#/topic/${topic}`);
+    await loaded();
+    await page.getByRole('tab', { name: 'Delayed (2)' }).click();
+    const row = (id: string) => page.locator(`#messages-table tr[data-id="${id}"]`);
+    await row(waiting.id).waitFor();
+    expect(await page.locator('#messages-table thead th').allTextContents()).toEqual([
+      'Id',
+      'Attempt',
+      'Due',
+      'Group',
+      'Key',
+    ]);
+    expect(await row(debounced.id).locator('td').last().textContent()).toBe('<b>doc-1</b> (debounce)');
+    expect(await page.locator('#messages-table b').count()).toBe(0);
+    expect(await row(waiting.id).locator('td').allTextContents()).toEqual([
+      '0/5',
+      'waits for its key',
+      '–',
+      'doc-9 (supersede)',
+    ]);
+    await page.getByRole('tab', { name: 'Leased (1)' }).click();
+    await page.locator('#tab-leased[aria-selected="true"]').waitFor();
+    expect(await page.locator('#messages-table td').last().textContent()).toBe('doc-9 (supersede)');
+
+    await page.getByRole('tab', { name: 'Delayed (2)' }).click();
+    await page.getByRole('button', { name: waiting.id, exact: true }).click();
+    await page.getByRole('dialog', { name: `Message ${waiting.id}` }).waitFor();
+    const fields = page.locator('#detail-body dl.fields').first();
+    const names = await fields.locator('dt').allTextContents();
+    const values = await fields.locator('dd').allTextContents();
+    expect(Object.fromEntries(names.map((name, i) => [name, values[i]]))).toMatchObject({
+      State: 'delayed',
+      Key: 'doc-9',
+      Mode: 'supersede',
+      Due: 'when the running message of its key ends',
+    });
+    await page.keyboard.press('Escape');
+
+    // A page without keyed messages keeps its columns.
+    await queue.push(topic, 'plain');
+    await page.getByRole('tab', { name: 'Ready (1)' }).click();
+    await page.locator('#tab-ready[aria-selected="true"]').waitFor();
+    await page.locator('#messages-table tbody tr').waitFor();
+    expect(await page.locator('#messages-table thead th').allTextContents()).toEqual([
+      'Id',
+      'Attempt',
+      'Enqueued',
+      'Group',
+    ]);
+  });
+
   it("shows a message's durable steps in its details, each result as a short line of JSON", async () => {
     const { queue } = served;
     const consumer = queue.consume(

@@ -116,6 +116,15 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       payload: { order: 1 },
       headers: { source: 'web' },
     });
+    // A keyed message's key and mode, in its row and its details.
+    const keyed = await queue.push(topic, { order: 3 }, { debounce: { key: 'order-3', delayMs: 600_000 } });
+    expect(await json(`/api/messages?topic=${topic}&state=delayed`)).toEqual([
+      expect.objectContaining({ id: keyed.id, key: 'order-3', mode: 'debounce' }),
+    ]);
+    expect(await json(`/api/message?topic=${topic}&id=${keyed.id}`)).toMatchObject({
+      key: 'order-3',
+      mode: 'debounce',
+    });
     expect((await get(`/api/message?topic=${topic}&id=none`)).status).toBe(404);
     expect((await get(`/api/messages?topic=${topic}&state=lost`)).status).toBe(400);
     expect((await get(`/api/topic?topic=${encodeURIComponent('bad topic')}`)).status).toBe(400);

@@ -5,6 +5,7 @@
 import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
+import { waitsForKey } from './key-mode.js';
 import { childrenSection, flowSection, parentSection } from './flow-detail.js';
 import { messageHref, routeOf, topicHref } from './routes.js';
 
@@ -53,8 +54,11 @@ export function showMessage(topic, message, changed) {
     ['Attempt', message.state === 'dead' ? String(message.attempt) : `${message.attempt} of ${message.maxAttempts}`],
     ['Enqueued', time(message.enqueuedAt)],
     message.group !== undefined && ['Group', message.group],
+    message.key !== undefined && ['Key', message.key],
+    message.mode !== undefined && ['Mode', message.mode],
     message.priority !== undefined && ['Priority', String(message.priority)],
     message.dueAt !== undefined && ['Due', time(message.dueAt)],
+    waitsForKey(message) && ['Due', 'when the running message of its key ends'],
     message.leaseDeadline !== undefined && ['Lease until', time(message.leaseDeadline)],
     message.deadAt !== undefined && ['Died', time(message.deadAt)],
     message.reason !== undefined && ['Reason', message.reason],

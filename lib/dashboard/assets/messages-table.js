@@ -1,6 +1,7 @@
 // A page of messages of one state; dead letters with a checkbox each (and one for the page).
 import { settings } from './api.js';
 import { h, label, scroller, time } from './dom.js';
+import { keyAndMode, waitsForKey } from './key-mode.js';
 
 const WHEN = {
   ready: ['Enqueued', 'enqueuedAt'],
@@ -14,6 +15,8 @@ const WHEN = {
 export function messageTable(topic, tab, messages, selected, open, rerender) {
   const selectable = tab === 'dead' && !settings.readOnly;
   const [whenLabel, whenKey] = WHEN[tab];
+  // A key column only where a row has a key (dead letters and completed messages have left theirs).
+  const keyed = messages.some((m) => m.key !== undefined);
   const all = h('input', {
     type: 'checkbox',
     'aria-label': 'Select every dead letter on this page',
@@ -33,6 +36,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
     tab === 'dead'
       ? [h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Error')]
       : h('th', { scope: 'col' }, 'Group'),
+    keyed ? h('th', { scope: 'col' }, 'Key') : '',
   );
   const rows = messages.map((m) =>
     h(
@@ -52,10 +56,11 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
         : '',
       h('th', { scope: 'row' }, h('button', { type: 'button', class: 'link', onclick: () => open(m.id) }, m.id)),
       h('td', { class: 'num' }, tab === 'dead' ? String(m.attempt) : `${m.attempt}/${m.maxAttempts}`),
-      h('td', {}, time(m[whenKey])),
+      h('td', {}, waitsForKey(m) ? 'waits for its key' : time(m[whenKey])),
       tab === 'dead'
         ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, (m.error ?? '–').split('\n')[0])]
         : h('td', {}, m.group ?? '–'),
+      keyed ? h('td', {}, keyAndMode(m)) : '',
     ),
   );
   return scroller(

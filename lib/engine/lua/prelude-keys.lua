@@ -3,8 +3,9 @@
 -- its messages ends. For scripts given K.keys, K.keyOf, K.delayed and K.wake; locals only.
 
 -- The score of a message that waits for its key's running one to end (supersede with
--- running 'keep'): never due. The same as FLOW_HELD, so look-ups show no due time for it.
-local KEY_PARKED = '9007199254740991'
+-- running 'keep'): never due. Just below FLOW_HELD, which `list` leaves out: listed as delayed,
+-- after every message with a due time; look-ups show no due time for it.
+local KEY_PARKED = '9007199254740990'
 
 -- The fields of a state value, '\0' between them.
 local function key_fields(value)
