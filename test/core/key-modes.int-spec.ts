@@ -281,6 +281,27 @@ describe('key modes', () => {
       expect(keysLeft).toEqual([]);
     });
 
+    it('keeps a ready message its place in line when a push replaces its payload', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const supersede = { key: 'k', running: 'keep' as const };
+      await queue.pushMany(topic, [{ payload: 'p1' }, { payload: 'p2' }]);
+      const { id } = await queue.push(topic, 'first', { supersede });
+      await queue.pushMany(topic, [{ payload: 'p3' }, { payload: 'p4' }]);
+      expect(await queue.push(topic, 'latest', { supersede })).toEqual({ id, superseded: true });
+      const ready = await queue.list(topic, 'ready');
+      expect(ready.map((message) => message.payload)).toEqual(['p1', 'p2', 'latest', 'p3', 'p4']);
+      // A new priority is a new place: the tail of its level.
+      await queue.push(topic, 'urgent', { supersede, priority: 5 });
+      expect((await queue.list(topic, 'ready')).map((message) => message.payload)).toEqual([
+        'urgent',
+        'p1',
+        'p2',
+        'p3',
+        'p4',
+      ]);
+    });
+
     it('replaces the waiting message while one runs, and starts it once the running one ends', async () => {
       const queue = await fx.service();
       const topic = uniqueTopic();

@@ -108,12 +108,17 @@ local function store(id, body, level, mode, key, due, parked)
   stored = stored + 1
 end
 
--- A message that has not started takes a new body and level, and is placed again.
+-- A message that has not started takes a new body and level, and is placed again; one ready
+-- at the same level that stays due keeps its place in line (no scan of the ready LIST).
 local function replace(id, body, level, due, parked)
-  if redis.call('ZREM', K.delayed, id) == 0 then
+  redis.call('HSET', K.messages, id, stamped(body))
+  local in_delayed = redis.call('ZREM', K.delayed, id) == 1
+  if not in_delayed and not parked and due <= now and (tonumber(redis.call('HGET', K.priority, id)) or 0) == level then
+    return
+  end
+  if not in_delayed then
     remove_ready(id)
   end
-  redis.call('HSET', K.messages, id, stamped(body))
   set_level(id, level)
   place(id, due, parked)
 end
