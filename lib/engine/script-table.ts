@@ -94,6 +94,7 @@ export const QUEUE_SCRIPTS = {
       'readyLevels',
       ...READY_LEVEL_KEYS,
       'wake',
+      'paused',
       'counters',
       'cancelled',
       ...KEY_MODE_KEYS,

@@ -6,8 +6,8 @@ import { partitionOf } from '../../lib/engine/partitions';
 import { expectLogs } from '../support/capture-logs';
 import { ConsumerProcesses } from '../support/consumer-processes';
 import { gate } from '../support/gate';
-import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
-import { withDelayOutlasting } from '../support/waits';
+import { commandCounts, eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { quietFor, untilConsumerBlocked, withDelayOutlasting } from '../support/waits';
 
 /**
  * Debounce, throttle and supersede by key (push-keyed.lua, prelude-keys.lua), against real
@@ -80,6 +80,21 @@ describe('key modes', () => {
       expect((await queue.get(topic, id))!.dueAt).toBe(storedAt + 5_000);
       expect(await queue.push(topic, 2, { debounce })).toEqual({ id, debounced: true });
       expect((await queue.get(topic, id))!.dueAt).toBe(storedAt + 5_000);
+    });
+
+    it('wakes an idle consumer only for a due time earlier than the ones it waits for', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const consumer = queue.consume(topic, () => undefined);
+      const debounce = { key: 'k', delayMs: 600_000 };
+      await queue.push(topic, 0, { debounce });
+      await untilConsumerBlocked(fx.nodes(), topic);
+      const wakesBefore = (await commandCounts(fx.redis)).rpush ?? 0;
+      for (let n = 1; n <= 50; n++) await queue.push(topic, n, { debounce });
+      await quietFor(200, 'a wake-up per push');
+      // Each push moved the due time later: nothing for the consumer to wake for (a wake is an RPUSH).
+      expect(((await commandCounts(fx.redis)).rpush ?? 0) - wakesBefore).toBe(0);
+      await consumer.close();
     });
 
     it('stores a new message once the pending one started', async () => {

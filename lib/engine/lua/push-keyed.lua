@@ -31,6 +31,7 @@
 -- K.ready8      LIST
 -- K.ready9      LIST
 -- K.wake        LIST   wake-up token for blocked consumers
+-- K.paused      STRING present while the topic is paused (its consumers are not woken)
 -- K.counters    HASH   pushed -> messages stored so far
 -- K.cancelled   CHANNEL (pub/sub, not a key): a superseded leased message's '<token> <id>'
 -- K.keys        HASH   'd' or 's' and key -> the key's state (prelude-keys.lua)
@@ -61,7 +62,9 @@ check_types(K.stepIds, 'set')
 
 local now = now_ms()
 local stamp, compact_stamp = body_stamps(now)
-local results, stored, woke = {}, 0, false
+local results, stored, must_wake = {}, 0, false
+-- Consumers sleep until the earliest due time: only an earlier one, or a ready message, wakes them.
+local earliest = tonumber(redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2])
 
 local function stamped(body)
   return (string.byte(body) == 124 and compact_stamp or stamp) .. body
@@ -93,11 +96,14 @@ local function place(id, due, parked)
   end
   if due > now then
     redis.call('ZADD', K.delayed, due, id)
+    if earliest ~= nil and due >= earliest then
+      return
+    end
+    earliest = due
   else
     make_ready('RPUSH', { id })
   end
-  wake()
-  woke = true
+  must_wake = true
 end
 
 local function store(id, body, level, mode, key, due, parked)
@@ -229,5 +235,13 @@ end
 if stored > 0 then
   redis.call('HINCRBY', K.counters, 'pushed', stored)
 end
-results[#results + 1] = woke and 1 or 0
+-- Paused consumers wait for resume's wake-up, not for every push.
+if must_wake and redis.call('EXISTS', K.paused) == 1 then
+  must_wake = false
+end
+if must_wake then
+  wake()
+end
+-- A partitioned topic's consumers wait in its home slot: the caller passes the wake on.
+results[#results + 1] = must_wake and 1 or 0
 return results
