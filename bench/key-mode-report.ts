@@ -26,7 +26,10 @@ export interface Run {
   scripts: number;
   /** This process's CPU per push (the producer's side). */
   nodeCpuUs: number;
+  /** Calls per push by command. */
   byCommand: Map<string, number>;
+  /** Microseconds per push by command (commandstats; a script's figure includes the commands it ran). */
+  usecByCommand: Map<string, number>;
   /** Messages (jobs) stored on the topic after the run, the warm-up push's included. */
   stored: number;
   /** What this project answered per push (empty for BullMQ). */
@@ -155,7 +158,7 @@ function roundRows(report: KeyModeReport): string[][] {
   return rows;
 }
 
-/** Calls per push by command, this project's workloads side by side (the last round of one call style). */
+/** Calls and µs per push by command, this project's workloads side by side (the last round of one call style). */
 function commandMatrix(report: KeyModeReport, style: CallStyle): string {
   const last = WORKLOADS.map(({ name }) => runsOf(report, { system: 'ours', workload: name, style }).at(-1));
   const commands = new Map<string, number>();
@@ -165,7 +168,14 @@ function commandMatrix(report: KeyModeReport, style: CallStyle): string {
   const rows = [...commands]
     .filter(([, most]) => most >= 0.005)
     .sort((a, b) => b[1] - a[1])
-    .map(([command]) => [command, ...last.map((run) => fixed(2)(run?.byCommand.get(command) ?? 0))]);
+    .map(([command]) => [
+      command,
+      ...last.map((run) =>
+        run?.byCommand.has(command)
+          ? `${fixed(2)(run.byCommand.get(command)!)} / ${fixed(2)(run.usecByCommand.get(command)!)}`
+          : '',
+      ),
+    ]);
   return table(
     ['command', ...WORKLOADS.map(({ name }) => name)],
     [...rows, ['all', ...last.map((run) => fixed(2)(run?.commands ?? NaN))]],
@@ -283,7 +293,9 @@ export function reportText(report: KeyModeReport): { text: string; wrong: number
     '',
     '## Commands per push (this project, last round)',
     '',
-    "INFO commandstats calls per push (commands run inside scripts count too; a script's own call is its EVALSHA).",
+    "INFO commandstats calls / µs per push: commands run inside scripts count too, a script's own call is its",
+    "EVALSHA and its µs include those of the commands it ran; µs are Redis's wall clock, so on a loaded machine",
+    'they include time its process waited for a core.',
     '',
     ...perStyle('Commands per push', (style) => commandMatrix(report, style)),
   ].join('\n');

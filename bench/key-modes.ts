@@ -93,6 +93,7 @@ async function measure(
     const node = process.cpuUsage(node0);
     const cpu = (await redis.cpuSeconds()) - cpu0;
     const calls = new Map([...(await redis.commandCalls())].filter(([command]) => !OWN_COMMANDS.has(command)));
+    const usec = await redis.commandUsec();
     let commands = 0;
     let scripts = 0;
     for (const [command, n] of calls) {
@@ -106,6 +107,7 @@ async function measure(
       scripts: scripts / total,
       nodeCpuUs: (node.user + node.system) / total,
       byCommand: new Map([...calls].map(([command, n]) => [command, n / total])),
+      usecByCommand: new Map([...calls.keys()].map((command) => [command, (usec.get(command) ?? 0) / total])),
       // The warm-up push's message is counted: it is the hot key's.
       stored: await pusher.stored(),
       outcomes: new Map(pusher.outcomes),
