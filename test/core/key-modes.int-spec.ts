@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidOptionError, type MessageContext, type PushOptions, type RedisAckQueueService } from '../../lib';
+import {
+  InvalidOptionError,
+  type MessageContext,
+  type PushOptions,
+  QueueKeyTypeError,
+  type RedisAckQueueService,
+} from '../../lib';
 import { partitionOf } from '../../lib/engine/partitions';
 import { expectLogs } from '../support/capture-logs';
 import { ConsumerProcesses } from '../support/consumer-processes';
@@ -490,6 +496,22 @@ describe('key modes', () => {
       ];
       await expect(queue.pushMany(topic, many)).rejects.toBeInstanceOf(InvalidOptionError);
       expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+    });
+
+    it('a foreign value under a key of theirs: QueueKeyTypeError, nothing stored', async () => {
+      for (const suffix of ['keys', 'key-of', 'throttle:t']) {
+        const topic = uniqueTopic();
+        const key = `{ackq:${topic}}:${suffix}`;
+        // The state hashes hold a string, the window of key 't' (a string) a hash.
+        await (suffix === 'throttle:t' ? fx.redis.hset(key, 'x', '1') : fx.redis.set(key, 'foreign'));
+        const before = await snapshotTopic(fx.redis, topic);
+        const items = [
+          { payload: 1, debounce: { key: 'd', delayMs: 10 } },
+          { payload: 2, throttle: { key: 't', windowMs: 10 } },
+        ];
+        await expect(queue.pushMany(topic, items)).rejects.toBeInstanceOf(QueueKeyTypeError);
+        expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+      }
     });
 
     it('in a flow', async () => {

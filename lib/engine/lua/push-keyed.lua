@@ -58,7 +58,14 @@
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.tokens, 'hash',
   K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
   K.keys, 'hash', K.keyOf, 'hash', K.wake, 'list')
-check_types(K.stepIds, 'set')
+check_types(K.progress, 'hash', K.retryDue, 'hash', K.stepIds, 'set')
+-- Each throttled key's window too, before anything is written.
+for i = 1, #ARGV, 9 do
+  if ARGV[i] == 't' then
+    local key = K.throttle .. ARGV[i + 1]
+    check_types(key, 'string')
+  end
+end
 
 local now = now_ms()
 local stamp, compact_stamp = body_stamps(now)
@@ -168,7 +175,6 @@ end
 
 local function throttle(id, name, body, level, due, window)
   local key = K.throttle .. name
-  check_types(key, 'string')
   local holder = key_fields(redis.call('GET', key) or '')
   if holder[1] and tonumber(holder[2]) and tonumber(holder[2]) > now then
     return 0, holder[1]
