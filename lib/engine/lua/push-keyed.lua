@@ -59,11 +59,15 @@ check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'z
   K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
   K.keys, 'hash', K.keyOf, 'hash', K.wake, 'list')
 check_types(K.progress, 'hash', K.retryDue, 'hash', K.stepIds, 'set')
--- Each throttled key's window too, before anything is written.
+-- Each throttled key's window too, before anything is written; the error names its prefix, not
+-- the key (user data).
 for i = 1, #ARGV, 9 do
   if ARGV[i] == 't' then
     local key = K.throttle .. ARGV[i + 1]
-    check_types(key, 'string')
+    local kind = redis.call('TYPE', key)['ok']
+    if kind ~= 'none' and kind ~= 'string' then
+      error({ err = 'ACKQ_WRONGTYPE ' .. K.throttle .. '* ' .. kind .. ' string' })
+    end
   end
 end
 
