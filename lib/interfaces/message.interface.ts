@@ -66,13 +66,10 @@ export interface PushOptions {
   supersede?: RedisAckQueueSupersede;
 }
 
-/** The key of a key mode: 1-256 characters, as an id. Pushes of one topic with one key share its state. */
-interface KeyModeOptions {
-  key: string;
-}
-
 /** `debounce` of a push. */
-export interface RedisAckQueueDebounce extends KeyModeOptions {
+export interface RedisAckQueueDebounce {
+  /** 1-256 characters (no NUL): the pushes of one topic with this key share one pending message. */
+  key: string;
   /** How long after the last push of the key its message becomes due (ms, a whole number >= 0). */
   delayMs: number;
   /** At most this long after the push that stored it (ms, >= 0), however many pushes follow. */
@@ -80,13 +77,17 @@ export interface RedisAckQueueDebounce extends KeyModeOptions {
 }
 
 /** `throttle` of a push. */
-export interface RedisAckQueueThrottle extends KeyModeOptions {
+export interface RedisAckQueueThrottle {
+  /** 1-256 characters (no NUL): the pushes of one topic with this key share one window. */
+  key: string;
   /** The window a stored message holds for its key (ms, a whole number >= 1). */
   windowMs: number;
 }
 
 /** `supersede` of a push. */
-export interface RedisAckQueueSupersede extends KeyModeOptions {
+export interface RedisAckQueueSupersede {
+  /** 1-256 characters (no NUL): the pushes of one topic with this key share one waiting message. */
+  key: string;
   /** What a new push does to the key's running message: `'cancel'` it, or `'keep'` it running and wait. */
   running: 'cancel' | 'keep';
 }
@@ -112,9 +113,12 @@ export interface PushResult {
 }
 
 /** No key mode: a push so typed answers a PushResult. */
-interface NoKeyMode {
+export interface NoKeyMode {
+  /** Absent: see PushOptions. */
   debounce?: undefined;
+  /** Absent: see PushOptions. */
   throttle?: undefined;
+  /** Absent: see PushOptions. */
   supersede?: undefined;
 }
 
@@ -124,14 +128,40 @@ export type PlainPushOptions = PushOptions & NoKeyMode;
 /** An item of `pushMany` without a key mode. */
 export type PlainPushManyItem<T = unknown> = PushManyItem<T> & NoKeyMode;
 
-/**
- * What a push with a key mode answers: stored or duplicate as a PushResult, or that it changed
- * the key's pending message (`debounced` or `superseded`: `id` is that message's).
- */
-export type KeyedPushResult =
-  | (PushResult & { debounced?: undefined; superseded?: undefined })
-  | { id: string; debounced: true; duplicate?: undefined; superseded?: undefined }
-  | { id: string; superseded: true; duplicate?: undefined; debounced?: undefined };
+/** A push with a key mode that stored a new message (`duplicate: false`) or, inside a throttle window, changed nothing. */
+export interface KeyedPushStored extends PushResult {
+  /** Absent: nothing was debounced. */
+  debounced?: undefined;
+  /** Absent: nothing was superseded. */
+  superseded?: undefined;
+}
+
+/** A debounce push that gave the key's pending message its payload and a later due time. */
+export interface KeyedPushDebounced {
+  /** The pending message's id. */
+  id: string;
+  /** Always true. */
+  debounced: true;
+  /** Absent: see KeyedPushStored. */
+  duplicate?: undefined;
+  /** Absent. */
+  superseded?: undefined;
+}
+
+/** A supersede push that gave the key's waiting message its payload. */
+export interface KeyedPushSuperseded {
+  /** The waiting message's id. */
+  id: string;
+  /** Always true. */
+  superseded: true;
+  /** Absent: see KeyedPushStored. */
+  duplicate?: undefined;
+  /** Absent. */
+  debounced?: undefined;
+}
+
+/** What a push with a key mode answers: what it did to its key; `id` is the key's message in every case. */
+export type KeyedPushResult = KeyedPushStored | KeyedPushDebounced | KeyedPushSuperseded;
 
 /** A message as a consumer receives it; all times are epoch ms on the Redis server's clock. */
 export interface QueueMessage<T = unknown> {
