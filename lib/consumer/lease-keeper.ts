@@ -32,7 +32,8 @@ export class LeaseKeeper<T> {
   readonly acks = new AckBatcher<InFlight<T>>(
     (entries) => this.control.sendAcks(entries),
     (entry, acked) => (acked && !entry.cancelled ? this.acked(entry) : this.leaseLost(entry)),
-    (entry, error) => this.settleFailed(entry, error),
+    // A cancelled lease's ack is only a signal (see `finished`): its failure is nobody's error.
+    (entry, error) => !entry.cancelled && this.settleFailed(entry, error),
     (entry) => entry.completion === undefined,
   );
   private heartbeat: NodeJS.Timeout | undefined;

@@ -53,4 +53,39 @@ describe('job control in the lease keeper', () => {
       await keeper.close(Date.now());
     }
   });
+  it("reports nothing when a cancelled handler's ack (a signal to a superseding message) fails", async () => {
+    const engine = new FakeEngine();
+    const events: RedisAckQueueEvent[] = [];
+    const queueEvents = new QueueEvents();
+    queueEvents.stream$.subscribe((event) => events.push(event));
+    const { cancels, publish } = fakeCancels();
+    const running = deferred<MessageContext>();
+    const keeper = new LeaseKeeper<string>(
+      engine,
+      'jobs',
+      (_payload, context) =>
+        new Promise<void>((resolve) => {
+          running.resolve(context);
+          context.signal.addEventListener('abort', () => resolve());
+        }),
+      resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
+      { events: queueEvents, logger: new QueueLogger('warn'), cancels },
+      { finished: () => undefined, beat: () => undefined, held: () => undefined },
+    );
+    keeper.start();
+    try {
+      engine.push(['a'], { maxAttempts: 3 });
+      const [message] = (await engine.reserve<string>('jobs', 0, { count: 1, leaseMs: 60_000, maxAttempts: 3 }, []))
+        .messages;
+      keeper.run(message);
+      await running.promise;
+      engine.failNext('ack');
+      publish(message.token, message.id);
+      await turns(10);
+      expect(engine.calls.some((call) => call.method === 'ack')).toBe(true);
+      expect(events.filter((e) => e.type !== 'reserved')).toEqual([]);
+    } finally {
+      await keeper.close(Date.now());
+    }
+  });
 });
