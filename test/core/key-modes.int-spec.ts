@@ -381,6 +381,35 @@ describe('key modes', () => {
       expect(await keyModeKeys(topic)).toEqual([]);
     });
 
+    it("with 'cancel', holds the new message until the deadline of a lease whose consumer died", async () => {
+      const topic = uniqueTopic();
+      const processes = new ConsumerProcesses({
+        ...fx.consumerEnv,
+        TOPIC: topic,
+        LEASE_MS: '5000',
+        HANDLER_MS: '600000',
+        CONCURRENCY: '1',
+      });
+      const child = await processes.start();
+      const queue = await fx.service();
+      const supersede = { key: 'k', running: 'cancel' as const };
+      const first = await queue.push(topic, { n: 1 }, { supersede });
+      await processes.waitFor((e) => e.type === 'start' && e.id === first.id);
+      // Killed: nobody will say its handler returned; only its lease's deadline can.
+      await processes.kill(child);
+      const { leaseDeadline } = (await queue.get(topic, first.id))!;
+      const second = await queue.push(topic, { n: 2 }, { supersede });
+      expect(await queue.get(topic, first.id)).toBeNull();
+      expect((await queue.get(topic, second.id))!.dueAt).toBe(leaseDeadline);
+      const runs: unknown[] = [];
+      const consumer = queue.consume(topic, (payload) => void runs.push(payload));
+      await eventually(() => runs.length === 1, 30_000);
+      await queue.waitUntilIdle(topic);
+      expect(runs).toEqual([{ n: 2 }]);
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
     it('frees a key whose running message is cancelled by hand, or dies', async () => {
       expectLogs(/went to the dead letters/);
       const queue = await fx.service();
