@@ -11,6 +11,8 @@ export class SampleConfig {
   readonly paymentTimeoutMs = Number(process.env.PAYMENT_TIMEOUT_MS ?? 60_000);
   /** Share of invoice renderings that fail, to show retries and dead letters. */
   readonly invoiceFailureRate = Number(process.env.INVOICE_FAILURE_RATE ?? 0.3);
+  /** How long after a customer's last order their summary is computed again (a debounced push). */
+  readonly summaryDelayMs = Number(process.env.SUMMARY_DELAY_MS ?? 1_000);
   /** How long "sending" a confirmation mail takes. */
   readonly mailLatencyMs = Number(process.env.MAIL_LATENCY_MS ?? 20);
   /** How long shutdown waits for running handlers before handing their messages back. */

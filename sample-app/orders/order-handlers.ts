@@ -3,7 +3,7 @@ import { type MessageContext, QueueHandler } from 'nestjs-redis-ack-queue';
 import { SampleConfig } from '../sample.config';
 import { OrdersStore } from './orders.store';
 // A value import: the ValidationPipe reads the payload's class from the parameter's design type.
-import { OrderMessage, TOPICS } from './topics';
+import { CustomerMessage, OrderMessage, TOPICS } from './topics';
 
 /** What the mail provider allows, fleet-wide (a decorator option is read once, at class definition). */
 const MAILS_PER_SECOND = Number(process.env.MAILS_PER_SECOND ?? 20);
@@ -55,6 +55,13 @@ export class OrderHandlers {
       order.status = 'cancelled';
       this.logger.log(`Order ${orderId} cancelled: not paid in time`);
     }
+  }
+
+  /** A customer's summary: pushed with `debounce`, so a burst of their orders computes it once. */
+  @QueueHandler(TOPICS.customerSummary)
+  summarize({ customer }: CustomerMessage): void {
+    const { orders, computations } = this.store.summarize(customer);
+    this.logger.log(`Summary of ${customer}: ${orders} order(s), computation ${computations}`);
   }
 
   /** Fails now and then, to show retries with backoff and, after three failures, a dead letter. */

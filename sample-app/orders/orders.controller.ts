@@ -3,7 +3,7 @@ import { RedisAckQueueService } from 'nestjs-redis-ack-queue';
 import { BillingClient } from '../billing/billing.client';
 import type { Bill, Quote } from '../billing/billing.messages';
 import { SampleConfig } from '../sample.config';
-import { OrdersStore, type Order } from './orders.store';
+import { type CustomerSummary, OrdersStore, type Order } from './orders.store';
 import { TOPICS } from './topics';
 
 @Controller()
@@ -34,6 +34,12 @@ export class OrdersController {
       { id: order.id, delayMs: this.config.paymentTimeoutMs },
     );
     await this.queue.push(TOPICS.invoice, { orderId: order.id }, { id: order.id });
+    // The customer's summary is computed once their orders come to a pause: each order's push
+    // postpones the pending one (and gives it its payload) instead of adding another.
+    if (customer !== undefined) {
+      const debounce = { key: `customer:${customer}`, delayMs: this.config.summaryDelayMs };
+      await this.queue.push(TOPICS.customerSummary, { customer }, { debounce });
+    }
     // An event for the billing microservice, another process (see sample-app/billing/).
     await this.billing.orderPlaced(order);
     return order;
@@ -69,10 +75,19 @@ export class OrdersController {
     return bill;
   }
 
+  /** A customer's orders and their total, as last computed (404 until the first summary ran). */
+  @Get('customers/:name/summary')
+  summary(@Param('name') name: string): CustomerSummary {
+    const summary = this.store.summaryOf(name);
+    if (!summary) throw new NotFoundException(`No summary of ${name} yet`);
+    return summary;
+  }
+
   /** Each topic's counts and its dead letters. */
   @Get('queues')
   async queues() {
-    const topics = Object.values(TOPICS);
+    // As names: each topic's payload type does not matter here.
+    const topics: string[] = Object.values(TOPICS);
     return Promise.all(
       topics.map(async (topic) => ({
         topic,

@@ -13,10 +13,20 @@ export interface Order {
   invoice?: string;
 }
 
+/** A customer's orders as the summary handler last counted them. */
+export interface CustomerSummary {
+  customer: string;
+  orders: number;
+  total: number;
+  /** How many times it was computed: fewer than the orders when they came in a burst. */
+  computations: number;
+}
+
 /** In-memory orders: the sample's stand-in for a database. */
 @Injectable()
 export class OrdersStore {
   private readonly orders = new Map<string, Order>();
+  private readonly summaries = new Map<string, CustomerSummary>();
   private counter = 0;
 
   create(item: string, amount: number, customer: string | undefined): Order {
@@ -40,6 +50,23 @@ export class OrdersStore {
 
   find(id: string): Order | undefined {
     return this.orders.get(id);
+  }
+
+  /** Counts a customer's orders and their total again. */
+  summarize(customer: string): CustomerSummary {
+    const theirs = this.all().filter((order) => order.customer === customer);
+    const summary = {
+      customer,
+      orders: theirs.length,
+      total: theirs.reduce((sum, order) => sum + order.amount, 0),
+      computations: (this.summaries.get(customer)?.computations ?? 0) + 1,
+    };
+    this.summaries.set(customer, summary);
+    return summary;
+  }
+
+  summaryOf(customer: string): CustomerSummary | undefined {
+    return this.summaries.get(customer);
   }
 
   /** Every order, for the nightly report. */

@@ -11,9 +11,17 @@ export class OrderMessage {
   orderId!: string;
 }
 
-/** Typed topics: pushing anything but an OrderMessage to them, or handling them as something else, does not compile. */
+/** The payload of the customer summary topic. */
+export class CustomerMessage {
+  @IsString()
+  @IsNotEmpty()
+  customer!: string;
+}
+
+/** Typed topics: pushing another payload to them, or handling them as something else, does not compile. */
 export const TOPICS = {
   created: defineTopic<OrderMessage>('order.created'),
   paymentTimeout: defineTopic<OrderMessage>('order.payment-timeout'),
   invoice: defineTopic<OrderMessage>('invoice.render'),
+  customerSummary: defineTopic<CustomerMessage>('customer.summary'),
 } as const;

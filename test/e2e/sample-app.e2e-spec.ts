@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { type RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { OrdersController } from '../../sample-app/orders/orders.controller';
-import type { Order } from '../../sample-app/orders/orders.store';
+import type { CustomerSummary, Order } from '../../sample-app/orders/orders.store';
 import { TOPICS } from '../../sample-app/orders/topics';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, useRedis } from '../support/queue-fixture';
@@ -56,6 +56,25 @@ describe('sample app (HTTP, real Redis)', () => {
     expect(acked).toEqual(orders.map((order) => order.id));
     expect(await queue.limits(TOPICS.created)).toEqual({ rateLimit: { max: 20, perMs: 1_000 } });
     expect((await post(`${url}/orders`, { item: 'x', amount: 1, customer: '' })).status).toBe(400);
+  });
+
+  it("computes a customer's summary once after a burst of their orders (a debounced push)", async () => {
+    const delayMs = 3_000;
+    const { app, url } = await startApp({ SUMMARY_DELAY_MS: String(delayMs) });
+    const queue = app.get(RedisAckQueueService);
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) await post(`${url}/orders`, { item: `b${i}`, amount: 10, customer: 'grace' });
+    const burstMs = Date.now() - started;
+    const summary = await eventually(async () => {
+      const response = await fetch(`${url}/customers/grace/summary`);
+      const body = response.status === 200 ? await read<CustomerSummary>(response) : undefined;
+      return body?.orders === 3 ? body : undefined;
+    }, delayMs + 30_000);
+    expect(summary).toMatchObject({ customer: 'grace', orders: 3, total: 30 });
+    // Orders that came closer than the delay collapse into one computation (a slower burst may take more).
+    if (burstMs < delayMs) expect(summary.computations).toBe(1);
+    await queue.waitUntilIdle(TOPICS.customerSummary);
+    expect((await fetch(`${url}/customers/nobody/summary`)).status).toBe(404);
   });
 
   it('dead-letters a message that is not an OrderMessage at once, as rejected by the ValidationPipe', async () => {
