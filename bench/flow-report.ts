@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { cpuModel, libVersion, loadAverage, spread } from './machine';
+import { count, fixed, median, times } from './figures';
 
 /** INFO commandstats over one phase, the benchmark's own commands left out. */
 export interface CommandCounts {
@@ -60,15 +61,6 @@ export interface FlowReport {
   plainKeys: string[];
 }
 
-const median = (values: number[]) => {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[Math.floor(middle)];
-};
-const count = (n: number) => (Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
-const fixed = (digits: number) => (n: number) => (Number.isNaN(n) ? 'n/a' : n.toFixed(digits));
-const times = (n: number) => (Number.isNaN(n) || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`);
 const loadAtStart = loadAverage();
 
 function bullmqVersion(): string {

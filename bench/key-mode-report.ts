@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { type CallStyle, HOLD_MS, type KeyWorkload, type Outcome, WORKLOADS } from './key-mode-systems';
 import { cpuModel, libVersion, loadAverage, spread } from './machine';
+import { count, fixed, median, times } from './figures';
 
 export type System = 'ours' | 'bullmq';
 
@@ -46,15 +47,6 @@ export interface KeyModeReport {
 
 type Field = 'rate' | 'redisCpuUs' | 'commands' | 'nodeCpuUs';
 
-const median = (values: number[]) => {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[Math.floor(middle)];
-};
-const count = (n: number) => (Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
-const fixed = (digits: number) => (n: number) => (Number.isNaN(n) ? 'n/a' : n.toFixed(digits));
-const times = (n: number) => (Number.isNaN(n) || !Number.isFinite(n) ? '–' : `${n.toFixed(2)}×`);
 const loadAtStart = loadAverage();
 const STYLE_LABELS: Record<CallStyle, (s: KeyModeReport['settings']) => string> = {
   single: (s) => `single \`push\` / \`add\` calls, ${s.inFlight} in flight`,

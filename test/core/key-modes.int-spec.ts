@@ -32,21 +32,28 @@ describe('key modes', () => {
     Object.keys(await snapshotTopic(fx.redis, topic)).filter((key) => /:(keys|key-of|throttle:.*)$/.test(key));
 
   /**
-   * Producer processes of the built library, each pushing COUNT times with `options` (one push a
-   * call unless BATCH says otherwise) once `go()` is called.
+   * Races producer processes of the built library: each pushes COUNT times with `options` (one push
+   * a call unless BATCH says otherwise), all starting together once every one is ready. Resolves
+   * with their events once every one is done.
    */
-  const racingProducers = async (topic: string, options: PushOptions, env: Record<string, string>[]) => {
+  const racePushes = async (topic: string, options: PushOptions, env: Record<string, string>[]) => {
     const goFile = join(folder, `${topic}.go`);
     const processes = new ConsumerProcesses(
       { ...fx.consumerEnv, TOPIC: topic, OPTIONS: JSON.stringify(options), GO_FILE: goFile, BATCH: '1', EVERY_MS: '0' },
       'producer-process.js',
     );
     const children = await Promise.all(env.map((extra) => processes.start(extra)));
-    const closed = () =>
-      Promise.all(
-        children.map((child) => processes.waitFor((e) => e.type === 'closed' && e.pid === child.pid, 60_000)),
-      );
-    return { processes, go: () => writeFileSync(goFile, ''), closed };
+    writeFileSync(goFile, '');
+    await Promise.all(
+      children.map((child) => processes.waitFor((e) => e.type === 'closed' && e.pid === child.pid, 60_000)),
+    );
+    return processes;
+  };
+
+  /** Three producers pushing `count` times each, a call every `everyMs`; the third two pushes a call. */
+  const threeProducers = (count: number, everyMs: number) => {
+    const each = { COUNT: String(count), EVERY_MS: String(everyMs) };
+    return [each, each, { ...each, BATCH: '2' }];
   };
 
   describe('debounce', () => {
@@ -135,17 +142,15 @@ describe('key modes', () => {
           service.consume(topic, (payload) => void runs.push(payload), { concurrency: 4 }),
         );
         const debounce = { key: 'search:user-7', delayMs };
-        const producers = await racingProducers(topic, { debounce }, [
+        const producers = await racePushes(topic, { debounce }, [
           { COUNT: '250' },
           { COUNT: '250' },
           { COUNT: '250', BATCH: '25' },
           { COUNT: '250', BATCH: '10' },
         ]);
-        producers.go();
-        await producers.closed();
         const last = await queue.push(topic, { last: true }, { debounce });
         // Every push landed while the message waited: the processes' pushes came closer than its delay.
-        const stamps = producers.processes
+        const stamps = producers
           .of('pushed')
           .map((e) => e.now!)
           .concat(Date.now())
@@ -155,7 +160,7 @@ describe('key modes', () => {
           await Promise.all(consumers.map((consumer) => consumer.close()));
           return false;
         }
-        expect(producers.processes.of('pushed').reduce((sum, e) => sum + e.n!, 0)).toBe(1);
+        expect(producers.of('pushed').reduce((sum, e) => sum + e.n!, 0)).toBe(1);
         expect(last).toEqual({ id: anyId, debounced: true });
         await eventually(() => runs.length > 0, delayMs + 30_000);
         await queue.waitUntilIdle(topic);
@@ -190,14 +195,8 @@ describe('key modes', () => {
       const runs: MessageContext[] = [];
       const consumer = queue.consume(topic, (_payload, context) => void runs.push(context));
       const throttle = { key: 'sync', windowMs };
-      const producers = await racingProducers(topic, { throttle }, [
-        { COUNT: '120', EVERY_MS: '10' },
-        { COUNT: '120', EVERY_MS: '10' },
-        { COUNT: '60', EVERY_MS: '10', BATCH: '2' },
-      ]);
-      producers.go();
-      await producers.closed();
-      const storedIds = producers.processes.of('pushed').flatMap((e) => e.ids!);
+      const producers = await racePushes(topic, { throttle }, threeProducers(120, 10));
+      const storedIds = producers.of('pushed').flatMap((e) => e.ids!);
       await eventually(() => runs.length === storedIds.length);
       await queue.waitUntilIdle(topic);
       expect(storedIds.length).toBeGreaterThanOrEqual(2);
@@ -260,13 +259,7 @@ describe('key modes', () => {
         }
       })();
       const supersede = { key: 'doc-9', running };
-      const producers = await racingProducers(topic, { supersede }, [
-        { COUNT: '40', EVERY_MS: '25' },
-        { COUNT: '40', EVERY_MS: '25' },
-        { COUNT: '40', EVERY_MS: '25', BATCH: '2' },
-      ]);
-      producers.go();
-      await producers.closed();
+      await racePushes(topic, { supersede }, threeProducers(40, 25));
       await services[0].push(topic, { last: true }, { supersede });
       await eventually(() => watch.ended.some((payload) => (payload as { last?: boolean }).last), 30_000);
       await services[0].waitUntilIdle(topic);

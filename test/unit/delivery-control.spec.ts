@@ -16,23 +16,29 @@ function fakeCancels() {
   return { cancels, publish: (token: string, id: string) => listeners.forEach((listener) => listener(token, id)) };
 }
 
+/** A lease keeper of topic 'jobs' over a fake engine, hearing cancels from `fakeCancels`; its events recorded. */
+function keeperOf(handler: (payload: string, context: MessageContext) => unknown) {
+  const engine = new FakeEngine();
+  const events: RedisAckQueueEvent[] = [];
+  const queueEvents = new QueueEvents();
+  queueEvents.stream$.subscribe((event) => events.push(event));
+  const { cancels, publish } = fakeCancels();
+  const keeper = new LeaseKeeper<string>(
+    engine,
+    'jobs',
+    handler,
+    resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
+    { events: queueEvents, logger: new QueueLogger('warn'), cancels },
+    { finished: () => undefined, beat: () => undefined, held: () => undefined },
+  );
+  keeper.start();
+  return { engine, events, publish, keeper };
+}
+
 describe('job control in the lease keeper', () => {
   it('starts a prefetched message cancelled before it ran with its signal aborted, and counts no outcome', async () => {
-    const engine = new FakeEngine();
-    const events: RedisAckQueueEvent[] = [];
-    const queueEvents = new QueueEvents();
-    queueEvents.stream$.subscribe((event) => events.push(event));
-    const { cancels, publish } = fakeCancels();
     const seen = deferred<MessageContext>();
-    const keeper = new LeaseKeeper<string>(
-      engine,
-      'jobs',
-      (_payload, context) => seen.resolve(context),
-      resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
-      { events: queueEvents, logger: new QueueLogger('warn'), cancels },
-      { finished: () => undefined, beat: () => undefined, held: () => undefined },
-    );
-    keeper.start();
+    const { engine, events, publish, keeper } = keeperOf((_payload, context) => seen.resolve(context));
     try {
       engine.push(['a'], { maxAttempts: 3 });
       const [message] = (await engine.reserve<string>('jobs', 0, { count: 1, leaseMs: 60_000, maxAttempts: 3 }, []))
@@ -54,25 +60,14 @@ describe('job control in the lease keeper', () => {
     }
   });
   it("reports nothing when a cancelled handler's ack (a signal to a superseding message) fails", async () => {
-    const engine = new FakeEngine();
-    const events: RedisAckQueueEvent[] = [];
-    const queueEvents = new QueueEvents();
-    queueEvents.stream$.subscribe((event) => events.push(event));
-    const { cancels, publish } = fakeCancels();
     const running = deferred<MessageContext>();
-    const keeper = new LeaseKeeper<string>(
-      engine,
-      'jobs',
+    const { engine, events, publish, keeper } = keeperOf(
       (_payload, context) =>
         new Promise<void>((resolve) => {
           running.resolve(context);
           context.signal.addEventListener('abort', () => resolve());
         }),
-      resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
-      { events: queueEvents, logger: new QueueLogger('warn'), cancels },
-      { finished: () => undefined, beat: () => undefined, held: () => undefined },
     );
-    keeper.start();
     try {
       engine.push(['a'], { maxAttempts: 3 });
       const [message] = (await engine.reserve<string>('jobs', 0, { count: 1, leaseMs: 60_000, maxAttempts: 3 }, []))

@@ -68,6 +68,18 @@ local function wake()
   end
 end
 
+-- After a push that made something due sooner: wakes blocked consumers unless the topic is
+-- paused (they wait for resume's wake-up, not for every push). Returns whether it woke them (a
+-- partitioned topic's consumers wait in its home slot: the caller passes the wake on). For
+-- scripts given K.paused.
+local function woken_by_push(must_wake)
+  if not must_wake or redis.call('EXISTS', K.paused) == 1 then
+    return false
+  end
+  wake()
+  return true
+end
+
 -- Pushes many ids with one command per 1000 (unpack has a stack limit).
 local function push_ids(command, key, ids)
   for i = 1, #ids, 1000 do

@@ -245,13 +245,5 @@ end
 if stored > 0 then
   redis.call('HINCRBY', K.counters, 'pushed', stored)
 end
--- Paused consumers wait for resume's wake-up, not for every push.
-if must_wake and redis.call('EXISTS', K.paused) == 1 then
-  must_wake = false
-end
-if must_wake then
-  wake()
-end
--- A partitioned topic's consumers wait in its home slot: the caller passes the wake on.
-results[#results + 1] = must_wake and 1 or 0
+results[#results + 1] = woken_by_push(must_wake) and 1 or 0
 return results
