@@ -57,7 +57,11 @@ export function encodeKeyMode(options: PushOptions): KeyedPush | undefined {
   if (mode === 'debounce') {
     for (const option of ['delayMs', 'availableAt'] as const)
       if (options[option] !== undefined)
-        throw new InvalidOptionError(option, options[option], `nothing with debounce: its delayMs sets the due time`);
+        throw new InvalidOptionError(
+          option,
+          options[option],
+          `no ${option} with debounce (its delayMs sets the due time)`,
+        );
     assertDelay('debounce.delayMs', spec.delayMs);
     if (spec.maxWaitMs !== undefined) assertDelay('debounce.maxWaitMs', spec.maxWaitMs);
     const maxWait = spec.maxWaitMs === undefined ? '' : Math.ceil(spec.maxWaitMs);
