@@ -312,7 +312,9 @@ describe('consume: the poller', () => {
         seen.push(n);
         if (n === 120) await stalled.promise;
       },
-      { concurrency: 1, leaseMs: 600 },
+      // Heartbeats every 4/3 s: the stalled lease stays live unless its heartbeats come over 2.6 s
+      // late (a 600 ms lease expired under a loaded CI run, and stats counted it as ready).
+      { concurrency: 1, leaseMs: 4_000 },
     );
     const ids = (
       await queue.pushMany(
@@ -326,9 +328,8 @@ describe('consume: the poller', () => {
     const pops = ((await commandCounts(fx.redis)).lpop ?? 0) - popsBefore;
     expect(pops).toBeGreaterThan(0);
     expect(pops).toBeLessThan(30);
-    // Within two heartbeats (200 ms each) the prefetched ones are back in ready, in order; the
-    // stalled one stays leased.
-    await eventually(async () => (await queue.stats(topic)).leased === 1);
+    // Within two heartbeats the prefetched ones are back in ready, in order; the stalled one stays leased.
+    await eventually(async () => (await queue.stats(topic)).leased === 1, 30_000);
     expect(await queue.stats(topic)).toEqual({ ready: 79, delayed: 0, leased: 1, dead: 0, paused: false });
     expect(await fx.redis.lrange(`{ackq:${topic}}:ready`, 0, -1)).toEqual(ids.slice(121));
     // No reserve-and-hand-back churn while the handler stays stalled.
