@@ -234,8 +234,8 @@ export const QUEUE_SCRIPTS = {
   defer: {
     file: 'defer.lua',
     operation: 'retry later',
-    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS, 'retryDue'],
-    uses: ['flow'],
+    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS, 'retryDue', 'keys', 'keyOf'],
+    uses: ['flow', 'keys'],
   },
   limitsSet: {
     file: 'limits-set.lua',

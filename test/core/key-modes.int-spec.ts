@@ -374,6 +374,28 @@ describe('key modes', () => {
       expect(await keyModeKeys(topic)).toEqual([]);
     });
 
+    it("with 'cancel', starts the new message once the superseded lease's holder acks or nacks it (refused)", async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const supersede = { key: 'k', running: 'cancel' as const };
+      for (const settle of ['ack', 'nack'] as const) {
+        const first = await queue.push(topic, 'a', { supersede });
+        const [lease] = await queue.reserve(topic, { leaseMs: 600_000 });
+        expect(lease.id).toBe(first.id);
+        const second = await queue.push(topic, 'b', { supersede });
+        // Not before the superseded lease ends: its handler may still run.
+        expect((await queue.get(topic, second.id))!.dueAt).toBe(lease.leaseDeadline);
+        expect(await queue.reserve(topic)).toEqual([]);
+        // Its holder says it ended (the handler returned, or failed): refused, as the cancel took it.
+        if (settle === 'ack') expect(await queue.ack(lease)).toBe(false);
+        else expect(await queue.nack(lease, { delayMs: 0 })).toBe('lost');
+        const [next] = await queue.reserve(topic);
+        expect(next).toMatchObject({ id: second.id, payload: 'b' });
+        expect(await queue.ack(next)).toBe(true);
+      }
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
     it("with 'cancel', holds the new message until the deadline of a lease whose consumer died", async () => {
       const topic = uniqueTopic();
       const processes = new ConsumerProcesses({

@@ -55,7 +55,10 @@ local now = now_ms()
 local max_attempts = tonumber(ARGV[5])
 local _, results = held_leases(6)
 for k, flag in ipairs(results) do
-  if flag == 1 then
+  if flag == 0 then
+    -- Maybe a superseded message's consumer, its handler ended (see nack.lua).
+    key_drained(ARGV[4 + 2 * k])
+  elseif flag == 1 then
     -- Pair k is ARGV[4 + 2k], ARGV[5 + 2k]; the token says which delivery this was.
     local id = ARGV[4 + 2 * k]
     -- A token without the attempt is a lease made by an older version, which counted it in attempts.

@@ -26,6 +26,8 @@
 -- K.groupWeights  HASH   group -> weight (none: round robin)
 -- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
 -- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
+-- K.keys          HASH   each key's state (prelude-keys.lua)
+-- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs       wait before the next delivery (>= 0)
@@ -50,6 +52,8 @@ local function hold_starts(id, due, ms)
 end
 
 if redis.call('HGET', K.tokens, id) ~= token then
+  -- Maybe a superseded message's consumer, its handler ended (see nack.lua).
+  key_drained(id)
   return 0
 end
 if (tonumber(redis.call('HGET', K.deferrals, id)) or 0) >= max_deferrals then

@@ -68,6 +68,9 @@ check_types(K.leased, 'zset', K.delayed, 'zset', K.ready, 'list', K.attempts, 'h
 check_types(K.stepIds, 'set')
 
 if redis.call('HGET', K.tokens, id) ~= token then
+  -- Maybe a superseded message's consumer, its handler ended (a heartbeat heard of the lost lease
+  -- before the cancel notice came): its key's next message need not wait for the lease's deadline.
+  key_drained(id)
   return 0
 end
 redis.call('ZREM', K.leased, id)
