@@ -393,6 +393,7 @@ describe('every ack path on every layout', () => {
       const keepCompleted = path.keepCompleted ?? false;
       const queue = await fx.service({
         topics: { [topic]: { partitions: layout.partitions, keepCompleted } },
+        backoff: { type: 'fixed', delayMs: 10 },
       });
       const group = (n: number) => layout.groups?.[n % layout.groups.length];
       const c: Case = { queue, topic, ids: idsFor(topic, layout, group), runs: new Map() };
