@@ -3,6 +3,7 @@ import type { RedisAckQueueConnection } from '../interfaces';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { CliIo } from './cli-io';
 import { CliFailure, EXIT } from './exit-codes';
+import { inert } from './output';
 
 /** The options every command takes (before or after its name). */
 export interface GlobalOptions {
@@ -86,7 +87,7 @@ export class CliContext {
     if (this.options.yes) return true;
     if (!this.io.interactive)
       throw new CliFailure('refusing a destructive command without a terminal to confirm: pass --yes', EXIT.usage);
-    const answer = await this.io.ask(`${question} [y/N] `);
+    const answer = await this.io.ask(`${inert(question)} [y/N] `);
     if (/^y(es)?$/i.test(answer.trim())) return true;
     this.io.err('Nothing changed.\n');
     return false;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
-import { printJson } from './output';
+import { printJson, printLine } from './output';
 import type { CommandRunner } from './program-parts';
 
 type Sweep = 'requeue' | 'purge';
@@ -46,7 +46,7 @@ async function storedFormat(ctx: CliContext, format: string | undefined): Promis
   }
   const current = await queue.storedFormat();
   if (ctx.options.json) return printJson(ctx.io, { storedFormat: current });
-  ctx.io.out(`Stored format: ${current}.\n`);
+  printLine(ctx.io, `Stored format: ${current}.`);
 }
 
 async function sweepDead(ctx: CliContext, sweep: Sweep, topic: string, ids: string[], all: boolean): Promise<void> {
@@ -60,8 +60,9 @@ async function sweepDead(ctx: CliContext, sweep: Sweep, topic: string, ids: stri
       : queue.purgeDead(topic, all ? undefined : ids),
   );
   if (ctx.options.json) return printJson(ctx.io, { topic, [sweep === 'requeue' ? 'requeued' : 'purged']: done });
-  ctx.io.out(
-    `${sweep === 'requeue' ? 'Requeued' : 'Purged'} ${done} dead letter${done === 1 ? '' : 's'} of ${topic}.\n`,
+  printLine(
+    ctx.io,
+    `${sweep === 'requeue' ? 'Requeued' : 'Purged'} ${done} dead letter${done === 1 ? '' : 's'} of ${topic}.`,
   );
 }
 
@@ -70,11 +71,11 @@ async function cancel(ctx: CliContext, topic: string, id: string): Promise<void>
   const state = await ctx.onTopic(topic, (queue) => queue.cancel(topic, id));
   if (!state) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
   if (ctx.options.json) return printJson(ctx.io, { topic, id, cancelled: state });
-  ctx.io.out(`Cancelled ${id} of ${topic} (was ${state}).\n`);
+  printLine(ctx.io, `Cancelled ${id} of ${topic} (was ${state}).`);
 }
 
 async function setPaused(ctx: CliContext, topic: string, paused: boolean): Promise<void> {
   await ctx.onTopic(topic, (queue) => (paused ? queue.pause(topic) : queue.resume(topic)));
   if (ctx.options.json) return printJson(ctx.io, { topic, paused });
-  ctx.io.out(`${paused ? 'Paused' : 'Resumed'} ${topic}.\n`);
+  printLine(ctx.io, `${paused ? 'Paused' : 'Resumed'} ${topic}.`);
 }

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { RedisAckQueueError } from '../errors';
+import { inert } from './output';
 
 /** The CLI's exit codes (documented in the README's "Command line" section). */
 export const EXIT = {
@@ -47,5 +48,5 @@ export function failureOf(error: unknown): { exitCode: number; line?: string } {
 }
 
 function oneLine(text: string): string {
-  return `redis-ack-queue: ${text.replace(/\s*\n\s*/g, ' ')}`;
+  return `redis-ack-queue: ${inert(text.replace(/\s*\n\s*/g, ' '))}`;
 }

@@ -3,7 +3,7 @@ import type { FlowChildInfo, FlowNode } from '../interfaces';
 import type { CliContext } from './cli-context';
 import type { CliIo } from './cli-io';
 import { CliFailure, EXIT } from './exit-codes';
-import { printJson, printTable } from './output';
+import { inert, printJson, printTable } from './output';
 import type { CommandRunner } from './program-parts';
 
 /** The characters of a result a text line shows (`--json` gives it whole). */
@@ -30,7 +30,9 @@ async function showFlow(ctx: CliContext, topic: string, id: string): Promise<voi
     const [node, depth] = next;
     states.set(node.state, (states.get(node.state) ?? 0) + 1);
     const detail = outcomeText(node);
-    lines.push(`${'  '.repeat(depth)}${node.topic} ${node.id}  ${node.state}${detail ? `  ${detail}` : ''}`);
+    lines.push(
+      `${'  '.repeat(depth)}${inert(`${node.topic} ${node.id}  ${node.state}${detail ? `  ${detail}` : ''}`)}`,
+    );
     for (let i = node.children.length - 1; i >= 0; i--) stack.push([node.children[i], depth + 1]);
   }
   const counted = [...states].map(([state, n]) => `${n} ${state}`).join(', ');

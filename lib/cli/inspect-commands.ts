@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { MessageInfo, MessageState } from '../interfaces';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
-import { printJson, printRecord, printTable, shortJson, time } from './output';
+import { printJson, printLine, printRecord, printTable, shortJson, time } from './output';
 import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
 import { childCounts, flowCommand, printChildren } from './flow-command';
 import { historyCommand } from './history-command';
@@ -44,7 +44,8 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
 async function showTopics(ctx: CliContext): Promise<void> {
   const topics = await (await ctx.queue()).topics();
   if (ctx.options.json) printJson(ctx.io, topics);
-  else ctx.io.out(topics.length === 0 ? 'No topics registered.\n' : `${topics.join('\n')}\n`);
+  else if (topics.length === 0) printLine(ctx.io, 'No topics registered.');
+  else topics.forEach((topic) => printLine(ctx.io, topic));
 }
 
 /** What a message waiting for its key's running one shows for its due time (one word, as a column reads). */

@@ -207,7 +207,7 @@ export const MESSAGES = {
     `The result of step "${step}" of message ${id} of "${topic}" cannot be stored: ${reason}`,
   tooManySteps: (max: number) =>
     `the message holds ${max} steps already, the most one may: use fewer steps (one step may return several values)`,
-  stepName: (max: number) => `a step name: a string of 1-${max} characters`,
+  stepName: (max: number) => `a step name: a string of 1-${max} characters without unpaired surrogates`,
   // A topic's history as the dashboard and the CLI ask for it: input refused before anything is read.
   historyTime: (name: string) => `${name} must be a time: epoch ms, or ISO 8601 text such as 2026-11-26T18:00:00Z`,
   historyStep: (name: string) =>

@@ -9,11 +9,15 @@ import {
 } from '../errors';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { isWellFormed } from '../queue/validation';
 import type { ContextTarget, RunStep, StepCache } from './handler-context';
 
-/** Refuses a step name that is not a string of 1-256 characters (never quoting it). */
+/**
+ * Refuses a step name that is not a string of 1-256 characters, or holds an unpaired surrogate
+ * (it reaches Redis as U+FFFD, so two names would share one step), never quoting it.
+ */
 export function checkStepName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name.length === 0 || name.length > LIMITS.stepNameLength) {
+  if (typeof name !== 'string' || name.length === 0 || name.length > LIMITS.stepNameLength || !isWellFormed(name)) {
     throw new InvalidOptionError('step name', name, MESSAGES.stepName(LIMITS.stepNameLength), true);
   }
 }

@@ -9,6 +9,7 @@ import type {
   ReservedMessage,
 } from '../interfaces';
 import type { FlowChildRecord } from '../engine/flow-format';
+import { userKeyed } from '../common/user-keyed';
 import { assertBounded } from '../queue/validation';
 import { HELD_LEASE, type HeldDelivery } from '../engine/consumer-engine';
 
@@ -111,11 +112,11 @@ export class HandlerContext implements MessageContext {
   }
 }
 
-/** Children's results by topic, then id (what `childResults` answers). */
+/** Children's results by topic, then id (what `childResults` answers), in objects without a prototype. */
 export function childResultsOf(children: readonly FlowChildInfo[] | undefined): ChildResults {
-  const results: ChildResults = {};
+  const results: ChildResults = userKeyed();
   for (const { topic, id, outcome, result } of children ?? []) {
-    if (outcome === 'acked') (results[topic] ??= {})[id] = result;
+    if (outcome === 'acked') (results[topic] ??= userKeyed())[id] = result;
   }
   return results;
 }

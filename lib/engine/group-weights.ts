@@ -1,3 +1,4 @@
+import { userKeyed } from '../common/user-keyed';
 import type { GroupWeights } from '../interfaces';
 import type { ScriptRunner } from './script-runner';
 import type { TopicLayouts } from './topic-layouts';
@@ -20,12 +21,12 @@ export class GroupWeightsStore {
     await Promise.all(layout.partitions.map((keys) => this.scripts.run('groupWeightsSet', topic, keys, pairs)));
   }
 
-  /** The weights set for a topic ({} when none). */
+  /** The weights set for a topic ({} when none), by group in an object without a prototype. */
   async get(topic: string): Promise<GroupWeights> {
     const layout = this.layouts.get(topic);
     await this.layouts.verify(layout, 'read group weights');
     const pairs = await this.scripts.run<string[]>('groupWeightsGet', topic, layout.partitions[0], []);
-    const weights: Record<string, number> = {};
+    const weights = userKeyed<number>();
     for (let i = 0; i < pairs.length; i += 2) weights[pairs[i]] = Number(pairs[i + 1]);
     return weights;
   }

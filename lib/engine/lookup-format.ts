@@ -8,6 +8,7 @@ import type {
   RedisAckQueueKeyMode,
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { userKeyed } from '../common/user-keyed';
 import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
 import { decodeChildren, FLOW_HELD, linkOf, type FlowChildRecord } from './flow-format';
@@ -17,7 +18,7 @@ const KEY_PARKED = '9007199254740990';
 
 /** A flat HGETALL reply (field, value, ...) as an object. */
 function pairsOf(flat: string[]): Record<string, string> {
-  const pairs: Record<string, string> = {};
+  const pairs = userKeyed<string>();
   for (let i = 0; i < flat.length; i += 2) pairs[flat[i]] = flat[i + 1];
   return pairs;
 }
@@ -187,12 +188,10 @@ function addKeyMode(info: MessageInfo<unknown>, keyOf: string | null | undefined
  * by name: Redis keeps no order in a large hash.
  */
 function decodeSteps(flat: string[]): Record<string, unknown> {
-  const names: [string, string][] = [];
-  for (let i = 0; i < flat.length; i += 2) names.push([flat[i], flat[i + 1]]);
+  const names: [string, unknown][] = [];
+  for (let i = 0; i < flat.length; i += 2) names.push([flat[i], parseOr(flat[i + 1])]);
   names.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const steps: Record<string, unknown> = {};
-  for (const [name, json] of names) steps[name] = parseOr(json);
-  return steps;
+  return userKeyed(names);
 }
 
 /** list-order.lua answers `{ size, key, ... }`; completed keys come newest first, so they are negated to ascend. */

@@ -77,7 +77,8 @@ export interface FailedChild extends FlowRef, ChildFailure {}
 
 /**
  * Child results as `context.childResults()` returns them: by child topic, then child id, what
- * each child's handler returned.
+ * each child's handler returned. Both levels are objects without a prototype: a topic or id
+ * named `__proto__` or `constructor` is a key like any other.
  */
 export type ChildResults = Record<string, Record<string, unknown>>;
 

@@ -54,7 +54,8 @@ export interface MessageInfo<T = unknown> {
   progress?: unknown;
   /**
    * The durable steps its handlers completed so far (`context.step`): step name -> result (a
-   * step that returned nothing: undefined), by name. Absent when it has none. Kept while the message lives
+   * step that returned nothing: undefined), by name, in an object without a prototype (a step named
+   * `__proto__` is a key like any other). Absent when it has none. Kept while the message lives
    * (dead letters included) and with its completed record.
    */
   steps?: Record<string, unknown>;

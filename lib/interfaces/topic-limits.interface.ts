@@ -41,7 +41,7 @@ export interface TopicLimits {
  * Weights of a topic's ordered groups for their fair share of starts (`setGroupWeights`): group
  * name -> a whole number from 1 to 1,000. A group not named weighs 1. With every group
  * backlogged, each starts messages in proportion to its weight (docs/ordered-groups.md, "Weighted fair
- * share", has the exact guarantee).
+ * share", has the exact guarantee). `groupWeights()` answers an object without a prototype.
  */
 export type GroupWeights = Readonly<Record<string, number>>;
 

@@ -4,10 +4,14 @@ import type { CliIo } from '../../lib/cli/cli-io';
 import { runCli } from '../../lib/cli/program';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { wellBefore } from '../support/waits';
+import { OBJECT_NAMES, runNamedFlow } from '../support/named-flow';
 import { DEFAULTS } from '../../lib/common/redis-ack-queue.constants';
 
 /** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
 const MAIN = join(__dirname, '../../dist/cli/main.js');
+
+/** `text` matched literally in a RegExp. */
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 interface Run {
   code: number;
@@ -305,6 +309,71 @@ describe('redis-ack-queue CLI', () => {
     expect(JSON.parse((await cli('purge', topic, '--all', '--yes', '--json')).stdout)).toEqual({ topic, purged: 2 });
     expect(await queue.stats(topic)).toMatchObject({ ready: 1, dead: 0 });
     expect((await cli('purge', topic, '--yes')).code).toBe(2);
+  });
+
+  it('prints what users control as inert text: ids, keys, step names and errors with escape sequences', async () => {
+    const { queue, cli } = await setUp();
+    // Sets the terminal's title, clears the screen; an 8-bit CSI; a right-to-left override.
+    const esc = '\x1b]0;owned\x07\x1b[2J';
+    const [topic, kids, keyed] = [uniqueTopic('inert'), uniqueTopic('kids'), uniqueTopic('keyed')];
+    const ids = [`kid${esc}`, 'csi\u009b31m', 'txt\u202eexe.sh', ...OBJECT_NAMES];
+    const steps = [`step${esc}`, 'tab\tstep', ...OBJECT_NAMES];
+    await runNamedFlow(queue, {
+      topic,
+      childTopics: OBJECT_NAMES,
+      kidsTopic: kids,
+      childIds: ids,
+      steps,
+      error: `boom${esc}\nat line 2\u2028`,
+    });
+    const message = await queue.push(keyed, 1, { debounce: { key: `key${esc}`, delayMs: 600_000 } });
+    await queue.push(keyed, 2, { id: `id${esc}`, delayMs: 600_000 });
+
+    const runs = {
+      get: await cli('get', topic, 'parent'),
+      getJson: await cli('get', topic, 'parent', '--json'),
+      flow: await cli('flow', topic, 'parent'),
+      flowJson: await cli('flow', topic, 'parent', '--json'),
+      dead: await cli('dead', topic),
+      list: await cli('list', keyed, 'delayed'),
+      getKeyed: await cli('get', keyed, message.id),
+      missing: await cli('get', keyed, `none${esc}`),
+      cancelled: await cli('cancel', keyed, `id${esc}`, '--yes'),
+    };
+    for (const [name, { stdout, stderr }] of Object.entries(runs)) {
+      const raw = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.exec(`${stdout}${stderr}`.replace(/\n/g, ''));
+      expect({ name, raw: raw?.[0].codePointAt(0)?.toString(16) }).toEqual({ name, raw: undefined });
+    }
+    const shown = '\\x1b]0;owned\\x07\\x1b[2J';
+    // A name as inert text; its value as JSON, which escapes C0 controls itself.
+    expect(runs.get.stdout).toMatch(
+      new RegExp(`^step step${escapeRegExp(shown)}: "step step\\\\u001b\\]0;owned\\\\u0007\\\\u001b\\[2J"$`, 'm'),
+    );
+    expect(runs.get.stdout).toContain('step tab\\tstep:');
+    // The error's lines stay lines, under its field.
+    expect(runs.get.stdout).toMatch(
+      new RegExp(`^error:\\s+Error: boom${escapeRegExp(shown)}\n\\s+at line 2\\\\u\\{2028\\}\n`, 'm'),
+    );
+    for (const name of OBJECT_NAMES) {
+      expect(runs.get.stdout).toMatch(new RegExp(`^step ${name}:\\s+"step ${name}"$`, 'm'));
+      expect(runs.flow.stdout).toMatch(new RegExp(`^  ${name} child\\s`, 'm'));
+      expect(runs.flow.stdout).toMatch(new RegExp(`^  ${escapeRegExp(kids)} ${name}\\s`, 'm'));
+    }
+    expect(runs.flow.stdout).toContain(`  ${kids} kid${shown}  `);
+    expect(runs.flow.stdout).toContain(`  ${kids} csi\\x9b31m  `);
+    expect(runs.flow.stdout).toContain(`  ${kids} txt\\u{202e}exe.sh  `);
+    expect(runs.dead.stdout).toMatch(new RegExp(`^parent\\s.*Error: boom${escapeRegExp(shown)}$`, 'm'));
+    expect(runs.list.stdout).toMatch(new RegExp(`^id${escapeRegExp(shown)}\\s`, 'm'));
+    expect(runs.list.stdout).toMatch(new RegExp(`^${message.id}\\s.*debounce\\s+key${escapeRegExp(shown)}$`, 'm'));
+    expect(runs.getKeyed.stdout).toMatch(new RegExp(`^key:\\s+key${escapeRegExp(shown)}$`, 'm'));
+    expect(runs.missing).toMatchObject({ code: 3, stderr: `redis-ack-queue: no message none${shown} in ${keyed}\n` });
+    expect(runs.cancelled.stdout).toBe(`Cancelled id${shown} of ${keyed} (was delayed).\n`);
+    // JSON gives the same values back: the escapes are JSON's own.
+    const parent = JSON.parse(runs.getJson.stdout) as { steps: Record<string, string>; error: string };
+    expect(Object.keys(parent.steps).sort()).toEqual([...steps].sort());
+    expect(parent.error).toMatch(new RegExp(`^Error: boom${escapeRegExp(esc)}\nat line 2\u2028`));
+    const tree = JSON.parse(runs.flowJson.stdout) as { children: { id: string }[] };
+    expect(tree.children.map((child) => child.id).sort()).toEqual([...ids, ...OBJECT_NAMES.map(() => 'child')].sort());
   });
 
   it('cancel removes a message with --yes, exits 3 when there is none, refuses without --yes', async () => {

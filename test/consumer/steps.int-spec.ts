@@ -211,6 +211,9 @@ describe('durable steps (context.step)', () => {
         empty: await outcome(context.step('', run('empty', 1))),
         long: await outcome(context.step('n'.repeat(257), run('long', 1))),
         number: await outcome(context.step(42 as unknown as string, run('number', 1))),
+        // UTF-8 cannot carry an unpaired surrogate: both would reach Redis as `charge-\uFFFD`, one step.
+        high: await outcome(context.step('charge-\uD800', run('high', 1))),
+        low: await outcome(context.step('charge-\uDBFF', run('low', 2))),
         notFn: await outcome(context.step('not-fn', 'value' as unknown as () => string)),
         ok: await outcome(context.step('n'.repeat(256), run('ok', 'fine'))),
       });
@@ -223,7 +226,7 @@ describe('durable steps (context.step)', () => {
       expect((results[name] as { message: string }).message).not.toMatch(/SECRET/);
     }
     expect((results.large as { message: string }).message).toMatch(/over the limit of 65536/);
-    for (const name of ['empty', 'long', 'number', 'notFn'])
+    for (const name of ['empty', 'long', 'number', 'high', 'low', 'notFn'])
       expect(results[name]).toMatchObject({ error: InvalidOptionError.name });
     expect(results.ok).toEqual({ value: 'fine' });
     // A bad name runs nothing; a bad result ran its step, but nothing of it was stored.

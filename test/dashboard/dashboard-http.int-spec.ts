@@ -12,6 +12,9 @@ import type { Redis } from 'ioredis';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
 import { StoredValues } from './stored-values';
+import { OBJECT_NAMES, runNamedFlow } from '../support/named-flow';
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** The dashboard over HTTP, on both adapters: guard, assets, JSON API, actions and their CSRF checks. */
 describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (platform) => {
@@ -323,6 +326,33 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     for (const bad of ['/api/topic', '/api/topic?topic=', '/api/topic?topic=a&topic=b', '/api/message?topic=a']) {
       const response = await get(bad);
       expect({ bad, status: response.status }).toEqual({ bad, status: 400 });
+    }
+  });
+
+  it('answers topics, ids and steps named __proto__, constructor, toString and hasOwnProperty like any other', async () => {
+    const before = Object.getOwnPropertyNames(Object.prototype);
+    await runNamedFlow(served.queue, {
+      topic: 'book',
+      childTopics: OBJECT_NAMES,
+      kidsTopic: 'kids',
+      childIds: OBJECT_NAMES,
+      steps: OBJECT_NAMES,
+      error: 'fails after its steps',
+    });
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before);
+    type Named = { topic: string; id: string };
+    const detail = (await json('/api/message?topic=book&id=parent')) as unknown as {
+      steps: { name: string; value: unknown }[];
+      children: Named[];
+    };
+    expect(detail.steps).toEqual(OBJECT_NAMES.map((name) => ({ name, value: `step ${name}` })).sort(byName));
+    const named = [...OBJECT_NAMES.map((topic) => `${topic} child`), ...OBJECT_NAMES.map((id) => `kids ${id}`)];
+    expect(detail.children.map(({ topic, id }) => `${topic} ${id}`).sort()).toEqual(named.sort());
+    const flow = (await json('/api/flow?topic=book&id=parent')) as unknown as { root: { children: Named[] } };
+    expect(flow.root.children.map(({ topic, id }) => `${topic} ${id}`).sort()).toEqual(named.sort());
+    for (const topic of OBJECT_NAMES) {
+      const rows = (await json(`/api/topics?search=${topic}`)).rows;
+      expect(rows.map((row) => row.topic)).toContain(topic);
     }
   });
 

@@ -109,6 +109,7 @@ describe('durable steps of the test contexts', () => {
   it('checks names and results as the real step does', async () => {
     const context = createMessageContext();
     await expect(context.step('', () => 1)).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(context.step('charge-\uD800', () => 1)).rejects.toBeInstanceOf(InvalidOptionError);
     await expect(context.step('big', () => 10n)).rejects.toBeInstanceOf(InvalidStepResultError);
     await expect(context.step('large', () => 'x'.repeat(70_000))).rejects.toThrow(/over the limit of 65536/);
     await expect(context.step('date', () => new Date(0))).resolves.toBe('1970-01-01T00:00:00.000Z');
