@@ -49,9 +49,7 @@ async function usedMemory(redis: Redis): Promise<{ total: number; dataset: numbe
  * or not depending on who popped last) and the history (a field a minute, checked on its own).
  */
 function withoutTimeKeyed(keys: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(keys).filter(([key]) => !key.endsWith(':wake') && !isHistoryKey(key)),
-  );
+  return Object.fromEntries(Object.entries(keys).filter(([key]) => !key.endsWith(':wake') && !isHistoryKey(key)));
 }
 
 /** `n` messages through a consumer (the poller's own bookkeeping: heartbeats, batched acks). */
