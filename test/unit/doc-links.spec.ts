@@ -101,6 +101,13 @@ describe('links of the README and docs/', () => {
     expect(unlinkedRepositoryPaths(page)).toEqual([]);
   });
 
+  it('docs/README.md, the index, links every page of docs/', () => {
+    const listed = new Set(linksOf('docs/README.md').map((target) => join('docs', target.split('#')[0])));
+    expect(PAGES.filter((page) => page.startsWith('docs/') && page !== 'docs/README.md' && !listed.has(page))).toEqual(
+      [],
+    );
+  });
+
   it('a repository path outside a link is reported; in a link to the repository, or shipped, it is not', () => {
     const text = [
       'See `lib/engine/lua/` and test/core/push.int-spec.ts, or sample-app/.',
