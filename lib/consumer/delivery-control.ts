@@ -1,4 +1,4 @@
-import type { ConsumerEngine, CompletedPolicy } from '../engine/consumer-engine';
+import { completedLease, type ConsumerEngine, type CompletedPolicy } from '../engine/consumer-engine';
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
@@ -74,12 +74,7 @@ export class DeliveryControl<T> {
     const completing = entries.filter((entry) => entry.completion !== undefined);
     if (completing.length === 0) return this.engine.settle('ack', this.topic, messagesOf(entries));
     const plain = entries.filter((entry) => entry.completion === undefined);
-    const leases = completing.map(({ message, completion }) => ({
-      id: message.id,
-      token: message.token,
-      leaseDeadline: message.leaseDeadline,
-      extra: completion!,
-    }));
+    const leases = completing.map(({ message, completion }) => completedLease(message, completion!));
     const [completed, acked] = await Promise.all([
       this.engine.complete(this.topic, leases),
       plain.length > 0 ? this.engine.settle('ack', this.topic, messagesOf(plain)) : [],

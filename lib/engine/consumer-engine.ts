@@ -65,6 +65,14 @@ export interface CompletedLease extends HeldLease {
 }
 
 /**
+ * The lease of `message` to complete, with `extra`. It keeps the message's group: on a
+ * partitioned topic the group, not the id, chose the partition that holds the lease.
+ */
+export function completedLease({ id, token, group, leaseDeadline }: HeldLease, extra: string): CompletedLease {
+  return { id, token, group, leaseDeadline, extra };
+}
+
+/**
  * What a consumer needs of the engine: the poller and the lease keeper depend on this, never
  * on the service, so a shutdown can always hand messages back and a test can pass a fake.
  */

@@ -1,3 +1,4 @@
+import { completedLease } from '../engine/consumer-engine';
 import { isFlowChild } from '../engine/flow-format';
 import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { InvalidStoredValueError } from '../errors';
@@ -104,9 +105,8 @@ export class QueueLeases {
     const bound = policy?.maxResultBytes ?? this.core.settings.maxPayloadBytes;
     const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) throw new InvalidStoredValueError('result', message.topic, encoded.problem);
-    const { id, token, leaseDeadline } = message;
     return this.core.engine.complete(message.topic, [
-      { id, token, leaseDeadline, extra: completionExtra(encoded?.json, undefined) },
+      completedLease(message, completionExtra(encoded?.json, undefined)),
     ]);
   }
 }

@@ -426,6 +426,71 @@ describe('key modes', () => {
       expect(await keyModeKeys(topic)).toEqual([]);
     });
 
+    it.each([
+      ['cancel', 'after'],
+      ['keep', 'after'],
+      ['keep', 'before'],
+    ] as const)(
+      "with '%s', a running message cancelled by hand holds its key until its handler returned (next pushed %s the cancel)",
+      async (running, pushed) => {
+        const queue = await fx.service();
+        const topic = uniqueTopic();
+        const log: string[] = [];
+        const aborted = gate();
+        const release = gate();
+        const consumer = queue.consume(
+          topic,
+          async (payload: string, context) => {
+            log.push(`${payload} started`);
+            if (payload === 'a') {
+              // Heeds the abort late: runs on until the test lets it return.
+              context.signal.addEventListener('abort', () => aborted.open());
+              await release.promise;
+            }
+            log.push(`${payload} returned`);
+          },
+          { leaseMs: 600_000 },
+        );
+        const supersede = { key: 'k', running };
+        const a = await queue.push(topic, 'a', { supersede });
+        await eventually(() => log.length === 1);
+        const { leaseDeadline } = (await queue.get(topic, a.id))!;
+        const b = pushed === 'before' ? await queue.push(topic, 'b', { supersede }) : undefined;
+        expect(await queue.cancel(topic, a.id)).toBe('leased');
+        await aborted.promise;
+        const next = b ?? (await queue.push(topic, 'b', { supersede }));
+        expect(next).toEqual({ id: anyId, duplicate: false });
+        // Not before the cancelled lease's deadline (10 minutes), unless its consumer says the handler returned.
+        expect(await queue.get(topic, next.id)).toMatchObject({ state: 'delayed', dueAt: leaseDeadline });
+        release.open();
+        await eventually(() => log.length === 4, 30_000);
+        expect(log).toEqual(['a started', 'a returned', 'b started', 'b returned']);
+        await queue.waitUntilIdle(topic);
+        await consumer.close();
+        expect(await keyModeKeys(topic)).toEqual([]);
+      },
+    );
+
+    it('a running message cancelled by hand holds its key until its lease deadline when its holder never says it ended', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      const supersede = { key: 'k', running: 'keep' as const };
+      const first = await queue.push(topic, 'a', { supersede });
+      // Its holder dies: it will neither ack nor nack.
+      const [lease] = await queue.reserve(topic, { leaseMs: 1_000 });
+      expect(lease.id).toBe(first.id);
+      expect(await queue.cancel(topic, first.id)).toBe('leased');
+      const second = await queue.push(topic, 'b', { supersede });
+      expect(await queue.get(topic, second.id)).toMatchObject({ state: 'delayed', dueAt: lease.leaseDeadline });
+      const runs: unknown[] = [];
+      const consumer = queue.consume(topic, (payload) => void runs.push(payload));
+      await eventually(() => runs.length === 1, 30_000);
+      await queue.waitUntilIdle(topic);
+      expect(runs).toEqual(['b']);
+      await consumer.close();
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
     it('frees a key whose running message is cancelled by hand, or dies', async () => {
       expectLogs(/went to the dead letters/);
       const queue = await fx.service();

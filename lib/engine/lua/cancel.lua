@@ -1,6 +1,8 @@
 -- cancel: removes one message for good, whatever its state, with every key that holds
 -- something of it. A leased one loses its token (its late ack or nack changes nothing) and
 -- its id is published on the cancelled channel, so the consumer running it aborts its handler.
+-- A leased one of a supersede key holds its key as a superseded one does: the key's next
+-- message starts once its consumer's refused ack says the handler returned, or at its deadline.
 --
 -- K.ready         LIST   ids waiting, head first
 -- K.delayed       ZSET   id -> due time (ms)
@@ -93,14 +95,46 @@ local function group_forget(id, state)
   return false
 end
 
+-- A running message of a supersede key, cancelled: its handler may run on until its lease's
+-- deadline, so it drains as push-keyed.lua's supersede_running leaves a superseded one (its
+-- key kept in K.keyOf until its consumer's refused ack, key_drained, or the deadline), and a
+-- message waiting for it starts no sooner. Any other keyed message leaves its key at once.
+local function key_cancelled_running(deadline)
+  local value = redis.call('HGET', K.keyOf, id)
+  local mode = value and string.sub(value, 1, 1)
+  if mode ~= 'c' and mode ~= 'k' then
+    keys_ended({ id })
+    return
+  end
+  local field = 's' .. string.sub(value, 2)
+  local s = supersede_state(field)
+  -- The state may still name a started message as the waiting one (push-keyed.lua moves it on).
+  if s.cur == id then
+    s.cur = ''
+  elseif s.next == id then
+    s.next = ''
+  else
+    keys_ended({ id })
+    return
+  end
+  drain_over(s)
+  s.drain, s.drain_until = id, deadline
+  if s.next ~= '' and redis.call('ZSCORE', K.delayed, s.next) == KEY_PARKED then
+    key_release(s.next, math.max(s.next_due, deadline), now_ms())
+  end
+  supersede_save(field, s)
+end
+
 local state = false
+local deadline = tonumber(redis.call('ZSCORE', K.leased, id))
 if redis.call('ZREM', K.completed, id) == 1 then
   state = 'completed'
 elseif redis.call('ZREM', K.dead, id) == 1 then
   state = 'dead'
   redis.call('HDEL', K.deadInfo, id)
-elseif redis.call('ZREM', K.leased, id) == 1 then
+elseif deadline then
   state = 'leased'
+  redis.call('ZREM', K.leased, id)
   local token = redis.call('HGET', K.tokens, id) or ''
   redis.call('HDEL', K.tokens, id)
   redis.call('PUBLISH', K.cancelled, token .. ' ' .. id)
@@ -138,8 +172,12 @@ if state and flow_used() then
   end
   flow_forget({ id })
 end
-if state then
+if state == 'leased' then
+  key_cancelled_running(deadline)
+elseif state then
   keys_ended({ id })
+end
+if state then
   redis.call('HDEL', K.messages, id)
   redis.call('HDEL', K.attempts, id)
   redis.call('HDEL', K.progress, id)
