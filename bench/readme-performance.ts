@@ -1,4 +1,4 @@
-// Writes the README's Performance section from the last full runs' reports in bench/results/
+// Writes the summary at the top of docs/performance.md from the last full runs' reports in bench/results/
 // (latest.md from `npm run bench`, groups.md from `npm run bench:groups`, group-shares.md from
 // `npm run bench:group-shares`, observability.md from `npm run bench:observability -- --targets`,
 // transport.md from `npm run bench:transport`, flows.md from `npm run bench:flows -- --before=<checkout>`): each target of the project beside what was
@@ -8,7 +8,12 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const RESULTS = join(ROOT, 'bench', 'results');
-const BEGIN = '<!-- performance: written by `npm run bench:readme` from bench/results/; do not edit by hand -->';
+const BEGIN = '<!-- performance: written by `npm run bench:readme` from the reports; do not edit by hand -->';
+/** The page the summary is written into (shipped in the package: the reports are links to the repository). */
+const PAGE = join('docs', 'performance.md');
+const REPOSITORY = 'https://github.com/nestjs-redis-ack-queue/nestjs-redis-ack-queue';
+/** A report of bench/results/ as a link to it in the repository. */
+const reportLink = (name: string) => `[\`bench/results/${name}\`](${REPOSITORY}/blob/main/bench/results/${name})`;
 const END = '<!-- /performance -->';
 
 const read = (file: string) => readFileSync(join(RESULTS, file), 'utf8');
@@ -113,8 +118,8 @@ function section(): string {
     BEGIN,
     `Measured on ${date} at commit ${commit}, on ${machine.trim()} (Node ${node}, ${redis}), against BullMQ, bee-queue`,
     'and a raw Redis list (groupmq for ordered groups) in the same runs, on the same Redis, through the public API',
-    '(medians of interleaved rounds where the report says so). Methods and every figure:',
-    '[docs/performance.md](docs/performance.md) and the reports in `bench/results/`.',
+    '(medians of interleaved rounds where the report says so). Methods and every figure: the sections below and',
+    `the reports in [\`bench/results/\`](${REPOSITORY}/tree/main/bench/results).`,
     '',
     '| figure | target | measured | |',
     '| --- | --- | --- | --- |',
@@ -139,7 +144,7 @@ function observability(): string[] {
   const { rows } = table(targets);
   return [
     `Metrics, tracing and history, each as a share of the consume rate without them (no-op handler unless`,
-    `said; ${date}, commit ${commit}, ${machine}; \`bench/results/observability.md\`):`,
+    `said; ${date}, commit ${commit}, ${machine}; ${reportLink('observability.md')}):`,
     '',
     '| figure | target | measured | |',
     '| --- | --- | --- | --- |',
@@ -176,7 +181,7 @@ function transport(): string[] {
   return [
     "`@nestjs/microservices`: this project's transport against Nest's built-in Redis transport, one run on one Redis,",
     `server and client in two processes, medians of ${rounds} interleaved rounds (${date}, commit ${commit}, ${machine};`,
-    `\`bench/results/transport.md\`). Events: ${events} \`emit\`s, ${inFlight} in flight, until the handler saw the last;`,
+    `${reportLink('transport.md')}). Events: ${events} \`emit\`s, ${inFlight} in flight, until the handler saw the last;`,
     `round trips: ${callers} callers of \`send\`, ${requests} per round. Our server at \`concurrency: ${concurrency}\`; Nest's handlers unbounded.`,
     '',
     `| ${header.join(' | ')} |`,
@@ -280,7 +285,7 @@ function flows(): string[] {
         ];
   return [
     `Flows (\`pushFlow\`) against ${bull}'s \`FlowProducer\` and against the same messages pushed plain, one run`,
-    `on one Redis (${date}, commit ${commit}, ${machine}; \`bench/results/flows.md\`). End to end: consumers at`,
+    `on one Redis (${date}, commit ${commit}, ${machine}; ${reportLink('flows.md')}). End to end: consumers at`,
     `concurrency 50 on each level's topic, ${trees} trees pushed ${inFlight} at a time, until the last root ran (a parent`,
     `reads its children's results), medians of ${rounds} interleaved rounds. Costs: ${stored} trees of 1 + 10 stored with`,
     "no consumer, then drained; per child, the parent's own share included.",
@@ -293,13 +298,13 @@ function flows(): string[] {
 }
 
 function main(): void {
-  const file = join(ROOT, 'README.md');
+  const file = join(ROOT, PAGE);
   const readme = readFileSync(file, 'utf8');
   const from = readme.indexOf(BEGIN);
   const to = readme.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${BEGIN} ... ${END} section`);
+  if (from < 0 || to < from) throw new Error(`${PAGE} has no ${BEGIN} ... ${END} section`);
   writeFileSync(file, readme.slice(0, from) + section() + readme.slice(to + END.length));
-  process.stdout.write('README.md: Performance section written\n');
+  process.stdout.write(`${PAGE}: the summary written\n`);
 }
 
 main();

@@ -22,7 +22,13 @@ export {
   type QueueHandlerMetadata,
 } from './nest/queue-handler.decorator';
 export { OnQueueEvent, type OnQueueEventMetadata, type OnQueueEventOptions } from './nest/on-queue-event.decorator';
-export { REDIS_ACK_QUEUE_CONTEXT_TYPE, type RedisAckQueueContextType } from './common/redis-ack-queue.constants';
+export {
+  REDIS_ACK_QUEUE_CONTEXT_TYPE,
+  REDIS_ACK_QUEUE_ROUTE,
+  type RedisAckQueueContextType,
+  type RedisAckQueueRoute,
+} from './common/redis-ack-queue.constants';
+export { isRedisAckQueueRoute } from './nest/redis-ack-queue-route';
 export * from './errors';
 export * from './interfaces';
 export { RedisAckQueueMetrics } from './metrics/queue-metrics';

@@ -15,6 +15,11 @@ export class SampleConfig {
   readonly summaryDelayMs = Number(process.env.SUMMARY_DELAY_MS ?? 1_000);
   /** How long "sending" a confirmation mail takes. */
   readonly mailLatencyMs = Number(process.env.MAIL_LATENCY_MS ?? 20);
+  /**
+   * How many first attempts of each shipment's pickup booking the carrier refuses: the retry that follows
+   * resumes after the stored steps (the label is not bought twice).
+   */
+  readonly pickupFailures = Number(process.env.PICKUP_FAILURES ?? 1);
   /** How long shutdown waits for running handlers before handing their messages back. */
   readonly drainMs = Number(process.env.DRAIN_MS ?? 5_000);
   /** Run no @QueueHandler in this process (a producer-only instance). */

@@ -3,6 +3,13 @@ import type { RedisAckQueueEventType } from '../interfaces';
 /** Injection token and metadata keys, namespaced so they never collide with an app's own. */
 export const QUEUE_HANDLER_METADATA = 'nestjs-redis-ack-queue:handler';
 export const QUEUE_EVENT_METADATA = 'nestjs-redis-ack-queue:event-listener';
+/**
+ * Metadata on the library's own HTTP controllers (the metrics route, the dashboard), whose value names
+ * which: what `isRedisAckQueueRoute()` reads for an app-wide guard.
+ */
+export const REDIS_ACK_QUEUE_ROUTE = 'nestjs-redis-ack-queue:route';
+/** The library's HTTP routes: `RedisAckQueueMetricsModule`'s `path` and `RedisAckQueueDashboardModule`'s. */
+export type RedisAckQueueRoute = 'metrics' | 'dashboard';
 
 /** Every type of event `events$` carries. */
 export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [

@@ -18,6 +18,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
+import { RedisAckQueueRouteOf } from '../nest/redis-ack-queue-route';
 import { toHttpException } from './dashboard-errors';
 import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
@@ -55,6 +56,7 @@ async function answer<T>(work: () => Promise<T>): Promise<T> {
 /** The dashboard's controller at `path`, behind `guards`: the page, its assets, its JSON API. */
 export function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
   @Controller(path)
+  @RedisAckQueueRouteOf('dashboard')
   @UseGuards(...guards)
   class RedisAckQueueDashboardController {
     constructor(@Inject(DASHBOARD) private readonly dashboard: Dashboard) {}

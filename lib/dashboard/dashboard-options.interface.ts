@@ -13,7 +13,8 @@ export interface RedisAckQueueDashboardOptions {
   path?: string;
   /**
    * The guard (or guards) every route of the dashboard goes through: the page, its assets and
-   * its API, reads and actions alike. Required unless `open` is true.
+   * its API, reads and actions alike. Required unless `open` is true. An app-wide guard
+   * (`APP_GUARD`) runs before it: let the dashboard through there with `isRedisAckQueueRoute(context)`.
    */
   guard?: DashboardGuard | DashboardGuard[];
   /**

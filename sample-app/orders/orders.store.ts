@@ -22,11 +22,31 @@ export interface CustomerSummary {
   computations: number;
 }
 
+/** One order as its pick (a child of a shipment's flow) returned it. */
+export interface PickedItem {
+  orderId: string;
+  item: string;
+}
+
+/** Several orders sent in one parcel: a flow, whose parent dispatches once every order was picked. */
+export interface Shipment {
+  id: string;
+  orderIds: string[];
+  status: 'picking' | 'dispatched';
+  /** What the picks returned, as the parent read them with `context.childResults()`. */
+  picked?: PickedItem[];
+  tracking?: string;
+  pickupAt?: string;
+  /** The delivery of the parent that dispatched it: above 1 after a failed pickup booking. */
+  attempt?: number;
+}
+
 /** In-memory orders: the sample's stand-in for a database. */
 @Injectable()
 export class OrdersStore {
   private readonly orders = new Map<string, Order>();
   private readonly summaries = new Map<string, CustomerSummary>();
+  private readonly shipments = new Map<string, Shipment>();
   private counter = 0;
 
   create(item: string, amount: number, customer: string | undefined): Order {
@@ -67,6 +87,22 @@ export class OrdersStore {
 
   summaryOf(customer: string): CustomerSummary | undefined {
     return this.summaries.get(customer);
+  }
+
+  createShipment(orderIds: string[]): Shipment {
+    const shipment: Shipment = { id: `shipment-${Date.now()}-${++this.counter}`, orderIds, status: 'picking' };
+    this.shipments.set(shipment.id, shipment);
+    return shipment;
+  }
+
+  shipment(id: string): Shipment {
+    const shipment = this.shipments.get(id);
+    if (!shipment) throw new NotFoundException(`No shipment ${id}`);
+    return shipment;
+  }
+
+  dispatched(id: string, outcome: Required<Pick<Shipment, 'picked' | 'tracking' | 'pickupAt' | 'attempt'>>): void {
+    Object.assign(this.shipment(id), { status: 'dispatched', ...outcome });
   }
 
   /** Every order, for the nightly report. */

@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { RedisAckQueueService } from '../../lib';
 import { captureLogs } from '../support/capture-logs';
-import { singleServerOnly, useRedis } from '../support/queue-fixture';
+import { isHistoryKey, singleServerOnly, useRedis } from '../support/queue-fixture';
 
 /** Prefixes and topics may both hold ':': key names must still tell every pair apart. */
 singleServerOnly('KEYS lists one server').describe('keys of a prefix with a colon', () => {
   const fx = useRedis();
-  const keys = async () => new Set(await (fx.redis as Redis).keys('*'));
+  // Without the history hashes: a recorder's flush may add one between two listings.
+  const keys = async () => new Set((await (fx.redis as Redis).keys('*')).filter((key) => !isHistoryKey(key)));
 
   it('gives prefix "p" with topic "q:t" and prefix "p:q" with topic "t" disjoint keys: neither app sees the other', async () => {
     const before = await keys();

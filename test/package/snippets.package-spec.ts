@@ -20,18 +20,23 @@ type Scaffold = (typeof SCAFFOLDS)[number];
 
 /**
  * README.md, whose blocks are whole files a reader copies, and the example that keeps one block of
- * each kind. The blocks of docs/ are excerpts: test/unit/readme-snippets.spec.ts compiles them
- * with their imports added.
+ * each kind. The blocks of docs/ are excerpts (test/unit/readme-snippets.spec.ts compiles them with
+ * their imports added), except the test files marked <!-- test: ... -->, whole files too.
  */
 function markdownFiles(): string[] {
   return ['README.md', 'test/package/snippets/example.md'];
 }
+/** Pages of docs/ whose marked test files run in the apps (docs/testing.md's complete examples). */
+const DOCS_WITH_TEST_FILES = ['docs/testing.md'];
 /** A block that must not compile: the test fails unless it is reported, at this line. */
 const FAILING = 'test/package/snippets/failing.md';
 const FAILING_REPORT = `${FAILING}:9: TS2304: Cannot find name 'RedisAckQueueModule'.`;
 
 const blocksOf = (file: string) => markdownBlocks(file, readFileSync(join(root, file), 'utf8'));
-const blocks = markdownFiles().flatMap(blocksOf);
+const blocks = [
+  ...markdownFiles().flatMap(blocksOf),
+  ...DOCS_WITH_TEST_FILES.flatMap(blocksOf).filter(({ kind }) => kind === 'jest' || kind === 'vitest'),
+];
 const failing = blocksOf(FAILING);
 
 /** The blocks compiled in a scaffold: every source block, and the spec blocks of its runner. */

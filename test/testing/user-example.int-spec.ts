@@ -1,4 +1,4 @@
-// The README's testing section as an app's test file: the app's module as written for production
+// The testing guide's example (docs/testing.md) as an app's test file: the app's module as written for production
 // (Redis from its config), pointed at a private server by the testing entry point.
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
@@ -45,7 +45,7 @@ class OrderHandlers {
 })
 class AppModule {}
 
-describe('orders (the README example)', () => {
+describe('orders (the testing guide example)', () => {
   let redis: TestRedis;
   let moduleRef: TestingModule;
   const charged: OrderCreated[] = [];

@@ -61,6 +61,30 @@ function problemOf(page: string, target: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Folders of the repository that the package does not ship (docs/ and dist/ it does), as a shipped page
+ * would name them: `lib/engine/`, `test/core/push.int-spec.ts`. (Files at the top, such as tsconfig.json,
+ * are names the reader's own project has too.)
+ */
+const UNSHIPPED = readdirSync(ROOT, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !['node_modules', '.git', 'docs', 'dist'].includes(entry.name))
+  .map(({ name }) => name);
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const UNSHIPPED_PATH = new RegExp(`(?<![\\w./-])(?:${UNSHIPPED.map(escape).join('|')})/[\\w./*-]*`, 'g');
+
+/**
+ * Paths of the repository that `page` names outside a link into the repository: a reader of the
+ * installed package has no such file, so each must be a link to it on GitHub (or go).
+ */
+function unlinkedRepositoryPaths(page: string, text = readFileSync(join(ROOT, page), 'utf8')): string[] {
+  const repositoryLink = new RegExp(`\\[[^\\]]*\\]\\(${escape(repositoryUrl)}/[^)]*\\)`, 'g');
+  return text.split('\n').flatMap((line, i) =>
+    [...line.replace(repositoryLink, '').matchAll(UNSHIPPED_PATH)].map(
+      ([path]) => `${page}:${i + 1}: ${path.replace(/\.$/, '')}`, // a sentence's full stop is no part of it
+    ),
+  );
+}
+
 describe('links of the README and docs/', () => {
   it('package.json names the repository and homepage', () => {
     expect(repositoryUrl).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/);
@@ -71,6 +95,30 @@ describe('links of the README and docs/', () => {
       .map((target) => problemOf(page, target))
       .filter(Boolean);
     expect(problems).toEqual([]);
+  });
+
+  it.each(PAGES)('%s: names no repository path that the package does not ship, except as a link to it', (page) => {
+    expect(unlinkedRepositoryPaths(page)).toEqual([]);
+  });
+
+  it('docs/README.md, the index, links every page of docs/', () => {
+    const listed = new Set(linksOf('docs/README.md').map((target) => join('docs', target.split('#')[0])));
+    expect(PAGES.filter((page) => page.startsWith('docs/') && page !== 'docs/README.md' && !listed.has(page))).toEqual(
+      [],
+    );
+  });
+
+  it('a repository path outside a link is reported; in a link to the repository, or shipped, it is not', () => {
+    const text = [
+      'See `lib/engine/lua/` and test/core/push.int-spec.ts, or sample-app/.',
+      `Linked: [\`test/core/\`](${repositoryUrl}/tree/main/test/core); shipped: docs/flows.md, dist/index.js.`,
+      'Not paths: a topic/name, attest/x, /tmp/lib/x.',
+    ].join('\n');
+    expect(unlinkedRepositoryPaths('docs/x.md', text)).toEqual([
+      'docs/x.md:1: lib/engine/lua/',
+      'docs/x.md:1: test/core/push.int-spec.ts',
+      'docs/x.md:1: sample-app/',
+    ]);
   });
 
   it('a link to a missing heading, a file the package does not ship, or a missing repository file is reported', () => {

@@ -1,5 +1,6 @@
 import { Controller, Get, Header, Injectable, type Type } from '@nestjs/common';
 import type { RedisAckQueueMetrics } from '../../metrics/queue-metrics';
+import { RedisAckQueueRouteOf } from '../redis-ack-queue-route';
 
 /** The metrics of the module, made at module init (once the queue service exists). */
 @Injectable()
@@ -23,5 +24,6 @@ export function metricsController(path: string, contentType: string): Type<unkno
   Header('Content-Type', contentType)(prototype, 'scrape', descriptor);
   Header('Cache-Control', 'no-store')(prototype, 'scrape', descriptor);
   Controller()(RedisAckQueueMetricsController);
+  RedisAckQueueRouteOf('metrics')(RedisAckQueueMetricsController);
   return RedisAckQueueMetricsController;
 }

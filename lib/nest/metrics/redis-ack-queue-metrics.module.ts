@@ -10,7 +10,8 @@ import { metricsController, MetricsHolder } from './metrics-controller.factory';
 /** Options of {@link RedisAckQueueMetricsModule.forRoot}. */
 export interface RedisAckQueueMetricsModuleOptions extends RedisAckQueueMetricsOptions {
   /**
-   * Serve the registry's metrics at GET `path` of the Nest app (for apps with no exporter yet).
+   * Serve the registry's metrics at GET `path` of the Nest app (for apps with no exporter yet). An
+   * app-wide guard (`APP_GUARD`) guards it too: let it through with `isRedisAckQueueRoute(context, 'metrics')`.
    * @defaultValue none: nothing is served, scrape the registry yourself
    */
   path?: string;
