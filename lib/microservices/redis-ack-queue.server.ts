@@ -7,7 +7,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
-import { patternOfRoute, topicOfPattern } from './pattern-topic';
+import { topicOfPattern } from './pattern-topic';
 import { RedisAckQueueContext } from './redis-ack-queue.context';
 import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, type ReplyRecord } from './reply-wire';
 import { failureOf, isRefusal } from './transport-refusals';
@@ -94,7 +94,7 @@ export class RedisAckQueueServer
       await this.service.connect();
       const topics = new Set<string>();
       for (const [route, handler] of this.messageHandlers) {
-        const topic = topicOfPattern(patternOfRoute(route));
+        const topic = topicOfPattern(route);
         if (topics.has(topic)) continue;
         topics.add(topic);
         const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
