@@ -327,10 +327,27 @@ describe('the serializer and deserializer options', () => {
   @Module({ controllers: [Doubler] })
   class DoublerModule {}
 
+  @Controller()
+  class PlainValues {
+    @MessagePattern({ cmd: 'plain.values' })
+    values() {
+      return of(1, 2);
+    }
+  }
+
+  @Module({ controllers: [PlainValues] })
+  class PlainModule {}
+
   let server: RedisAckQueueServer;
   let client: RedisAckQueueClient;
 
   beforeAll(async () => {
+    const plain = await NestFactory.createMicroservice(PlainModule, {
+      strategy: new RedisAckQueueServer({ connection: fx.connection }),
+      logger: false,
+    });
+    await plain.listen();
+    fx.closers.push(() => plain.close());
     server = new RedisAckQueueServer({
       connection: fx.connection,
       deserializer: {
@@ -402,6 +419,23 @@ describe('the serializer and deserializer options', () => {
       plain.send<unknown>('ser.double', new RedisAckQueueRecord({ wrapped: 4 }, { timeoutMs: 10_000 })),
     );
     expect(reply).toEqual({ boxed: { doubled: 8, metadata: null } });
+  });
+
+  it("gives a client's deserializer the response packets of a server without a serializer", async () => {
+    const reading = new RedisAckQueueClient({
+      connection: fx.connection,
+      deserializer: {
+        deserialize: (packet: { response?: unknown; err?: unknown }) => ({
+          ...packet,
+          response: packet.err === undefined ? { read: packet.response } : undefined,
+        }),
+      },
+    });
+    fx.closers.push(() => reading.close());
+    expect(await lastValueFrom(reading.send<unknown>({ cmd: 'plain.values' }, {}).pipe(toArray()))).toEqual([
+      { read: 1 },
+      { read: 2 },
+    ]);
   });
 
   it('refuses at once a body its deserializer throws on (dead-lettered as rejected)', async () => {
