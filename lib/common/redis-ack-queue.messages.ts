@@ -169,6 +169,12 @@ export const MESSAGES = {
   requestTimedOut: (topic: string, ms: number) =>
     `No reply from "${topic}" within ${ms} ms: no server handled the request in time (a server consuming its pattern ` +
     `may be missing or busy); raise timeoutMs (client option or RedisAckQueueRecord) if it needs longer`,
+  duplicateRequest: (topic: string) =>
+    `A request of "${topic}" with this id still waits for its reply, so this send was refused (the first goes on): ` +
+    'give each send its own RedisAckQueueRecord id, or leave the id out',
+  transportNotDeserialized: (errorName: string) =>
+    `the server's deserializer threw a ${errorName} on its body: fix the deserializer, or the client's serializer`,
+  serializerThrew: (errorName: string) => `the server's serializer threw a ${errorName}: fix the serializer`,
   replyNotSent: (topic: string, reason: string) =>
     `The reply to a request of "${topic}" cannot be sent, so the caller gets an error instead: ${reason}`,
   unknownReplyChannel: (topic: string) =>

@@ -22,3 +22,23 @@ export class RequestTimeoutError extends RedisAckQueueError {
     super(MESSAGES.requestTimedOut(topic, timeoutMs));
   }
 }
+
+/**
+ * A `send` of the Nest transport's client named the id of a request that still waits for its
+ * reply (this client's, or another's still stored): the id belongs to that request, which goes
+ * on; this call pushed nothing and cancels nothing.
+ */
+export class DuplicateRequestError extends RedisAckQueueError {
+  /** Always `DUPLICATE_REQUEST`. */
+  readonly code = 'DUPLICATE_REQUEST';
+  /**
+   * @param topic - The topic of the request's pattern.
+   * @param id - The id the two requests share.
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+  ) {
+    super(MESSAGES.duplicateRequest(topic));
+  }
+}

@@ -21,5 +21,12 @@ export type { RedisAckQueueClientOptions, RedisAckQueueServerOptions } from './t
 export { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
 export { topicOfPattern } from './pattern-topic';
 export { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+export { METADATA_HEADER, type RedisAckQueuePacketMetadata } from './packet-wire';
 // The library's errors a transport user meets most, also here: the same classes as the main entry's.
-export { InvalidOptionError, InvalidPayloadError, MessageRejectedError, RequestTimeoutError } from '../errors';
+export {
+  DuplicateRequestError,
+  InvalidOptionError,
+  InvalidPayloadError,
+  MessageRejectedError,
+  RequestTimeoutError,
+} from '../errors';

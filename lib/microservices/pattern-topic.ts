@@ -11,14 +11,16 @@ const TOPIC_NAME = /^[A-Za-z0-9._:-]+$/;
  * - any other pattern (`{ cmd: 'sum' }`, a string with other characters) is
  *   `pattern.<words>.<hash>`: its letters and digits joined by `_` (at most 60 characters),
  *   then the first 16 hex digits of the SHA-256 of its canonical JSON (object keys sorted):
- *   `{ cmd: 'sum' }` is `pattern.cmd_sum.<16 hex>`.
+ *   `{ cmd: 'sum' }` is `pattern.cmd_sum.<16 hex>`;
+ * - a string that is an object's JSON (`'{"cmd":"sum"}'`) is that object's topic, as Nest
+ *   routes the two alike (a handler's route is that text, whichever of the two it declared).
  * @param pattern - A message pattern: a string, a number, or a JSON object.
  * @returns The topic's name.
  */
 export function topicOfPattern(pattern: unknown): string {
   const text = typeof pattern === 'number' ? String(pattern) : pattern;
   if (typeof text === 'string' && text.length <= LIMITS.topicLength && TOPIC_NAME.test(text)) return text;
-  const canonical = canonicalJson(text);
+  const canonical = canonicalJson(typeof text === 'string' ? patternOfRoute(text) : text);
   const words = canonical
     .replace(/[^A-Za-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
@@ -29,10 +31,10 @@ export function topicOfPattern(pattern: unknown): string {
 }
 
 /**
- * The pattern a server's route stands for: Nest keys handlers by the pattern's route (the
- * string itself, or the object's JSON with sorted keys), which is read back here.
+ * The pattern a route stands for: Nest keys handlers by the pattern's route (the string
+ * itself, or the object's JSON with sorted keys), which is read back here.
  */
-export function patternOfRoute(route: string): unknown {
+function patternOfRoute(route: string): unknown {
   if (!route.startsWith('{')) return route;
   try {
     return JSON.parse(route) as unknown;

@@ -1,6 +1,6 @@
-import type { WritePacket } from '@nestjs/microservices';
-import { RequestTimeoutError } from '../errors';
-import { decodeReply } from './reply-wire';
+import { type Deserializer, IncomingResponseDeserializer, type WritePacket } from '@nestjs/microservices';
+import { DuplicateRequestError, RequestTimeoutError } from '../errors';
+import { decodeReply, type ReplyRecord, responsePackets } from './reply-wire';
 
 /** How a caller's requests reach Redis: taking a reply, cancelling a request nobody waits for. */
 export interface RequestChannel {
@@ -31,13 +31,17 @@ class PendingRequest {
  * its notice arrives (or a sweep finds it: after a reconnect, and every 2 s for requests
  * older than 2 s), and handed to the caller as Nest's client expects: each value, then
  * completion, or the error. The first reply wins; a request settled (answered, timed out,
- * abandoned) hears nothing more.
+ * abandoned) hears nothing more. With a `deserializer` (or for the response packets of a
+ * server's `serializer`), each packet goes through it, as Nest's clients read theirs.
  */
 export class PendingRequests {
   private readonly byId = new Map<string, PendingRequest>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly channel: RequestChannel) {}
+  constructor(
+    private readonly channel: RequestChannel,
+    private readonly deserializer?: Deserializer,
+  ) {}
 
   get size(): number {
     return this.byId.size;
@@ -45,15 +49,19 @@ export class PendingRequests {
 
   /**
    * Waits for the reply of a request about to be pushed: the caller errors with a
-   * RequestTimeoutError after `timeoutMs`. Returns what the caller calls when it stops
-   * listening: a request not answered by then is cancelled.
+   * RequestTimeoutError after `timeoutMs`. Returns `stop`, what the caller calls when it
+   * stops listening (a request not answered by then is cancelled), and `fail`, which ends
+   * this request with an error (its push failed) and cancels nothing.
+   * @throws {DuplicateRequestError} when a request of the same id still waits: an id is one
+   * caller's, whose reply and cancel it keeps.
    */
   add(
     topic: string,
     request: { id: string; group?: string },
     timeoutMs: number,
     deliver: (packet: WritePacket) => void,
-  ): () => void {
+  ): { stop: () => void; fail: (error: unknown) => void } {
+    if (this.byId.has(request.id)) throw new DuplicateRequestError(topic, request.id);
     const pending = new PendingRequest(topic, request.id, request.group, deliver);
     this.byId.set(request.id, pending);
     pending.timer = setTimeout(
@@ -61,13 +69,7 @@ export class PendingRequests {
       timeoutMs,
     );
     this.sweeper ??= setInterval(() => this.sweep(), SWEEP_EVERY_MS).unref();
-    return () => this.abandon(pending);
-  }
-
-  /** The request could not be pushed: the caller gets the error. */
-  fail(id: string, error: unknown): void {
-    const pending = this.byId.get(id);
-    if (pending) this.settle(pending, { err: error });
+    return { stop: () => this.abandon(pending), fail: (error) => this.settle(pending, { err: error }) };
   }
 
   /** A notice: the request's reply is stored. */
@@ -100,13 +102,35 @@ export class PendingRequests {
     }
     const reply = text === undefined ? undefined : decodeReply(text);
     if (!reply || pending.settled) return;
-    if ('error' in reply) {
-      this.settle(pending, { err: reply.error ?? { status: 'error', message: 'null' } });
-      return;
-    }
     this.settle(pending, undefined);
-    for (const response of reply.values) pending.deliver({ response });
-    pending.deliver({ isDisposed: true, response: undefined });
+    let packets: WritePacket[];
+    try {
+      packets = await this.packetsOf(reply, pending.id);
+    } catch (error) {
+      packets = [{ err: error }];
+    }
+    for (const packet of packets) pending.deliver(packet);
+  }
+
+  /** What the caller's observer receives of a reply: each value, then completion; or the error. */
+  private async packetsOf(reply: ReplyRecord, id: string): Promise<WritePacket[]> {
+    if ('packets' in reply)
+      return this.deserialize(reply.packets, this.deserializer ?? new IncomingResponseDeserializer());
+    if (this.deserializer) return this.deserialize(responsePackets(reply, id), this.deserializer);
+    if ('error' in reply) return [{ err: reply.error ?? { status: 'error', message: 'null' } }];
+    return [...reply.values.map((response) => ({ response })), { isDisposed: true, response: undefined }];
+  }
+
+  /** Response packets read as Nest's clients read theirs: up to the one that disposes (or errs). */
+  private async deserialize(packets: unknown[], deserializer: Deserializer): Promise<WritePacket[]> {
+    const read: WritePacket[] = [];
+    for (const each of packets) {
+      const packet = (await deserializer.deserialize(each)) as WritePacket<unknown>;
+      const { err, response, isDisposed } = packet as { err?: unknown; response?: unknown; isDisposed?: boolean };
+      if (isDisposed || err) return [...read, { err, response, isDisposed: true }];
+      read.push({ err, response });
+    }
+    return [...read, { isDisposed: true, response: undefined }];
   }
 
   /** Stops waiting; a request not answered is cancelled (it may still wait, or run). */
@@ -120,7 +144,6 @@ export class PendingRequests {
     if (pending.settled) return;
     pending.settled = true;
     clearTimeout(pending.timer);
-    // A second send of the same id (a record's `id`) took its place: that one still waits.
     if (this.byId.get(pending.id) === pending) this.byId.delete(pending.id);
     if (this.byId.size === 0 && this.sweeper) {
       clearInterval(this.sweeper);

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import { InvalidOptionError, QueueClosedError } from '../errors';
-import type { PushResult, RedisAckQueueEvent } from '../interfaces';
+import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
+import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
+import type { PushResult } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { assertBounded } from '../queue/validation';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { type TransportPacket, withMetadata } from './packet-wire';
 import { topicOfPattern } from './pattern-topic';
 import { PendingRequests } from './pending-requests';
 import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
 import { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+import { TransportListeners } from './transport-listeners';
 import type { RedisAckQueueClientOptions } from './transport-options.interface';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -37,6 +39,8 @@ export class RedisAckQueueClient extends ClientProxy {
   private readonly pending: PendingRequests;
   private readonly channel: string;
   private readonly timeoutMs: number;
+  private readonly listeners: TransportListeners;
+  private readonly packetSerializer: Serializer | undefined;
   private connecting: Promise<void> | undefined;
   private inbox: Promise<ReplyInbox> | undefined;
   private closed = false;
@@ -48,17 +52,22 @@ export class RedisAckQueueClient extends ClientProxy {
    */
   constructor(options: RedisAckQueueClientOptions = {}) {
     super();
-    const { timeoutMs = DEFAULT_TIMEOUT_MS, ...serviceOptions } = options;
+    const { timeoutMs = DEFAULT_TIMEOUT_MS, serializer, deserializer, ...serviceOptions } = options;
     assertBounded('timeoutMs', timeoutMs);
     this.timeoutMs = timeoutMs;
     // A client only pushes: it runs no schedules.
     this.service = new RedisAckQueueService({ ...serviceOptions, scheduler: false }, 'client');
     this.replies = this.service[REQUEST_REPLIES]();
     this.channel = this.replies.newChannel();
-    this.pending = new PendingRequests({
-      take: (topic, request) => this.replies.take(topic, request),
-      cancel: (topic, id) => this.service.cancel(topic, id),
-    });
+    this.pending = new PendingRequests(
+      {
+        take: (topic, request) => this.replies.take(topic, request),
+        cancel: (topic, id) => this.service.cancel(topic, id),
+      },
+      deserializer,
+    );
+    this.listeners = new TransportListeners(this.service.events$);
+    this.packetSerializer = serializer;
   }
 
   /** Connects to Redis (Nest calls it before the first `emit` or `send`). */
@@ -77,6 +86,7 @@ export class RedisAckQueueClient extends ClientProxy {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.listeners.clear();
     this.pending.failAll(new QueueClosedError('wait for a reply'));
     const inbox = await this.inbox?.catch(() => undefined);
     await inbox?.close();
@@ -85,17 +95,18 @@ export class RedisAckQueueClient extends ClientProxy {
   }
 
   /**
-   * Calls `callback` with each event of this client's queue of type `event` (`'pushed'`...).
+   * Calls `callback` with each event of this client's queue of type `event` (`'pushed'`...)
+   * until the returned function is called or the client closes. A callback added twice for one
+   * event is called once.
    * @typeParam EventKey - The event's type.
    * @typeParam EventCallback - Its listener.
+   * @returns What removes the listener.
    */
   override on<
     EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
     EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
-  >(event: EventKey, callback: EventCallback): void {
-    this.service.events$.subscribe((each: RedisAckQueueEvent) => {
-      if (each.type === event) callback(each);
-    });
+  >(event: EventKey, callback: EventCallback): () => void {
+    return this.listeners.add(event, callback);
   }
 
   /** The queue service this client pushes with. */
@@ -109,7 +120,7 @@ export class RedisAckQueueClient extends ClientProxy {
     const { timeoutMs = this.timeoutMs, ...push } = options;
     const topic = topicOfPattern(packet.pattern);
     const id = push.id ?? randomUUID();
-    let stop: () => void = () => undefined;
+    let request: { stop: () => void; fail: (error: unknown) => void };
     try {
       assertBounded('timeoutMs', timeoutMs);
       const mode = keyModeOf(push);
@@ -120,23 +131,41 @@ export class RedisAckQueueClient extends ClientProxy {
           'no key mode with send (a request waits for its own message)',
           true,
         );
-      stop = this.pending.add(topic, { id, group: push.group }, timeoutMs, callback);
+      request = this.pending.add(topic, { id, group: push.group }, timeoutMs, callback);
     } catch (error) {
       callback({ err: error });
-      return stop;
+      return () => undefined;
     }
-    const headers = { ...push.headers, [REPLY_TO_HEADER]: this.channel, [REPLY_TTL_HEADER]: String(timeoutMs) };
+    const headers = {
+      ...withMetadata(push.headers, packet.metadata),
+      [REPLY_TO_HEADER]: this.channel,
+      [REPLY_TTL_HEADER]: String(timeoutMs),
+    };
     this.listen()
-      .then(() => this.service.push(topic, data, { ...push, id, headers }))
-      .catch((error: unknown) => this.pending.fail(id, error));
-    return stop;
+      .then(() => this.bodyOf({ pattern: packet.pattern, data, id, metadata: packet.metadata }))
+      .then((body) => this.service.push(topic, body, { ...push, id, headers }))
+      .then((pushed) => {
+        // Another client's request of this id is stored: it is that caller's (reply and cancel).
+        if ('duplicate' in pushed && pushed.duplicate) request.fail(new DuplicateRequestError(topic, id));
+      })
+      .catch((error: unknown) => request.fail(error));
+    return request.stop;
   }
 
   /** Pushes an event (Nest's `emit` calls it). */
   protected async dispatchEvent<T = PushResult>(packet: ReadPacket): Promise<T> {
     const { data, options } = unpack(packet.data);
     const { timeoutMs: _requestsOnly, ...push } = options;
-    return (await this.service.push(topicOfPattern(packet.pattern), data, push)) as T;
+    const headers = withMetadata(push.headers, packet.metadata);
+    const body = await this.bodyOf({ pattern: packet.pattern, data, metadata: packet.metadata });
+    return (await this.service.push(topicOfPattern(packet.pattern), body, { ...push, headers })) as T;
+  }
+
+  /** A message's body: the data, or what the `serializer` made of the packet (sent through JSON as Nest's are). */
+  private async bodyOf(packet: TransportPacket): Promise<unknown> {
+    if (!this.packetSerializer) return packet.data;
+    if (packet.metadata === undefined) delete packet.metadata;
+    return asNestSends(await this.packetSerializer.serialize(packet));
   }
 
   /** The reply channel, subscribed before the first request is pushed. */

@@ -1,8 +1,12 @@
 import { BaseRpcContext } from '@nestjs/microservices';
 import type { ChildResults, FailedChild, MessageContext } from '../interfaces';
+import type { RedisAckQueuePacketMetadata } from './packet-wire';
 
-/** What a {@link RedisAckQueueContext} holds: the message's context, and the handler's pattern (its route). */
-export type RedisAckQueueContextArgs = [MessageContext, string];
+/**
+ * What a {@link RedisAckQueueContext} holds: the message's context, the handler's pattern (its
+ * route), and the metadata the client attached to the packet, if any.
+ */
+export type RedisAckQueueContextArgs = [MessageContext, string, RedisAckQueuePacketMetadata?];
 
 /**
  * What `@Ctx()` gives a handler of {@link RedisAckQueueServer}: the pattern and the message's
@@ -19,7 +23,7 @@ export type RedisAckQueueContextArgs = [MessageContext, string];
  */
 export class RedisAckQueueContext extends BaseRpcContext<RedisAckQueueContextArgs> implements MessageContext {
   /**
-   * @param args - The message's context and the handler's pattern (its route).
+   * @param args - The message's context, the handler's pattern (its route) and the packet's metadata.
    */
   constructor(args: RedisAckQueueContextArgs) {
     super(args);
@@ -33,6 +37,14 @@ export class RedisAckQueueContext extends BaseRpcContext<RedisAckQueueContextArg
   /** The handler's pattern, as Nest keys it: the string, or the object's JSON with sorted keys. */
   getPattern(): string {
     return this.args[1];
+  }
+
+  /**
+   * The metadata the client attached to the packet (Nest 12's `ClientProxy#setOnDispatchHook`),
+   * as Nest's own contexts return it; undefined when it attached none.
+   */
+  getMetadata(): RedisAckQueuePacketMetadata | undefined {
+    return this.args[2];
   }
 
   /** The topic the message came from. */

@@ -1,4 +1,4 @@
-import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
+import type { CustomTransportStrategy, Deserializer, MessageHandler, Serializer } from '@nestjs/microservices';
 import { Server } from '@nestjs/microservices';
 import { isObservable } from 'rxjs';
 import { asError } from '../errors/error-text';
@@ -7,9 +7,13 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
-import { patternOfRoute, topicOfPattern } from './pattern-topic';
+import { topicOfPattern } from './pattern-topic';
+import { metadataOf, type RedisAckQueuePacketMetadata, type TransportPacket } from './packet-wire';
+import { type ProcessingEndHook, type ProcessingStartHook, withProcessingHooks } from './processing-hooks';
 import { RedisAckQueueContext } from './redis-ack-queue.context';
-import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, type ReplyRecord } from './reply-wire';
+import { RedisAckQueueRejectException } from './redis-ack-queue-reject.exception';
+import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, responsePackets, type ReplyRecord } from './reply-wire';
+import { TransportListeners } from './transport-listeners';
 import { failureOf, isRefusal } from './transport-refusals';
 import type { RedisAckQueueServerOptions } from './transport-options.interface';
 import { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
@@ -71,6 +75,9 @@ export class RedisAckQueueServer
   private readonly service: RedisAckQueueService;
   private readonly replies: QueueReplies;
   private readonly maxReplyBytes: number;
+  private readonly listeners: TransportListeners;
+  private readonly packetSerializer: Serializer | undefined;
+  private readonly packetDeserializer: Deserializer | undefined;
   private closing: Promise<void> | undefined;
 
   /**
@@ -80,9 +87,13 @@ export class RedisAckQueueServer
    */
   constructor(options: RedisAckQueueServerOptions = {}) {
     super();
-    this.service = new RedisAckQueueService(options, 'microservice');
+    const { serializer, deserializer, ...serviceOptions } = options;
+    this.service = new RedisAckQueueService(serviceOptions, 'microservice');
     this.replies = this.service[REQUEST_REPLIES]();
     this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
+    this.listeners = new TransportListeners(this.service.events$);
+    this.packetSerializer = serializer;
+    this.packetDeserializer = deserializer;
   }
 
   /**
@@ -94,7 +105,7 @@ export class RedisAckQueueServer
       await this.service.connect();
       const topics = new Set<string>();
       for (const [route, handler] of this.messageHandlers) {
-        const topic = topicOfPattern(patternOfRoute(route));
+        const topic = topicOfPattern(route);
         if (topics.has(topic)) continue;
         topics.add(topic);
         const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
@@ -109,23 +120,24 @@ export class RedisAckQueueServer
 
   /** Drains the consumers (running handlers finish), then closes the connections. */
   close(): Promise<void> {
+    this.listeners.clear();
     this.closing ??= this.service.close().finally(() => this._status$.next('disconnected'));
     return this.closing;
   }
 
   /**
    * Calls `callback` with each event of this server's queue of type `event` (`'acked'`,
-   * `'dead'`, `'retry'`...; see RedisAckQueueEvent).
+   * `'dead'`, `'retry'`...; see RedisAckQueueEvent) until the returned function is called or
+   * the server closes. A callback added twice for one event is called once.
    * @typeParam EventKey - The event's type.
    * @typeParam EventCallback - Its listener.
+   * @returns What removes the listener.
    */
   on<
     EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
     EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
-  >(event: EventKey, callback: EventCallback): void {
-    this.service.events$.subscribe((each) => {
-      if (each.type === event) callback(each);
-    });
+  >(event: EventKey, callback: EventCallback): () => void {
+    return this.listeners.add(event, callback);
   }
 
   /** The queue service this server consumes with: push, inspect, requeue dead letters... */
@@ -133,21 +145,54 @@ export class RedisAckQueueServer
     return this.service as T;
   }
 
-  private handle(route: string, handler: MessageHandler, payload: unknown, context: MessageContext): Promise<void> {
-    const rpcContext = new RedisAckQueueContext([context, route]);
-    const channel = context.headers[REPLY_TO_HEADER];
-    if (channel === undefined) return this.settleEvent(handler, payload, rpcContext);
+  private async handle(route: string, handler: MessageHandler, body: unknown, message: MessageContext): Promise<void> {
+    const packet = await this.incoming(body, message);
+    const context = new RedisAckQueueContext([message, route, packet.metadata]);
+    const run = () =>
+      withProcessingHooks(this.processingHooks(), this.transportId, context, async () =>
+        valuesOf(packet.refusal ? Promise.reject(packet.refusal) : handler(packet.data, context), message),
+      );
+    const channel = message.headers[REPLY_TO_HEADER];
+    if (channel === undefined) return this.settleEvent(run, context);
     if (!this.replies.isChannel(channel)) {
-      this.logger.warn(MESSAGES.unknownReplyChannel(context.topic));
-      return this.settleEvent(handler, payload, rpcContext);
+      this.logger.warn(MESSAGES.unknownReplyChannel(message.topic));
+      return this.settleEvent(run, context);
     }
-    return this.answerRequest(handler, payload, rpcContext, channel);
+    return this.answerRequest(run, context, channel);
+  }
+
+  /**
+   * The data and metadata of a message: the body and its header, or what the `deserializer`
+   * made of the body (a deserializer that throws refuses the message).
+   */
+  private async incoming(
+    body: unknown,
+    message: MessageContext,
+  ): Promise<{ data?: unknown; metadata?: RedisAckQueuePacketMetadata; refusal?: Error }> {
+    const metadata = metadataOf(message.headers);
+    if (!this.packetDeserializer) return { data: body, metadata };
+    try {
+      const packet = (await this.packetDeserializer.deserialize(body, { channel: message.topic })) as TransportPacket;
+      return { data: packet.data, metadata: packet.metadata ?? metadata };
+    } catch (error) {
+      const reason = MESSAGES.transportNotDeserialized(asError(error).name);
+      return { metadata, refusal: new RedisAckQueueRejectException(reason) };
+    }
+  }
+
+  /** Nest's processing hooks, as instrumentation set them (a Nest without them has none). */
+  private processingHooks(): { start: ProcessingStartHook | undefined; end: ProcessingEndHook | undefined } {
+    const hooks = this as unknown as {
+      onProcessingStartHook?: ProcessingStartHook;
+      onProcessingEndHook?: ProcessingEndHook;
+    };
+    return { start: hooks.onProcessingStartHook, end: hooks.onProcessingEndHook };
   }
 
   /** An event: settled when the handler's promise resolves or its Observable completes. */
-  private async settleEvent(handler: MessageHandler, payload: unknown, context: RedisAckQueueContext): Promise<void> {
+  private async settleEvent(run: () => Promise<unknown[]>, context: RedisAckQueueContext): Promise<void> {
     try {
-      await valuesOf(handler(payload, context), context);
+      await run();
     } catch (error) {
       throw failureOf(error, context.topic);
     }
@@ -158,8 +203,7 @@ export class RedisAckQueueServer
    * Errors are answered, not retried; a refusal is also dead-lettered.
    */
   private async answerRequest(
-    handler: MessageHandler,
-    payload: unknown,
+    run: () => Promise<unknown[]>,
     context: RedisAckQueueContext,
     channel: string,
   ): Promise<void> {
@@ -167,18 +211,38 @@ export class RedisAckQueueServer
     const request = { id: context.id, group: context.group };
     // Answered by a delivery that died before its ack: the caller has its reply.
     if (context.attempt > 1 && (await this.replies.answered(context.topic, request))) return;
-    let record: ReplyRecord;
+    let answer: { values: unknown[] } | { error: unknown };
     let failure: Error | undefined;
     try {
-      record = { values: await valuesOf(handler(payload, context), context) };
+      answer = { values: await run() };
     } catch (error) {
-      record = { error };
+      answer = { error };
       failure = failureOf(error, context.topic);
     }
     // retryLater: no answer yet, the delivery ends deferred.
     if (this.replies.deferred(message)) return;
+    const record = await this.outgoing(answer, context);
     await this.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
     if (failure && isRefusal(failure)) throw failure;
+  }
+
+  /** The reply to store: the answer, or what the `serializer` made of its response packets. */
+  private async outgoing(
+    answer: { values: unknown[] } | { error: unknown },
+    context: RedisAckQueueContext,
+  ): Promise<ReplyRecord> {
+    const serializer = this.packetSerializer;
+    if (!serializer) return answer;
+    try {
+      const packets = responsePackets(answer, context.id);
+      return {
+        packets: await Promise.all(packets.map(async (packet) => (await serializer.serialize(packet)) as unknown)),
+      };
+    } catch (error) {
+      const text = MESSAGES.replyNotSent(context.topic, MESSAGES.serializerThrew(asError(error).name));
+      this.logger.warn(text);
+      return { error: { status: 'error', message: text } };
+    }
   }
 
   /** The reply's stored text; one that cannot be stored reaches the caller as an error saying why. */

@@ -11,14 +11,38 @@ export const REPLY_TO_HEADER = 'ackq-reply-to';
 /** The request header giving how long (ms) the caller waits: how long its reply is kept. */
 export const REPLY_TTL_HEADER = 'ackq-reply-ttl-ms';
 
-/** What a handler answered: its values in order (then completion), or the error its exception filters made. */
-export type ReplyRecord = { values: unknown[] } | { error: unknown };
+/**
+ * What a handler answered: its values in order (then completion), or the error its exception
+ * filters made; or, from a server with a `serializer`, what it made of Nest's response packets.
+ */
+export type ReplyRecord = { values: unknown[] } | { error: unknown } | { packets: unknown[] };
 
-/** A reply's JSON: `{"v":[...]}` (with `"u"`, the positions of undefined values) or `{"e":...}`. */
+/** A reply's JSON: `{"v":[...]}` (with `"u"`, the positions of undefined values), `{"e":...}` or `{"p":[...]}`. */
 interface StoredReply {
   v?: unknown[];
   u?: number[];
   e?: unknown;
+  p?: unknown[];
+}
+
+/** One of Nest's response packets, as its transports send a reply through their serializer. */
+export interface ResponsePacket {
+  id: string;
+  response?: unknown;
+  err?: unknown;
+  isDisposed?: boolean;
+}
+
+/**
+ * A handler's answer as Nest's response packets: one per value, the last one disposing (a
+ * packet that only disposes when there is none), or the error.
+ */
+export function responsePackets(record: { values: unknown[] } | { error: unknown }, id: string): ResponsePacket[] {
+  if ('error' in record) return [{ id, err: record.error ?? null, isDisposed: true }];
+  if (record.values.length === 0) return [{ id, isDisposed: true }];
+  return record.values.map((response, i) =>
+    i === record.values.length - 1 ? { id, response, isDisposed: true } : { id, response },
+  );
 }
 
 /**
@@ -28,7 +52,9 @@ interface StoredReply {
  */
 export function encodeReply(record: ReplyRecord, maxBytes: number): { text: string } | { problem: string } {
   let stored: StoredReply;
-  if ('error' in record) {
+  if ('packets' in record) {
+    stored = { p: record.packets };
+  } else if ('error' in record) {
     stored = { e: record.error ?? null };
   } else {
     const undefinedAt = record.values.flatMap((value, i) => (value === undefined ? [i] : []));
@@ -55,6 +81,7 @@ export function decodeReply(text: string): ReplyRecord | undefined {
   }
   if (typeof stored !== 'object' || stored === null) return undefined;
   if ('e' in stored) return { error: stored.e };
+  if (Array.isArray(stored.p)) return { packets: stored.p };
   if (!Array.isArray(stored.v)) return undefined;
   const values = stored.v;
   for (const i of stored.u ?? []) values[i] = undefined;

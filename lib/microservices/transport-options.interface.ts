@@ -1,3 +1,4 @@
+import type { Deserializer, Serializer } from '@nestjs/microservices';
 import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
 
 /**
@@ -7,7 +8,20 @@ import type { QueueHandlerDefaults, RedisAckQueueOptions } from '../interfaces';
  * pattern decorator overrides through its extras:
  * `@EventPattern('order.created', { concurrency: 20, maxAttempts: 5 })`.
  */
-export type RedisAckQueueServerOptions = RedisAckQueueOptions;
+export interface RedisAckQueueServerOptions extends RedisAckQueueOptions {
+  /**
+   * Turns each of Nest's response packets of a request (`{ id, response, isDisposed }`, `{ id,
+   * err }`) into what is stored as the reply, as Nest's transports do; a client reads them back
+   * with its `deserializer`. Without it, replies are stored as the handler's values.
+   */
+  serializer?: Serializer;
+  /**
+   * Turns a message's body into the packet (`{ data, metadata }`) whose `data` the handler
+   * receives, as Nest's transports do with what a client's `serializer` made (called with `{
+   * channel: topic }`). Without it, the body is the data.
+   */
+  deserializer?: Deserializer;
+}
 
 /**
  * The options of {@link RedisAckQueueClient}: the connection options of
@@ -23,4 +37,16 @@ export interface RedisAckQueueClientOptions extends Omit<
    * to 2^31-1; default 30,000). A {@link RedisAckQueueRecord} can give one request its own.
    */
   timeoutMs?: number;
+  /**
+   * Turns each outgoing packet (`{ pattern, data, metadata }`, with `id` for `send`) into the
+   * body of its message, as Nest's transports do; the server reads it back with its
+   * `deserializer`. Without it, the body is the data.
+   */
+  serializer?: Serializer;
+  /**
+   * Turns each response packet of a reply into `{ response, err, isDisposed }`, as Nest's
+   * transports do (Nest's `IncomingResponseDeserializer` reads the replies of a server with a
+   * `serializer` when it is left out).
+   */
+  deserializer?: Deserializer;
 }

@@ -1,0 +1,44 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { RedisAckQueueEvent } from '../interfaces';
+
+type Listener = (event: RedisAckQueueEvent) => void;
+
+/**
+ * The listeners `on()` of a transport's server or client adds: one subscription to the queue's
+ * events while any listener is left (a subscriber there makes every delivery build its events),
+ * a listener added twice for one type called once, each `on()` returning its own way out.
+ */
+export class TransportListeners {
+  private readonly byType = new Map<string, Set<Listener>>();
+  private subscription: Subscription | undefined;
+
+  constructor(private readonly events$: Observable<RedisAckQueueEvent>) {}
+
+  /** Calls `listener` with each event of type `type` until the returned function is called. */
+  add(type: string, listener: Listener): () => void {
+    let listeners = this.byType.get(type);
+    if (!listeners) {
+      listeners = new Set();
+      this.byType.set(type, listeners);
+    }
+    listeners.add(listener);
+    this.subscription ??= this.events$.subscribe((event) => {
+      for (const each of [...(this.byType.get(event.type) ?? [])]) each(event);
+    });
+    return () => this.remove(type, listener);
+  }
+
+  /** Removes every listener (the transport closes). */
+  clear(): void {
+    this.byType.clear();
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+  }
+
+  private remove(type: string, listener: Listener): void {
+    const listeners = this.byType.get(type);
+    if (!listeners?.delete(listener)) return;
+    if (listeners.size === 0) this.byType.delete(type);
+    if (this.byType.size === 0) this.clear();
+  }
+}
