@@ -137,6 +137,8 @@ export const MESSAGES = {
     `Message ${id} of "${topic}" failed on attempt ${attempt} of ${maxAttempts}: ${reason}; retrying in ${Math.ceil(delayMs)} ms`,
   deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
+  parentDeadLettered: (topic: string, id: string, reason: string) =>
+    `Flow parent ${id} of "${topic}" went to the dead letters as child-failed: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
   retryLater: (ms: number) => `The handler asked to retry later, in ${ms} ms`,
   limitsNotWritten: (topic: string, reason: string) =>
