@@ -1,7 +1,8 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
 import type { ReservedMessage } from '../interfaces';
+import type { QueueLogger } from '../observability/queue-logger';
 import { reportDeadParents } from '../queue/flow-deaths';
-import type { ConsumerReporting } from './failed-deliveries';
+import type { QueueEvents } from '../queue/queue-events';
 
 /**
  * Hands the ends of flow children to their parents at once, and reports the parents that went
@@ -12,7 +13,7 @@ export async function handOver(
   engine: ConsumerEngine,
   topic: string,
   messages: ReservedMessage<unknown>[],
-  report: ConsumerReporting,
+  report: { events: QueueEvents; logger: QueueLogger },
 ) {
   if (messages.length === 0) return;
   try {
