@@ -88,7 +88,13 @@ export class FlowTrees implements FlowHandoff {
     const flags = new Map<FlowPlanNode, boolean>();
     // Its root exists: this flow was stored before (a retry). Its nodes may have run and ended
     // since, so none is stored again; only a commit the first call did not finish is finished.
+    // A root (or parent) whose stored children are not the given ones is another message.
     if (await this.exists(links.get(root)!)) {
+      const taken = await this.firstOtherParent(
+        nodes.filter(({ node }) => node.children.length > 0),
+        links,
+      );
+      if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
       for (const { node } of nodes) flags.set(node, false);
       await this.commitAll(below.map(({ link }) => link));
       return flags;
@@ -268,6 +274,32 @@ export class FlowTrees implements FlowHandoff {
     if (heard === 3) await this.scripts.wakeHome(layout);
     await this.scripts.run('flowClear', child.topic, this.keysOf(child.topic, child.partition), [child.id, seq]);
     return dead;
+  }
+
+  /**
+   * The first of these parents (root first) that is stored with other children than given, or
+   * stored without any (a message outside this flow); one that ended since is not looked at.
+   */
+  private async firstOtherParent(
+    parents: { node: FlowPlanNode; link: FlowLink }[],
+    links: Map<FlowPlanNode, FlowLink>,
+  ): Promise<FlowLink | undefined> {
+    const stored = await Promise.all(
+      parents.map(({ link: { topic, id, partition } }) => {
+        const keys = this.keysOf(topic, partition);
+        const { client } = this.scripts;
+        return this.read(topic, () =>
+          Promise.all([client.hexists(keys.messages, id), client.hkeys(keys.flowChildren + id)]),
+        );
+      }),
+    );
+    return parents.find(({ node }, i) => {
+      const [exists, fields] = stored[i];
+      if (exists === 0 && fields.length === 0) return false;
+      const children = new Set(fields.filter((field) => field.startsWith('[')));
+      const given = node.children.map((child) => childField(links.get(child)!));
+      return children.size !== given.length || given.some((field) => !children.has(field));
+    })?.link;
   }
 
   private async exists({ topic, id, partition }: FlowLink): Promise<boolean> {
