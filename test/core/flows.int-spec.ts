@@ -276,6 +276,28 @@ describe('flows: parents that run after their children', () => {
     await eventually(async () => (await fx.redis.hlen(`{ackq:${child}}:flow-outbox`)) === 0);
   });
 
+  it("reports a parent the repair sweep sends to the dead letters in the sweeping consumer's process", async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const producer = await fx.service();
+    await producer.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [{ topic: child, id: 'c', payload: 1, options: { maxAttempts: 1 } }],
+    });
+    // Its last lease runs out unsettled; a consumer's reserve buries it in Redis, and its sweep
+    // passes the end on: the parent goes to the dead letters there.
+    await producer.reserve(child, { leaseMs: 50 });
+    const consumerSide = await fx.service();
+    const dead: RedisAckQueueEvent[] = [];
+    const subscription = consumerSide.events$.subscribe((event) => event.type === 'dead' && dead.push(event));
+    consumeAll(consumerSide, [child], []);
+    await eventually(() => dead.length === 1, 30_000);
+    subscription.unsubscribe();
+    expect(dead).toEqual([expect.objectContaining({ topic: parent, id: 'p', reason: 'child-failed', attempt: 0 })]);
+    expect(dead[0].error?.message).toContain('(expired)');
+  });
+
   it('a retried pushFlow with the same ids stores one flow', async () => {
     const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
     const queue = await fx.service();
