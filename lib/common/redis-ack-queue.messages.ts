@@ -137,6 +137,8 @@ export const MESSAGES = {
     `Message ${id} of "${topic}" failed on attempt ${attempt} of ${maxAttempts}: ${reason}; retrying in ${Math.ceil(delayMs)} ms`,
   deadLettered: (topic: string, id: string, attempt: number, deadReason: string, reason: string) =>
     `Message ${id} of "${topic}" went to the dead letters as ${deadReason} on attempt ${attempt}: ${reason}`,
+  parentDeadLettered: (topic: string, id: string, reason: string) =>
+    `Flow parent ${id} of "${topic}" went to the dead letters as child-failed: ${reason}`,
   malformedBody: 'the stored body is not valid JSON',
   retryLater: (ms: number) => `The handler asked to retry later, in ${ms} ms`,
   limitsNotWritten: (topic: string, reason: string) =>
@@ -202,6 +204,8 @@ export const MESSAGES = {
   valueNotJson: (reason: string) => `it is not JSON-serializable (${reason}): pass plain JSON data`,
   flowIdTaken: (topic: string, id: string) =>
     `pushFlow: id ${id} of "${topic}" is taken by a message outside this flow, so nothing of the flow runs: give that node another id`,
+  flowChildGone: (topic: string, id: string, childTopic: string, childId: string) =>
+    `requeueDead: flow parent ${id} of "${topic}" runs only after its children, and its failed child ${childId} of "${childTopic}" is gone (cancelled, or its dead letter deleted), so nothing was requeued: push the flow again, or purge the parent`,
   childFailed: (topic: string, id: string, reason: string) =>
     `A child of this flow failed: message ${id} of "${topic}" (${reason})`,
   childResultDropped: (topic: string, id: string, reason: string) =>

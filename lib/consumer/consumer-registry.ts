@@ -43,7 +43,7 @@ export class ConsumerRegistry {
     private readonly tracing: QueueTracing | undefined,
   ) {
     this.cancels = engine.cancelSignals();
-    this.sweeper = new FlowSweeper(engine.flows, report.events);
+    this.sweeper = new FlowSweeper(engine.flows, report);
   }
 
   /**

@@ -83,7 +83,7 @@ export class DeliveryControl<T> {
     completing.forEach((entry, i) => flags.set(entry, completed[i]));
     plain.forEach((entry, i) => flags.set(entry, acked[i]));
     const children = completing.filter((entry, i) => completed[i] && isFlowChild(entry.message));
-    await handOver(this.engine, this.topic, messagesOf(children));
+    await handOver(this.engine, this.topic, messagesOf(children), this.report);
     return entries.map((entry) => flags.get(entry)!);
   }
 

@@ -99,6 +99,6 @@ export class FailedDeliveries {
       durationMs,
       waitMs,
     });
-    if (isFlowChild(message)) await handOver(this.engine, this.topic, [message]);
+    if (isFlowChild(message)) await handOver(this.engine, this.topic, [message], this.report);
   }
 }

@@ -1,6 +1,7 @@
 import type { FlowHandoff } from '../engine/consumer-engine';
 import { asError } from '../errors/error-text';
-import type { QueueEvents } from '../queue/queue-events';
+import { reportDeadParents } from '../queue/flow-deaths';
+import type { ConsumerReporting } from './failed-deliveries';
 
 /** How often one topic is swept at most, however many reserves ask. */
 const SWEEP_EVERY_MS = 1_000;
@@ -9,7 +10,7 @@ const SWEEP_EVERY_MS = 1_000;
  * The repair of flows in every service that consumes: when a reserve finds that a process seems
  * to have died mid-way in a flow of its topic (an outbox entry no parent heard for a second, a
  * node waiting 10 s for its root: see flow_repair_due in prelude-tree.lua), the topic is swept
- * (FlowTrees.sweep), at most once a second. Idle and healthy topics cost no command. It owns the
+ * (FlowTrees.sweep), at most once a second; parents it sends to the dead letters are reported here. Idle and healthy topics cost no command. It owns the
  * sweeps under way; the service's close waits for them.
  */
 export class FlowSweeper {
@@ -20,7 +21,7 @@ export class FlowSweeper {
 
   constructor(
     private readonly flows: FlowHandoff,
-    private readonly events: QueueEvents,
+    private readonly report: ConsumerReporting,
   ) {}
 
   /** A reserve of `topic` asked for a sweep. */
@@ -30,8 +31,9 @@ export class FlowSweeper {
     this.lastSwept.set(topic, now);
     const sweep = this.flows
       .sweep(topic)
+      .then((dead) => reportDeadParents(this.report, dead))
       // The next reserve asks again; a consumer's own error event says Redis is away.
-      .catch((error: unknown) => this.events.emit({ type: 'error', topic, error: asError(error) }))
+      .catch((error: unknown) => this.report.events.emit({ type: 'error', topic, error: asError(error) }))
       .finally(() => this.running.delete(sweep));
     this.running.add(sweep);
   };

@@ -122,12 +122,23 @@ export interface ConsumerEngine {
 export interface FlowHandoff {
   /** Largest child result handed to its parent (JSON bytes; the service's maxPayloadBytes). */
   readonly maxResultBytes: number;
-  /** Passes the ends of these children (acked, dead) to their parents: the parents may become due now. */
-  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<void>;
+  /**
+   * Passes the ends of these children (acked, dead) to their parents: the parents may become due
+   * now, or go to the dead letters (returned, for their `dead` event).
+   */
+  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]>;
   /** A parent's children and their ends, for its handler. */
   recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord>;
   /** Passes on what a process that died left of this topic's flows (see FlowTrees.sweep). */
-  sweep(topic: string): Promise<void>;
+  sweep(topic: string): Promise<DeadParent[]>;
+}
+
+/** A flow's parent that went to the dead letters as `child-failed` when it heard of a child's end. */
+export interface DeadParent {
+  topic: string;
+  id: string;
+  /** The text its dead letter keeps (which child failed, and why). */
+  error: string;
 }
 
 /**

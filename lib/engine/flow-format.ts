@@ -22,6 +22,8 @@ export interface FlowChildRecord extends FlowChildInfo {
   partition: number;
   /** Its onChildFailure (known once it ended; 'fail' before). */
   policy: 'fail' | 'continue';
+  /** The sequence of the end its parent heard (0 while pending): a later end replaces it. */
+  seq: number;
 }
 
 /** A node's place in its flow as Redis has it (flow-parent and its children's HASH). */
@@ -82,15 +84,16 @@ export function decodeChildren(hash: Record<string, string>): FlowChildRecord[] 
     if (!field.startsWith('[')) continue;
     const { topic, id, partition } = linkOfField(field);
     if (value === 'p') {
-      children.push({ topic, id, partition, outcome: 'pending', policy: 'fail' });
+      children.push({ topic, id, partition, outcome: 'pending', policy: 'fail', seq: 0 });
       continue;
     }
-    const [, kinds, payload] = /^\d+\n(\w\w)\n([\s\S]*)$/.exec(value) ?? ['', 'af', ''];
+    const [, heard, kinds, payload] = /^(\d+)\n(\w\w)\n([\s\S]*)$/.exec(value) ?? ['', '0', 'af', ''];
     const policy = kinds[1] === 'c' ? 'continue' : 'fail';
+    const seq = Number(heard);
     children.push(
       kinds[0] === 'a'
-        ? { topic, id, partition, outcome: 'acked', policy, result: resultOf(payload) }
-        : { topic, id, partition, outcome: 'failed', policy, failure: failureOf(payload) },
+        ? { topic, id, partition, outcome: 'acked', policy, seq, result: resultOf(payload) }
+        : { topic, id, partition, outcome: 'failed', policy, seq, failure: failureOf(payload) },
     );
   }
   return children;

@@ -7,7 +7,7 @@ import type { MessageWriter } from './message-writer';
 import type { QueueKeys } from './queue-keys';
 import type { ScriptRunner } from './script-runner';
 import { byPartition, partitionOfMessage, type TopicLayouts } from './topic-layouts';
-import type { FlowHandoff } from './consumer-engine';
+import type { DeadParent, FlowHandoff } from './consumer-engine';
 import type { EncodedPush } from './wire-format';
 import {
   childField,
@@ -88,7 +88,13 @@ export class FlowTrees implements FlowHandoff {
     const flags = new Map<FlowPlanNode, boolean>();
     // Its root exists: this flow was stored before (a retry). Its nodes may have run and ended
     // since, so none is stored again; only a commit the first call did not finish is finished.
+    // A root (or parent) whose stored children are not the given ones is another message.
     if (await this.exists(links.get(root)!)) {
+      const taken = await this.firstOtherParent(
+        nodes.filter(({ node }) => node.children.length > 0),
+        links,
+      );
+      if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
       for (const { node } of nodes) flags.set(node, false);
       await this.commitAll(below.map(({ link }) => link));
       return flags;
@@ -149,10 +155,10 @@ export class FlowTrees implements FlowHandoff {
     );
   }
 
-  async passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<void> {
+  async passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]> {
     const layout = this.layouts.get(topic);
     const slots = [...byPartition(layout, messages)];
-    await Promise.all(
+    const dead = await Promise.all(
       slots.map(([partition, positions]) =>
         this.pass(
           topic,
@@ -161,31 +167,38 @@ export class FlowTrees implements FlowHandoff {
         ),
       ),
     );
+    return dead.flat();
   }
 
   recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord> {
     return this.record(topic, partitionOfMessage(this.layouts.get(topic), message), message.id);
   }
 
-  /** Passes the outbox entries of these children (of one partition) to their parents. */
-  async pass(topic: string, partition: number, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
+  /**
+   * Passes the outbox entries of these children (of one partition) to their parents; returns
+   * the parents (and their parents, up the tree) that went to the dead letters as child-failed.
+   */
+  async pass(topic: string, partition: number, ids: string[]): Promise<DeadParent[]> {
+    if (ids.length === 0) return [];
     const keys = this.keysOf(topic, partition);
     const entries = await this.read(topic, () => this.scripts.client.hmget(keys.flowOutbox, ...ids));
     // The children's ends go out together (one round trip for a batch, not one per child): each
     // script is atomic on its own, and a parent hears its children in any order.
-    await Promise.all(
+    const dead = await Promise.all(
       entries.flatMap((entry, i) => (entry === null ? [] : [this.hear({ topic, id: ids[i], partition }, entry)])),
     );
+    return dead.flat();
   }
 
   /**
    * What a process that died mid-way left in this topic's slots: outbox entries its parents may
    * not have heard are passed on; nodes whose flow's root exists are committed; nodes whose
    * root never came within an hour are dropped. Safe beside every other process doing the same.
+   * Returns the parents that went to the dead letters as child-failed meanwhile.
    */
-  async sweep(topic: string): Promise<void> {
+  async sweep(topic: string): Promise<DeadParent[]> {
     const { partitions } = this.layouts.get(topic);
+    const dead: DeadParent[] = [];
     for (let partition = 0; partition < partitions.length; partition++) {
       const reply = await this.scripts.run<string[]>('flowSweep', topic, partitions[partition], [
         OUTBOX_AGE_MS,
@@ -194,7 +207,9 @@ export class FlowTrees implements FlowHandoff {
       ]);
       const now = Number(reply[0]);
       const outbox = Number(reply[1]);
-      for (let i = 2; i < 2 + 2 * outbox; i += 2) await this.hear({ topic, id: reply[i], partition }, reply[i + 1]);
+      for (let i = 2; i < 2 + 2 * outbox; i += 2) {
+        dead.push(...(await this.hear({ topic, id: reply[i], partition }, reply[i + 1])));
+      }
       for (let i = 2 + 2 * outbox; i < reply.length; i += 3) {
         const [id, ref, storedAt] = [reply[i], reply[i + 1], Number(reply[i + 2])];
         const root = JSON.parse(ref) as StoredLink;
@@ -205,6 +220,7 @@ export class FlowTrees implements FlowHandoff {
         }
       }
     }
+    return dead;
   }
 
   /** A node's parent and children, as its slot records them (one read). */
@@ -235,7 +251,7 @@ export class FlowTrees implements FlowHandoff {
   }
 
   /** A child's end reaches its parent; then the child's outbox entry goes (unless a later end replaced it). */
-  private async hear(child: FlowLink, entry: string): Promise<void> {
+  private async hear(child: FlowLink, entry: string): Promise<DeadParent[]> {
     const [seq, outcome, ref, payload] = splitEntry(entry);
     const link = JSON.parse(ref) as StoredLink;
     const parent = { topic: link[0], id: link[1], partition: link[2] };
@@ -253,9 +269,37 @@ export class FlowTrees implements FlowHandoff {
       this.dead.maxAgeMs,
     ]);
     // The parent went to the dead letters: if it is a child itself, its own parent hears it.
-    if (heard === 2) await this.pass(parent.topic, parent.partition, [parent.id]);
+    const dead = heard === 2 ? [{ topic: parent.topic, id: parent.id, error }] : [];
+    if (heard === 2) dead.push(...(await this.pass(parent.topic, parent.partition, [parent.id])));
     if (heard === 3) await this.scripts.wakeHome(layout);
     await this.scripts.run('flowClear', child.topic, this.keysOf(child.topic, child.partition), [child.id, seq]);
+    return dead;
+  }
+
+  /**
+   * The first of these parents (root first) that is stored with other children than given, or
+   * stored without any (a message outside this flow); one that ended since is not looked at.
+   */
+  private async firstOtherParent(
+    parents: { node: FlowPlanNode; link: FlowLink }[],
+    links: Map<FlowPlanNode, FlowLink>,
+  ): Promise<FlowLink | undefined> {
+    const stored = await Promise.all(
+      parents.map(({ link: { topic, id, partition } }) => {
+        const keys = this.keysOf(topic, partition);
+        const { client } = this.scripts;
+        return this.read(topic, () =>
+          Promise.all([client.hexists(keys.messages, id), client.hkeys(keys.flowChildren + id)]),
+        );
+      }),
+    );
+    return parents.find(({ node }, i) => {
+      const [exists, fields] = stored[i];
+      if (exists === 0 && fields.length === 0) return false;
+      const children = new Set(fields.filter((field) => field.startsWith('[')));
+      const given = node.children.map((child) => childField(links.get(child)!));
+      return children.size !== given.length || given.some((field) => !children.has(field));
+    })?.link;
   }
 
   private async exists({ topic, id, partition }: FlowLink): Promise<boolean> {

@@ -30,6 +30,7 @@ import { LeaseSettler } from './lease-settler';
 import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
 import { QueueInspector } from './queue-inspector';
+import { FlowRequeue } from './flow-requeue';
 import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
 import { withClusterResends } from './cluster-resend';
 import { ReplicatedPushes } from './replicated-pushes';
@@ -108,7 +109,6 @@ export class QueueEngine implements ConsumerEngine {
     this.settler = new LeaseSettler(this.scripts, this.layouts);
     this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
     this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts);
-    this.inspector = new QueueInspector(this.scripts, this.layouts);
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
@@ -121,6 +121,8 @@ export class QueueEngine implements ConsumerEngine {
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
     const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };
     this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes);
+    const requeue = new FlowRequeue(this.scripts, this.layouts, this.flows);
+    this.inspector = new QueueInspector(this.scripts, this.layouts, requeue);
   }
 
   /**

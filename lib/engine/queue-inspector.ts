@@ -5,6 +5,8 @@ import type { ScriptRunner } from './script-runner';
 import { byPartition, type TopicLayouts } from './topic-layouts';
 import { decodeDeadLetters, decodeListOrder, type PreviewedDeadLetter } from './lookup-format';
 import { readMergedPage } from './merged-pages';
+import { FlowChildGoneError } from '../errors';
+import type { FlowRequeue } from './flow-requeue';
 
 export type DeadSweep = 'deadRequeue' | 'deadPurge';
 
@@ -16,6 +18,7 @@ export class QueueInspector {
   constructor(
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
+    private readonly flows: FlowRequeue,
   ) {}
 
   async stats(topic: string): Promise<QueueStats> {
@@ -72,50 +75,83 @@ export class QueueInspector {
     });
   }
 
-  /** Requeues or purges the given dead letters, or all of them; returns how many. */
+  /**
+   * Requeues or purges the given dead letters, or all of them; returns how many. A flow's parent
+   * dead as child-failed is requeued with its failed children (see FlowRequeue); one with a failed
+   * child gone for good stays: named by FlowChildGoneError when ids are given (then nothing is
+   * requeued), passed over (not counted) when all are.
+   * @throws {FlowChildGoneError} when a given id is such a parent.
+   */
   async sweepDead(sweep: DeadSweep, topic: string, ids?: string[]): Promise<number> {
     const layout = this.layouts.get(topic);
-    const sweeps =
+    const slices =
       ids === undefined
-        ? layout.partitions.map((keys) => this.sweepAll(sweep, topic, keys))
+        ? undefined
         : [
             ...byPartition(
               layout,
               ids.map((id) => ({ id })),
             ),
-          ].map(([partition, positions]) =>
-            this.sweepIds(
-              sweep,
-              topic,
-              layout.partitions[partition],
-              positions.map((i) => ids[i]),
-            ),
-          );
+          ].map(([partition, positions]) => [partition, positions.map((i) => ids[i])] as const);
+    if (sweep === 'deadRequeue' && slices) await this.refuseGoneChildren(topic, slices);
+    const sweeps = slices
+      ? slices.map(([partition, slice]) => this.sweepIds(sweep, topic, partition, slice))
+      : layout.partitions.map((_, partition) => this.sweepAll(sweep, topic, partition));
     const total = (await Promise.all(sweeps)).reduce((sum, n) => sum + n, 0);
     if (sweep === 'deadRequeue' && total > 0) await this.scripts.wakeHome(layout);
     return total;
   }
 
-  private async sweepIds(sweep: DeadSweep, topic: string, keys: QueueKeys, ids: string[]): Promise<number> {
+  /** @throws {FlowChildGoneError} when a given dead letter is a parent with a failed child gone for good. */
+  private async refuseGoneChildren(topic: string, slices: (readonly [number, string[]])[]): Promise<void> {
+    for (const [partition, ids] of slices) {
+      for (const id of ids) {
+        if (!(await this.flows.isDeadParent(topic, partition, id))) continue;
+        const gone = await this.flows.goneBelow({ topic, id, partition });
+        if (gone) throw new FlowChildGoneError(topic, id, gone.child.topic, gone.child.id);
+      }
+    }
+  }
+
+  private async sweepIds(sweep: DeadSweep, topic: string, partition: number, ids: string[]): Promise<number> {
     let total = 0;
     for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
-      const [, done] = await this.scripts.run<number[]>(sweep, topic, keys, [
-        0,
-        ...ids.slice(i, i + LIMITS.idsPerCall),
-      ]);
-      total += done;
+      total += (await this.sweepOnce(sweep, topic, partition, { ids: ids.slice(i, i + LIMITS.idsPerCall) })).done;
     }
     return total;
   }
 
-  /** All of them, a bounded slice per call so Redis never stalls on a huge dead set. */
-  private async sweepAll(sweep: DeadSweep, topic: string, keys: QueueKeys): Promise<number> {
+  /**
+   * All of them, a bounded slice per call so Redis never stalls on a huge dead set. Parents that
+   * stay (a child gone for good) are passed over by the next slices.
+   */
+  private async sweepAll(sweep: DeadSweep, topic: string, partition: number): Promise<number> {
     let total = 0;
+    let skip = 0;
     for (;;) {
-      const [taken, done] = await this.scripts.run<number[]>(sweep, topic, keys, [LIMITS.idsPerCall]);
+      const { taken, done, stayed } = await this.sweepOnce(sweep, topic, partition, { limit: LIMITS.idsPerCall, skip });
       total += done;
+      skip += stayed;
       if (taken < LIMITS.idsPerCall) return total;
     }
+  }
+
+  /** One call of the sweep's script; for a requeue, then the flow parents it left, each with its children. */
+  private async sweepOnce(
+    sweep: DeadSweep,
+    topic: string,
+    partition: number,
+    { limit = 0, skip = 0, ids = [] }: { limit?: number; skip?: number; ids?: string[] },
+  ) {
+    const keys = this.layouts.get(topic).partitions[partition];
+    // dead-purge takes no skip: its slices start at the oldest, as it leaves none behind.
+    const args = sweep === 'deadRequeue' ? [limit, skip, ...ids] : [limit, ...ids];
+    const [taken, done, ...parents] = await this.scripts.run<(number | string)[]>(sweep, topic, keys, args);
+    let resumed = 0;
+    for (const id of parents) {
+      if (await this.flows.requeue({ topic, id: String(id), partition })) resumed++;
+    }
+    return { taken: Number(taken), done: Number(done) + resumed, stayed: parents.length - resumed };
   }
 }
 

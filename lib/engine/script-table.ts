@@ -219,7 +219,9 @@ export const QUEUE_SCRIPTS = {
   deadRequeue: {
     file: 'dead-requeue.lua',
     operation: 'requeue dead letters',
-    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    // prettier-ignore
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS,
+      'flowOpen'],
     uses: ['levels'],
   },
   deadPurge: {
@@ -383,6 +385,14 @@ export const QUEUE_SCRIPTS = {
     keys: ['delayed', 'wake', 'paused', 'messages', 'dead', 'deadInfo', 'deferrals', 'priority',
       ...FLOW_TREE_KEYS, 'ready', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting', 'steps', 'stepIds'],
     uses: ['settle'],
+  },
+  flowResume: {
+    file: 'flow-resume.lua',
+    operation: 'requeue dead letters',
+    // prettier-ignore
+    keys: ['dead', 'deadInfo', 'attempts', 'delayed', 'flowChildren', 'flowWaiting', 'wake', 'paused', 'ready',
+      'priority', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
+    uses: ['tree'],
   },
   flowClear: { file: 'flow-clear.lua', operation: 'end a flow child', keys: ['flowOutbox', 'flowOutboxDue'] },
   flowSweep: {

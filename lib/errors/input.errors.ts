@@ -36,8 +36,10 @@ export class InvalidMessageIdError extends RedisAckQueueError {
 
 /**
  * A node of `pushFlow` whose id is taken by a message that belongs to no node of this flow (the
- * same id pushed before, outside it). Nothing of the flow runs: its nodes stored so far wait for a
- * root that never comes and are dropped within about an hour. Give that node another id.
+ * same id pushed before, outside it), or a root (or a parent below it) stored before with other
+ * children than given. Nothing of the flow runs: its nodes stored so far wait for a root that
+ * never comes and are dropped within about an hour (a taken root: nothing was stored). Give that
+ * node another id.
  */
 export class FlowIdTakenError extends RedisAckQueueError {
   /** Always `FLOW_ID_TAKEN`. */

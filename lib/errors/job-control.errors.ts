@@ -69,3 +69,29 @@ export class InvalidStepResultError extends RedisAckQueueError {
     super(MESSAGES.invalidStepResult(topic, id, step, reason));
   }
 }
+
+/**
+ * `requeueDead` was given a flow's parent that went to the dead letters as child-failed, and a
+ * failed child below it is gone for good (cancelled, or its dead letter deleted): the parent runs
+ * only after every child ended well, so requeued it would wait forever. Nothing was requeued.
+ * Push the flow again (or requeue its children and the parent with them while their dead letters
+ * exist), or purge the parent.
+ */
+export class FlowChildGoneError extends RedisAckQueueError {
+  /** Always `FLOW_CHILD_GONE`. */
+  readonly code = 'FLOW_CHILD_GONE';
+  /**
+   * @param topic - The parent's topic.
+   * @param id - The parent's id.
+   * @param childTopic - The topic of the child that is gone.
+   * @param childId - The id of the child that is gone.
+   */
+  constructor(
+    readonly topic: string,
+    readonly id: string,
+    readonly childTopic: string,
+    readonly childId: string,
+  ) {
+    super(MESSAGES.flowChildGone(topic, id, childTopic, childId));
+  }
+}

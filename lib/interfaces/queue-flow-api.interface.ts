@@ -44,7 +44,11 @@ export interface FlowResult {
   topic: string;
   /** Its id (given or made). */
   id: string;
-  /** True when the node existed already (a retried `pushFlow`; nothing of it was stored again). */
+  /**
+   * True when the node existed already (a retried `pushFlow`, whose first call stored it; it may
+   * have ended since): nothing of it was stored again. A root or parent stored with other
+   * children than given is refused with FlowIdTakenError instead.
+   */
   duplicate: boolean;
   /** Its children, in the order given. */
   children: FlowResult[];
@@ -101,13 +105,18 @@ export interface RedisAckQueueFlowApi {
    *   PayloadTooLargeError} for a bad node (nothing is stored).
    * @throws {RedisUnavailableError | RedisCommandError | QueueClosedError} when Redis cannot be
    *   reached or the service is closed (retry with the same ids).
+   * @throws {FlowIdTakenError} when a node's id is taken by another message, or the root (or a
+   *   parent) exists with other children than given.
    */
   pushFlow<T>(flow: Flow<T>): Promise<FlowResult>;
   /**
    * A flow's tree from any of its nodes down, each with its state; null when no message has
    * this id on this topic. Children that ended keep their result (or failure) until their
-   * parent ends.
+   * parent ends. Read in pages of 500 messages, each bounded by `commandTimeoutMs` (not the
+   * whole tree by one).
    * @throws {InvalidTopicError | InvalidMessageIdError} for a bad topic or id.
+   * @throws {RedisUnavailableError | RedisCommandError | QueueClosedError} when a page gets no
+   *   answer in time, Redis refuses it, or the service is closed.
    */
   getFlow(topic: string, id: string): Promise<FlowNode | null>;
 }

@@ -123,7 +123,12 @@ export interface RedisAckQueueProducerApi {
 
   /**
    * Sends dead letters (the given ids, or all) back to ready with attempts reset; returns how many.
+   * A flow's parent dead as `child-failed` is requeued with its failed children (down the tree) and
+   * waits for them (`waiting-children`); one whose failed child is gone for good stays (see
+   * docs/flows.md).
    * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {FlowChildGoneError} when a given id is a flow's parent whose failed child was cancelled
+   *   or its dead letter deleted (nothing is requeued).
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
    * @throws {InvalidOptionError} when `ids` is not an array.
    * @throws {InvalidMessageIdError} when one of the ids is not 1-256 characters.

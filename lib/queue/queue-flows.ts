@@ -40,11 +40,14 @@ export class QueueFlows {
     return result(root);
   }
 
-  getFlow(topic: string, id: string): Promise<FlowNode | null> {
-    return this.core.call('read a flow', topic, () => {
-      assertTopic(topic);
-      assertMessageId(id);
-      return flowNodeOf(this.core.engine.lookup, topic, id);
-    });
+  /**
+   * Read in pages (see flowNodeOf), each bounded by commandTimeoutMs on its own: a big flow's
+   * read takes as long as its pages need, and fails only when one page gets no answer in time.
+   */
+  async getFlow(topic: string, id: string): Promise<FlowNode | null> {
+    this.core.assertOpen('read a flow');
+    assertTopic(topic);
+    assertMessageId(id);
+    return flowNodeOf(this.core.engine.lookup, topic, id, (work) => this.core.call('read a flow', topic, work));
   }
 }

@@ -4,6 +4,7 @@ import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
 import { InvalidStoredValueError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage, Topic } from '../interfaces';
+import { reportDeadParents } from './flow-deaths';
 import type { QueueCore } from './queue-core';
 import { resolveReserveRequest } from './settings';
 import { assertBounded, assertDelay, assertReserved, assertTopic, optionsOf } from './validation';
@@ -73,7 +74,8 @@ export class QueueLeases {
   /** A flow's child ended (acked, dead): its parent hears it now, or the sweep passes it on later. */
   private async handOver(message: ReservedMessage): Promise<void> {
     if (!isFlowChild(message)) return;
-    await this.core.engine.flows.passEnded(message.topic, [message]).catch(() => undefined);
+    const dead = await this.core.engine.flows.passEnded(message.topic, [message]).catch(() => []);
+    reportDeadParents(this.core, dead);
   }
 
   async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {

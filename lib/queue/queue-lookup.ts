@@ -1,6 +1,7 @@
 import { deadLetterInfo } from '../engine/lookup-format';
 import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
+import { reportDeadParents } from './flow-deaths';
 import type { QueueCore } from './queue-core';
 import {
   assertBounded,
@@ -69,9 +70,10 @@ export class QueueLookup {
     this.core.events.emit({ type: 'cancelled', topic, id });
     this.core.events.tally.cancelled(topic, 1);
     // A flow's child: its parent hears it failed. A parent: its children that had not ended go too.
-    await this.core.call('cancel a message', topic, async () => {
-      if (cancelled.child) await engine.flows.pass(topic, cancelled.partition, [id]);
-    });
+    const dead = await this.core.call('cancel a message', topic, async () =>
+      cancelled.child ? engine.flows.pass(topic, cancelled.partition, [id]) : [],
+    );
+    reportDeadParents(this.core, dead);
     for (const child of cancelled.children) await this.cancel(child.topic, child.id);
     return cancelled.state;
   }

@@ -288,6 +288,29 @@ describe('redis-ack-queue CLI', () => {
     expect((await cli('stats', book)).stdout.trimEnd().split('\n')[1].split(/\s+/).at(-1)).toBe('1');
   });
 
+  it('flow prints a tree of 10,000 nodes within its default --timeout, which bounds each page of the read', async () => {
+    const { cli } = await setUp();
+    const [top, middle, leaf] = [uniqueTopic('top'), uniqueTopic('middle'), uniqueTopic('leaf')];
+    // Storing 10,000 nodes is not what is tried here: a bound no machine reaches.
+    const writer = await fx.service({ prefix: `cli${prefixes}`, commandTimeoutMs: 120_000 });
+    await writer.pushFlow({
+      topic: top,
+      id: 'root',
+      payload: 0,
+      children: Array.from({ length: 99 }, (_, p) => ({
+        topic: middle,
+        id: `m${p}`,
+        payload: p,
+        children: Array.from({ length: 100 }, (_, l) => ({ topic: leaf, id: `m${p}-l${l}`, payload: l })),
+      })),
+    });
+    const tree = await cli('flow', top, 'root');
+    expect([tree.code, tree.stderr]).toEqual([0, '']);
+    const lines = tree.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(10_001);
+    expect(lines.at(-1)).toBe('10000 nodes: 100 waiting-children, 9900 ready.');
+  });
+
   it('dead lists dead letters; requeue and purge need --yes off a terminal', async () => {
     const { queue, cli } = await setUp();
     const topic = uniqueTopic('dead');

@@ -4,8 +4,10 @@ import {
   InvalidTopicError,
   type Flow,
   type MessageContext,
+  type RedisAckQueueEvent,
   type RedisAckQueueService,
 } from '../../lib';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** What each handler saw, in the order the handlers ran. */
@@ -19,6 +21,7 @@ interface Run {
 
 describe('flows: parents that run after their children', () => {
   const fx = useRedis();
+  expectLogs(/went to the dead letters/);
 
   function consumeAll(queue: RedisAckQueueService, topics: string[], runs: Run[], fail: Set<string> = new Set()) {
     for (const topic of topics) {
@@ -164,6 +167,36 @@ describe('flows: parents that run after their children', () => {
     expect(runs.filter(({ id }) => id === 'p')).toHaveLength(1);
   });
 
+  it('reports a parent dead as child-failed as any dead letter: a dead event and an error line where the child ended, a count in history', async () => {
+    expectLogs(/went to the dead letters/);
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service({ logLevel: 'error' });
+    const events: RedisAckQueueEvent[] = [];
+    const subscription = queue.events$.subscribe((event) => event.type === 'dead' && events.push(event));
+    const runs: Run[] = [];
+    consumeAll(queue, [child], runs, new Set(['bad']));
+    await queue.pushFlow(parentOf(parent, 'p', child, ['good', 'bad']));
+    await untilDead(queue, parent, 'p');
+    // A cancel of a child fails its parent in the process that cancelled it.
+    await queue.pushFlow(parentOf(parent, 'q', child, ['d1'], [{ delayMs: 600_000 }]));
+    await queue.cancel(child, 'd1');
+    await eventually(() => events.filter(({ topic }) => topic === parent).length === 2);
+    subscription.unsubscribe();
+    expect(events.filter(({ topic }) => topic === parent)).toEqual([
+      expect.objectContaining({ type: 'dead', topic: parent, id: 'p', attempt: 0, reason: 'child-failed' }),
+      expect.objectContaining({ type: 'dead', topic: parent, id: 'q', attempt: 0, reason: 'child-failed' }),
+    ]);
+    expect(events.find(({ id }) => id === 'p')?.error?.message).toContain(`message bad of "${child}" (failed)`);
+    const lines = loggedLines().filter(({ message }) => message.includes(`of "${parent}"`));
+    expect(lines.map(({ level, message }) => [level, message])).toEqual([
+      ['error', expect.stringMatching(`^Flow parent p of "${parent}" went to the dead letters as child-failed: `)],
+      ['error', expect.stringMatching(`^Flow parent q of "${parent}" went to the dead letters as child-failed: `)],
+    ]);
+    await queue.close();
+    const history = await (await fx.service()).history(parent);
+    expect(history.points.reduce((sum, point) => sum + point.dead, 0)).toBe(2);
+  });
+
   it("runs the parent anyway with onChildFailure 'continue', listing the failed child", async () => {
     const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
     const queue = await fx.service();
@@ -241,6 +274,28 @@ describe('flows: parents that run after their children', () => {
     ]);
     expect(runs[0].results).toEqual({});
     await eventually(async () => (await fx.redis.hlen(`{ackq:${child}}:flow-outbox`)) === 0);
+  });
+
+  it("reports a parent the repair sweep sends to the dead letters in the sweeping consumer's process", async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const producer = await fx.service();
+    await producer.pushFlow({
+      topic: parent,
+      id: 'p',
+      payload: 'p',
+      children: [{ topic: child, id: 'c', payload: 1, options: { maxAttempts: 1 } }],
+    });
+    // Its last lease runs out unsettled; a consumer's reserve buries it in Redis, and its sweep
+    // passes the end on: the parent goes to the dead letters there.
+    await producer.reserve(child, { leaseMs: 50 });
+    const consumerSide = await fx.service();
+    const dead: RedisAckQueueEvent[] = [];
+    const subscription = consumerSide.events$.subscribe((event) => event.type === 'dead' && dead.push(event));
+    consumeAll(consumerSide, [child], []);
+    await eventually(() => dead.length === 1, 30_000);
+    subscription.unsubscribe();
+    expect(dead).toEqual([expect.objectContaining({ topic: parent, id: 'p', reason: 'child-failed', attempt: 0 })]);
+    expect(dead[0].error?.message).toContain('(expired)');
   });
 
   it('a retried pushFlow with the same ids stores one flow', async () => {

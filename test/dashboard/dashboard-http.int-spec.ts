@@ -463,6 +463,32 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
   });
 
+  it('requeues a flow parent dead as child-failed with its failed child; one whose child is gone answers 409', async () => {
+    const { queue } = served;
+    const [parent, child] = ['assembly.requeue', 'parts.requeue'];
+    for (const id of ['p1', 'p2']) {
+      await queue.pushFlow({
+        topic: parent,
+        id,
+        payload: id,
+        children: [{ topic: child, id: `${id}-part`, payload: 1, options: { maxAttempts: 1 } }],
+      });
+    }
+    await queue.nack((await queue.reserve(child))[0], { error: new Error('broken') });
+    await queue.cancel(child, 'p2-part');
+    expect((await queue.stats(parent)).dead).toBe(2);
+    const { cookie, token } = await session();
+    const requeue = async (body: unknown) => {
+      const response = await post(`/dead/requeue?topic=${parent}`, body, { cookie, 'x-ackq-csrf': token });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await requeue({ ids: ['p2'] })).toMatchObject({ status: 409, body: { code: 'FLOW_CHILD_GONE' } });
+    expect(await requeue({ all: true })).toEqual({ status: 200, body: { requeued: 1 } });
+    expect(await queue.get(parent, 'p1')).toMatchObject({ state: 'waiting-children' });
+    expect(await queue.get(child, 'p1-part')).toMatchObject({ state: 'ready' });
+    expect(await queue.get(parent, 'p2')).toMatchObject({ state: 'dead', reason: 'child-failed' });
+  });
+
   it('still answers the older path routes (api/topics/:topic/...) for other names, as the query routes do', async () => {
     const { queue } = served;
     const topic = 'orders.eu';

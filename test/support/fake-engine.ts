@@ -74,9 +74,9 @@ export class FakeEngine implements ConsumerEngine {
   /** No flows here: nothing to hand over, no children to read. */
   readonly flows: FlowHandoff = {
     maxResultBytes: 1024 * 1024,
-    passEnded: () => Promise.resolve(),
+    passEnded: () => Promise.resolve([]),
     recordOf: () => Promise.resolve({ parent: undefined, children: [] }),
-    sweep: () => Promise.resolve(),
+    sweep: () => Promise.resolve([]),
   };
   /** What reserve answers as nextDueInMs. */
   nextDueInMs = -1;

@@ -1,6 +1,8 @@
 -- dead-requeue: sends dead letters back to the tail of ready (of their priority level) with their attempts reset:
--- the given ids, or else the oldest `limit` of them. A dead letter without a body
--- (nothing to deliver) is dropped instead.
+-- the given ids, or else the oldest `limit` of them after the first `skip`. A dead letter without a body
+-- (nothing to deliver) is dropped instead. A flow's parent dead as child-failed stays here and is
+-- returned: it may run only after its children, so the caller requeues its failed children first
+-- and then sends it back to wait for them (flow-resume.lua; see FlowRequeue).
 --
 -- K.dead        ZSET   id -> time of death (ms)
 -- K.deadInfo    HASH   id -> JSON reason
@@ -19,20 +21,34 @@
 -- K.ready7      LIST
 -- K.ready8      LIST
 -- K.ready9      LIST
+-- K.flowOpen    SET    parents whose children's HASH exists
 -- ARGV[1] limit  how many of the oldest to take when no ids follow
--- ARGV[2..] ids (optional)
--- Returns { ids taken, messages sent back to ready }
+-- ARGV[2] skip   how many of the oldest to pass over first (parents left here by earlier calls)
+-- ARGV[3..] ids (optional)
+-- Returns { ids taken, messages sent back to ready, then the ids of the parents left here }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash', K.attempts, 'hash', K.ready, 'list', K.wake, 'list',
-  K.priority, 'hash', K.readyLevels, 'zset')
+  K.priority, 'hash', K.readyLevels, 'zset', K.flowOpen, 'set')
 
-local ids = { unpack(ARGV, 2) }
-if #ids == 0 then
-  ids = redis.call('ZRANGE', K.dead, 0, tonumber(ARGV[1]) - 1)
+-- A parent that went to the dead letters because a child failed, whose children are still recorded.
+local function child_failed_parent(id)
+  if redis.call('SISMEMBER', K.flowOpen, id) == 0 then
+    return false
+  end
+  local ok, info = pcall(cjson.decode, redis.call('HGET', K.deadInfo, id) or '')
+  return ok and type(info) == 'table' and info.r == 'child-failed'
 end
-local requeued = {}
+
+local ids = { unpack(ARGV, 3) }
+if #ids == 0 then
+  local skip = tonumber(ARGV[2])
+  ids = redis.call('ZRANGE', K.dead, skip, skip + tonumber(ARGV[1]) - 1)
+end
+local requeued, parents = {}, {}
 for _, id in ipairs(ids) do
-  if redis.call('ZREM', K.dead, id) == 1 then
+  if redis.call('ZSCORE', K.dead, id) and child_failed_parent(id) then
+    parents[#parents + 1] = id
+  elseif redis.call('ZREM', K.dead, id) == 1 then
     redis.call('HDEL', K.deadInfo, id)
     redis.call('HDEL', K.attempts, id)
     if redis.call('HEXISTS', K.messages, id) == 1 then
@@ -46,4 +62,4 @@ if #requeued > 0 then
   make_ready('RPUSH', requeued)
   wake()
 end
-return { #ids, #requeued }
+return { #ids, #requeued, unpack(parents) }

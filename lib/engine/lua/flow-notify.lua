@@ -83,7 +83,9 @@ if not waiting and redis.call('ZSCORE', K.dead, id) then
   resumable = ok and type(info) == 'table' and info.r == 'child-failed'
 end
 
-if waiting and failing > 0 then
+-- A waiting parent fails when this end fails it; a parent requeued from the dead letters waits
+-- with failed children counted until their requeued runs end well (flow-resume.lua).
+if waiting and outcome == 'f' and policy == 'f' then
   redis.call('ZREM', K.flowWaiting, id)
   redis.call('ZREM', K.delayed, id)
   bury(id, 'child-failed', ARGV[7], 0, nil, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
