@@ -17,9 +17,16 @@ export { RedisAckQueueClient } from './redis-ack-queue.client';
 export { RedisAckQueueContext, type RedisAckQueueContextArgs } from './redis-ack-queue.context';
 export { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 export { RedisAckQueueRejectException, type RedisAckQueueRejection } from './redis-ack-queue-reject.exception';
+export { RedisAckQueueRefusalFilter } from './redis-ack-queue-refusal.filter';
 export type { RedisAckQueueClientOptions, RedisAckQueueServerOptions } from './transport-options.interface';
 export { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
 export { topicOfPattern } from './pattern-topic';
 export { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
 // The library's errors a transport user meets most, also here: the same classes as the main entry's.
-export { InvalidOptionError, InvalidPayloadError, MessageRejectedError, RequestTimeoutError } from '../errors';
+export {
+  InvalidOptionError,
+  InvalidPayloadError,
+  MessageRejectedError,
+  RequestTimeoutError,
+  UnknownPatternOptionError,
+} from '../errors';

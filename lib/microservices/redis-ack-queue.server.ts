@@ -7,6 +7,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { patternHandlerOptions } from './pattern-options';
 import { patternOfRoute, topicOfPattern } from './pattern-topic';
 import { RedisAckQueueContext } from './redis-ack-queue.context';
 import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, type ReplyRecord } from './reply-wire';
@@ -14,20 +15,12 @@ import { failureOf, isRefusal } from './transport-refusals';
 import type { RedisAckQueueServerOptions } from './transport-options.interface';
 import { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
 
-/** The handler options a pattern decorator's extras may set; other extras are not this transport's. */
-const HANDLER_OPTIONS = [
-  'concurrency',
-  'leaseMs',
-  'maxAttempts',
-  'backoff',
-  'batchSize',
-  'timeoutMs',
-  'maxDeferrals',
-  'globalConcurrency',
-  'rateLimit',
-  'groupRateLimit',
-  'groupConcurrency',
-] as const satisfies readonly (keyof QueueHandlerOptions)[];
+/**
+ * A handler's default concurrency on this transport: Nest's own transports run every message as
+ * it arrives, so a ported app expects many at once; bounded, so a backlog does not start
+ * thousands of handlers together. `concurrency` (server option or pattern extras) sets another.
+ */
+export const TRANSPORT_DEFAULT_CONCURRENCY = 50;
 
 /** The events `on()` listens to: each type of the queue's events, with its event object. */
 export type RedisAckQueueTransportEvents = {
@@ -80,7 +73,10 @@ export class RedisAckQueueServer
    */
   constructor(options: RedisAckQueueServerOptions = {}) {
     super();
-    this.service = new RedisAckQueueService(options, 'microservice');
+    this.service = new RedisAckQueueService(
+      { ...options, concurrency: options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY },
+      'microservice',
+    );
     this.replies = this.service[REQUEST_REPLIES]();
     this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
   }
@@ -91,14 +87,16 @@ export class RedisAckQueueServer
    */
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      await this.service.connect();
-      const topics = new Set<string>();
+      const consumers: { topic: string; route: string; handler: MessageHandler; options: QueueHandlerOptions }[] = [];
       for (const [route, handler] of this.messageHandlers) {
         const topic = topicOfPattern(patternOfRoute(route));
-        if (topics.has(topic)) continue;
-        topics.add(topic);
+        if (consumers.some((each) => each.topic === topic)) continue;
+        consumers.push({ topic, route, handler, options: patternHandlerOptions(topic, handler.extras) });
+      }
+      await this.service.connect();
+      for (const { topic, route, handler, options } of consumers) {
         const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
-        this.service.consume(topic, consume, handlerOptions(handler.extras));
+        this.service.consume(topic, consume, options);
       }
       this._status$.next('connected');
       callback();
@@ -233,10 +231,4 @@ function replyTtlMs(context: MessageContext): number {
   const asked = Number(context.headers[REPLY_TTL_HEADER]);
   const wait = Number.isInteger(asked) && asked > 0 && asked <= 2 ** 31 - 1 ? asked : 30_000;
   return Math.max(wait, 60_000) + 5_000;
-}
-
-function handlerOptions(extras: Record<string, unknown> | undefined): QueueHandlerOptions {
-  const options: Record<string, unknown> = {};
-  for (const key of HANDLER_OPTIONS) if (extras?.[key] !== undefined) options[key] = extras[key];
-  return options;
 }
