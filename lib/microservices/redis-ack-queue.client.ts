@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { InvalidOptionError, QueueClosedError } from '../errors';
-import type { PushResult, RedisAckQueueEvent } from '../interfaces';
+import type { PushResult, RedisAckQueueEvent, RedisAckQueueOptions } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { assertBounded } from '../queue/validation';
+import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { topicOfPattern } from './pattern-topic';
 import { PendingRequests } from './pending-requests';
@@ -32,10 +33,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * Its `status` is `'connected'` once connected, `'disconnected'` once closed.
  */
 export class RedisAckQueueClient extends ClientProxy {
-  private readonly service: RedisAckQueueService;
-  private readonly replies: QueueReplies;
+  private service: RedisAckQueueService;
+  private replies: QueueReplies;
   private readonly pending: PendingRequests;
-  private readonly channel: string;
+  private channel: string;
+  private readonly serviceOptions: RedisAckQueueOptions;
   private readonly timeoutMs: number;
   private connecting: Promise<void> | undefined;
   private inbox: Promise<ReplyInbox> | undefined;
@@ -52,13 +54,29 @@ export class RedisAckQueueClient extends ClientProxy {
     assertBounded('timeoutMs', timeoutMs);
     this.timeoutMs = timeoutMs;
     // A client only pushes: it runs no schedules.
-    this.service = new RedisAckQueueService({ ...serviceOptions, scheduler: false }, 'client');
+    this.serviceOptions = { ...serviceOptions, scheduler: false };
+    this.service = new RedisAckQueueService(this.serviceOptions, 'client');
     this.replies = this.service[REQUEST_REPLIES]();
     this.channel = this.replies.newChannel();
     this.pending = new PendingRequests({
       take: (topic, request) => this.replies.take(topic, request),
       cancel: (topic, id) => this.service.cancel(topic, id),
     });
+  }
+
+  /**
+   * @internal The app's default queue hands its prefix (when this client has none) and a test's
+   * overrides at module init; a client that connected already keeps its own.
+   */
+  [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
+    if (this.connecting || this.closed) return;
+    const previous = this.service;
+    this.service = new RedisAckQueueService(settings.options(this.serviceOptions), 'client');
+    this.replies = this.service[REQUEST_REPLIES]();
+    this.channel = this.replies.newChannel();
+    settings.onService?.(this.service);
+    // Never connected: closing it opens nothing.
+    void previous.close();
   }
 
   /** Connects to Redis (Nest calls it before the first `emit` or `send`). */

@@ -6,6 +6,7 @@ import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { patternHandlerOptions } from './pattern-options';
 import { patternOfRoute, topicOfPattern } from './pattern-topic';
@@ -61,9 +62,11 @@ export class RedisAckQueueServer
   override readonly transportId = REDIS_ACK_QUEUE_TRANSPORT;
   /** Failed events are this transport's to report (retries, dead letters), not Nest's log. */
   override readonly propagatesEventHandlerErrors = true;
-  private readonly service: RedisAckQueueService;
-  private readonly replies: QueueReplies;
+  private service: RedisAckQueueService;
+  private replies: QueueReplies;
+  private readonly options: RedisAckQueueServerOptions;
   private readonly maxReplyBytes: number;
+  private listening = false;
   private closing: Promise<void> | undefined;
 
   /**
@@ -73,12 +76,24 @@ export class RedisAckQueueServer
    */
   constructor(options: RedisAckQueueServerOptions = {}) {
     super();
-    this.service = new RedisAckQueueService(
-      { ...options, concurrency: options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY },
-      'microservice',
-    );
+    this.options = { ...options, concurrency: options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY };
+    this.service = new RedisAckQueueService(this.options, 'microservice');
     this.replies = this.service[REQUEST_REPLIES]();
     this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
+  }
+
+  /**
+   * @internal The app's default queue hands its prefix (when this server has none) and a test's
+   * overrides before `listen()`; a listening server keeps its own.
+   */
+  [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
+    if (this.listening) return;
+    const previous = this.service;
+    this.service = new RedisAckQueueService(settings.options(this.options), 'microservice');
+    this.replies = this.service[REQUEST_REPLIES]();
+    settings.onService?.(this.service);
+    // Never connected: closing it opens nothing.
+    void previous.close();
   }
 
   /**
@@ -86,6 +101,7 @@ export class RedisAckQueueServer
    * consumes (with the error when the connection or an option failed).
    */
   async listen(callback: (error?: unknown) => void): Promise<void> {
+    this.listening = true;
     try {
       const consumers: { topic: string; route: string; handler: MessageHandler; options: QueueHandlerOptions }[] = [];
       for (const [route, handler] of this.messageHandlers) {
