@@ -23,10 +23,7 @@ const HANDLER_OPTIONS = [
  * @throws {UnknownPatternOptionError} when the extras hold a key that is no handler option
  *   (a misspelt `maxAttempt` would otherwise be ignored without a word).
  */
-export function patternHandlerOptions(
-  topic: string,
-  extras: Record<string, unknown> | undefined,
-): QueueHandlerOptions {
+export function patternHandlerOptions(topic: string, extras: Record<string, unknown> | undefined): QueueHandlerOptions {
   const options: Record<string, unknown> = {};
   for (const key of Object.keys(extras ?? {})) {
     if (!(HANDLER_OPTIONS as readonly string[]).includes(key)) {

@@ -1,4 +1,4 @@
-import { type ArgumentsHost, Catch, HttpException } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import { BaseRpcExceptionFilter } from '@nestjs/microservices';
 import { type Observable, throwError } from 'rxjs';
 import { refusalDetail } from '../nest/handler-pipeline';
@@ -23,11 +23,13 @@ import { RedisAckQueueRejectException } from './redis-ack-queue-reject.exception
  * ```
  */
 @Catch(HttpException)
-export class RedisAckQueueRefusalFilter extends BaseRpcExceptionFilter<HttpException> {
+export class RedisAckQueueRefusalFilter implements ExceptionFilter<HttpException> {
+  private readonly nestDefault = new BaseRpcExceptionFilter<HttpException>();
+
   /** A 4xx becomes a refusal; anything else is handled as Nest's default filter does. */
-  override catch(exception: HttpException, host: ArgumentsHost): Observable<unknown> {
+  catch(exception: HttpException, host: ArgumentsHost): Observable<unknown> {
     const status = exception.getStatus();
-    if (status < 400 || status > 499) return super.catch(exception, host);
+    if (status < 400 || status > 499) return this.nestDefault.catch(exception, host);
     return throwError(() => new RedisAckQueueRejectException(refusalDetail(exception)));
   }
 }

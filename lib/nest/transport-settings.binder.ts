@@ -4,7 +4,11 @@ import type { Subscription } from 'rxjs';
 import type { RedisAckQueueModuleOptions, RedisAckQueueOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { getQueueOptionsToken } from './queue-tokens';
-import { REDIS_ACK_QUEUE_TEST_OVERRIDES, type RedisAckQueueTestOverrides, withTestOverrides } from './queue-test-overrides';
+import {
+  REDIS_ACK_QUEUE_TEST_OVERRIDES,
+  type RedisAckQueueTestOverrides,
+  withTestOverrides,
+} from './queue-test-overrides';
 
 /** The method by which a transport server or client of this package takes the app's queue settings. */
 export const ADOPT_QUEUE_SETTINGS = Symbol.for('nestjs-redis-ack-queue:adopt-queue-settings');
@@ -47,7 +51,9 @@ class TransportSettingsBinder implements OnModuleInit, OnModuleDestroy {
     this.settings = {
       options: <O extends RedisAckQueueOptions>(own: O): O =>
         withTestOverrides(
-          own.prefix === undefined && moduleOptions.prefix !== undefined ? { ...own, prefix: moduleOptions.prefix } : own,
+          own.prefix === undefined && moduleOptions.prefix !== undefined
+            ? { ...own, prefix: moduleOptions.prefix }
+            : own,
           overrides,
         ),
       onService: overrides?.onService,
