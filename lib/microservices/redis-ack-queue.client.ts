@@ -70,8 +70,11 @@ export class RedisAckQueueClient extends ClientProxy {
    */
   [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
     if (this.connecting || this.closed) return;
+    const options = settings.options(this.serviceOptions);
+    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
+    if (options === this.serviceOptions && !settings.onService) return;
     const previous = this.service;
-    this.service = new RedisAckQueueService(settings.options(this.serviceOptions), 'client');
+    this.service = new RedisAckQueueService(options, 'client');
     this.replies = this.service[REQUEST_REPLIES]();
     this.channel = this.replies.newChannel();
     settings.onService?.(this.service);

@@ -88,8 +88,11 @@ export class RedisAckQueueServer
    */
   [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
     if (this.listening) return;
+    const options = settings.options(this.options);
+    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
+    if (options === this.options && !settings.onService) return;
     const previous = this.service;
-    this.service = new RedisAckQueueService(settings.options(this.options), 'microservice');
+    this.service = new RedisAckQueueService(options, 'microservice');
     this.replies = this.service[REQUEST_REPLIES]();
     settings.onService?.(this.service);
     // Never connected: closing it opens nothing.

@@ -15,7 +15,10 @@ export const ADOPT_QUEUE_SETTINGS = Symbol.for('nestjs-redis-ack-queue:adopt-que
 
 /** The app's settings a transport takes: its options made from its own, and who watches its service. */
 export interface AdoptedQueueSettings {
-  /** The transport's options with the app's prefix (where it set none) and a test's overrides. */
+  /**
+   * The transport's options with the app's prefix (where it set none) and a test's overrides: `own`
+   * itself when neither changes anything.
+   */
   options<O extends RedisAckQueueOptions>(own: O): O;
   /** Called with the service it builds (a test records its pushes). */
   onService?: (service: RedisAckQueueService) => void;
