@@ -79,7 +79,7 @@ export class RedisAckQueueClient extends ClientProxy {
     this.channel = this.replies.newChannel();
     settings.onService?.(this.service);
     // Never connected: closing it opens nothing.
-    void previous.close();
+    previous.close().catch(() => undefined);
   }
 
   /** Connects to Redis (Nest calls it before the first `emit` or `send`). */

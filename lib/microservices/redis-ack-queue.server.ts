@@ -96,7 +96,7 @@ export class RedisAckQueueServer
     this.replies = this.service[REQUEST_REPLIES]();
     settings.onService?.(this.service);
     // Never connected: closing it opens nothing.
-    void previous.close();
+    previous.close().catch(() => undefined);
   }
 
   /**
