@@ -164,7 +164,8 @@ export const MESSAGES = {
   transportHandlerFailed: (detail: string) =>
     `${detail}` +
     (detail === 'Internal server error'
-      ? " (Nest's exception filter replaced an error that is not an RpcException: its log line, 'RpcExceptionsHandler', has it)"
+      ? " (Nest's exception filter replaced an error that is not an RpcException: its log line, 'RpcExceptionsHandler', " +
+        'has it; to dead-letter a payload a pipe refuses at once, register RedisAckQueueRefusalFilter on the microservice)'
       : ''),
   unknownPatternOption: (topic: string, option: string, suggestion: string | undefined, known: readonly string[]) =>
     `The pattern decorator of "${topic}" has the extra ${describe(option)}, which is no handler option` +
