@@ -66,6 +66,26 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
     expect(await fx.redis.keys('*ackq*')).toEqual([]);
   });
 
+  it('keeps a prefix of its own', async () => {
+    @Module({
+      imports: [
+        RedisAckQueueModule.forRoot({ connection: fx.server.url, prefix: 'app' }),
+        ClientsModule.register([
+          {
+            name: 'BILLING',
+            customClass: RedisAckQueueClient,
+            options: { connection: fx.server.url, prefix: 'billing' },
+          },
+        ]),
+      ],
+    })
+    class OwnPrefixModule {}
+    const app = await NestFactory.createApplicationContext(OwnPrefixModule, { logger: false });
+    fx.closers.push(() => app.close());
+    const billing = app.get<RedisAckQueueClient>('BILLING');
+    expect(billing.unwrap().describeConnection()).toContain('prefix "billing"');
+  });
+
   describe('under overrideQueueForTesting', () => {
     let developersRedis: TestRedis;
     beforeAll(async () => {
