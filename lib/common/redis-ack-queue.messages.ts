@@ -166,8 +166,14 @@ export const MESSAGES = {
   transportHandlerFailed: (detail: string) =>
     `${detail}` +
     (detail === 'Internal server error'
-      ? " (Nest's exception filter replaced an error that is not an RpcException: its log line, 'RpcExceptionsHandler', has it)"
+      ? " (Nest's exception filter replaced an error that is not an RpcException: its log line, 'RpcExceptionsHandler', " +
+        'has it; to dead-letter a payload a pipe refuses at once, register RedisAckQueueRefusalFilter on the microservice)'
       : ''),
+  unknownPatternOption: (topic: string, option: string, suggestion: string | undefined, known: readonly string[]) =>
+    `The pattern decorator of "${topic}" has the extra ${describe(option)}, which is no handler option` +
+    (suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`) +
+    `: the extras may set ${known.join(', ')}. Extras meant for another transport need the handler bound to it: ` +
+    '@EventPattern(pattern, transportId, extras)',
   requestTimedOut: (topic: string, ms: number) =>
     `No reply from "${topic}" within ${ms} ms: no server handled the request in time (a server consuming its pattern ` +
     `may be missing or busy); raise timeoutMs (client option or RedisAckQueueRecord) if it needs longer`,

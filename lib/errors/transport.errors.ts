@@ -42,3 +42,27 @@ export class DuplicateRequestError extends RedisAckQueueError {
     super(MESSAGES.duplicateRequest(topic));
   }
 }
+
+/**
+ * A pattern decorator's extras (`@EventPattern(pattern, extras)`, `@MessagePattern`) hold a key
+ * that is no handler option of the transport, such as a misspelt `maxAttempt`: refused when the
+ * server starts, rather than ignored.
+ */
+export class UnknownPatternOptionError extends RedisAckQueueError {
+  /** Always `UNKNOWN_PATTERN_OPTION`. */
+  readonly code = 'UNKNOWN_PATTERN_OPTION';
+  /**
+   * @param topic - The topic of the handler's pattern.
+   * @param option - The unknown key, as written.
+   * @param suggestion - The handler option it most likely meant, if one is close.
+   * @param known - The handler options the extras may set.
+   */
+  constructor(
+    readonly topic: string,
+    readonly option: string,
+    readonly suggestion: string | undefined,
+    known: readonly string[],
+  ) {
+    super(MESSAGES.unknownPatternOption(topic, option, suggestion, known));
+  }
+}

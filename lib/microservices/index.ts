@@ -17,6 +17,7 @@ export { RedisAckQueueClient } from './redis-ack-queue.client';
 export { RedisAckQueueContext, type RedisAckQueueContextArgs } from './redis-ack-queue.context';
 export { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 export { RedisAckQueueRejectException, type RedisAckQueueRejection } from './redis-ack-queue-reject.exception';
+export { RedisAckQueueRefusalFilter } from './redis-ack-queue-refusal.filter';
 export type { RedisAckQueueClientOptions, RedisAckQueueServerOptions } from './transport-options.interface';
 export { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
 export { topicOfPattern } from './pattern-topic';
@@ -29,4 +30,5 @@ export {
   InvalidPayloadError,
   MessageRejectedError,
   RequestTimeoutError,
+  UnknownPatternOptionError,
 } from '../errors';

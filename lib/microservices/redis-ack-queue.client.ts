@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
-import type { PushResult } from '../interfaces';
+import type { PushResult, RedisAckQueueOptions } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { assertBounded } from '../queue/validation';
+import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { type TransportPacket, withMetadata } from './packet-wire';
 import { topicOfPattern } from './pattern-topic';
@@ -34,10 +35,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * Its `status` is `'connected'` once connected, `'disconnected'` once closed.
  */
 export class RedisAckQueueClient extends ClientProxy {
-  private readonly service: RedisAckQueueService;
-  private readonly replies: QueueReplies;
+  private service: RedisAckQueueService;
+  private replies: QueueReplies;
   private readonly pending: PendingRequests;
-  private readonly channel: string;
+  private channel: string;
+  private readonly serviceOptions: RedisAckQueueOptions;
   private readonly timeoutMs: number;
   private readonly listeners: TransportListeners;
   private readonly packetSerializer: Serializer | undefined;
@@ -56,7 +58,8 @@ export class RedisAckQueueClient extends ClientProxy {
     assertBounded('timeoutMs', timeoutMs);
     this.timeoutMs = timeoutMs;
     // A client only pushes: it runs no schedules.
-    this.service = new RedisAckQueueService({ ...serviceOptions, scheduler: false }, 'client');
+    this.serviceOptions = { ...serviceOptions, scheduler: false };
+    this.service = new RedisAckQueueService(this.serviceOptions, 'client');
     this.replies = this.service[REQUEST_REPLIES]();
     this.channel = this.replies.newChannel();
     this.pending = new PendingRequests(
@@ -68,6 +71,25 @@ export class RedisAckQueueClient extends ClientProxy {
     );
     this.listeners = new TransportListeners(this.service.events$);
     this.packetSerializer = serializer;
+  }
+
+  /**
+   * @internal The app's default queue hands its prefix (when this client has none) and a test's
+   * overrides at module init; a client that connected already keeps its own.
+   */
+  [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
+    if (this.connecting || this.closed) return;
+    const options = settings.options(this.serviceOptions);
+    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
+    if (options === this.serviceOptions && !settings.onService) return;
+    const previous = this.service;
+    this.service = new RedisAckQueueService(options, 'client');
+    this.replies = this.service[REQUEST_REPLIES]();
+    this.channel = this.replies.newChannel();
+    settings.onService?.(this.service);
+    this.listeners.follow(this.service.events$);
+    // Never connected: closing it opens nothing.
+    previous.close().catch(() => undefined);
   }
 
   /** Connects to Redis (Nest calls it before the first `emit` or `send`). */

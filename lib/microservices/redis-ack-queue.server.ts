@@ -6,7 +6,9 @@ import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { patternHandlerOptions } from './pattern-options';
 import { topicOfPattern } from './pattern-topic';
 import { metadataOf, type RedisAckQueuePacketMetadata, type TransportPacket } from './packet-wire';
 import { type ProcessingEndHook, type ProcessingStartHook, withProcessingHooks } from './processing-hooks';
@@ -18,20 +20,12 @@ import { failureOf, isRefusal } from './transport-refusals';
 import type { RedisAckQueueServerOptions } from './transport-options.interface';
 import { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
 
-/** The handler options a pattern decorator's extras may set; other extras are not this transport's. */
-const HANDLER_OPTIONS = [
-  'concurrency',
-  'leaseMs',
-  'maxAttempts',
-  'backoff',
-  'batchSize',
-  'timeoutMs',
-  'maxDeferrals',
-  'globalConcurrency',
-  'rateLimit',
-  'groupRateLimit',
-  'groupConcurrency',
-] as const satisfies readonly (keyof QueueHandlerOptions)[];
+/**
+ * A handler's default concurrency on this transport: Nest's own transports run every message as
+ * it arrives, so a ported app expects many at once; bounded, so a backlog does not start
+ * thousands of handlers together. `concurrency` (server option or pattern extras) sets another.
+ */
+export const TRANSPORT_DEFAULT_CONCURRENCY = 50;
 
 /** The events `on()` listens to: each type of the queue's events, with its event object. */
 export type RedisAckQueueTransportEvents = {
@@ -72,12 +66,14 @@ export class RedisAckQueueServer
   override readonly transportId = REDIS_ACK_QUEUE_TRANSPORT;
   /** Failed events are this transport's to report (retries, dead letters), not Nest's log. */
   override readonly propagatesEventHandlerErrors = true;
-  private readonly service: RedisAckQueueService;
-  private readonly replies: QueueReplies;
+  private service: RedisAckQueueService;
+  private replies: QueueReplies;
+  private readonly options: RedisAckQueueServerOptions;
   private readonly maxReplyBytes: number;
   private readonly listeners: TransportListeners;
   private readonly packetSerializer: Serializer | undefined;
   private readonly packetDeserializer: Deserializer | undefined;
+  private listening = false;
   private closing: Promise<void> | undefined;
 
   /**
@@ -88,7 +84,8 @@ export class RedisAckQueueServer
   constructor(options: RedisAckQueueServerOptions = {}) {
     super();
     const { serializer, deserializer, ...serviceOptions } = options;
-    this.service = new RedisAckQueueService(serviceOptions, 'microservice');
+    this.options = { ...serviceOptions, concurrency: options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY };
+    this.service = new RedisAckQueueService(this.options, 'microservice');
     this.replies = this.service[REQUEST_REPLIES]();
     this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
     this.listeners = new TransportListeners(this.service.events$);
@@ -97,19 +94,40 @@ export class RedisAckQueueServer
   }
 
   /**
+   * @internal The app's default queue hands its prefix (when this server has none) and a test's
+   * overrides before `listen()`; a listening server keeps its own.
+   */
+  [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
+    if (this.listening) return;
+    const options = settings.options(this.options);
+    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
+    if (options === this.options && !settings.onService) return;
+    const previous = this.service;
+    this.service = new RedisAckQueueService(options, 'microservice');
+    this.replies = this.service[REQUEST_REPLIES]();
+    settings.onService?.(this.service);
+    this.listeners.follow(this.service.events$);
+    // Never connected: closing it opens nothing.
+    previous.close().catch(() => undefined);
+  }
+
+  /**
    * Connects, then starts one consumer per pattern; calls `callback` once every handler
    * consumes (with the error when the connection or an option failed).
    */
   async listen(callback: (error?: unknown) => void): Promise<void> {
+    this.listening = true;
     try {
-      await this.service.connect();
-      const topics = new Set<string>();
+      const consumers: { topic: string; route: string; handler: MessageHandler; options: QueueHandlerOptions }[] = [];
       for (const [route, handler] of this.messageHandlers) {
         const topic = topicOfPattern(route);
-        if (topics.has(topic)) continue;
-        topics.add(topic);
+        if (consumers.some((each) => each.topic === topic)) continue;
+        consumers.push({ topic, route, handler, options: patternHandlerOptions(topic, handler.extras) });
+      }
+      await this.service.connect();
+      for (const { topic, route, handler, options } of consumers) {
         const consume = (payload: unknown, context: MessageContext) => this.handle(route, handler, payload, context);
-        this.service.consume(topic, consume, handlerOptions(handler.extras));
+        this.service.consume(topic, consume, options);
       }
       this._status$.next('connected');
       callback();
@@ -297,10 +315,4 @@ function replyTtlMs(context: MessageContext): number {
   const asked = Number(context.headers[REPLY_TTL_HEADER]);
   const wait = Number.isInteger(asked) && asked > 0 && asked <= 2 ** 31 - 1 ? asked : 30_000;
   return Math.max(wait, 60_000) + 5_000;
-}
-
-function handlerOptions(extras: Record<string, unknown> | undefined): QueueHandlerOptions {
-  const options: Record<string, unknown> = {};
-  for (const key of HANDLER_OPTIONS) if (extras?.[key] !== undefined) options[key] = extras[key];
-  return options;
 }

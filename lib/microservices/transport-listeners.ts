@@ -12,7 +12,19 @@ export class TransportListeners {
   private readonly byType = new Map<string, Set<Listener>>();
   private subscription: Subscription | undefined;
 
-  constructor(private readonly events$: Observable<RedisAckQueueEvent>) {}
+  constructor(private events$: Observable<RedisAckQueueEvent>) {}
+
+  /**
+   * Listens to another service's events from now on (the app handed its settings to the transport
+   * before it connected, which replaces its service): listeners added before stay.
+   */
+  follow(events$: Observable<RedisAckQueueEvent>): void {
+    this.events$ = events$;
+    if (!this.subscription) return;
+    this.subscription.unsubscribe();
+    this.subscription = undefined;
+    this.subscribe();
+  }
 
   /** Calls `listener` with each event of type `type` until the returned function is called. */
   add(type: string, listener: Listener): () => void {
@@ -22,10 +34,14 @@ export class TransportListeners {
       this.byType.set(type, listeners);
     }
     listeners.add(listener);
+    this.subscribe();
+    return () => this.remove(type, listener);
+  }
+
+  private subscribe(): void {
     this.subscription ??= this.events$.subscribe((event) => {
       for (const each of [...(this.byType.get(event.type) ?? [])]) each(event);
     });
-    return () => this.remove(type, listener);
   }
 
   /** Removes every listener (the transport closes). */

@@ -121,7 +121,7 @@ function refusal(byGuard: { guard: string; denied: boolean } | undefined, error:
  * Why a guard or pipe refused, without the payload: the error's message (with its name, when
  * `named`) and, from a ValidationPipe, its findings; bounded.
  */
-function refusalDetail(error: unknown, named = false): string {
+export function refusalDetail(error: unknown, named = false): string {
   const failure = asError(error);
   const line = failure.message.split('\n')[0];
   const summary = named ? `${failure.name}: ${line}` : line;

@@ -4,6 +4,7 @@ import type { RedisAckQueueModuleOptions } from '../interfaces';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { assertQueueName } from '../queue/validation';
 import { upsertSchedules } from './schedules-option';
+import { transportSettingsProvider } from './transport-settings.binder';
 import { QueueEventExplorer } from './queue-event.explorer';
 import { QueueHandlerExplorer } from './queue-handler.explorer';
 import type { QueueRegistration } from './queue-registrations';
@@ -71,6 +72,8 @@ export function registrationModule(
       registration,
       QueueHandlerExplorer,
       QueueEventExplorer,
+      // The app's transports follow its default queue.
+      ...(name === DEFAULT_QUEUE ? [transportSettingsProvider(name)] : []),
     ],
     exports: [serviceToken],
   };

@@ -2,7 +2,7 @@ import { InvalidOptionError, UnknownHandlerOverrideError } from '../errors';
 import type {
   KeepCompletedOptions,
   RedisAckQueueConnection,
-  RedisAckQueueModuleOptions,
+  RedisAckQueueOptions,
   QueueHandlerFn,
 } from '../interfaces';
 import { DEFAULT_PREFIX } from '../common/redis-ack-queue.constants';
@@ -44,11 +44,11 @@ export interface RedisAckQueueTestOverrides {
   onService?: (service: RedisAckQueueService) => void;
 }
 
-/** A registration's options with the testing override applied. */
-export function withTestOverrides(
-  options: RedisAckQueueModuleOptions,
+/** A registration's (or a transport's) options with the testing override applied. */
+export function withTestOverrides<O extends RedisAckQueueOptions>(
+  options: O,
   overrides: RedisAckQueueTestOverrides | null | undefined,
-): RedisAckQueueModuleOptions {
+): O {
   if (!overrides) return options;
   const { connection, prefix, keepCompleted } = overrides;
   return {

@@ -54,7 +54,9 @@ export interface QueueTestingModuleBuilder<B> {
  * Points every `RedisAckQueueModule` registration of the app under test (`forRoot`,
  * `forRootAsync`, named queues) at a test Redis, with a key prefix of its own, completed messages
  * kept, chosen handlers replaced, and every push recorded (read with `pushedTo`): without any import
- * order, as a provider override on the testing module. Call it before `compile()`.
+ * order, as a provider override on the testing module. The app's transport (a `RedisAckQueueServer`
+ * it connects, `RedisAckQueueClient`s of `ClientsModule`) follows the default queue's registration
+ * the same way. Call it before `compile()`.
  * @param builder - `Test.createTestingModule({ imports: [AppModule] })`.
  * @param options - The connection, prefix, keepCompleted and handlers to use.
  * @returns The builder, for chaining.
