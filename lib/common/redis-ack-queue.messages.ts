@@ -77,6 +77,9 @@ export const MESSAGES = {
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
+  schedulesWithdrawn: (prefix: string, count: number) =>
+    `Removed ${count} schedule(s) of prefix "${prefix}" that an earlier startup declared and the module's ` +
+    '`schedules` no longer lists (schedules upserted by hand stay)',
   dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
     `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
     `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +

@@ -58,6 +58,11 @@ export interface ScheduleInfo {
   nextRunAt: number | null;
   /** The last tick that pushed a message; absent before the first. */
   lastRunAt?: number;
+  /**
+   * Present when code declared it (the module's `schedules`, `declareSchedules`): a later startup
+   * whose `schedules` no longer lists it removes it. Absent when upserted by hand.
+   */
+  declared?: true;
 }
 
 /**

@@ -168,7 +168,9 @@ export class RedisAckQueueService
     this.format = new QueueFormat(core);
     this.leases = new QueueLeases(core);
     this.declarations = new QueueDeclarations(core, {
-      upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
+      declareSchedule: (topic, name, scheduleOptions) =>
+        this.scheduling.upsertSchedule(topic, name, scheduleOptions, true),
+      withdrawSchedules: (kept) => this.scheduling.withdrawSchedules(kept),
       consumerLimits: () => this.consumers.declaredLimits(),
       renewIds: () => this.producer.renewIds(),
     });
