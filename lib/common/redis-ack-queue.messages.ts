@@ -91,6 +91,10 @@ export const MESSAGES = {
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
+  handlerProvidedTwice: (handlerClass: string, modules: readonly [string, string]) =>
+    `The @QueueHandler class ${handlerClass} is provided in two modules, ${modules[0]} and ${modules[1]}: Nest ` +
+    'builds one instance in each, and both would consume its topics. Provide it in one module and import ' +
+    'that module (export the class) where it is needed',
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
   invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
   unknownEventType: (type: unknown, types: readonly string[]) =>
