@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { InvalidOptionError, QueueClosedError } from '../errors';
-import type { PushResult, RedisAckQueueEvent } from '../interfaces';
+import type { PlainPushOptions, PushResult, RedisAckQueueEvent } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
@@ -127,7 +127,8 @@ export class RedisAckQueueClient extends ClientProxy {
     }
     const headers = { ...push.headers, [REPLY_TO_HEADER]: this.channel, [REPLY_TTL_HEADER]: String(timeoutMs) };
     this.listen()
-      .then(() => this.service.push(topic, data, { ...push, id, headers }))
+      // No key mode here: refused above.
+      .then(() => this.service.push(topic, data, { ...push, id, headers } as PlainPushOptions))
       .catch((error: unknown) => this.pending.fail(id, error));
     return stop;
   }

@@ -34,6 +34,7 @@ import type {
   Flow,
   FlowNode,
   FlowResult,
+  TypedFlow,
   RedisAckQueueScheduleApi,
   RedisAckQueueStoredFormat,
   RedisAckQueueTopicsApi,
@@ -207,7 +208,7 @@ export class RedisAckQueueService
     return this.producer.checkTopic(topic);
   }
 
-  pushFlow<T = unknown>(flow: Flow<T>): Promise<FlowResult> {
+  pushFlow<const F extends Flow>(flow: F & TypedFlow<F>): Promise<FlowResult> {
     return this.flows.pushFlow(flow);
   }
 
