@@ -131,6 +131,30 @@ describe('declarations removed from the code', () => {
       await app.close();
     }
   });
+  it('withdraws on a partitioned topic too, and keeps limits set there by hand', async () => {
+    const [declared, byHand] = ['declared', 'hand'].map((name) => uniqueTopic(`withdrawn.partitioned.${name}`));
+    const topics = { [declared]: { partitions: 3 }, [byHand]: { partitions: 3 } };
+    const before = await startApp([handlerOf(declared, { globalConcurrency: 3 }, new Runs())], { topics });
+    await eventually(async () => (await before.queue.limits(declared)).globalConcurrency === 3);
+    await before.queue.setLimits(byHand, { globalConcurrency: 6 });
+    await before.app.close();
+
+    const runs = new Runs();
+    const after = await startApp([handlerOf(declared, {}, runs), handlerOf(byHand, {}, new Runs())], { topics });
+    try {
+      const producer = await fx.service({ prefix: 'withdrawn', topics });
+      await producer.pushMany(
+        declared,
+        [0, 1, 2, 3, 4, 5].map((payload) => ({ payload })),
+      );
+      await eventually(() => runs.payloads.length === 6);
+      expect(await after.queue.limits(declared)).toEqual({});
+      expect(await after.queue.limits(byHand)).toEqual({ globalConcurrency: 6 });
+    } finally {
+      await after.app.close();
+    }
+  });
+
   it("removes a schedule the module's schedules no longer lists, at startup; keeps those upserted by hand", async () => {
     const topic = uniqueTopic('withdrawn.schedules');
     const every = (name: string) => ({ topic, name, everyMs: 3_600_000, payload: null });
