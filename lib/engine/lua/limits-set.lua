@@ -16,13 +16,17 @@
 -- ARGV[1] by     'hand' (setLimits), 'code' (a consumer's declared limits) or 'withdraw' (a
 --                consumer that declares none: removes the limits unless set by hand)
 -- ARGV[2..] pairs: field, value (none: no limit at all)
--- Returns 1, or 0 when 'withdraw' left limits set by hand
+-- Returns 1, or 0 when 'withdraw' found none or left limits set by hand
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset', K.groupWeights, 'hash')
 
 local by = ARGV[1]
-if by == 'withdraw' and redis.call('HEXISTS', K.limits, 'h') == 1 then
-  return 0
+if by == 'withdraw' then
+  -- Nothing to withdraw (every consumer start without limits comes here): no write, no wake-up.
+  local set = redis.call('HMGET', K.limits, 'h', 'c', 'rm', 'gm', 'gc')
+  if set[1] or not (set[2] or set[3] or set[4] or set[5]) then
+    return 0
+  end
 end
 redis.call('DEL', K.limits, K.rateWindows)
 local keep_ms = 0
