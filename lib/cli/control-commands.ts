@@ -6,7 +6,10 @@ import type { CommandRunner } from './program-parts';
 
 type Sweep = 'requeue' | 'purge';
 
-/** Commands that change state: requeue, purge, cancel (confirmed first), pause, resume, stored-format. */
+/**
+ * Commands that change state: requeue, purge, cancel, remove-schedule (confirmed first), pause,
+ * resume, stored-format.
+ */
 export function addControlCommands(program: Command, run: CommandRunner): void {
   for (const sweep of ['requeue', 'purge'] as const) {
     program
@@ -23,6 +26,10 @@ export function addControlCommands(program: Command, run: CommandRunner): void {
     .command('cancel <topic> <id>')
     .description('remove one message wherever it is (exit 3 when there is none)')
     .action(run(async (ctx, topic: string, id: string) => cancel(ctx, topic, id)));
+  program
+    .command('remove-schedule <topic> <name>')
+    .description('delete a schedule and its pending tick (exit 3 when there is none)')
+    .action(run(async (ctx, topic: string, name: string) => removeSchedule(ctx, topic, name)));
   for (const paused of [true, false]) {
     program
       .command(`${paused ? 'pause' : 'resume'} <topic>`)
@@ -72,6 +79,14 @@ async function cancel(ctx: CliContext, topic: string, id: string): Promise<void>
   if (!state) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
   if (ctx.options.json) return printJson(ctx.io, { topic, id, cancelled: state });
   printLine(ctx.io, `Cancelled ${id} of ${topic} (was ${state}).`);
+}
+
+async function removeSchedule(ctx: CliContext, topic: string, name: string): Promise<void> {
+  if (!(await ctx.confirm(`Remove schedule ${name} of ${topic}?`))) return;
+  const removed = await ctx.onTopic(topic, (queue) => queue.removeSchedule(topic, name));
+  if (!removed) throw new CliFailure(`no schedule ${name} in ${topic}`, EXIT.notFound);
+  if (ctx.options.json) return printJson(ctx.io, { topic, name, removed });
+  ctx.io.out(`Removed schedule ${name} of ${topic}.\n`);
 }
 
 async function setPaused(ctx: CliContext, topic: string, paused: boolean): Promise<void> {

@@ -77,6 +77,9 @@ export const MESSAGES = {
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
+  schedulesWithdrawn: (prefix: string, count: number) =>
+    `Removed ${count} schedule(s) of prefix "${prefix}" that an earlier startup declared and the module's ` +
+    '`schedules` no longer lists (schedules upserted by hand stay)',
   dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
     `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
     `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +
@@ -88,6 +91,10 @@ export const MESSAGES = {
   closed: (operation: string) => `Cannot ${operation}: the queue service is closed`,
   duplicateHandler: (topic: string, first: string, second: string) =>
     `Two @QueueHandler methods for topic "${topic}": ${first} and ${second}. Keep one handler per topic`,
+  handlerProvidedTwice: (handlerClass: string, modules: readonly [string, string]) =>
+    `The @QueueHandler class ${handlerClass} is provided in two modules, ${modules[0]} and ${modules[1]}: Nest ` +
+    'builds one instance in each, and both would consume its topics. Provide it in one module and import ' +
+    'that module (export the class) where it is needed',
   invalidHandler: (where: string, reason: string) => `Invalid @QueueHandler on ${where}: ${reason}`,
   invalidListener: (where: string, reason: string) => `Invalid @OnQueueEvent on ${where}: ${reason}`,
   unknownEventType: (type: unknown, types: readonly string[]) =>

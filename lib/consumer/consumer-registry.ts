@@ -88,15 +88,20 @@ export class ConsumerRegistry {
     });
     this.consumers.set(poller, liveness);
     this.attemptsOf.set(poller, { topic, maxAttempts: settings.maxAttempts });
-    if (!limits) poller.start();
-    else {
-      this.limitsOf.set(poller, { topic, limits });
-      const closed = () => !this.consumers.has(poller);
-      void writeLimitsFirst(this.engine.limits, topic, limits, this.report.logger, closed).then(() => {
-        if (!closed()) poller.start();
-      });
-    }
+    if (limits) this.limitsOf.set(poller, { topic, limits });
+    const closed = () => !this.consumers.has(poller);
+    // Without limits of its own, it withdraws those declared before, unless a consumer of this
+    // service declares some for the topic (they stay, whichever started first).
+    const settled = () => closed() || (!limits && this.declares(topic));
+    void writeLimitsFirst(this.engine.limits, topic, limits ?? null, this.report.logger, settled).then(() => {
+      if (!closed()) poller.start();
+    });
     return poller;
+  }
+
+  /** Whether a running consumer of this service declares limits for `topic`. */
+  private declares(topic: string): boolean {
+    return [...this.limitsOf.values()].some((declared) => declared.topic === topic);
   }
 
   /** The limits the running consumers wrote, by topic (the last started consumer's, where several). */

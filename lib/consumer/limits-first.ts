@@ -9,18 +9,21 @@ const RETRY_MS = 1_000;
 
 /**
  * Writes a consumer's limits to Redis before it takes anything, so that no consumer ever runs
- * without them: retried every second while Redis refuses, until written or `closed()`.
+ * without them: retried every second while Redis refuses, until written or `closed()`. A
+ * consumer that declares none (`null`) withdraws the limits declared before it in code (not
+ * those set by hand), so limits removed from the code stop applying.
  */
 export async function writeLimitsFirst(
   store: TopicLimitsStore,
   topic: string,
-  limits: TopicLimits,
+  limits: TopicLimits | null,
   logger: QueueLogger,
   closed: () => boolean,
 ): Promise<void> {
   for (;;) {
+    if (closed()) return;
     try {
-      await store.set(topic, limits);
+      await store.set(topic, limits, limits ? 'code' : 'withdraw');
       return;
     } catch (error) {
       if (closed()) return;

@@ -41,6 +41,13 @@ export class DashboardActions {
     return pushed;
   }
 
+  /** Deletes a schedule; one the app's module still declares comes back at its next startup. */
+  async removeSchedule(topic: string, name: string): Promise<{ removed: true }> {
+    this.assertWritable();
+    if (!(await this.queue.removeSchedule(topic, name))) throw notFound(`schedule ${name} on ${topic}`);
+    return { removed: true };
+  }
+
   private assertWritable(): void {
     if (this.readOnly) throw new DashboardRequestError(403, 'READ_ONLY', 'this dashboard is read-only');
   }

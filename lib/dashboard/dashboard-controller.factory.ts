@@ -165,6 +165,14 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       );
     }
 
+    @Post('api/unschedule')
+    @HttpCode(200)
+    removeSchedule(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
+      return this.act(request, () =>
+        this.dashboard.actions.removeSchedule(nameOf(input, 'topic'), nameOf(input, 'schedule')),
+      );
+    }
+
     /** A mutating call: refused unless it comes from the dashboard's own page. */
     private act<T>(request: HeaderBag, work: () => Promise<T>): Promise<T> {
       return answer(() => {

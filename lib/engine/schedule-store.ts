@@ -119,9 +119,11 @@ export class ScheduleStore {
     return { name, definition, nextRunAt: orNull(reply[1]), lastRunAt: orNull(reply[2]) };
   }
 
-  async remove(topic: string, name: string): Promise<boolean> {
+  /** Removes a schedule; given `definition`, only while the schedule still has that text. */
+  async remove(topic: string, name: string, definition?: string): Promise<boolean> {
     const layout = await this.verified(topic, 'remove a schedule');
-    const [removed, left] = await this.scripts.run<number[]>('scheduleRemove', topic, this.slot(layout), [name]);
+    const args = definition === undefined ? [name] : [name, definition];
+    const [removed, left] = await this.scripts.run<number[]>('scheduleRemove', topic, this.slot(layout), args);
     if (left === 0) {
       await this.touchIndex('remove', topic);
       // An upsert may have landed meanwhile: keep the topic indexed then.

@@ -4,6 +4,12 @@ import type { ScriptRunner } from './script-runner';
 import type { TopicLayout, TopicLayouts } from './topic-layouts';
 
 /**
+ * Who writes limits: an operator or app code by hand (setLimits), a consumer with limits declared
+ * in code, or a consumer that declares none (it withdraws those declared before, not hand-set ones).
+ */
+export type LimitsWriter = 'hand' | 'code' | 'withdraw';
+
+/**
  * The fleet-wide limits of topics, kept in each partition's `limits` HASH (prelude-flow.lua reads
  * it in every reserve). A partition enforces its share of globalConcurrency and rateLimit (a
  * Cluster runs no script across slots); the totals are kept too (tc, trm), so `get` answers what
@@ -15,11 +21,14 @@ export class TopicLimitsStore {
     private readonly layouts: TopicLayouts,
   ) {}
 
-  /** Replaces the limits of every partition (null: none) and wakes the consumers. */
-  async set(topic: string, limits: TopicLimits | null): Promise<void> {
+  /**
+   * Replaces the limits of every partition (null: none) and wakes the consumers. `by` 'withdraw'
+   * removes them unless they were set by hand.
+   */
+  async set(topic: string, limits: TopicLimits | null, by: LimitsWriter): Promise<void> {
     const layout = this.layouts.get(topic);
     await this.layouts.verify(layout, 'set limits');
-    const fields = layout.partitions.map((_, i) => limitFields(layout, limits, i));
+    const fields = layout.partitions.map((_, i) => [by, ...limitFields(layout, limits, i)]);
     await Promise.all(layout.partitions.map((keys, i) => this.scripts.run('limitsSet', topic, keys, fields[i])));
     await this.scripts.wakeHome(layout);
   }

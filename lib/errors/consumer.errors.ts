@@ -38,6 +38,25 @@ export class InvalidQueueHandlerError extends RedisAckQueueError {
   }
 }
 
+/**
+ * A class with `@QueueHandler` methods provided in two modules: Nest builds one instance per
+ * module, and each would consume the same topics. Thrown when the app bootstraps, which then fails.
+ */
+export class QueueHandlerProvidedTwiceError extends RedisAckQueueError {
+  /** Always `HANDLER_PROVIDED_TWICE`. */
+  readonly code = 'HANDLER_PROVIDED_TWICE';
+  /**
+   * @param handlerClass - The class's name.
+   * @param modules - The names of the two modules that provide it.
+   */
+  constructor(
+    readonly handlerClass: string,
+    readonly modules: readonly [string, string],
+  ) {
+    super(MESSAGES.handlerProvidedTwice(handlerClass, modules));
+  }
+}
+
 /** An `@OnQueueEvent` listener that cannot be registered: an unknown event type, a bad topic or queue name. */
 export class InvalidQueueListenerError extends RedisAckQueueError {
   readonly code = 'INVALID_LISTENER';

@@ -1,5 +1,5 @@
-/** Per-message options of `push`. */
-export interface PushOptions {
+/** The options of `push` besides its key mode (see PushOptions). */
+export interface PushOptionsBase {
   /**
    * Your id for the message (1-256 characters); a second push with an id that still exists
    * is a duplicate.
@@ -39,6 +39,23 @@ export interface PushOptions {
    * Not with `priority`.
    */
   group?: string;
+}
+
+/** No key mode: a push so typed answers a PushResult. */
+export interface NoKeyMode {
+  /** Absent: see PushOptions. */
+  debounce?: undefined;
+  /** Absent: see PushOptions. */
+  throttle?: undefined;
+  /** Absent: see PushOptions. */
+  supersede?: undefined;
+}
+
+/** Options of a push without a key mode: its answer is a PushResult. */
+export interface PlainPushOptions extends PushOptionsBase, NoKeyMode {}
+
+/** Options of a debounced push: no `id`, `delayMs`, `availableAt`, `group` or other key mode (they do not compile). */
+export interface DebouncePushOptions extends Omit<PushOptionsBase, 'id' | 'delayMs' | 'availableAt' | 'group'> {
   /**
    * Trailing debounce by key: while the key's message has not started, a push with the same
    * key gives it its payload, headers and priority and makes it due `delayMs` from now (no later
@@ -46,14 +63,32 @@ export interface PushOptions {
    * with the pending message's id. Once it started, the next push stores a new message.
    * Not with `id`, `delayMs`, `availableAt`, `group` or another key mode.
    */
-  debounce?: RedisAckQueueDebounce;
+  debounce: RedisAckQueueDebounce;
+  throttle?: undefined;
+  supersede?: undefined;
+  id?: undefined;
+  delayMs?: undefined;
+  availableAt?: undefined;
+  group?: undefined;
+}
+
+/** Options of a throttled push: no `id`, `group` or other key mode (they do not compile). */
+export interface ThrottlePushOptions extends Omit<PushOptionsBase, 'id' | 'group'> {
   /**
    * One message per key and window: the first push of a key stores its message and opens a
    * window of `windowMs` (server clock); pushes of the key inside it change nothing and answer
    * `{ id, duplicate: true }` with the id of the message that holds the window.
    * Not with `id`, `group` or another key mode.
    */
-  throttle?: RedisAckQueueThrottle;
+  throttle: RedisAckQueueThrottle;
+  debounce?: undefined;
+  supersede?: undefined;
+  id?: undefined;
+  group?: undefined;
+}
+
+/** Options of a superseding push: no `id`, `group` or other key mode (they do not compile). */
+export interface SupersedePushOptions extends Omit<PushOptionsBase, 'id' | 'group'> {
   /**
    * Only the latest push of a key matters: it replaces the payload of the key's message that
    * has not started (answer `{ id, superseded: true }`, its id), else stores a new one. With
@@ -63,8 +98,22 @@ export interface PushOptions {
    * new one waits for it: at most one running and one waiting per key.
    * Not with `id`, `group` or another key mode.
    */
-  supersede?: RedisAckQueueSupersede;
+  supersede: RedisAckQueueSupersede;
+  debounce?: undefined;
+  throttle?: undefined;
+  id?: undefined;
+  group?: undefined;
 }
+
+/** Options of a push with a key mode: its answer is a KeyedPushResult. */
+export type KeyedPushOptions = DebouncePushOptions | ThrottlePushOptions | SupersedePushOptions;
+
+/**
+ * Per-message options of `push`: at most one key mode, and with it only the options it takes, so
+ * a conflict fails to compile (and is refused at run time with InvalidOptionError, for callers
+ * that are not type-checked).
+ */
+export type PushOptions = PlainPushOptions | KeyedPushOptions;
 
 /** `debounce` of a push. */
 export interface RedisAckQueueDebounce {
@@ -95,11 +144,17 @@ export interface RedisAckQueueSupersede {
 /** A message's key mode, as look-ups show it. */
 export type RedisAckQueueKeyMode = 'debounce' | 'throttle' | 'supersede';
 
-/** One item of `pushMany`. */
-export interface PushManyItem<T = unknown> extends PushOptions {
+/** The payload of one item of `pushMany`. */
+export interface PushPayload<T = unknown> {
   /** Any JSON value (`null` is fine, `undefined` is not), at most `maxPayloadBytes` as JSON. */
   payload: T;
 }
+
+/** One item of `pushMany`: its payload and its options. */
+export type PushManyItem<T = unknown> = PushOptions & PushPayload<T>;
+
+/** An item of `pushMany` without a key mode. */
+export type PlainPushManyItem<T = unknown> = PlainPushOptions & PushPayload<T>;
 
 /** What `push` and `pushMany` answer per message pushed without a key mode. */
 export interface PushResult {
@@ -111,22 +166,6 @@ export interface PushResult {
    */
   duplicate: boolean;
 }
-
-/** No key mode: a push so typed answers a PushResult. */
-export interface NoKeyMode {
-  /** Absent: see PushOptions. */
-  debounce?: undefined;
-  /** Absent: see PushOptions. */
-  throttle?: undefined;
-  /** Absent: see PushOptions. */
-  supersede?: undefined;
-}
-
-/** Options of a push without a key mode: its answer is a PushResult. */
-export type PlainPushOptions = PushOptions & NoKeyMode;
-
-/** An item of `pushMany` without a key mode. */
-export type PlainPushManyItem<T = unknown> = PushManyItem<T> & NoKeyMode;
 
 /** A push with a key mode that stored a new message (`duplicate: false`) or, inside a throttle window, changed nothing. */
 export interface KeyedPushStored extends PushResult {

@@ -1,11 +1,12 @@
-import type { ChildFailure, FlowRef, PushOptions } from './message.interface';
+import type { ChildFailure, FlowRef, PushOptionsBase } from './message.interface';
 import type { MessageState } from './queue-lookup-api.interface';
+import type { TopicPayload } from './topic.interface';
 
 /**
  * Options of one node of a flow: those of `push` but the key modes (a flow decides when its nodes
  * run), and what its parent does if it fails.
  */
-export interface FlowNodeOptions extends Omit<PushOptions, 'debounce' | 'throttle' | 'supersede'> {
+export interface FlowNodeOptions extends PushOptionsBase {
   /**
    * What happens to the parent when this child goes to the dead letters or is cancelled:
    * `'fail'` sends the parent to the dead letters as `child-failed` (it comes back when this
@@ -35,8 +36,20 @@ export interface Flow<T = unknown> {
   /** Push options of this node (delay, priority, group, headers, maxAttempts) and its `onChildFailure`. */
   options?: FlowNodeOptions;
   /** Messages that run first: this one becomes ready once every one of them was acked. */
-  children?: Flow[];
+  children?: readonly Flow[];
 }
+
+/**
+ * A flow whose every node's payload is of its topic's type (`defineTopic<T>`): what `pushFlow`
+ * takes, so a payload that does not fit its typed topic fails to compile. Plain string topics
+ * take any payload.
+ */
+export type TypedFlow<F> = F extends { topic: infer K; children?: infer C }
+  ? Omit<F, 'payload' | 'children'> & {
+      payload: TopicPayload<K>;
+      children?: C extends readonly unknown[] ? { [I in keyof C]: TypedFlow<C[I]> } : never;
+    }
+  : never;
 
 /** The ids `pushFlow` stored, as a tree. */
 export interface FlowResult {
@@ -108,7 +121,7 @@ export interface RedisAckQueueFlowApi {
    * @throws {FlowIdTakenError} when a node's id is taken by another message, or the root (or a
    *   parent) exists with other children than given.
    */
-  pushFlow<T>(flow: Flow<T>): Promise<FlowResult>;
+  pushFlow<const F extends Flow>(flow: F & TypedFlow<F>): Promise<FlowResult>;
   /**
    * A flow's tree from any of its nodes down, each with its state; null when no message has
    * this id on this topic. Children that ended keep their result (or failure) until their

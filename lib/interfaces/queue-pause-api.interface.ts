@@ -46,7 +46,8 @@ export interface RedisAckQueuePauseApi {
    * Replaces a topic's fleet-wide limits (see {@link TopicLimits}); `null` removes them all.
    * Kept in Redis: every consumer, in every process, obeys them from its next reserve, and
    * consumers waiting at a limit are woken. Consumers started with limit options write theirs
-   * when they start (the last one written wins).
+   * when they start (the last one written wins); consumers started without any withdraw the
+   * limits declared in code before them, but not limits set here.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
    * @throws {InvalidOptionError} when a limit is out of its range, or on a partitioned topic

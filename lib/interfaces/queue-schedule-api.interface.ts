@@ -58,6 +58,11 @@ export interface ScheduleInfo {
   nextRunAt: number | null;
   /** The last tick that pushed a message; absent before the first. */
   lastRunAt?: number;
+  /**
+   * Present when code declared it (the module's `schedules`, `declareSchedules`): a later startup
+   * whose `schedules` no longer lists it removes it. Absent when upserted by hand.
+   */
+  declared?: true;
 }
 
 /**
@@ -96,7 +101,9 @@ export interface RedisAckQueueScheduleApi {
    * back without this prefix's data (a restart without persistence, a failover to a replica that
    * did not have it), a connected service upserts them again, with the limits its consumers
    * wrote and its topics in the registry, and logs one warning. The module's `schedules` option
-   * calls this at startup. Messages lost with the data are not restored.
+   * calls this at startup. Messages lost with the data are not restored. Then removes the
+   * schedules declared this way before (by any process) that this service does not declare;
+   * schedules upserted by hand stay.
    * @param schedules - Each `{ topic, name, ...options }`.
    * @returns Each schedule as stored, in order.
    * @throws {InvalidOptionError} when `schedules` is not an array of objects.

@@ -11,3 +11,6 @@ export type Topic<T = unknown> = string & {
   /** Type-only brand carrying the payload type `T`: never set at runtime. */
   readonly [payloadType]?: T;
 };
+
+/** The payload type of a topic: `T` of a `Topic<T>`, `unknown` of a plain string. */
+export type TopicPayload<K> = K extends { readonly [payloadType]?: infer T } ? T : unknown;

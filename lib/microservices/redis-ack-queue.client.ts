@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
-import type { PushResult, RedisAckQueueOptions } from '../interfaces';
+import type { PlainPushOptions, PushResult, RedisAckQueueOptions } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
@@ -165,7 +165,8 @@ export class RedisAckQueueClient extends ClientProxy {
     };
     this.listen()
       .then(() => this.bodyOf({ pattern: packet.pattern, data, id, metadata: packet.metadata }))
-      .then((body) => this.service.push(topic, body, { ...push, id, headers }))
+      // No key mode here: refused above.
+      .then((body) => this.service.push(topic, body, { ...push, id, headers } as PlainPushOptions))
       .then((pushed) => {
         // Another client's request of this id is stored: it is that caller's (reply and cancel).
         if ('duplicate' in pushed && pushed.duplicate) request.fail(new DuplicateRequestError(topic, id));

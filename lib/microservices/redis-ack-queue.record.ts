@@ -1,13 +1,13 @@
 import type { PushOptions } from '../interfaces';
 
-/** The options of one `emit` or `send` of a {@link RedisAckQueueClient}. */
-export interface RedisAckQueueRecordOptions extends PushOptions {
+/** The options of one `emit` or `send` of a {@link RedisAckQueueClient}: a push's, and the reply's timeout. */
+export type RedisAckQueueRecordOptions = PushOptions & {
   /**
    * `send` only: how long the caller waits for the reply (ms, 1 to 2^31-1), instead of the
    * client's `timeoutMs`.
    */
   timeoutMs?: number;
-}
+};
 
 /**
  * Data with the options of its message, for one `emit` or `send` of a

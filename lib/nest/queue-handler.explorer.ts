@@ -6,7 +6,12 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer, Reflector } from '@nestjs/core';
-import { InvalidQueueHandlerError, RedisAckQueueError, UnknownQueueError } from '../errors';
+import {
+  InvalidQueueHandlerError,
+  QueueHandlerProvidedTwiceError,
+  RedisAckQueueError,
+  UnknownQueueError,
+} from '../errors';
 import type { QueueConsumer, QueueHandlerFn, RedisAckQueueModuleOptions } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { resolveConsumerSettings } from '../queue/settings';
@@ -123,6 +128,8 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     for (const site of sites.filter(({ queue }) => queue === this.registration.name)) {
       const first = byTopic.get(site.metadata.topic);
       if (first?.wrapper === site.wrapper && first.method === site.method) continue;
+      if (first && first.where === site.where && first.wrapper.metatype === site.wrapper.metatype)
+        throw new QueueHandlerProvidedTwiceError(site.where.split('.')[0], [moduleOf(first), moduleOf(site)]);
       if (first) throw InvalidQueueHandlerError.duplicate(site.metadata.topic, first.where, site.where);
       byTopic.set(site.metadata.topic, site);
       fresh.push(site);
@@ -152,6 +159,11 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
   private bind(wrapper: InstanceWrapper, method: string, topic: string): QueueHandlerFn {
     return replacementHandler(this.registration.overrides, topic) ?? bindQueueHandler(this.moduleRef, wrapper, method);
   }
+}
+
+/** The name of the module that provides a handler's class. */
+function moduleOf({ wrapper }: HandlerSite): string {
+  return wrapper.host?.metatype?.name ?? 'an unnamed module';
 }
 
 /** A valid topic, queue name and options, or an error that names the method. */

@@ -6,8 +6,10 @@ import type { QueueCore } from './queue-core';
 
 /** What the declarations need of the rest of the service. */
 export interface DeclarationSources {
-  /** Upserts one schedule, as upsertSchedule() does. */
-  upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
+  /** Upserts one schedule, as upsertSchedule() does, marked as declared by code. */
+  declareSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo>;
+  /** Removes the schedules declared by code whose `<topic>\0<name>` is not kept; resolves how many. */
+  withdrawSchedules(kept: ReadonlySet<string>): Promise<number>;
   /** The limits the running consumers wrote when they started, by topic. */
   consumerLimits(): ReadonlyMap<string, TopicLimits>;
   /** Redis lost the prefix's data (its id counter too): ids start from a number issued again. */
@@ -39,7 +41,11 @@ export class QueueDeclarations {
     core.connection.onReconnect(() => void this.check());
   }
 
-  /** Upserts each schedule in order, and keeps it to upsert again after a loss of Redis' data. */
+  /**
+   * Upserts each schedule in order, and keeps it to upsert again after a loss of Redis' data;
+   * then removes the schedules declared by code before that this service does not declare
+   * (what code declares, code withdraws; those upserted by hand stay).
+   */
   async declareSchedules(definitions: ScheduleDefinition[]): Promise<ScheduleInfo[]> {
     this.core.assertOpen('declare schedules');
     if (!Array.isArray(definitions))
@@ -49,9 +55,11 @@ export class QueueDeclarations {
       if (typeof definition !== 'object' || definition === null)
         throw new InvalidOptionError('schedules', definition, 'an object { topic, name, cron | everyMs, ... }');
       const { topic, name, ...options } = definition;
-      declared.push(await this.sources.upsertSchedule(topic, name, options));
+      declared.push(await this.sources.declareSchedule(topic, name, options));
       this.schedules.set(`${topic}\0${name}`, definition);
     }
+    const withdrawn = await this.sources.withdrawSchedules(new Set(this.schedules.keys()));
+    if (withdrawn > 0) this.core.logger.log(MESSAGES.schedulesWithdrawn(this.core.settings.prefix, withdrawn));
     return declared;
   }
 
@@ -114,9 +122,9 @@ export class QueueDeclarations {
     const { engine } = this.core;
     const topics = await engine.recordAgain();
     const limits = this.sources.consumerLimits();
-    await Promise.all([...limits].map(([topic, topicLimits]) => engine.limits.set(topic, topicLimits)));
+    await Promise.all([...limits].map(([topic, topicLimits]) => engine.limits.set(topic, topicLimits, 'code')));
     for (const { topic, name, ...options } of this.schedules.values())
-      await this.sources.upsertSchedule(topic, name, options);
+      await this.sources.declareSchedule(topic, name, options);
     return { schedules: this.schedules.size, limits: limits.size, topics };
   }
 }

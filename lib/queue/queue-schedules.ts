@@ -20,13 +20,14 @@ export class QueueSchedules {
     private readonly changes: ScheduleChanges,
   ) {}
 
-  async upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
+  /** `declared`: by code (the module's `schedules`), so a later startup that no longer declares it removes it. */
+  async upsertSchedule(topic: string, name: string, options: ScheduleOptions, declared = false): Promise<ScheduleInfo> {
     const { schedules: store } = this.core.engine;
     const stored = await this.core.call('upsert a schedule', topic, async () => {
       assertTopic(topic);
       assertScheduleName(topic, name);
       const spec = resolveSchedule(topic, name, options, this.core.settings.maxPayloadBytes);
-      const definition = encodeDefinition(spec);
+      const definition = encodeDefinition({ ...spec, declared });
       const cronTicks =
         spec.cron === undefined ? undefined : (afterMs: number, count: number) => ticksAfter(spec, afterMs, count);
       return store.upsert(topic, name, definition, cronTicks);
@@ -43,6 +44,26 @@ export class QueueSchedules {
     });
     this.changes.removed();
     return removed;
+  }
+
+  /**
+   * Removes the schedules declared by code (declared: true) whose `<topic>\0<name>` is not in
+   * `kept`; one changed since (upserted by hand) stays. Resolves how many went.
+   */
+  async withdrawSchedules(kept: ReadonlySet<string>): Promise<number> {
+    const { schedules: store } = this.core.engine;
+    const withdrawn = await this.core.call('remove a schedule', undefined, async () => {
+      let count = 0;
+      for (const topic of await store.topics()) {
+        for (const stored of await store.list(topic)) {
+          if (kept.has(`${topic}\0${stored.name}`) || !decodeDefinition(stored.definition)?.declared) continue;
+          if (await store.remove(topic, stored.name, stored.definition)) count++;
+        }
+      }
+      return count;
+    });
+    if (withdrawn > 0) this.changes.removed();
+    return withdrawn;
   }
 
   async runScheduleNow(topic: string, name: string): Promise<PushResult | null> {
@@ -86,5 +107,6 @@ function scheduleInfo(topic: string, stored: StoredSchedule): ScheduleInfo | und
     ...(spec.tz !== undefined && { tz: spec.tz }),
     nextRunAt: stored.nextRunAt,
     ...(stored.lastRunAt !== null && { lastRunAt: stored.lastRunAt }),
+    ...(spec.declared && { declared: true as const }),
   };
 }

@@ -28,7 +28,7 @@ export class TopicControls {
         assertLimitsArgument(limits);
         assertShareable(limits, engine.partitionCount(topic));
       }
-      return engine.limits.set(topic, limits && (pickLimits(limits) ?? null));
+      return engine.limits.set(topic, limits && (pickLimits(limits) ?? null), 'hand');
     });
   }
 

@@ -34,6 +34,7 @@ import type {
   Flow,
   FlowNode,
   FlowResult,
+  TypedFlow,
   RedisAckQueueScheduleApi,
   RedisAckQueueStoredFormat,
   RedisAckQueueTopicsApi,
@@ -168,7 +169,9 @@ export class RedisAckQueueService
     this.format = new QueueFormat(core);
     this.leases = new QueueLeases(core);
     this.declarations = new QueueDeclarations(core, {
-      upsertSchedule: (topic, name, scheduleOptions) => this.scheduling.upsertSchedule(topic, name, scheduleOptions),
+      declareSchedule: (topic, name, scheduleOptions) =>
+        this.scheduling.upsertSchedule(topic, name, scheduleOptions, true),
+      withdrawSchedules: (kept) => this.scheduling.withdrawSchedules(kept),
       consumerLimits: () => this.consumers.declaredLimits(),
       renewIds: () => this.producer.renewIds(),
     });
@@ -205,7 +208,7 @@ export class RedisAckQueueService
     return this.producer.checkTopic(topic);
   }
 
-  pushFlow<T = unknown>(flow: Flow<T>): Promise<FlowResult> {
+  pushFlow<const F extends Flow>(flow: F & TypedFlow<F>): Promise<FlowResult> {
     return this.flows.pushFlow(flow);
   }
 

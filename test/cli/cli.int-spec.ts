@@ -413,6 +413,20 @@ describe('redis-ack-queue CLI', () => {
     expect((await cli('cancel', topic, 'c1', '--yes')).code).toBe(3);
   });
 
+  it('remove-schedule deletes a schedule with --yes, exits 3 when there is none, refuses without --yes', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('unscheduled');
+    await queue.upsertSchedule(topic, 'hourly', { everyMs: 3_600_000 });
+    expect((await cli('remove-schedule', topic, 'hourly')).code).toBe(2);
+    expect(await cli('remove-schedule', topic, 'hourly', '--yes')).toEqual({
+      code: 0,
+      stdout: `Removed schedule hourly of ${topic}.\n`,
+      stderr: '',
+    });
+    expect(await queue.schedules(topic)).toEqual([]);
+    expect((await cli('remove-schedule', topic, 'hourly', '--yes')).code).toBe(3);
+  });
+
   it('asks on a terminal: yes purges, anything else changes nothing', async () => {
     const { queue, prefix } = await setUp();
     const topic = uniqueTopic('asked');

@@ -4,6 +4,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import {
   InvalidQueueHandlerError,
+  QueueHandlerProvidedTwiceError,
   type MessageContext,
   QueueHandler,
   RedisAckQueueModule,
@@ -154,6 +155,21 @@ describe('RedisAckQueueModule', () => {
     await expect(failure).rejects.toBeInstanceOf(InvalidQueueHandlerError);
     await expect(failure).rejects.toThrow(
       `Two @QueueHandler methods for topic "${TOPIC_A}": FeatureAHandlers.onA and Second.again`,
+    );
+  });
+
+  it('fails startup on a handler class provided in two modules, naming the class and both modules', async () => {
+    @Module({ providers: [FeatureAHandlers] })
+    class AgainModule {}
+    const failure = boot(rootModule([FeatureAModule, AgainModule]));
+    await expect(failure).rejects.toBeInstanceOf(QueueHandlerProvidedTwiceError);
+    await expect(failure).rejects.toMatchObject({
+      code: 'HANDLER_PROVIDED_TWICE',
+      handlerClass: 'FeatureAHandlers',
+      modules: ['FeatureAModule', 'AgainModule'],
+    });
+    await expect(failure).rejects.toThrow(
+      /^The @QueueHandler class FeatureAHandlers is provided in two modules, FeatureAModule and AgainModule/,
     );
   });
 

@@ -570,7 +570,8 @@ describe('key modes', () => {
   });
 
   describe('refuses bad input with a typed error, changing nothing', () => {
-    const cases: [string, PushOptions][] = [
+    // Typed as no PushOptions: each conflict fails to compile (test/types/key-modes.ts); checked at run time for untyped callers.
+    const cases: [string, object][] = [
       ['two modes', { debounce: { key: 'secret-key', delayMs: 10 }, throttle: { key: 'secret-key', windowMs: 10 } }],
       ['a mode with an id', { id: 'mine', supersede: { key: 'secret-key', running: 'keep' } }],
       ['debounce with a group', { group: 'g', debounce: { key: 'secret-key', delayMs: 10 } }],
@@ -596,7 +597,7 @@ describe('key modes', () => {
       const topic = uniqueTopic();
       await queue.push(topic, 'before');
       const before = await snapshotTopic(fx.redis, topic);
-      const refused = await queue.push(topic, 'x', options).catch((error: unknown) => error);
+      const refused = await queue.push(topic, 'x', options as PushOptions).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(InvalidOptionError);
       expect((refused as Error).message).not.toContain('secret-key');
       // In a pushMany, one bad item refuses the call: the good ones are not stored either.

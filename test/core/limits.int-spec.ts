@@ -37,8 +37,9 @@ describe('fleet-wide limits', () => {
       Array.from({ length: 30 }, (_, n) => ({ payload: n })),
     );
     const starts = new Starts();
+    // Every consumer declares the same limits: one without any would withdraw them.
     a.consume(topic, () => starts.run(20), { concurrency: 5, globalConcurrency: 3 });
-    b.consume(topic, () => starts.run(20), { concurrency: 5 });
+    b.consume(topic, () => starts.run(20), { concurrency: 5, globalConcurrency: 3 });
     await eventually(() => starts.at.length === 30 && starts.running === 0);
     expect(starts.maxRunning).toBe(3);
     expect(await b.limits(topic)).toEqual({ globalConcurrency: 3 });

@@ -386,12 +386,19 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
       { cookie, 'x-ackq-csrf': token, origin: 'https://evil.example' },
       { cookie, 'x-ackq-csrf': token, 'sec-fetch-site': 'cross-site' },
     ];
+    await queue.upsertSchedule('t', 'kept', { everyMs: 3_600_000 });
     for (const headers of attempts) {
-      const response = await post('/dead/requeue?topic=t', { all: true }, headers);
-      expect(response.status).toBe(403);
-      expect(await response.json()).toMatchObject({ code: 'CSRF' });
+      for (const [path, body] of [
+        ['/dead/requeue?topic=t', { all: true }],
+        ['/unschedule?topic=t&schedule=kept', {}],
+      ] as const) {
+        const response = await post(path, body, headers);
+        expect(response.status).toBe(403);
+        expect(await response.json()).toMatchObject({ code: 'CSRF' });
+      }
     }
     expect(await queue.stats('t')).toMatchObject({ dead: 1, ready: 0 });
+    expect(await queue.schedules('t')).toHaveLength(1);
     const sameSite = {
       cookie,
       'x-ackq-csrf': token,
@@ -461,6 +468,9 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     });
     expect((await act('/run?schedule=missing')).status).toBe(404);
     expect(await queue.stats(topic)).toMatchObject({ paused: false, ready: 3 });
+    expect(await act('/unschedule?schedule=hourly')).toEqual({ status: 200, body: { removed: true } });
+    expect(await queue.schedules(topic)).toEqual([]);
+    expect((await act('/unschedule?schedule=hourly')).status).toBe(404);
   });
 
   it('requeues a flow parent dead as child-failed with its failed child; one whose child is gone answers 409', async () => {
@@ -540,12 +550,14 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     await served.close();
     served = await startDashboardApp(platform, fx.connection, prefix, { readOnly: true });
     const { cookie, token } = await session();
-    for (const path of ['/pause?topic=t', '/topics/t/pause']) {
+    await served.queue.upsertSchedule('t', 'kept', { everyMs: 3_600_000 });
+    for (const path of ['/pause?topic=t', '/topics/t/pause', '/unschedule?topic=t&schedule=kept']) {
       const response = await post(path, {}, { cookie, 'x-ackq-csrf': token });
       expect({ path, status: response.status }).toEqual({ path, status: 403 });
       expect(await response.json()).toMatchObject({ code: 'READ_ONLY' });
     }
     expect(await served.queue.stats('t')).toMatchObject({ paused: false });
+    expect(await served.queue.schedules('t')).toHaveLength(1);
   });
 });
 

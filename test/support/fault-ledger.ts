@@ -1,4 +1,4 @@
-import type { PushManyItem, KeyedPushResult, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
+import type { KeyedPushResult, PlainPushManyItem, RedisAckQueueEvent, RedisAckQueueService } from '../../lib';
 import type { ConsumerEvent } from './consumer-processes';
 import { ENCODING_ANCHOR, type TestClient } from './queue-fixture';
 
@@ -263,7 +263,7 @@ export interface ProducerOptions {
   everyMs: number;
   idPrefix: string;
   payload?: (index: number) => unknown;
-  item?: (index: number) => Omit<PushManyItem, 'payload' | 'id'>;
+  item?: (index: number) => Omit<PlainPushManyItem, 'payload' | 'id'>;
   /** Bound on the retries of one rejected batch. */
   maxRetries?: number;
   retryMs?: number;
@@ -288,7 +288,7 @@ export async function produce(
   for (let first = 0, round = 0; first < total; first += batch, round++) {
     const wait = started + round * everyMs - Date.now();
     if (wait > 0) await hold(wait);
-    const items: PushManyItem[] = [];
+    const items: PlainPushManyItem[] = [];
     for (let i = first; i < Math.min(first + batch, total); i++) {
       items.push({ ...(options.item?.(i) ?? {}), id: `${idPrefix}-${i}`, payload: payload(i) });
     }

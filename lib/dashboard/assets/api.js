@@ -61,4 +61,5 @@ export const api = {
   cancel: (topic, id) => call('POST', '/cancel', { topic, id }),
   setPaused: (topic, paused) => call('POST', paused ? '/pause' : '/resume', { topic }),
   runSchedule: (topic, schedule) => call('POST', '/run', { topic, schedule }),
+  removeSchedule: (topic, schedule) => call('POST', '/unschedule', { topic, schedule }),
 };

@@ -1,4 +1,4 @@
-// A topic's schedules with their next and last run, and "run now".
+// A topic's schedules with their next and last run, "run now" and "remove".
 import { api, settings } from './api.js';
 import { duration, h, scroller, time } from './dom.js';
 import { act } from './feedback.js';
@@ -32,6 +32,26 @@ export function scheduleTable(topic, schedules) {
                   ),
               },
               'Run now',
+            ),
+            ' ',
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                'aria-label': `Remove ${s.name}`,
+                onclick: () =>
+                  act(
+                    `Remove schedule ${s.name} of ${topic}?` +
+                      (s.declared
+                        ? ' The app declares it: it comes back at its next startup unless removed from the code.'
+                        : ''),
+                    'Remove schedule',
+                    () => api.removeSchedule(topic, s.name),
+                    () => `Removed schedule ${s.name}.`,
+                  ),
+              },
+              'Remove',
             ),
           ),
     );

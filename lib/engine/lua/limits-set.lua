@@ -1,29 +1,45 @@
 -- limits-set: replaces the fleet-wide limits of a topic (of one partition of it), which every
 -- reserve reads, and wakes a blocked consumer: a limit may have opened. The starts in the rate
 -- windows stay, so a changed limit counts them; without a rate limit they go. The mark of group
--- weights (wt) stays while the topic has weights.
+-- weights (wt) stays while the topic has weights. Limits set by hand (setLimits) carry the mark
+-- h; a consumer that declares none withdraws the others (those its predecessors declared in
+-- code), never these.
 --
 -- K.limits      HASH   c: globalConcurrency, rm/rw: rateLimit max/perMs,
---                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency, wt: weights set
+--                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency, wt: weights set,
+--                      h: 1 when set by hand
 -- K.wake        LIST   wake-up token for blocked consumers
 -- K.rateLog     ZSET   starts in the current rate windows (prelude-flow.lua has the format)
 -- K.rateLast    ZSET   topic ('') or group -> ms of its last start in rateLog
 -- K.rateWindows HASH   fixed rate windows of earlier versions, deleted
 -- K.groupWeights HASH  group -> weight (setGroupWeights), read
--- ARGV    pairs: field, value (none: no limit at all)
--- Returns 1
+-- ARGV[1] by     'hand' (setLimits), 'code' (a consumer's declared limits) or 'withdraw' (a
+--                consumer that declares none: removes the limits unless set by hand)
+-- ARGV[2..] pairs: field, value (none: no limit at all)
+-- Returns 1, or 0 when 'withdraw' found none or left limits set by hand
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset', K.groupWeights, 'hash')
 
+local by = ARGV[1]
+if by == 'withdraw' then
+  -- Nothing to withdraw (every consumer start without limits comes here): no write, no wake-up.
+  local set = redis.call('HMGET', K.limits, 'h', 'c', 'rm', 'gm', 'gc')
+  if set[1] or not (set[2] or set[3] or set[4] or set[5]) then
+    return 0
+  end
+end
 redis.call('DEL', K.limits, K.rateWindows)
 local keep_ms = 0
-for i = 1, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   if ARGV[i] == 'rw' or ARGV[i] == 'gw' then
     keep_ms = math.max(keep_ms, tonumber(ARGV[i + 1]))
   end
 end
-if #ARGV > 0 then
-  redis.call('HSET', K.limits, unpack(ARGV))
+if #ARGV > 1 then
+  redis.call('HSET', K.limits, unpack(ARGV, 2))
+  if by == 'hand' then
+    redis.call('HSET', K.limits, 'h', 1)
+  end
 end
 if redis.call('EXISTS', K.groupWeights) == 1 then
   redis.call('HSET', K.limits, 'wt', 1)

@@ -15,6 +15,8 @@ export interface ScheduleSpec {
   body: string;
   startAt?: number;
   endAt?: number;
+  /** Declared by code (the module's `schedules`): a startup that no longer declares it removes it. */
+  declared?: boolean;
 }
 
 /** Schedule names follow the topic rule, at most 100 characters. */
@@ -76,15 +78,17 @@ function assertCron(cron: unknown, tz: string | undefined, invalid: (reason: str
 
 /** The definition as stored: JSON with a fixed key order, so an unchanged schedule compares equal as text. */
 export function encodeDefinition(spec: ScheduleSpec): string {
-  return JSON.stringify({ c: spec.cron, e: spec.everyMs, z: spec.tz, b: spec.body, s: spec.startAt, x: spec.endAt });
+  const { cron: c, everyMs: e, tz: z, body: b, startAt: s, endAt: x, declared } = spec;
+  // d is read by this release only; older ones ignore it.
+  return JSON.stringify({ c, e, z, b, s, x, d: declared ? 1 : undefined });
 }
 
 /** A stored definition back as a spec; undefined when it is not one this library wrote. */
 export function decodeDefinition(text: string): ScheduleSpec | undefined {
   try {
-    const d = JSON.parse(text) as { c?: string; e?: number; z?: string; b?: string; s?: number; x?: number };
+    const d = JSON.parse(text) as { c?: string; e?: number; z?: string; b?: string; s?: number; x?: number; d?: 1 };
     if (typeof d.b !== 'string' || (typeof d.c !== 'string') === (typeof d.e !== 'number')) return undefined;
-    return { cron: d.c, everyMs: d.e, tz: d.z, body: d.b, startAt: d.s, endAt: d.x };
+    return { cron: d.c, everyMs: d.e, tz: d.z, body: d.b, startAt: d.s, endAt: d.x, declared: d.d === 1 };
   } catch {
     return undefined;
   }
