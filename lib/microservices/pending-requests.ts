@@ -1,6 +1,22 @@
-import { type Deserializer, IncomingResponseDeserializer, type WritePacket } from '@nestjs/microservices';
+import type { Deserializer, WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, RequestTimeoutError } from '../errors';
 import { decodeReply, type ReplyRecord, responsePackets } from './reply-wire';
+
+/**
+ * What Nest's clients do with a response when they have no deserializer: a response packet stays
+ * as it is, anything else is the response. Written here because Nest 11 does not export its
+ * `IncomingResponseDeserializer` from the package's entry.
+ */
+const RESPONSE_PACKETS: Deserializer = {
+  deserialize: (value: unknown) => {
+    const packet = value as Partial<WritePacket> | null | undefined;
+    const isPacket =
+      !!packet && (packet.err !== undefined || packet.response !== undefined || packet.isDisposed !== undefined);
+    return isPacket
+      ? packet
+      : { id: (packet as { id?: string } | null | undefined)?.id, response: value, isDisposed: true };
+  },
+};
 
 /** How a caller's requests reach Redis: taking a reply, cancelling a request nobody waits for. */
 export interface RequestChannel {
@@ -114,8 +130,7 @@ export class PendingRequests {
 
   /** What the caller's observer receives of a reply: each value, then completion; or the error. */
   private async packetsOf(reply: ReplyRecord, id: string): Promise<WritePacket[]> {
-    if ('packets' in reply)
-      return this.deserialize(reply.packets, this.deserializer ?? new IncomingResponseDeserializer());
+    if ('packets' in reply) return this.deserialize(reply.packets, this.deserializer ?? RESPONSE_PACKETS);
     if (this.deserializer) return this.deserialize(responsePackets(reply, id), this.deserializer);
     if ('error' in reply) return [{ err: reply.error ?? { status: 'error', message: 'null' } }];
     return [...reply.values.map((response) => ({ response })), { isDisposed: true, response: undefined }];
