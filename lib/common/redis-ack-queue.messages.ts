@@ -79,6 +79,10 @@ export const MESSAGES = {
   connectionLost: (target: string, reason: string) =>
     `Lost the connection to Redis at ${target} (${reason}): reconnecting; calls fail or wait meanwhile`,
   connectionRestored: (target: string) => `Connected to Redis at ${target} again`,
+  /** Once per failing streak of the fleet event writer: the batch is dropped, not retried. */
+  fleetEventsFailed: (count: number, reason: string) =>
+    `Could not append ${count} event(s) to the fleet event stream (${reason}): they are dropped; ` +
+    'events appended from now on are kept once Redis answers',
   dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
     `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
     `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +
