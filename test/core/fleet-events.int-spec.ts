@@ -1,6 +1,7 @@
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
 import { InvalidOptionError, QueueClosedError, type RedisAckQueueFleetEvent } from '../../lib';
 import { fleetEventsKey } from '../../lib/engine/queue-keys';
+import { ConsumerProcesses } from '../support/consumer-processes';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const SECRET = 'fleet-secret-payload-7f3a';
@@ -47,6 +48,39 @@ describe('fleet events: every process of a prefix, read from one capped Redis St
     const raw = JSON.stringify(await fx.redis.xrange(fleetEventsKey(prefix), '-', '+'));
     expect(raw).toContain('m-1');
     expect(raw).not.toContain(SECRET);
+  });
+
+  it("a consumer process's deliveries are heard in this process, which pushed them (events$ here hears only the push)", async () => {
+    const prefix = freshPrefix();
+    const topic = uniqueTopic('fleet');
+    const processes = new ConsumerProcesses({
+      ...fx.consumerEnv,
+      PREFIX: prefix,
+      TOPIC: topic,
+      MAX_ATTEMPTS: '1',
+      HANDLER_MS: '0',
+      FLEET_EVENTS: '1',
+    });
+    try {
+      const consumer = await processes.start();
+      const producer = await fx.service({ prefix });
+      const local: string[] = [];
+      producer.events$.subscribe((event) => local.push(`${event.type} ${event.id}`));
+      const seen = collect(producer.fleetEvents$({ from: 'start' }), 2, (event) => event.topic === topic);
+      await producer.push(topic, { fail: true, secret: SECRET }, { id: 'remote-1' });
+
+      const events = await seen;
+      expect(events.map(({ type, id, reason }) => ({ type, id, reason }))).toEqual([
+        { type: 'reserved', id: 'remote-1', reason: undefined },
+        { type: 'dead', id: 'remote-1', reason: 'failed' },
+      ]);
+      for (const { origin } of events) expect(origin).toMatch(new RegExp(`:${consumer.pid}$`));
+      // This process's own stream heard its push and nothing of the other process's deliveries.
+      expect(local).toEqual(['pushed remote-1']);
+      expect(JSON.stringify(await fx.redis.xrange(fleetEventsKey(prefix), '-', '+'))).not.toContain(SECRET);
+    } finally {
+      await processes.stopAll();
+    }
   });
 
   it('reads from the start or on after a streamId, and a reader completes when its service closes', async () => {
