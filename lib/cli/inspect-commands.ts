@@ -6,7 +6,7 @@ import { printJson, printLine, printRecord, printTable, shortJson, time } from '
 import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
 import { childCounts, flowCommand, printChildren } from './flow-command';
 import { historyCommand } from './history-command';
-import { statsCommand } from './stats-command';
+import { noTopics, statsCommand } from './stats-command';
 
 /** Read-only commands: topics, stats, history, list, get, flow, dead, schedules. */
 export function addInspectCommands(program: Command, run: CommandRunner): void {
@@ -44,7 +44,7 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
 async function showTopics(ctx: CliContext): Promise<void> {
   const topics = await (await ctx.queue()).topics();
   if (ctx.options.json) printJson(ctx.io, topics);
-  else if (topics.length === 0) printLine(ctx.io, 'No topics registered.');
+  else if (topics.length === 0) printLine(ctx.io, noTopics(ctx));
   else topics.forEach((topic) => printLine(ctx.io, topic));
 }
 
@@ -54,21 +54,25 @@ const WAITING_FOR_KEY = 'waiting-for-key';
 /** A supersede message that waits for its key's running one to end: delayed, with no due time of its own. */
 const waitsForKey = (m: MessageInfo) => m.state === 'delayed' && m.dueAt === undefined && m.mode === 'supersede';
 
+/** The time column of a list by state: what the time means (a dead letter's is when it died, not a due time). */
+const TIME_COLUMN: Partial<Record<string, string>> = { leased: 'lease-ends', dead: 'died', completed: 'completed' };
+
 async function listMessages(ctx: CliContext, topic: string, state: string, page: PageOptions): Promise<void> {
   const messages = await ctx.onTopic(topic, (queue) => queue.list(topic, state as MessageState, page));
   if (ctx.options.json) return printJson(ctx.io, messages);
+  const timeColumn = TIME_COLUMN[state] ?? 'due';
   const rows = messages.map((m) => ({
     id: m.id,
     attempt: m.attempt,
     enqueued: time(m.enqueuedAt),
-    due: waitsForKey(m) ? WAITING_FOR_KEY : time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
+    [timeColumn]: waitsForKey(m) ? WAITING_FOR_KEY : time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
     priority: m.priority,
     mode: m.mode,
     key: m.key,
   }));
   // Mode and key only when a listed message has a key; the key last, as it may hold spaces.
   const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
-  const columns = ['id', 'attempt', 'enqueued', 'due', 'priority', ...keyed];
+  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...keyed];
   printTable(ctx.io, rows, columns, `No ${state} messages in ${topic}.`);
 }
 

@@ -45,6 +45,8 @@ export const DEFAULTS = {
   connectTimeoutMs: 5_000,
   /** Longest wait of a public call (push, stats, ping...) for Redis' answer. */
   commandTimeoutMs: 5_000,
+  /** Entries the fleet event stream keeps with `fleetEvents: true` (about 1 MB of Redis memory). */
+  fleetEventsMaxLen: 10_000,
   /** Longest blocking wait; bounds how long a dead connection can go unnoticed. */
   idleWaitMs: 5_000,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000 },

@@ -37,11 +37,13 @@ export const MESSAGES = {
     `another program uses this key; choose another prefix or topic, or remove the key`,
   redisCommand: (operation: string, topic: string | undefined, reply: string) =>
     `Redis refused ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: ${reply}`,
+  /** The dedup advice only for pushes (`push`, `push a flow`): a read or an ack has no id to retry with. */
   redisUnavailable: (operation: string, topic: string | undefined, reason: string) =>
     `Cannot ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: Redis is unavailable (${reason}); ` +
-    'retry once Redis answers (a push retried with the same id is deduplicated)',
-  noAnswer: (ms: number) =>
-    `no answer within ${ms} ms, the commandTimeoutMs; the call was not withdrawn and may still take effect when Redis returns`,
+    `retry once Redis answers${operation.startsWith('push') ? ' (a push retried with the same id is deduplicated)' : ''}`,
+  /** `boundBy`: where the bound came from, e.g. 'the commandTimeoutMs' or 'the timeout given to ping'. */
+  noAnswer: (ms: number, boundBy: string) =>
+    `no answer within ${ms} ms, ${boundBy}; the call was not withdrawn and may still take effect when Redis returns`,
   unsupportedScheme: (scheme: string) =>
     `Invalid connection URL: the scheme "${scheme}" is not one of Redis; use ${CONNECTION_FORMS}`,
   malformedConnectionUrl: (scheme: string | undefined) =>
@@ -80,6 +82,10 @@ export const MESSAGES = {
   schedulesWithdrawn: (prefix: string, count: number) =>
     `Removed ${count} schedule(s) of prefix "${prefix}" that an earlier startup declared and the module's ` +
     '`schedules` no longer lists (schedules upserted by hand stay)',
+  /** Once per failing streak of the fleet event writer: the batch is dropped, not retried. */
+  fleetEventsFailed: (count: number, reason: string) =>
+    `Could not append ${count} event(s) to the fleet event stream (${reason}): they are dropped; ` +
+    'events appended from now on are kept once Redis answers',
   dataLost: (target: string, prefix: string, counts: { schedules: number; limits: number; topics: number }) =>
     `Redis at ${target} came back without the data of prefix "${prefix}" (a restart without persistence, or a ` +
     `failover to a replica that did not have it): declared again ${counts.schedules} schedule(s), the limits of ` +

@@ -66,10 +66,11 @@ export class QueueConnection {
   /**
    * Milliseconds from sending PING until Redis answered; of a Cluster, every master is pinged
    * at once and the slowest answer counts (before the first slots refresh: whichever node
-   * the client picks). Rejects with RedisUnavailableError after commandTimeoutMs.
+   * the client picks). Rejects with RedisUnavailableError after `timeoutMs` (default commandTimeoutMs).
    */
-  ping(timeoutMs = this.commandTimeoutMs): Promise<number> {
-    return withinBound(this.roundTrip(), timeoutMs, 'ping', undefined);
+  ping(timeoutMs?: number): Promise<number> {
+    if (timeoutMs === undefined) return withinBound(this.roundTrip(), this.commandTimeoutMs, 'ping');
+    return withinBound(this.roundTrip(), timeoutMs, 'ping', undefined, 'the timeout given to ping');
   }
 
   private async roundTrip(): Promise<number> {

@@ -31,6 +31,7 @@ import { MessageLookup } from './message-lookup';
 import { MessageWriter } from './message-writer';
 import { QueueInspector } from './queue-inspector';
 import { FlowRequeue } from './flow-requeue';
+import { FleetEventStream } from './fleet-event-stream';
 import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './queue-keys';
 import { withClusterResends } from './cluster-resend';
 import { ReplicatedPushes } from './replicated-pushes';
@@ -89,6 +90,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly topics: TopicRegistry;
   /** Tells when Redis lost this prefix's data. */
   readonly marker: DataMarker;
+  /** The prefix's capped stream of every process's events (`fleetEvents`). */
+  readonly fleetEvents: FleetEventStream;
   /** The form push stores plain messages in. */
   readonly format: StoredFormat;
   private readonly writer: MessageWriter;
@@ -117,6 +120,7 @@ export class QueueEngine implements ConsumerEngine {
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
+    this.fleetEvents = new FleetEventStream(client, prefix);
     this.format = new StoredFormat(client, prefix);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
     const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };

@@ -354,3 +354,12 @@ export function storedFormatKey(prefix: string): string {
 export function idPrefixCounterKey(prefix: string): string {
   return `{${prefix}:}:id-prefixes`;
 }
+
+/**
+ * STREAM of the prefix's fleet-wide events (the `fleetEvents` option), capped by XADD MAXLEN ~.
+ * A slot of its own: the tag `{<prefix>:#events}` is no topic's ('#' is not a topic character),
+ * so its writes spread away from the topics and the prefix-wide registry, on Cluster too.
+ */
+export function fleetEventsKey(prefix: string): string {
+  return `{${prefix}:#events}`;
+}

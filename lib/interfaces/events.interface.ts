@@ -16,7 +16,10 @@ import type { DeadLetterReason } from './message.interface';
 export type RedisAckQueueEventType =
   'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'deferred' | 'cancelled' | 'progress';
 
-/** One entry of `service.events$`. Never carries payloads. */
+/**
+ * One entry of `service.events$`. Never carries payloads. The events of this service only, in
+ * this process: for every process's, see the `fleetEvents` option and `fleetEvents$()`.
+ */
 export interface RedisAckQueueEvent {
   /** What happened. */
   type: RedisAckQueueEventType;
@@ -47,6 +50,40 @@ export interface RedisAckQueueEvent {
   waitMs?: number;
   /** On `deferred`: the wait before the next delivery (ms). */
   delayMs?: number;
+}
+
+/**
+ * One entry of the fleet-wide event stream (`fleetEvents$()`): an event of any process of the
+ * prefix that runs with the `fleetEvents` option. Only what identifies the message and what
+ * happened: never a payload, a header, an error's text or a progress value.
+ */
+export interface RedisAckQueueFleetEvent {
+  /** What happened. */
+  type: RedisAckQueueEventType;
+  /** The topic it happened on. */
+  topic: string;
+  /** The message's id; absent on an error that concerns no single message. */
+  id?: string;
+  /** The delivery's number, where the process's own event has one. */
+  attempt?: number;
+  /** On `dead`: why it went to the dead letters. */
+  reason?: DeadLetterReason;
+  /** When Redis stored it: ms since the epoch on the Redis server's clock (the time of `streamId`). */
+  at: number;
+  /** The process that saw it happen: `<hostname>:<pid>`. */
+  origin: string;
+  /** Its entry in the stream: pass it as `from` to read on after it (e.g. after a restart). */
+  streamId: string;
+}
+
+/** Options of `fleetEvents$()`. */
+export interface RedisAckQueueFleetEventsOptions {
+  /**
+   * Where to start: `'now'` (what is appended after the subscription), `'start'` (the oldest
+   * entry the capped stream still holds), or a `streamId` to read on after it.
+   * @defaultValue `'now'`
+   */
+  from?: string;
 }
 
 /**

@@ -170,6 +170,17 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
   history?: boolean;
 
   /**
+   * Also append this service's events (type, topic, id, attempt, dead reason; never payloads,
+   * headers or error texts) to one capped Redis Stream per prefix, which `fleetEvents$()` in any
+   * process reads: the fleet-wide view that `events$` (this process only) is not. Written in
+   * batches (one pipeline every 50 ms at most), off the call that made the event; costs one
+   * event object per message in consumers and about 100 bytes of Redis memory per entry kept.
+   * `true` keeps about 10,000 entries; `{ maxLen }` sets how many. See docs/fleet-events.md.
+   * @defaultValue `false`
+   */
+  fleetEvents?: boolean | { maxLen?: number };
+
+  /**
    * Whether this service runs the scheduler, which pushes the ticks of every schedule of the
    * prefix (see `upsertSchedule`). It runs while the service has consumers, and from its
    * first `upsertSchedule()` until `close()`; idle, it sends one GET every 2 s. Every running scheduler races

@@ -179,7 +179,10 @@ export class RedisAckQueueMetrics {
   private async readAll(): Promise<Map<string, QueueGauges>> {
     const bound = this.options.scrapeTimeoutMs ?? 1_000;
     const read = async (topic: string) =>
-      [topic, await withinBound(this.service.gauges(topic), bound, 'read gauges', topic)] as const;
+      [
+        topic,
+        await withinBound(this.service.gauges(topic), bound, 'read gauges', topic, 'the scrapeTimeoutMs'),
+      ] as const;
     const results = await Promise.allSettled([...this.topics].map(read));
     const gauges = new Map<string, QueueGauges>();
     for (const [i, result] of results.entries()) {

@@ -20,6 +20,7 @@ import {
   assertOptionalInteger,
   assertPrefix,
   assertTopic,
+  isPlainObject,
 } from './validation';
 
 /** Consumer settings with every default filled in. */
@@ -46,6 +47,8 @@ export interface ServiceSettings extends ConsumerSettings {
   allowEviction: boolean;
   /** Whether this process records the topics' history (`history`). */
   history: boolean;
+  /** How many entries the fleet event stream keeps, when this process writes to it (`fleetEvents`). */
+  fleetEvents: { maxLen: number } | undefined;
   /** Partition count of every topic that has more than one. */
   partitions: ReadonlyMap<string, number>;
   replicatedPushes: { replicas: number; timeoutMs: number } | undefined;
@@ -91,12 +94,21 @@ export function resolveServiceSettings(options: RedisAckQueueOptions): ServiceSe
     deadMaxAgeMs: dead.maxAgeMs ?? DEFAULTS.deadLetters.maxAgeMs,
     allowEviction: options.allowEviction ?? false,
     history: resolveFlag('history', options.history, true),
+    fleetEvents: resolveFleetEvents(options.fleetEvents),
     partitions: resolvePartitions(options.topics),
     replicatedPushes: resolveReplicatedPushes(options.replicatedPushes),
     logLevel: resolveLogLevel(options.logLevel),
     keepCompleted: resolveKeepCompleted(options, maxPayloadBytes),
     limits: (topic) => pickLimits(options.topics?.[topic]),
   };
+}
+
+function resolveFleetEvents(value: unknown): { maxLen: number } | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return { maxLen: DEFAULTS.fleetEventsMaxLen };
+  if (!isPlainObject(value)) throw new InvalidOptionError('fleetEvents', value, 'true, false or { maxLen }');
+  assertOptionalInteger('fleetEvents.maxLen', value.maxLen, 1);
+  return { maxLen: (value.maxLen as number | undefined) ?? DEFAULTS.fleetEventsMaxLen };
 }
 
 function resolveFlag(name: string, value: unknown, fallback: boolean): boolean {

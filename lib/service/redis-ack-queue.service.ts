@@ -26,6 +26,8 @@ import type {
   QueueStats,
   RedisAckQueueConsumerApi,
   RedisAckQueueEvent,
+  RedisAckQueueFleetEvent,
+  RedisAckQueueFleetEventsOptions,
   RedisAckQueueLookupApi,
   RedisAckQueueOptions,
   RedisAckQueuePauseApi,
@@ -54,6 +56,7 @@ import { QueueCore } from '../queue/queue-core';
 import { DELIVERY_TALLY, type DeliveryTallies } from '../queue/delivery-tally';
 import { QueueDeclarations } from '../queue/declarations';
 import { QueueHistory } from '../queue/queue-history';
+import { FleetEvents } from '../queue/fleet-events';
 import { QueueInspection } from '../queue/queue-inspection';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
@@ -93,6 +96,10 @@ export class RedisAckQueueService
     RedisAckQueueTopicsApi,
     OnApplicationShutdown
 {
+  /**
+   * The events of this service, in this process only (its pushes, its consumers' deliveries, its
+   * cancels): other processes' are not here. For every process's, see `fleetEvents$()`.
+   */
   readonly events$: Observable<RedisAckQueueEvent>;
   private readonly core: QueueCore;
   /**
@@ -114,6 +121,7 @@ export class RedisAckQueueService
   private readonly flows: QueueFlows;
   private readonly inspection: QueueInspection;
   private readonly historyReads: QueueHistory;
+  private readonly fleet: FleetEvents;
   private readonly lookup: QueueLookup;
   private readonly controls: TopicControls;
   private readonly scheduling: QueueSchedules;
@@ -162,6 +170,8 @@ export class RedisAckQueueService
     this.replies = new QueueReplies(core);
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);
+    this.fleet = new FleetEvents(engine.fleetEvents, logger, settings.fleetEvents?.maxLen);
+    this.fleet.start(events);
     this.lookup = new QueueLookup(core, (topic) => this.consumers.maxAttemptsFor(topic));
     this.controls = new TopicControls(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
@@ -374,6 +384,25 @@ export class RedisAckQueueService
     await this.core.events.untilIdle(topic, timeoutMs, () => this.stats(topic));
   }
 
+  /**
+   * The events of every process of this prefix that runs with the `fleetEvents` option (this
+   * one's too, when it does), read from the prefix's capped Redis Stream: type, topic, id,
+   * attempt, dead reason, the server's time and the process; never payloads. Reading needs no
+   * option: a monitoring process may only read. Each subscription reads with XREAD BLOCK on a
+   * connection of its own; it ends when unsubscribed, and completes when the service closes.
+   * @param options - `from`: `'now'` (default), `'start'`, or a `streamId` to read on after it.
+   * @throws {QueueClosedError} once the service is closing.
+   * @throws {InvalidOptionError} when `from` is none of those.
+   * @example
+   * ```ts
+   * queue.fleetEvents$().pipe(filter((e) => e.type === 'dead')).subscribe((e) => alert(`${e.topic} ${e.id}: ${e.reason}`));
+   * ```
+   */
+  fleetEvents$(options?: RedisAckQueueFleetEventsOptions | null): Observable<RedisAckQueueFleetEvent> {
+    this.core.assertOpen('read fleet events');
+    return this.fleet.watch(optionsOf(options));
+  }
+
   close(drainMs = this.core.settings.drainMs): Promise<void> {
     this.closing ??= (async () => {
       this.core.refuseCalls();
@@ -382,6 +411,8 @@ export class RedisAckQueueService
       // What this process counted since the last second, bounded like any call to Redis.
       const { history, settings } = this.core;
       if (history) await settleWithin(history.close(), settings.commandTimeoutMs);
+      // The events of the drain included; fleet readers complete.
+      await settleWithin(this.fleet.close(), settings.commandTimeoutMs);
       this.core.events.complete();
       await this.core.connection.close();
     })();

@@ -3,7 +3,7 @@
  * `exit` listener can), and on SIGINT, SIGTERM or SIGHUP, after which the signal is raised again
  * so the process ends as it would have. Listening only while a server runs, so an app's own
  * signal handling is untouched otherwise. A SIGKILL of the test process cannot be caught: its
- * servers stay up until killed by hand.
+ * servers stay up until the next start reaps them (server-folders.ts).
  */
 const running = new Map<object, () => void>();
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

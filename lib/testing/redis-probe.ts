@@ -15,24 +15,28 @@ export function freePort(): Promise<number> {
 
 /**
  * Sends one inline command (`PING`, `FLUSHALL`) to the server on `port` and resolves with the
- * first line of its reply, or undefined when it cannot be reached or does not answer within
- * `timeoutMs`. A raw socket, not a client: nothing outlives the call.
+ * first `lines` lines of its reply (joined by `\n`; an error reply is one line), or undefined when
+ * it cannot be reached or does not answer within `timeoutMs`. A raw socket, not a client: nothing
+ * outlives the call.
  */
-export function sendCommand(port: number, command: string, timeoutMs = 1_000): Promise<string | undefined> {
+export function sendCommand(port: number, command: string, timeoutMs = 1_000, lines = 1): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let reply = '';
-    const done = (line: string | undefined) => {
+    const done = (answer: string | undefined) => {
       socket.destroy();
-      resolve(line);
+      resolve(answer);
     };
     socket.setTimeout(timeoutMs, () => done(undefined));
     socket.on('error', () => done(undefined));
+    // Closed by the server without a whole reply (SHUTDOWN closes without one).
+    socket.on('close', () => done(undefined));
     socket.on('connect', () => socket.write(`${command}\r\n`));
     socket.on('data', (data: Buffer) => {
       reply += data.toString();
-      const end = reply.indexOf('\r\n');
-      if (end >= 0) done(reply.slice(0, end));
+      const received = reply.split('\r\n').slice(0, -1);
+      if (received[0]?.startsWith('-')) done(received[0]);
+      else if (received.length >= lines) done(received.slice(0, lines).join('\n'));
     });
   });
 }

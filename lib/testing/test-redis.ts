@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { RedisUnavailableError } from '../errors';
@@ -8,6 +7,7 @@ import { TestRedisStartError } from '../errors/test-redis.errors';
 import { forget, killOnExit } from './exit-cleanup';
 import { freePort, sendCommand } from './redis-probe';
 import { findServerBinary } from './server-binary';
+import { makeServerFolder, reapOrphanedServers } from './server-folders';
 
 /** Options of {@link startTestRedis}. */
 export interface TestRedisOptions {
@@ -33,14 +33,17 @@ export interface TestRedis {
   readonly port: number;
   /** The binary that runs it. */
   readonly binary: string;
-  /** Its temporary folder (log file), removed by `stop()`. */
+  /** Its temporary folder (log file, owner marker), removed by `stop()`. */
   readonly dir: string;
   /**
    * Deletes every key (`FLUSHALL`), e.g. between tests that share the server.
    * @throws {RedisUnavailableError} when the server does not answer (stopped, or killed).
    */
   flush(): Promise<void>;
-  /** Kills the server, waits until it is gone (its port free) and removes its folder; later calls do nothing. */
+  /**
+   * Kills the server, waits until it is gone (its port free) and removes its folder; later calls do
+   * nothing. The wait keeps the process alive, so a script's `await redis.stop()` settles.
+   */
   stop(): Promise<void>;
 }
 
@@ -51,7 +54,8 @@ const FLUSH_TIMEOUT_MS = 10_000;
  * Starts a private Redis (or Valkey) server for a test: from the local binary, on a free port of
  * 127.0.0.1, in a temporary folder, with no persistence (no RDB snapshot, no AOF). Resolves once
  * it answers PING. It is killed when the process exits (or gets SIGINT, SIGTERM or SIGHUP)
- * without `stop()`; it does not keep the process alive by itself.
+ * without `stop()`; it does not keep the process alive by itself. The servers of test processes
+ * that were killed outright (SIGKILL) are shut down, and their folders removed, here first.
  * @throws {RedisServerNotFoundError} when no binary is found (see `binary`).
  * @throws {TestRedisStartError} when the server exits at start or does not answer within
  *   `startTimeoutMs`; the message ends with its log's last lines.
@@ -64,6 +68,7 @@ const FLUSH_TIMEOUT_MS = 10_000;
  */
 export async function startTestRedis(options: TestRedisOptions = {}): Promise<TestRedis> {
   const binary = findServerBinary(options.binary);
+  await reapOrphanedServers();
   // Another process may take the probed port before the server binds it: then try fresh ports.
   for (let attempt = 1; ; attempt++) {
     const server = new TestRedisServer(binary, await freePort(), options.args ?? []);
@@ -81,7 +86,7 @@ export async function startTestRedis(options: TestRedisOptions = {}): Promise<Te
 /** One server process and its folder. */
 class TestRedisServer implements TestRedis {
   readonly url: string;
-  readonly dir = mkdtempSync(join(tmpdir(), 'ackq-test-redis-'));
+  readonly dir: string;
   private child: ChildProcess | undefined;
   private output = '';
   private stopping: Promise<void> | undefined;
@@ -92,6 +97,7 @@ class TestRedisServer implements TestRedis {
     private readonly extraArgs: string[],
   ) {
     this.url = `redis://${HOST}:${port}`;
+    this.dir = makeServerFolder(port);
   }
 
   async start(timeoutMs: number): Promise<void> {
@@ -139,6 +145,8 @@ class TestRedisServer implements TestRedis {
     // No pid: the spawn failed, and no exit event is sure to follow.
     if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
+      // The child was unref'd: without this, a process with nothing else to do ends before the exit event.
+      child.ref();
       child.kill('SIGKILL');
       await exited;
     }

@@ -63,6 +63,29 @@ describe('redis-ack-queue CLI', () => {
     expect(JSON.parse((await cli('topics', '--json')).stdout)).toEqual([a, b]);
   });
 
+  it('names the prefix when it has no topics, and exits 3 for stats of a topic it never saw instead of zeros', async () => {
+    const { prefix, queue, cli } = await setUp();
+    const none = `No topics registered under prefix "${prefix}".\n`;
+    expect(await cli('topics')).toEqual({ code: 0, stdout: none, stderr: '' });
+    expect(await cli('stats')).toEqual({ code: 0, stdout: none, stderr: '' });
+
+    const unknown = await cli('stats', 'no.such.topic');
+    expect(unknown.code).toBe(3);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe(
+      `redis-ack-queue: no topic "no.such.topic" under prefix "${prefix}": nothing registered it and it holds no ` +
+        'messages (check the name and --prefix; `topics` lists the registered ones)\n',
+    );
+    // A registered topic that holds nothing shows its zeros; so does a forgotten one that holds messages.
+    const [done, forgotten] = [uniqueTopic('done'), uniqueTopic('forgotten')];
+    await queue.push(done, 1);
+    await queue.ack((await queue.reserve(done))[0]);
+    expect(JSON.parse((await cli('stats', done, '--json')).stdout)).toMatchObject({ ready: 0, dead: 0 });
+    await queue.push(forgotten, 1);
+    expect(await queue.forgetTopic(forgotten)).toBe(true);
+    expect(JSON.parse((await cli('stats', forgotten, '--json')).stdout)).toMatchObject({ ready: 1 });
+  });
+
   it("stored-format shows the prefix's stored format and switches it, refusing another word", async () => {
     const { prefix, cli } = await setUp();
     expect(await cli('stored-format')).toEqual({ code: 0, stdout: 'Stored format: compact.\n', stderr: '' });
@@ -317,6 +340,8 @@ describe('redis-ack-queue CLI', () => {
     await deadLetters(queue, topic, ['d1', 'd2', 'd3']);
     const dead = await cli('dead', topic);
     expect(dead.stdout).toMatch(/^ID\s+ATTEMPT\s+REASON\s+DEADAT\s+ERROR$/m);
+    // Listed by state, a dead letter's time is when it died, not a due time.
+    expect((await cli('list', topic, 'dead')).stdout).toMatch(/^ID\s+ATTEMPT\s+ENQUEUED\s+DIED\s+PRIORITY$/m);
     expect(dead.stdout).toMatch(/^d1\s+1\s+failed\s+\S+\s+Error: boom$/m);
 
     const refused = await cli('purge', topic, '--all');

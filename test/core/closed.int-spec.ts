@@ -42,6 +42,7 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     release: () => queue.release(message),
     waitUntilIdle: () => queue.waitUntilIdle(topic),
     consume: () => Promise.resolve().then(() => queue.consume(topic, () => undefined)),
+    fleetEvents$: () => Promise.resolve().then(() => queue.fleetEvents$()),
   };
 }
 

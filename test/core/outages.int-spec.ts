@@ -104,9 +104,14 @@ describe('outages: every call rejects within commandTimeoutMs, consumers resume 
           expect(error.message).toContain(
             `Cannot ${operation}${where ? ` on topic "${where}"` : ''}: Redis is unavailable`,
           );
-          expect(error.message).toContain('no answer within 300 ms');
+          expect(error.message).toContain('no answer within 300 ms, the commandTimeoutMs');
           expect(error.message).toContain('may still take effect when Redis returns');
+          // Advice to retry a push with its id only where there is a push.
+          expect(error.message.includes('deduplicated')).toBe(operation === 'push');
         }
+        // A bound given to ping is named as such, not as the commandTimeoutMs.
+        const { error: pinged } = await failure(200, () => queue.ping(200));
+        expect(pinged.message).toContain('no answer within 200 ms, the timeout given to ping;');
       } finally {
         await fx.server.restart();
       }

@@ -29,11 +29,16 @@ describe('preflight checks at startup', () => {
     await setPolicy('noeviction');
   });
 
-  it('warns once, clearly, when the AOF is off, and not when it is on', async () => {
+  it('warns once per process and server, clearly, when the AOF is off, and not when it is on', async () => {
     const logs = captureLogs();
+    // A server of its own: no earlier test of this file connected to it.
+    const volatile = await RedisServer.start();
     try {
-      await fx.service();
+      // Three connections to one server (as a hybrid app's queue, transport server and client): one warning.
+      const queues = [0, 1, 2].map(() => new RedisAckQueueService({ connection: volatile.url }));
+      await Promise.all(queues.map((queue) => queue.connect()));
       expect(logs.lines.filter((l) => l.startsWith('warn') && /appendonly off/.test(l))).toHaveLength(1);
+      await Promise.all(queues.map((queue) => queue.close(0)));
       const durable = await RedisServer.start({ appendonly: true });
       try {
         logs.lines.length = 0;
@@ -46,6 +51,7 @@ describe('preflight checks at startup', () => {
       }
     } finally {
       logs.restore();
+      await volatile.stop();
     }
   });
 });

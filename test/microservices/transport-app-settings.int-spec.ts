@@ -106,7 +106,7 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
       const queue = app.get(RedisAckQueueService);
       // The client's pushes are recorded as the app's are.
       const client = app.get<RedisAckQueueClient>('PRICES');
-      expect(pushedTo(client.unwrap(), 'audit')).toMatchObject([{ topic: 'audit', payload: 2 }]);
+      expect(await pushedTo(client.unwrap(), 'audit')).toMatchObject([{ topic: 'audit', payload: 2 }]);
       // Everything went to the test Redis, under the test's prefix; the developer's Redis saw nothing.
       const inspector = new Redis(developersRedis.url);
       fx.closers.push(() => inspector.quit());

@@ -3,7 +3,8 @@
 // one consumer each), LEASE_MS, HANDLER_MS, CONCURRENCY, PREFIX. Prints one JSON line per event, with
 // its topic.
 // Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS or BLOCK_UNTIL_FILE
-// (see below), GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts).
+// (see below), GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts),
+// FLEET_EVENTS (any value: the service appends its events to the fleet event stream).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
 // `block: true` busy-waits synchronously (the event loop stalls: no timer, no heartbeat) for
 // BLOCK_MS, or until the file BLOCK_UNTIL_FILE exists (the test creates it on an event, so the
@@ -27,6 +28,7 @@ const queue = new RedisAckQueueService({
   leaseMs: Number(process.env.LEASE_MS || 1000),
   ...(process.env.DRAIN_MS ? { drainMs: Number(process.env.DRAIN_MS) } : {}),
   ...(process.env.MAX_ATTEMPTS ? { maxAttempts: Number(process.env.MAX_ATTEMPTS) } : {}),
+  ...(process.env.FLEET_EVENTS ? { fleetEvents: true } : {}),
 });
 const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
 

@@ -228,7 +228,7 @@ describe('overrideQueueForTesting', () => {
 
     // The handler acked them: the queue keeps their results, not their payloads.
     expect((await messagesOf(queue, ORDERS)).map(({ payload }) => payload)).toEqual([undefined, undefined]);
-    const pushed = pushedTo<{ orderId: string }>(queue, ORDERS);
+    const pushed = await pushedTo<{ orderId: string }>(queue, ORDERS);
     expect(pushed).toEqual([
       {
         topic: ORDERS,
@@ -246,16 +246,53 @@ describe('overrideQueueForTesting', () => {
         duplicate: false,
       },
     ]);
-    expect(pushedTo(reports, REPORTS).map(({ payload }) => payload)).toEqual([{ report: 'weekly' }]);
-    expect(pushedTo(queue, REPORTS)).toEqual([]);
+    expect((await pushedTo(reports, REPORTS)).map(({ payload }) => payload)).toEqual([{ report: 'weekly' }]);
+    expect(await pushedTo(queue, REPORTS)).toEqual([]);
     // A push the queue refused is not recorded.
     await expect(queue.push(ORDERS, { n: Number.NaN })).rejects.toThrow();
-    expect(pushedTo(queue, ORDERS)).toHaveLength(3);
+    expect(await pushedTo(queue, ORDERS)).toHaveLength(3);
   });
 
-  it('pushedTo refuses a service that no testing override built', () => {
+  it('records every node of a pushFlow, a child with its parent (pushedTo)', async () => {
+    const app = await boot({});
+    const queue = app.get(RedisAckQueueService);
+    const flow = await queue.pushFlow({
+      topic: INVOICES,
+      payload: { invoice: 'i-1' },
+      id: 'i-1',
+      options: { headers: { tenant: 'acme' } },
+      children: [
+        { topic: ORDERS, payload: { orderId: 'c-1' }, id: 'c-1', options: { onChildFailure: 'continue' } },
+        { topic: ORDERS, payload: { orderId: 'c-2' } },
+      ],
+    });
+
+    const parent = { topic: INVOICES, id: 'i-1' };
+    expect(await pushedTo(queue, INVOICES)).toEqual([
+      {
+        topic: INVOICES,
+        id: 'i-1',
+        payload: { invoice: 'i-1' },
+        options: { headers: { tenant: 'acme' } },
+        duplicate: false,
+      },
+    ]);
+    expect(await pushedTo(queue, ORDERS)).toEqual([
+      {
+        topic: ORDERS,
+        id: 'c-1',
+        payload: { orderId: 'c-1' },
+        options: { onChildFailure: 'continue' },
+        duplicate: false,
+        parent,
+      },
+      { topic: ORDERS, id: flow.children[1].id, payload: { orderId: 'c-2' }, options: {}, duplicate: false, parent },
+    ]);
+  });
+
+  it('pushedTo is async, and refuses a service that no testing override built', async () => {
     const service = {}; // e.g. a service made with new, outside the testing module
-    expect(() => pushedTo(service, ORDERS)).toThrow(InvalidOptionError);
-    expect(() => pushedTo(service, ORDERS)).toThrow(/overrideQueueForTesting/);
+    await expect(pushedTo(service, ORDERS)).rejects.toThrow(InvalidOptionError);
+    await expect(pushedTo(service, ORDERS)).rejects.toThrow(/overrideQueueForTesting/);
   });
 });

@@ -142,28 +142,36 @@ describe('startTestRedis without a server binary', () => {
   });
 });
 
+/** Runs a script of this folder; resolves with its process, the server it printed, and its exit code and output. */
+function runScript(script: string, mode = '') {
+  const child = spawn(process.execPath, [join(__dirname, script)], {
+    env: { ...process.env, MODE: mode, REDIS_SERVER_BIN: binary },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, out })),
+  );
+  const server = new Promise<{ port: number; dir: string }>((resolve) => {
+    const read = () =>
+      out.includes('\n') ? resolve(JSON.parse(out.split('\n')[0]) as { port: number; dir: string }) : undefined;
+    child.stdout.on('data', read);
+  });
+  return { child, server, exited };
+}
+
 describe('a test process that ends without stop()', () => {
   /** Runs test-redis-process.js in `mode`; resolves with the server it started, once the process is gone. */
   async function runChild(mode: 'return' | 'exit' | 'wait'): Promise<{ port: number; dir: string }> {
-    const child = spawn(process.execPath, [join(__dirname, 'test-redis-process.js')], {
-      env: { ...process.env, MODE: mode, REDIS_SERVER_BIN: binary },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const line = await new Promise<string>((resolve) => {
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('\n')) resolve(out.split('\n')[0]);
-      });
-    });
-    const server = JSON.parse(line) as { port: number; dir: string };
+    const { child, server, exited } = runScript('test-redis-process.js', mode);
+    const started = await server;
     if (mode === 'wait') {
-      expect(await answers(server.port)).toBe(true);
+      expect(await answers(started.port)).toBe(true);
       child.kill('SIGTERM');
     }
     await exited;
-    return server;
+    return started;
   }
 
   it.each(['return', 'exit', 'wait'] as const)(
@@ -175,4 +183,35 @@ describe('a test process that ends without stop()', () => {
       expect(existsSync(dir)).toBe(false);
     },
   );
+
+  it('a SIGKILLed process leaves its server, and the next start shuts it down and removes its folder', async () => {
+    const { child, server, exited } = runScript('test-redis-process.js', 'wait');
+    const orphan = await server;
+    child.kill('SIGKILL');
+    await exited;
+    // Nothing could stop it: it outlives its owner.
+    expect(await answers(orphan.port)).toBe(true);
+    expect(existsSync(orphan.dir)).toBe(true);
+
+    const next = await start();
+    expect(await answers(orphan.port)).toBe(false);
+    expect(existsSync(orphan.dir)).toBe(false);
+    // The reaper touched only the dead owner's server.
+    expect(await answers(next.port)).toBe(true);
+  });
+});
+
+describe('await redis.stop() in a script with nothing else to do', () => {
+  it.each([
+    ['a CommonJS script', 'test-redis-process.js', 'stop'],
+    ['an ES module (top-level await)', 'test-redis-process.mjs', ''],
+  ])('settles in %s, which exits with code 0 after it', async (_kind, script, mode) => {
+    const { server, exited } = runScript(script, mode);
+    const { port, dir } = await server;
+    const { code, out } = await exited;
+    expect(out.split('\n')[1]).toBe('stopped');
+    expect(code).toBe(0);
+    expect(await answers(port)).toBe(false);
+    expect(existsSync(dir)).toBe(false);
+  });
 });

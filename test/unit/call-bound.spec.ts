@@ -22,8 +22,23 @@ describe('withinBound: the wait of one public call for Redis', () => {
     expect(error).toMatchObject({ code: 'REDIS_UNAVAILABLE', operation: 'read stats', topic: 'orders' });
     expect((error as Error).message).toBe(
       'Cannot read stats on topic "orders": Redis is unavailable (no answer within 50 ms, the commandTimeoutMs; the call was ' +
-        'not withdrawn and may still take effect when Redis returns); retry once Redis answers (a push retried with the same id is deduplicated)',
+        'not withdrawn and may still take effect when Redis returns); retry once Redis answers',
     );
+  });
+
+  it('names the option that set the bound, and gives the dedup advice for pushes only', async () => {
+    const never = () => new Promise(() => undefined);
+    const ping = (await withinBound(never(), 5, 'ping', undefined, 'the timeout given to ping').catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(ping.message).toContain('no answer within 5 ms, the timeout given to ping;');
+    expect(ping.message).not.toMatch(/commandTimeoutMs|push/);
+    const push = (await withinBound(never(), 5, 'push', 'orders').catch((e: unknown) => e)) as Error;
+    expect(push.message).toMatch(
+      /the commandTimeoutMs; .*retry once Redis answers \(a push retried with the same id is deduplicated\)$/,
+    );
+    const flow = (await withinBound(never(), 5, 'push a flow', 'orders').catch((e: unknown) => e)) as Error;
+    expect(flow.message).toMatch(/deduplicated\)$/);
   });
 
   it('leaves no unhandled rejection when the work fails after the bound', async () => {
