@@ -64,11 +64,17 @@ export interface DebouncePushOptions extends Omit<PushOptionsBase, 'id' | 'delay
    * Not with `id`, `delayMs`, `availableAt`, `group` or another key mode.
    */
   debounce: RedisAckQueueDebounce;
+  /** Absent with this key mode (it does not compile). */
   throttle?: undefined;
+  /** Absent with this key mode (it does not compile). */
   supersede?: undefined;
+  /** Absent with this key mode (it does not compile). */
   id?: undefined;
+  /** Absent with this key mode (it does not compile). */
   delayMs?: undefined;
+  /** Absent with this key mode (it does not compile). */
   availableAt?: undefined;
+  /** Absent with this key mode (it does not compile). */
   group?: undefined;
 }
 
@@ -81,9 +87,13 @@ export interface ThrottlePushOptions extends Omit<PushOptionsBase, 'id' | 'group
    * Not with `id`, `group` or another key mode.
    */
   throttle: RedisAckQueueThrottle;
+  /** Absent with this key mode (it does not compile). */
   debounce?: undefined;
+  /** Absent with this key mode (it does not compile). */
   supersede?: undefined;
+  /** Absent with this key mode (it does not compile). */
   id?: undefined;
+  /** Absent with this key mode (it does not compile). */
   group?: undefined;
 }
 
@@ -99,9 +109,13 @@ export interface SupersedePushOptions extends Omit<PushOptionsBase, 'id' | 'grou
    * Not with `id`, `group` or another key mode.
    */
   supersede: RedisAckQueueSupersede;
+  /** Absent with this key mode (it does not compile). */
   debounce?: undefined;
+  /** Absent with this key mode (it does not compile). */
   throttle?: undefined;
+  /** Absent with this key mode (it does not compile). */
   id?: undefined;
+  /** Absent with this key mode (it does not compile). */
   group?: undefined;
 }
 

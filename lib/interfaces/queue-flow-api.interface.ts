@@ -44,9 +44,16 @@ export interface Flow<T = unknown> {
  * takes, so a payload that does not fit its typed topic fails to compile. Plain string topics
  * take any payload.
  */
-export type TypedFlow<F> = F extends { topic: infer K; children?: infer C }
+export type TypedFlow<F> = F extends {
+  /** The node's topic, typed or plain. */
+  topic: infer K;
+  /** The node's children, as written. */
+  children?: infer C;
+}
   ? Omit<F, 'payload' | 'children'> & {
+      /** The node's payload, of its topic's type. */
       payload: TopicPayload<K>;
+      /** The node's children, each typed by its own topic. */
       children?: C extends readonly unknown[] ? { [I in keyof C]: TypedFlow<C[I]> } : never;
     }
   : never;

@@ -178,7 +178,12 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * `true` keeps about 10,000 entries; `{ maxLen }` sets how many. See docs/fleet-events.md.
    * @defaultValue `false`
    */
-  fleetEvents?: boolean | { maxLen?: number };
+  fleetEvents?:
+    | boolean
+    | {
+        /** About how many entries the stream keeps (trimmed with `MAXLEN ~`); 10,000 when left out. */
+        maxLen?: number;
+      };
 
   /**
    * Whether this service runs the scheduler, which pushes the ticks of every schedule of the

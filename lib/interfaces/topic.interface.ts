@@ -13,4 +13,9 @@ export type Topic<T = unknown> = string & {
 };
 
 /** The payload type of a topic: `T` of a `Topic<T>`, `unknown` of a plain string. */
-export type TopicPayload<K> = K extends { readonly [payloadType]?: infer T } ? T : unknown;
+export type TopicPayload<K> = K extends {
+  /** The brand `Topic<T>` carries. */
+  readonly [payloadType]?: infer T;
+}
+  ? T
+  : unknown;
