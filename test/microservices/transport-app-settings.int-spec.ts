@@ -51,6 +51,21 @@ async function roundTrip(app: INestApplication, n: number): Promise<void> {
 describe('the transport in an app follows its RedisAckQueueModule', () => {
   const fx = useRedis();
 
+  it('keeps the on() listeners added before the app handed it its prefix', async () => {
+    const app = await NestFactory.create(appModule(fx.server.url), { logger: false });
+    const server = new RedisAckQueueServer({ connection: fx.server.url });
+    const acked: string[] = [];
+    // Added before the app starts its microservices, so before the server takes the module's prefix.
+    server.on('acked', (event) => acked.push(event.topic));
+    app.connectMicroservice({ strategy: server });
+    await app.startAllMicroservices();
+    await app.init();
+    await roundTrip(app, 3);
+    await eventually(() => acked.includes('audit'));
+    // Closed here: the next test's app consumes the same topics under the same prefix.
+    await app.close();
+  });
+
   it("uses the module's prefix when it has none of its own: its topics are the app's", async () => {
     const app = await NestFactory.create(appModule(fx.server.url), { logger: false });
     app.connectMicroservice({ strategy: new RedisAckQueueServer({ connection: fx.server.url }) });
