@@ -260,7 +260,7 @@ describe("the transport against Nest 12's contract", () => {
     });
   });
 
-  describe('requests that share an id (issue 37, item 17)', () => {
+  describe('requests that share an id', () => {
     it('refuses a second send of an id this client still waits on, and the first gets its reply', async () => {
       gate = deferred();
       seen.length = 0;
