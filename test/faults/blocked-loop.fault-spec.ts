@@ -75,6 +75,8 @@ describe('fault: a consumer whose event loop is blocked longer than its lease', 
         );
         await burst;
         await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
+        // Every ack of the burst reported before the consumers are killed (see waitForAcks).
+        await processes.waitForAcks(`plain${round}-`, 250);
         await processes.stopAll();
       }
 

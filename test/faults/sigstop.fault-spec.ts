@@ -50,6 +50,8 @@ describe('fault: a consumer process frozen with SIGSTOP past its lease, resumed 
         await processes.waitFor((e) => e.type === 'acked' && e.id === messageId && e.pid === healthy.pid, 10_000);
         await burst;
         await queue.waitUntilIdle(topic, { timeoutMs: 30_000 });
+        // Every ack of the burst reported before the consumers are killed (see waitForAcks).
+        await processes.waitForAcks(`plain${round}-`, 300);
         await processes.stopAll();
       }
 

@@ -130,6 +130,22 @@ export class ConsumerProcesses {
     });
   }
 
+  /**
+   * Waits until the processes reported `count` different ids starting with `idPrefix` as acked.
+   * Redis is idle once the acks landed, but a consumer reports its ack a moment later: a test
+   * that SIGKILLs its consumers when Redis is idle would otherwise lose reports of acks that
+   * happened, and its ledger would see messages gone with no ack.
+   */
+  async waitForAcks(idPrefix: string, count: number, timeoutMs = 30_000): Promise<void> {
+    const acked = new Set<string>();
+    const counts = (event: ConsumerEvent) => {
+      if (event.type === 'acked' && event.id?.startsWith(idPrefix)) acked.add(event.id);
+      return acked.size >= count;
+    };
+    if (this.events.some(counts)) return;
+    await this.waitFor(counts, timeoutMs, `${count} acks of ${idPrefix}* reported`);
+  }
+
   /** The consumer processes still running (stopped ones included). */
   alive(): ChildProcess[] {
     return [...this.children];
