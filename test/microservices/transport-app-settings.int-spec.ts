@@ -4,7 +4,7 @@ import { ClientProxy, ClientsModule, EventPattern, MessagePattern, Payload } fro
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
-import { RedisAckQueueModule, RedisAckQueueService } from '../../lib';
+import { type RedisAckQueueConnection, RedisAckQueueModule, RedisAckQueueService } from '../../lib';
 import { RedisAckQueueClient, RedisAckQueueServer } from '../../lib/microservices';
 import { overrideQueueForTesting, pushedTo, startTestRedis, type TestRedis } from '../../lib/testing';
 import { testLogger } from '../support/capture-logs';
@@ -28,7 +28,7 @@ class PriceController {
 }
 
 /** The app as written: the module's connection and prefix; the transport's connection, no prefix. */
-function appModule(connection: string) {
+function appModule(connection: RedisAckQueueConnection) {
   @Module({
     imports: [
       RedisAckQueueModule.forRoot({ connection, prefix: 'app', drainMs: 500 }),
@@ -50,10 +50,13 @@ async function roundTrip(app: INestApplication, n: number): Promise<void> {
 
 describe('the transport in an app follows its RedisAckQueueModule', () => {
   const fx = useRedis();
+  /** KEYS on each server (a Cluster's client would ask one master). */
+  const keysOnEveryNode = async (pattern: string) =>
+    (await Promise.all(fx.nodes().map((node) => node.keys(pattern)))).flat();
 
   it('keeps the on() listeners added before the app handed it its prefix', async () => {
-    const app = await NestFactory.create(appModule(fx.server.url), { logger: false });
-    const server = new RedisAckQueueServer({ connection: fx.server.url });
+    const app = await NestFactory.create(appModule(fx.connection), { logger: false });
+    const server = new RedisAckQueueServer({ connection: fx.connection });
     const acked: string[] = [];
     // Added before the app starts its microservices, so before the server takes the module's prefix.
     server.on('acked', (event) => acked.push(event.topic));
@@ -67,8 +70,8 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
   });
 
   it("uses the module's prefix when it has none of its own: its topics are the app's", async () => {
-    const app = await NestFactory.create(appModule(fx.server.url), { logger: false });
-    app.connectMicroservice({ strategy: new RedisAckQueueServer({ connection: fx.server.url }) });
+    const app = await NestFactory.create(appModule(fx.connection), { logger: false });
+    app.connectMicroservice({ strategy: new RedisAckQueueServer({ connection: fx.connection }) });
     fx.closers.push(() => app.close());
     await app.startAllMicroservices();
     await app.init();
@@ -78,18 +81,18 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
     expect(await queue.topics()).toEqual(expect.arrayContaining(['audit', 'price']));
     await queue.waitUntilIdle('audit');
     expect(await queue.history('audit')).toMatchObject({ topic: 'audit' });
-    expect(await fx.redis.keys('*ackq*')).toEqual([]);
+    expect(await keysOnEveryNode('*ackq*')).toEqual([]);
   });
 
   it('keeps a prefix of its own', async () => {
     @Module({
       imports: [
-        RedisAckQueueModule.forRoot({ connection: fx.server.url, prefix: 'app' }),
+        RedisAckQueueModule.forRoot({ connection: fx.connection, prefix: 'app' }),
         ClientsModule.register([
           {
             name: 'BILLING',
             customClass: RedisAckQueueClient,
-            options: { connection: fx.server.url, prefix: 'billing' },
+            options: { connection: fx.connection, prefix: 'billing' },
           },
         ]),
       ],
@@ -111,7 +114,7 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
     it("moves the app's transport server and ClientsModule client to the test Redis too", async () => {
       // The app points at the developer's own Redis; the test at its private one.
       const builder = Test.createTestingModule({ imports: [appModule(developersRedis.url)] }).setLogger(testLogger());
-      const moduleRef = await overrideQueueForTesting(builder, { connection: fx.server.url }).compile();
+      const moduleRef = await overrideQueueForTesting(builder, { connection: fx.connection }).compile();
       const app = moduleRef.createNestApplication({ logger: false });
       app.connectMicroservice({ strategy: new RedisAckQueueServer({ connection: developersRedis.url }) });
       fx.closers.push(() => app.close());
@@ -127,7 +130,7 @@ describe('the transport in an app follows its RedisAckQueueModule', () => {
       fx.closers.push(() => inspector.quit());
       expect(await inspector.dbsize()).toBe(0);
       expect(await queue.topics()).toEqual(expect.arrayContaining(['audit', 'price']));
-      expect(await fx.redis.keys('{test-*app:audit}*')).not.toEqual([]);
+      expect(await keysOnEveryNode('{test-*app:audit}*')).not.toEqual([]);
     });
   });
 });
