@@ -20,6 +20,11 @@ import { FlowSweeper } from './flow-sweeper';
 import { PollerLiveness } from './poller-liveness';
 import { QueuePoller } from './queue-poller';
 
+/** How long a new consumer waits for its cancel subscription before it takes messages anyway. */
+const CANCELS_READY_WAIT_MS = 2_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 /**
  * The one set of running consumers of a service: `consume()` starts them here, and the
  * service's close (or the Nest app's shutdown) drains them all from here.
@@ -93,7 +98,13 @@ export class ConsumerRegistry {
     // Without limits of its own, it withdraws those declared before, unless a consumer of this
     // service declares some for the topic (they stay, whichever started first).
     const settled = () => closed() || (!limits && this.declares(topic));
-    void writeLimitsFirst(this.engine.limits, topic, limits ?? null, this.report.logger, settled).then(() => {
+    // Its first message starts once it hears cancels too (a cancel published before that reaches the
+    // handler only at its next heartbeat); bounded, so a slow subscription never holds the consumer.
+    const hearing = Promise.race([this.cancels.ready().catch(() => undefined), delay(CANCELS_READY_WAIT_MS)]);
+    void Promise.all([
+      writeLimitsFirst(this.engine.limits, topic, limits ?? null, this.report.logger, settled),
+      hearing,
+    ]).then(() => {
       if (!closed()) poller.start();
     });
     return poller;
