@@ -100,7 +100,7 @@ export class ConsumerRegistry {
     const settled = () => closed() || (!limits && this.declares(topic));
     // Its first message starts once it hears cancels too (a cancel published before that reaches the
     // handler only at its next heartbeat); bounded, so a slow subscription never holds the consumer.
-    const hearing = Promise.race([this.cancels.ready().catch(() => undefined), delay(CANCELS_READY_WAIT_MS)]);
+    const hearing = Promise.race([this.cancels.ready(topic), delay(CANCELS_READY_WAIT_MS)]);
     void Promise.all([
       writeLimitsFirst(this.engine.limits, topic, limits ?? null, this.report.logger, settled),
       hearing,

@@ -14,6 +14,8 @@ export type CancelListener = (token: string, id: string) => void;
 export class CancelSignals {
   private subscriber: Subscriber | undefined;
   private readonly listeners = new Map<string, Set<CancelListener>>();
+  /** Each channel's first SUBSCRIBE, settled once Redis confirmed it (or it failed). */
+  private readonly subscribed = new Map<string, Promise<void>>();
 
   constructor(
     private readonly client: RedisClient,
@@ -29,9 +31,12 @@ export class CancelSignals {
       if (!set) {
         this.listeners.set(channel, (set = new Set()));
         // A failed subscribe (Redis down) is retried by ioredis on reconnect, as every subscription is.
-        this.connection()
-          .subscribe(channel)
-          .catch(() => undefined);
+        this.subscribed.set(
+          channel,
+          this.connection()
+            .subscribe(channel)
+            .catch(() => undefined),
+        );
       }
       set.add(listener);
     }
@@ -41,21 +46,23 @@ export class CancelSignals {
         set?.delete(listener);
         if (set?.size === 0) {
           this.listeners.delete(channel);
+          this.subscribed.delete(channel);
           this.subscriber?.unsubscribe(channel);
         }
       }
     };
   }
 
-  /** Resolves once the connection is subscribed to every channel listened to (for tests and startup). */
-  async ready(): Promise<void> {
-    if (this.listeners.size > 0) await this.connection().subscribe(...this.listeners.keys());
+  /** Resolves once the subscriptions of `topic`'s channels were answered (a new consumer's start). */
+  async ready(topic: string): Promise<void> {
+    await Promise.all(this.channelsOf(topic).map((channel) => this.subscribed.get(channel) ?? Promise.resolve()));
   }
 
   async close(): Promise<void> {
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     this.listeners.clear();
+    this.subscribed.clear();
     await subscriber?.close();
   }
 
