@@ -76,6 +76,17 @@ describe('fault: the microservice transport under killed servers', () => {
     for (let n = 0; n < 300; n++) ids.add((await emitted(client, { n, handlerMs: 10 })).id);
     const queue = await fx.service({ prefix });
     await queue.waitUntilIdle('ms.event', { timeoutMs: 60_000 });
+    // Redis is idle once the last ack ran; its server reports the event done through a pipe,
+    // which the test may read a moment later.
+    const reported = new Set<string>();
+    await servers.waitFor(
+      (e) => {
+        if (e.type === 'done') reported.add(e.id!);
+        return reported.size >= ids.size;
+      },
+      30_000,
+      '300 events reported done',
+    );
     const done = servers.of('done');
     expect(done).toHaveLength(300);
     expect(new Set(done.map((e) => e.id))).toEqual(ids);
