@@ -104,6 +104,8 @@ describe('fault: consumers whose clocks are off by five minutes (a preloaded ske
       // idle wait would end (the skew's five minutes, or a missed due time, would pass that).
       expect(Math.min(...redeliveryMs)).toBeGreaterThanOrEqual(leaseMs / 3);
       expect(Math.max(...redeliveryMs)).toBeLessThan(leaseMs + wellBefore(DEFAULTS.idleWaitMs));
+      // Idle in Redis; the last acks' reports may still be on their way through the pipes.
+      await processes.waitForEndReports(ledger.pushed);
 
       ledger.fromProcesses(processes.events);
       const tally = await finishScenario(fx.redis, topic, ledger, 'clock-skew', {

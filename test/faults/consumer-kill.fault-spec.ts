@@ -37,6 +37,8 @@ describe('fault: consumer processes killed with SIGKILL', () => {
       await producing;
       // Only a net against a hang: nothing here is timed (7 processes start on a loaded machine too).
       await queue.waitUntilIdle(topic, { timeoutMs: 90_000 });
+      // Idle in Redis; the last acks' reports may still be on their way through the pipes.
+      await processes.waitForEndReports(ledger.pushed);
 
       ledger.fromProcesses(processes.events);
       const tally = await finishScenario(fx.redis, topic, ledger, 'consumer-sigkill', {

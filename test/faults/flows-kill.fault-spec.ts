@@ -204,6 +204,8 @@ async function flowsUnderKills(where: Where, name: string): Promise<void> {
       throw new Error(`left after 90 s (seed ${seed}, parents waiting ${waiting}): ${JSON.stringify(left)}`);
     });
     const doneMs = Date.now() - started;
+    // Nothing left in Redis; the last acks' reports may still be on their way through the pipes.
+    await processes.waitForEndReports(ledger.pushed);
     const lastRunMs = Math.max(...processes.of('done').map((e) => e.receivedAt!)) - started;
 
     ledger.fromProcesses(processes.events);

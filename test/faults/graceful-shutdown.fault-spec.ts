@@ -55,6 +55,8 @@ describe('fault: graceful shutdown during a burst', () => {
       }
       await producing;
       await producer.waitUntilIdle(topic, { timeoutMs: 20_000 });
+      // Idle in Redis; the last acks' reports may still be on their way through the pipes.
+      await processes.waitForEndReports(ledger.pushed);
     } finally {
       await Promise.all(local.map(({ consumer }) => consumer.close()));
       await processes.stopAll();

@@ -100,6 +100,8 @@ describe('fault: ordered groups and a fleet-wide limit under SIGKILL', () => {
       }
       await producing;
       await queue.waitUntilIdle(topic, { timeoutMs: 60_000 });
+      // Idle in Redis; the last acks' reports may still be on their way through the pipes.
+      await processes.waitForEndReports(ledger.pushed);
 
       ledger.fromProcesses(processes.events);
       const runs = runsOf(processes.events, killedAt);

@@ -48,6 +48,9 @@ export interface ConsumerEvent {
   ids?: string[];
 }
 
+/** The reports that end a process' hold on a message: none of its lines about it comes later. */
+const REPORTED_ENDS = new Set<ConsumerEvent['type']>(['acked', 'dead', 'lease-lost', 'queue-error']);
+
 /** Consumer processes of the built library, whose events the test can read and count. */
 export class ConsumerProcesses {
   readonly events: ConsumerEvent[] = [];
@@ -146,6 +149,46 @@ export class ConsumerProcesses {
     await this.waitFor(counts, timeoutMs, `${count} acks of ${idPrefix}* reported`);
   }
 
+  /**
+   * Waits until each of `ids` that a process started has its end reported (acked, dead, or a lost
+   * lease or settle error), or was last started by a process that is gone (killed before it could
+   * report: the ledger's faults explain those).
+   * Redis is idle once the last ack ran, but its process reports it a moment later through its
+   * pipe: a test that reads the reports at once would see a message gone with no ack. Returns
+   * after `timeoutMs` in any case, leaving the verdict to the ledger's tally.
+   */
+  async waitForEndReports(ids: Iterable<string>, timeoutMs = 30_000): Promise<void> {
+    const pending = new Set(ids);
+    const settled = () => {
+      const ended = new Set<string>();
+      const lastStarter = new Map<string, number>();
+      for (const event of this.events) {
+        if (!event.id || !pending.has(event.id)) continue;
+        if (REPORTED_ENDS.has(event.type)) ended.add(event.id);
+        else if (event.type === 'start') lastStarter.set(event.id, event.pid);
+      }
+      const running = new Set([...this.children].map((child) => child.pid));
+      for (const id of pending) {
+        const starter = lastStarter.get(id);
+        if (ended.has(id) || starter === undefined || !running.has(starter)) pending.delete(id);
+      }
+      return pending.size === 0;
+    };
+    const deadline = Date.now() + timeoutMs;
+    while (!settled() && Date.now() < deadline) {
+      // Event-driven: the next report (or a 100 ms tick, for a process that exits) runs the check again.
+      await new Promise<void>((resolve) => {
+        const next = () => {
+          clearTimeout(tick);
+          this.arrivals.off('event', next);
+          resolve();
+        };
+        const tick = setTimeout(next, 100);
+        this.arrivals.on('event', next);
+      });
+    }
+  }
+
   /** The consumer processes still running (stopped ones included). */
   alive(): ChildProcess[] {
     return [...this.children];
@@ -158,7 +201,8 @@ export class ConsumerProcesses {
 
   async kill(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // 'close', not 'exit': the lines the process wrote before it died are all read by then.
+    const exited = new Promise((resolve) => child.once('close', resolve));
     child.kill(signal);
     await exited;
   }
