@@ -136,7 +136,9 @@ describe('fault: a long run leaves Redis memory flat', () => {
         .filter((key) => key.endsWith(':wake'))
         .map((key) => keysAfter[key]),
     ).not.toContain('list:2');
-    expect(dbsizeAfter).toBe(dbsizeBefore);
+    // The wake key comes and goes with who popped last (see withoutTimeKeyed): counted apart.
+    const wakeKeys = (keys: Record<string, string>) => Object.keys(keys).filter((key) => key.endsWith(':wake')).length;
+    expect(dbsizeAfter - wakeKeys(keysAfter)).toBe(dbsizeBefore - wakeKeys(keysBefore));
     // The history grows by a field a minute, not by message: at most one per minute of the run.
     const historyFields = Number(keysAfter[`{ackq:${topic}}:history`].split(':')[1]);
     expect(historyFields).toBeLessThanOrEqual(Math.ceil((Date.now() - startedAt) / 60_000) + 2);

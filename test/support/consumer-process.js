@@ -30,7 +30,7 @@ const queue = new RedisAckQueueService({
   ...(process.env.MAX_ATTEMPTS ? { maxAttempts: Number(process.env.MAX_ATTEMPTS) } : {}),
   ...(process.env.FLEET_EVENTS ? { fleetEvents: true } : {}),
 });
-const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
+const { say } = require('./say');
 
 queue
   .connect()

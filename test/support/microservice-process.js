@@ -12,7 +12,7 @@ const { Ctx, EventPattern, MessagePattern, Payload } = require('@nestjs/microser
 const { RedisAckQueueServer } = require('../../dist/microservices');
 const { connectionFromEnv } = require('./env-connection');
 
-const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
+const { say } = require('./say');
 
 async function handle(data, context) {
   const knobs = typeof data === 'object' && data !== null ? data : {};

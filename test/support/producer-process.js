@@ -15,7 +15,7 @@ const queue = new RedisAckQueueService({
   prefix: process.env.PREFIX || 'ackq',
   topics: { [topic]: { partitions: Number(process.env.PARTITIONS || 1) } },
 });
-const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
+const { say } = require('./say');
 const count = Number(process.env.COUNT || 1000);
 const batch = Number(process.env.BATCH || 50);
 const everyMs = Number(process.env.EVERY_MS ?? 20);

@@ -5,7 +5,7 @@
 const { RedisAckQueueService } = require('../../dist');
 
 const queue = new RedisAckQueueService({ connection: process.env.REDIS_URL, prefix: process.env.PREFIX || 'ackq' });
-const say = (event) => process.stdout.write(`${JSON.stringify({ pid: process.pid, now: Date.now(), ...event })}\n`);
+const { say } = require('./say');
 
 queue
   .connect()
