@@ -1,20 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
-import type { PlainPushOptions, PushResult, RedisAckQueueOptions } from '../interfaces';
+import type { PlainPushOptions, PushResult } from '../interfaces';
 import type { ReplyInbox } from '../engine/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
-import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { assertBounded } from '../queue/validation';
 import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
-import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { type TransportPacket, withMetadata } from './packet-wire';
 import { topicOfPattern } from './pattern-topic';
 import { PendingRequests } from './pending-requests';
 import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
 import { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
-import { TransportListeners } from './transport-listeners';
+import { TransportQueue } from './transport-queue';
 import type { RedisAckQueueClientOptions } from './transport-options.interface';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -35,13 +34,11 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * Its `status` is `'connected'` once connected, `'disconnected'` once closed.
  */
 export class RedisAckQueueClient extends ClientProxy {
-  private service: RedisAckQueueService;
-  private replies: QueueReplies;
+  private readonly queue: TransportQueue;
   private readonly pending: PendingRequests;
+  /** The reply channel of this client's requests (under the prefix of the service in use). */
   private channel: string;
-  private readonly serviceOptions: RedisAckQueueOptions;
   private readonly timeoutMs: number;
-  private readonly listeners: TransportListeners;
   private readonly packetSerializer: Serializer | undefined;
   private connecting: Promise<void> | undefined;
   private inbox: Promise<ReplyInbox> | undefined;
@@ -58,18 +55,15 @@ export class RedisAckQueueClient extends ClientProxy {
     assertBounded('timeoutMs', timeoutMs);
     this.timeoutMs = timeoutMs;
     // A client only pushes: it runs no schedules.
-    this.serviceOptions = { ...serviceOptions, scheduler: false };
-    this.service = new RedisAckQueueService(this.serviceOptions, 'client');
-    this.replies = this.service[REQUEST_REPLIES]();
-    this.channel = this.replies.newChannel();
+    this.queue = new TransportQueue({ ...serviceOptions, scheduler: false }, 'client');
+    this.channel = this.queue.replies.newChannel();
     this.pending = new PendingRequests(
       {
-        take: (topic, request) => this.replies.take(topic, request),
+        take: (topic, request) => this.queue.replies.take(topic, request),
         cancel: (topic, id) => this.service.cancel(topic, id),
       },
       deserializer,
     );
-    this.listeners = new TransportListeners(this.service.events$);
     this.packetSerializer = serializer;
   }
 
@@ -79,17 +73,11 @@ export class RedisAckQueueClient extends ClientProxy {
    */
   [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
     if (this.connecting || this.closed) return;
-    const options = settings.options(this.serviceOptions);
-    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
-    if (options === this.serviceOptions && !settings.onService) return;
-    const previous = this.service;
-    this.service = new RedisAckQueueService(options, 'client');
-    this.replies = this.service[REQUEST_REPLIES]();
-    this.channel = this.replies.newChannel();
-    settings.onService?.(this.service);
-    this.listeners.follow(this.service.events$);
-    // Never connected: closing it opens nothing.
-    previous.close().catch(() => undefined);
+    if (this.queue.adopt(settings)) this.channel = this.queue.replies.newChannel();
+  }
+
+  private get service(): RedisAckQueueService {
+    return this.queue.service;
   }
 
   /** Connects to Redis (Nest calls it before the first `emit` or `send`). */
@@ -108,7 +96,7 @@ export class RedisAckQueueClient extends ClientProxy {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.listeners.clear();
+    this.queue.listeners.clear();
     this.pending.failAll(new QueueClosedError('wait for a reply'));
     const inbox = await this.inbox?.catch(() => undefined);
     await inbox?.close();
@@ -128,7 +116,7 @@ export class RedisAckQueueClient extends ClientProxy {
     EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
     EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
   >(event: EventKey, callback: EventCallback): () => void {
-    return this.listeners.add(event, callback);
+    return this.queue.listeners.add(event, callback);
   }
 
   /** The queue service this client pushes with. */
@@ -194,7 +182,7 @@ export class RedisAckQueueClient extends ClientProxy {
   /** The reply channel, subscribed before the first request is pushed. */
   private listen(): Promise<ReplyInbox> {
     this.inbox ??= (async () => {
-      const inbox = this.replies.inbox(
+      const inbox = this.queue.replies.inbox(
         this.channel,
         (id) => this.pending.answered(id),
         () => this.pending.sweepAll(),

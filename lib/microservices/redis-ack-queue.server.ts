@@ -5,9 +5,8 @@ import { asError } from '../errors/error-text';
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
-import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
 import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
-import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { patternHandlerOptions } from './pattern-options';
 import { topicOfPattern } from './pattern-topic';
 import { metadataOf, type RedisAckQueuePacketMetadata, type TransportPacket } from './packet-wire';
@@ -15,7 +14,7 @@ import { type ProcessingEndHook, type ProcessingStartHook, withProcessingHooks }
 import { RedisAckQueueContext } from './redis-ack-queue.context';
 import { RedisAckQueueRejectException } from './redis-ack-queue-reject.exception';
 import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, responsePackets, type ReplyRecord } from './reply-wire';
-import { TransportListeners } from './transport-listeners';
+import { TransportQueue } from './transport-queue';
 import { failureOf, isRefusal } from './transport-refusals';
 import type { RedisAckQueueServerOptions } from './transport-options.interface';
 import { REDIS_ACK_QUEUE_TRANSPORT } from './transport-id';
@@ -66,11 +65,8 @@ export class RedisAckQueueServer
   override readonly transportId = REDIS_ACK_QUEUE_TRANSPORT;
   /** Failed events are this transport's to report (retries, dead letters), not Nest's log. */
   override readonly propagatesEventHandlerErrors = true;
-  private service: RedisAckQueueService;
-  private replies: QueueReplies;
-  private readonly options: RedisAckQueueServerOptions;
+  private readonly queue: TransportQueue;
   private readonly maxReplyBytes: number;
-  private readonly listeners: TransportListeners;
   private readonly packetSerializer: Serializer | undefined;
   private readonly packetDeserializer: Deserializer | undefined;
   private listening = false;
@@ -84,11 +80,9 @@ export class RedisAckQueueServer
   constructor(options: RedisAckQueueServerOptions = {}) {
     super();
     const { serializer, deserializer, ...serviceOptions } = options;
-    this.options = { ...serviceOptions, concurrency: options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY };
-    this.service = new RedisAckQueueService(this.options, 'microservice');
-    this.replies = this.service[REQUEST_REPLIES]();
+    const concurrency = options.concurrency ?? TRANSPORT_DEFAULT_CONCURRENCY;
+    this.queue = new TransportQueue({ ...serviceOptions, concurrency }, 'microservice');
     this.maxReplyBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
-    this.listeners = new TransportListeners(this.service.events$);
     this.packetSerializer = serializer;
     this.packetDeserializer = deserializer;
   }
@@ -98,17 +92,11 @@ export class RedisAckQueueServer
    * overrides before `listen()`; a listening server keeps its own.
    */
   [ADOPT_QUEUE_SETTINGS](settings: AdoptedQueueSettings): void {
-    if (this.listening) return;
-    const options = settings.options(this.options);
-    // Nothing to change (no module prefix, no test): the service stays, with whatever listens to it.
-    if (options === this.options && !settings.onService) return;
-    const previous = this.service;
-    this.service = new RedisAckQueueService(options, 'microservice');
-    this.replies = this.service[REQUEST_REPLIES]();
-    settings.onService?.(this.service);
-    this.listeners.follow(this.service.events$);
-    // Never connected: closing it opens nothing.
-    previous.close().catch(() => undefined);
+    if (!this.listening) this.queue.adopt(settings);
+  }
+
+  private get service(): RedisAckQueueService {
+    return this.queue.service;
   }
 
   /**
@@ -138,7 +126,7 @@ export class RedisAckQueueServer
 
   /** Drains the consumers (running handlers finish), then closes the connections. */
   close(): Promise<void> {
-    this.listeners.clear();
+    this.queue.listeners.clear();
     this.closing ??= this.service.close().finally(() => this._status$.next('disconnected'));
     return this.closing;
   }
@@ -155,7 +143,7 @@ export class RedisAckQueueServer
     EventKey extends keyof RedisAckQueueTransportEvents = keyof RedisAckQueueTransportEvents,
     EventCallback extends RedisAckQueueTransportEvents[EventKey] = RedisAckQueueTransportEvents[EventKey],
   >(event: EventKey, callback: EventCallback): () => void {
-    return this.listeners.add(event, callback);
+    return this.queue.listeners.add(event, callback);
   }
 
   /** The queue service this server consumes with: push, inspect, requeue dead letters... */
@@ -172,7 +160,7 @@ export class RedisAckQueueServer
       );
     const channel = message.headers[REPLY_TO_HEADER];
     if (channel === undefined) return this.settleEvent(run, context);
-    if (!this.replies.isChannel(channel)) {
+    if (!this.queue.replies.isChannel(channel)) {
       this.logger.warn(MESSAGES.unknownReplyChannel(message.topic));
       return this.settleEvent(run, context);
     }
@@ -228,7 +216,7 @@ export class RedisAckQueueServer
     const message = context.getMessage();
     const request = { id: context.id, group: context.group };
     // Answered by a delivery that died before its ack: the caller has its reply.
-    if (context.attempt > 1 && (await this.replies.answered(context.topic, request))) return;
+    if (context.attempt > 1 && (await this.queue.replies.answered(context.topic, request))) return;
     let answer: { values: unknown[] } | { error: unknown };
     let failure: Error | undefined;
     try {
@@ -238,9 +226,9 @@ export class RedisAckQueueServer
       failure = failureOf(error, context.topic);
     }
     // retryLater: no answer yet, the delivery ends deferred.
-    if (this.replies.deferred(message)) return;
+    if (this.queue.replies.deferred(message)) return;
     const record = await this.outgoing(answer, context);
-    await this.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
+    await this.queue.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
     if (failure && isRefusal(failure)) throw failure;
   }
 

@@ -1,0 +1,53 @@
+import type { RedisAckQueueOptions } from '../interfaces';
+import type { AdoptedQueueSettings } from '../nest/transport-settings.binder';
+import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { RedisAckQueueService } from '../service/redis-ack-queue.service';
+import { TransportListeners } from './transport-listeners';
+
+/**
+ * The queue service of a transport server or client, and the listeners its `on()` added. Built
+ * with the transport's own options (which checks them at once); built again, before it
+ * connects, when the app hands the transport its prefix or a test's overrides, with the
+ * listeners moved over. The server and the client share this one owner of that swap.
+ */
+export class TransportQueue {
+  readonly listeners: TransportListeners;
+  private current: RedisAckQueueService;
+  private currentReplies: QueueReplies;
+
+  constructor(
+    private readonly options: RedisAckQueueOptions,
+    /** Said in the service's startup log line. */
+    private readonly role: 'microservice' | 'client',
+  ) {
+    this.current = new RedisAckQueueService(options, role);
+    this.currentReplies = this.current[REQUEST_REPLIES]();
+    this.listeners = new TransportListeners(this.current.events$);
+  }
+
+  get service(): RedisAckQueueService {
+    return this.current;
+  }
+
+  /** The request and reply side of the service. */
+  get replies(): QueueReplies {
+    return this.currentReplies;
+  }
+
+  /**
+   * Takes the app's settings: the caller hands them only before it connects. Returns whether the
+   * service was replaced (nothing to change when the app has no prefix and no test overrides).
+   */
+  adopt(settings: AdoptedQueueSettings): boolean {
+    const options = settings.options(this.options);
+    if (options === this.options && !settings.onService) return false;
+    const previous = this.current;
+    this.current = new RedisAckQueueService(options, this.role);
+    this.currentReplies = this.current[REQUEST_REPLIES]();
+    settings.onService?.(this.current);
+    this.listeners.follow(this.current.events$);
+    // Never connected: closing it opens nothing.
+    previous.close().catch(() => undefined);
+    return true;
+  }
+}
