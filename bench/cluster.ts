@@ -3,7 +3,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { cpuModel, libVersion } from './machine';
 import { DEFAULT_PREFIX } from '../lib/common/redis-ack-queue.constants';
-import { keySlot, partitionTags } from '../lib/engine/partitions';
+import { keySlot, partitionTags } from '../lib/engine/keys/partitions';
 import { now, type QueueSystem, type RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';
 import { RedisServer } from '../support/redis-processes/redis-server';

@@ -1,6 +1,6 @@
-import type { CancelSignals } from '../engine/cancel-signals';
+import type { CancelSignals } from '../engine/redis/cancel-signals';
 import type { QueueEngine } from '../engine/queue-engine';
-import { assertShareable } from '../engine/topic-limits';
+import { assertShareable } from '../engine/stores/topic-limits';
 import { InvalidOptionError } from '../errors';
 import type {
   ConsumerLiveness,

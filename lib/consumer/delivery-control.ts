@@ -1,8 +1,8 @@
 import { completedLease, type ConsumerEngine, type CompletedPolicy } from '../engine/consumer-engine';
-import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
+import { completionExtra, encodeStoredValue } from '../engine/codecs/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { isFlowChild } from '../engine/flow-format';
+import { isFlowChild } from '../engine/codecs/flow-format';
 import { handOver } from './flow-handover';
 import type { ConsumerReporting } from './failed-deliveries';
 import { abortHandler, type ReportProgress } from './handler-context';

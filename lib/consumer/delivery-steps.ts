@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { encodeStoredValue } from '../engine/lookup-format';
+import { encodeStoredValue } from '../engine/codecs/lookup-format';
 import {
   ConsumerShutdownError,
   InvalidOptionError,

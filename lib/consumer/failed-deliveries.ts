@@ -6,10 +6,10 @@ import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import type { CancelSignals } from '../engine/cancel-signals';
+import type { CancelSignals } from '../engine/redis/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
-import { isFlowChild } from '../engine/flow-format';
+import { isFlowChild } from '../engine/codecs/flow-format';
 import { handOver } from './flow-handover';
 
 /** Where a consumer reports what happens: the service's event stream and log. */

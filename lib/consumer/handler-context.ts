@@ -8,7 +8,7 @@ import type {
   QueueHandlerFn,
   ReservedMessage,
 } from '../interfaces';
-import type { FlowChildRecord } from '../engine/flow-format';
+import type { FlowChildRecord } from '../engine/codecs/flow-format';
 import { userKeyed } from '../common/user-keyed';
 import { assertBounded } from '../queue/validation';
 import { HELD_LEASE, type HeldDelivery } from '../engine/consumer-engine';

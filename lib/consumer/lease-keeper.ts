@@ -4,7 +4,7 @@ import { asError } from '../errors/error-text';
 import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { FLOW_PARENT } from '../engine/wire-format';
+import { FLOW_PARENT } from '../engine/codecs/wire-format';
 import { AckBatcher } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';

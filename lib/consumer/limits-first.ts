@@ -1,4 +1,4 @@
-import type { TopicLimitsStore } from '../engine/topic-limits';
+import type { TopicLimitsStore } from '../engine/stores/topic-limits';
 import { errorSummary } from '../errors/error-text';
 import type { TopicLimits } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';

@@ -11,7 +11,7 @@ import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
 import { reportReserve } from './reserve-report';
 import { settleWithin } from '../common/settle-within';
-import type { WakeSignal } from '../engine/wake-signal';
+import type { WakeSignal } from '../engine/redis/wake-signal';
 import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 export interface PollerDeps extends ConsumerReporting {

@@ -1,4 +1,4 @@
-import type { ScheduleStore } from '../engine/schedule-store';
+import type { ScheduleStore } from '../engine/stores/schedule-store';
 import { InvalidOptionError } from '../errors';
 import type { RedisAckQueueEvent, RedisAckQueueOptions } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';

@@ -1,11 +1,26 @@
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
-import type { FlowRecord } from './flow-format';
-import type { Lease } from './wire-format';
+import type { FlowHandoff } from './stores/flow-trees';
+import type { Lease } from './codecs/wire-format';
+import type {
+  CompletedLease,
+  CompletedPolicy,
+  DeferResult,
+  HeldLease,
+  SettleAction,
+  StepStoreResult,
+} from './codecs/lease-shapes';
 
-/** A lease to settle; `leaseDeadline` (server clock) tells a resent ack from a stale one. */
-export interface HeldLease extends Lease {
-  leaseDeadline?: number;
-}
+export type { FlowHandoff } from './stores/flow-trees';
+export {
+  completedLease,
+  type CompletedLease,
+  type CompletedPolicy,
+  type DeadParent,
+  type DeferResult,
+  type HeldLease,
+  type SettleAction,
+  type StepStoreResult,
+} from './codecs/lease-shapes';
 
 export interface ReserveRequest {
   /** Messages to lease at most. */
@@ -37,39 +52,6 @@ export interface ReserveResult<T> {
    * Redis could not read the body): no event names them, the history counts them.
    */
   deadInRedis: number;
-}
-
-export type SettleAction = 'ack' | 'extend' | 'release';
-
-/** `deferred`: back to delayed, attempt not counted; `over`: deferred too often, nothing changed; `lost`: stale lease. */
-export type DeferResult = 'deferred' | 'over' | 'lost';
-/** How a topic keeps its completed messages (`keepCompleted`), with every bound filled in. */
-export interface CompletedPolicy {
-  maxCount: number;
-  maxAgeMs: number;
-  /** Largest result kept, as JSON bytes (the service's maxPayloadBytes). */
-  maxResultBytes: number;
-}
-
-/**
- * How storing a durable step ended: `stored`; `kept`, the name held a result already, and
- * `json` is it (the first stays); `lost`, the lease is no longer this one; `full`, the message
- * holds the most steps it may. Nothing changed unless `stored`.
- */
-export type StepStoreResult =
-  { outcome: 'stored' } | { outcome: 'kept'; json: string } | { outcome: 'lost' } | { outcome: 'full' };
-
-/** A lease to complete: `extra` ends its completed record (see completionExtra). */
-export interface CompletedLease extends HeldLease {
-  extra: string;
-}
-
-/**
- * The lease of `message` to complete, with `extra`. It keeps the message's group: on a
- * partitioned topic the group, not the id, chose the partition that holds the lease.
- */
-export function completedLease({ id, token, group, leaseDeadline }: HeldLease, extra: string): CompletedLease {
-  return { id, token, group, leaseDeadline, extra };
 }
 
 /**
@@ -116,29 +98,6 @@ export interface ConsumerEngine {
   storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult>;
   /** Flows: what a consumer hands to a child's parent, and reads for a parent's handler. */
   readonly flows: FlowHandoff;
-}
-
-/** What a consumer needs of flows (see FlowTrees). */
-export interface FlowHandoff {
-  /** Largest child result handed to its parent (JSON bytes; the service's maxPayloadBytes). */
-  readonly maxResultBytes: number;
-  /**
-   * Passes the ends of these children (acked, dead) to their parents: the parents may become due
-   * now, or go to the dead letters (returned, for their `dead` event).
-   */
-  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]>;
-  /** A parent's children and their ends, for its handler. */
-  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord>;
-  /** Passes on what a process that died left of this topic's flows (see FlowTrees.sweep). */
-  sweep(topic: string): Promise<DeadParent[]>;
-}
-
-/** A flow's parent that went to the dead letters as `child-failed` when it heard of a child's end. */
-export interface DeadParent {
-  topic: string;
-  id: string;
-  /** The text its dead letter keeps (which child failed, and why). */
-  error: string;
 }
 
 /**

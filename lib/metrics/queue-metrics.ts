@@ -5,7 +5,7 @@ import type { QueueGauges } from '../interfaces';
 import { DELIVERY_TALLY, type DeliveryTally } from '../queue/delivery-tally';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { withinBound } from '../engine/call-bound';
+import { withinBound } from '../engine/redis/call-bound';
 import { requirePeer } from '../observability/optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
 import { TallyHistogram } from './tally-histogram';

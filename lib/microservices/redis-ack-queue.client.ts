@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
 import type { PlainPushOptions, PushResult } from '../interfaces';
-import type { ReplyInbox } from '../engine/reply-inbox';
+import type { ReplyInbox } from '../engine/redis/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { assertBounded } from '../queue/validation';
 import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscription } from 'rxjs';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import type { FleetEventEntry, FleetEventStream } from '../engine/fleet-event-stream';
+import type { FleetEventEntry, FleetEventStream } from '../engine/stores/fleet-event-stream';
 import { errorSummary } from '../errors/error-text';
 import type {
   DeadLetterReason,

@@ -1,6 +1,6 @@
 import { LIMITS } from '../common/redis-ack-queue.constants';
-import type { FlowPlanNode } from '../engine/flow-trees';
-import { FLOW_CHILD, FLOW_PARENT } from '../engine/wire-format';
+import type { FlowPlanNode } from '../engine/stores/flow-trees';
+import { FLOW_CHILD, FLOW_PARENT } from '../engine/codecs/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { Flow, PushOptions } from '../interfaces';
 import { keyModeOf } from './key-modes';

@@ -1,8 +1,8 @@
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { errorSummary } from '../errors/error-text';
 import type { DeadLetterReason } from '../interfaces';
-import { HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/history-format';
-import type { HistoryStore } from '../engine/history-store';
+import { HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/codecs/history-format';
+import type { HistoryStore } from '../engine/stores/history-store';
 import type { QueueLogger } from '../observability/queue-logger';
 import type { DeliveryTally, SettledOutcome } from './delivery-tally';
 

@@ -1,4 +1,4 @@
-import type { KeyedPush } from '../engine/wire-format';
+import type { KeyedPush } from '../engine/codecs/wire-format';
 import { InvalidOptionError } from '../errors';
 import type { PushOptions } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';

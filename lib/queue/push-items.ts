@@ -1,4 +1,4 @@
-import { encodePushBody, type EncodedPush } from '../engine/wire-format';
+import { encodePushBody, type EncodedPush } from '../engine/codecs/wire-format';
 import { encodeKeyMode } from './key-modes';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';

@@ -1,4 +1,4 @@
-import { QueueConnection } from '../engine/queue-connection';
+import { QueueConnection } from '../engine/redis/queue-connection';
 import { QueueEngine } from '../engine/queue-engine';
 import { QueueClosedError } from '../errors';
 import type { RedisAckQueueOptions } from '../interfaces';

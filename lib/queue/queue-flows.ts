@@ -1,5 +1,5 @@
-import { flowNodeOf } from '../engine/flow-read';
-import type { FlowPlanNode } from '../engine/flow-trees';
+import { flowNodeOf } from '../engine/stores/flow-read';
+import type { FlowPlanNode } from '../engine/stores/flow-trees';
 import type { Flow, FlowNode, FlowResult } from '../interfaces';
 import { flowNodes, planFlow } from './flow-plan';
 import type { QueueCore } from './queue-core';

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors';
 import type { TopicHistory, TopicHistoryOptions, TopicHistoryPoint } from '../interfaces';
-import { COUNT_NAMES, HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/history-format';
-import type { StoredHistory } from '../engine/history-store';
+import { COUNT_NAMES, HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/codecs/history-format';
+import type { StoredHistory } from '../engine/stores/history-store';
 import type { QueueCore } from './queue-core';
 import { assertTopic } from './validation';
 

@@ -1,4 +1,4 @@
-import type { DeadSweep } from '../engine/queue-inspector';
+import type { DeadSweep } from '../engine/stores/queue-inspector';
 import type { DeadLetter, QueueGauges, QueueStats, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
 import { assertBounded, assertIdList, assertInteger, assertTopic, optionsOf } from './validation';

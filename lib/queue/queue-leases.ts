@@ -1,6 +1,6 @@
 import { completedLease } from '../engine/consumer-engine';
-import { isFlowChild } from '../engine/flow-format';
-import { completionExtra, encodeStoredValue } from '../engine/lookup-format';
+import { isFlowChild } from '../engine/codecs/flow-format';
+import { completionExtra, encodeStoredValue } from '../engine/codecs/lookup-format';
 import { InvalidStoredValueError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage, Topic } from '../interfaces';

@@ -1,4 +1,4 @@
-import { deadLetterInfo } from '../engine/lookup-format';
+import { deadLetterInfo } from '../engine/codecs/lookup-format';
 import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
 import { reportDeadParents } from './flow-deaths';

@@ -5,7 +5,7 @@ import {
   KEYED_STORED,
   KEYED_SUPERSEDED,
   type KeyedReply,
-} from '../engine/wire-format';
+} from '../engine/codecs/wire-format';
 import type { KeyedPushResult, PushManyItem, PushOptions, Topic } from '../interfaces';
 import { MessageIds } from './message-ids';
 import { encodePushItem } from './push-items';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { heldDeliveryOf } from '../engine/consumer-engine';
-import type { ReplyInbox } from '../engine/reply-inbox';
-import type { ReplyWrite, RequestRef } from '../engine/request-replies';
+import type { ReplyInbox } from '../engine/redis/reply-inbox';
+import type { ReplyWrite, RequestRef } from '../engine/stores/request-replies';
 import type { MessageContext } from '../interfaces';
 import type { QueueCore } from './queue-core';
 

@@ -1,4 +1,4 @@
-import type { StoredSchedule } from '../engine/schedule-store';
+import type { StoredSchedule } from '../engine/stores/schedule-store';
 import type { PushResult, ScheduleInfo, ScheduleOptions } from '../interfaces';
 import type { QueueCore } from './queue-core';
 import { assertScheduleName, decodeDefinition, encodeDefinition, resolveSchedule } from './schedules/schedule-spec';

@@ -1,4 +1,4 @@
-import { assertShareable } from '../engine/topic-limits';
+import { assertShareable } from '../engine/stores/topic-limits';
 import type { GroupWeights, TopicLimits } from '../interfaces';
 import { assertGroupWeights } from './group-weight-settings';
 import { assertLimitsArgument, pickLimits } from './limit-settings';

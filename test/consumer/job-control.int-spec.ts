@@ -6,7 +6,7 @@ import {
   type RedisAckQueueEvent,
   type RedisAckQueueService,
 } from '../../lib';
-import { partitionTags } from '../../lib/engine/partitions';
+import { partitionTags } from '../../lib/engine/keys/partitions';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { gate } from '../support/gate';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';

@@ -7,7 +7,7 @@ import {
   type RedisAckQueueService,
   type ReservedMessage,
 } from '../../lib';
-import { partitionOf } from '../../lib/engine/partitions';
+import { partitionOf } from '../../lib/engine/keys/partitions';
 import { expectLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 

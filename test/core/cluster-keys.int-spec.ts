@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import { RedisAckQueueService } from '../../lib';
-import { type QueueKeys, queueKeys } from '../../lib/engine/queue-keys';
+import { type QueueKeys, queueKeys } from '../../lib/engine/keys/queue-keys';
 import { eventually, singleServerOnly, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**

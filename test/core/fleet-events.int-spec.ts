@@ -1,6 +1,6 @@
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
 import { InvalidOptionError, QueueClosedError, type RedisAckQueueFleetEvent } from '../../lib';
-import { fleetEventsKey } from '../../lib/engine/queue-keys';
+import { fleetEventsKey } from '../../lib/engine/keys/queue-keys';
 import { ConsumerProcesses } from '../support/consumer-processes';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 

@@ -9,7 +9,7 @@ import {
   type RedisAckQueueEvent,
   type RedisAckQueueService,
 } from '../../lib';
-import { partitionOf } from '../../lib/engine/partitions';
+import { partitionOf } from '../../lib/engine/keys/partitions';
 import { expectLogs } from '../support/capture-logs';
 import { ConsumerProcesses } from '../support/consumer-processes';
 import { gate } from '../support/gate';

@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { PartitionCountMismatchError, QueueHandler, RedisAckQueueModule, type RedisAckQueueService } from '../../lib';
-import { partitionOf, partitionTags } from '../../lib/engine/partitions';
+import { partitionOf, partitionTags } from '../../lib/engine/keys/partitions';
 import { expectLogs, testLogger } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 

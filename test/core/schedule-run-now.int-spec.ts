@@ -1,5 +1,5 @@
 import { InvalidScheduleError, InvalidTopicError, QueueClosedError, type RedisAckQueueEvent } from '../../lib';
-import { partitionOf } from '../../lib/engine/partitions';
+import { partitionOf } from '../../lib/engine/keys/partitions';
 import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('runScheduleNow', () => {

@@ -1,6 +1,6 @@
 import type { RedisAckQueueOptions, RedisAckQueueService } from '../../lib';
 import { SCHEDULE_POLL_MS } from '../../lib/consumer/scheduler-loop';
-import { partitionOf } from '../../lib/engine/partitions';
+import { partitionOf } from '../../lib/engine/keys/partitions';
 import { CATCH_UP_AFTER_MS } from '../../lib/queue/schedules/schedule-times';
 import { commandCounts, eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { quietFor } from '../support/waits';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { QueueConsumer, TopicHistory, TopicHistoryPoint } from '../../lib';
-import { HISTORY_SLOTS, MinuteRecord } from '../../lib/engine/history-format';
+import { HISTORY_SLOTS, MinuteRecord } from '../../lib/engine/codecs/history-format';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';

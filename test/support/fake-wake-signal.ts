@@ -1,4 +1,4 @@
-import type { WakeSignal } from '../../lib/engine/wake-signal';
+import type { WakeSignal } from '../../lib/engine/redis/wake-signal';
 
 /** A WakeSignal the test drives: a wait resolves on wake() (or a wake-up left before it) or on stop. */
 export class FakeWakeSignal implements WakeSignal {

@@ -157,6 +157,23 @@ describe('architecture of lib/', () => {
     expect([...reach(graph, 'index.ts')].filter((file) => file.startsWith('testing/'))).toEqual([]);
   });
 
+  it("keeps engine/'s roles in layers: codecs and keys, Redis connections, scripts, stores, then its two roots", () => {
+    // The engine's sub-folders, bottom first; its own top-level files (the composition root and
+    // the consumer's contract) may import from all of them, none of them from those.
+    const engineLayers: readonly (readonly string[])[] = [['codecs', 'keys'], ['redis'], ['scripts'], ['stores'], ['']];
+    const roleOf = (file: string) => (file.split('/').length > 2 ? file.split('/')[1] : '');
+    const engineLayer = (file: string) => engineLayers.findIndex((layer) => layer.includes(roleOf(file)));
+    const engineFiles = [...graph.keys()].filter((file) => file.startsWith('engine/'));
+    expect(engineFiles.filter((file) => engineLayer(file) < 0)).toEqual([]);
+    const upward = engineFiles.flatMap((file) =>
+      (graph.get(file) ?? [])
+        .filter((target) => target.startsWith('engine/') && roleOf(target) !== roleOf(file))
+        .filter((target) => engineLayer(target) >= engineLayer(file))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
   it('lets the consumer reach the engine only through its interface, never the service', () => {
     for (const file of ['consumer/queue-poller.ts', 'consumer/lease-keeper.ts']) {
       const reached = reach(graph, file);

@@ -1,5 +1,5 @@
 import { RedisUnavailableError } from '../../lib';
-import { withinBound } from '../../lib/engine/call-bound';
+import { withinBound } from '../../lib/engine/redis/call-bound';
 
 const after = <T>(ms: number, value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
 const failAfter = (ms: number, error: Error): Promise<never> =>

@@ -1,4 +1,4 @@
-import type { CancelListener, CancelSignals } from '../../lib/engine/cancel-signals';
+import type { CancelListener, CancelSignals } from '../../lib/engine/redis/cancel-signals';
 import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
 import { MessageCancelledError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
 import { QueueLogger } from '../../lib/observability/queue-logger';

@@ -7,10 +7,10 @@ import {
   preludesOf,
   scriptSource,
   type QueueScriptName,
-} from '../../lib/engine/queue-scripts';
-import type { PreludeName, ScriptSpec } from '../../lib/engine/script-table';
+} from '../../lib/engine/scripts/queue-scripts';
+import type { PreludeName, ScriptSpec } from '../../lib/engine/scripts/script-table';
 
-const LUA_DIR = join(__dirname, '../../lib/engine/lua');
+const LUA_DIR = join(__dirname, '../../lib/engine/scripts/lua');
 const read = (file: string) => readFileSync(join(LUA_DIR, file), 'utf8');
 const scripts = Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][];
 const preludeNames = Object.keys(PRELUDES) as PreludeName[];

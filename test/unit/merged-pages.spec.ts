@@ -1,4 +1,4 @@
-import { placePage, readMergedPage, type PartitionOrder } from '../../lib/engine/merged-pages';
+import { placePage, readMergedPage, type PartitionOrder } from '../../lib/engine/codecs/merged-pages';
 
 /** Partitions as lists of sort keys in their own serving order; a row is `<partition>:<position>`. */
 function reads(partitions: number[][]) {

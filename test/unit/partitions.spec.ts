@@ -1,4 +1,4 @@
-import { keySlot, partitionOf, partitionTags } from '../../lib/engine/partitions';
+import { keySlot, partitionOf, partitionTags } from '../../lib/engine/keys/partitions';
 
 describe('partitions', () => {
   it('computes the slot Redis Cluster computes (CLUSTER KEYSLOT reference values)', () => {

@@ -1,6 +1,6 @@
 import { RedisConnectionError, UnsafeRedisConfigError } from '../../lib';
-import type { RedisClient } from '../../lib/engine/connection';
-import { preflight } from '../../lib/engine/preflight';
+import type { RedisClient } from '../../lib/engine/redis/connection';
+import { preflight } from '../../lib/engine/redis/preflight';
 import type { QueueLogger } from '../../lib/observability/queue-logger';
 
 /** A target of its own per check, unless a test means the same one (the AOF warning is once per target). */

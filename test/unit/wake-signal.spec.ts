@@ -1,5 +1,5 @@
-import type { RedisClient } from '../../lib/engine/connection';
-import { BlockingWakeSignal } from '../../lib/engine/wake-signal';
+import type { RedisClient } from '../../lib/engine/redis/connection';
+import { BlockingWakeSignal } from '../../lib/engine/redis/wake-signal';
 
 /** A blocking connection whose BLPOPs the test answers by hand, as Redis would. */
 class FakeBlockingClient {

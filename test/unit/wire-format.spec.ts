@@ -4,7 +4,7 @@ import {
   encodeBody,
   parseStoredBody,
   strictStringify,
-} from '../../lib/engine/wire-format';
+} from '../../lib/engine/codecs/wire-format';
 
 describe('message codec', () => {
   it('stores payload, headers and maxAttempts compactly, starting with the payload', () => {

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { encodeBody } from '../../engine/wire-format';
+import { encodeBody } from '../../engine/codecs/wire-format';
 import { InvalidOptionError, InvalidScheduleError } from '../../errors';
 import type { ScheduleOptions } from '../../interfaces';
 import { assertBounded, assertHeaders, toEpochMs } from '../validation';

@@ -1,0 +1,54 @@
+import { Cluster } from 'ioredis';
+import { mapRedisError } from '../../errors/map-redis-error';
+import type { RedisClient } from '../redis/connection';
+import { withClusterResends } from '../redis/cluster-resend';
+import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
+import type { TopicLayout } from './topic-layouts';
+import { QUEUE_SCRIPTS } from './script-table';
+
+/**
+ * Runs the queue's scripts on one client, turning failures into typed errors. It also
+ * counts the client's dropped connections: ioredis resends a command whose reply was lost
+ * to one, so an answer that arrives after a drop may be the second run of that command.
+ */
+export class ScriptRunner {
+  private drops = 0;
+
+  constructor(readonly client: RedisClient) {
+    defineQueueScripts(client);
+    const dropped = () => void this.drops++;
+    if (client instanceof Cluster) client.on('+node', (node: RedisClient) => node.on('close', dropped));
+    else client.on('close', dropped);
+  }
+
+  /** A mark to compare with `droppedSince`: how many connections had dropped by now. */
+  get mark(): number {
+    return this.drops;
+  }
+
+  /** Whether a connection dropped after `mark` was taken. */
+  droppedSince(mark: number): boolean {
+    return this.drops !== mark;
+  }
+
+  async run<T>(
+    name: QueueScriptName,
+    topic: string | undefined,
+    keys: ScriptKeys,
+    args: (string | number)[],
+  ): Promise<T> {
+    try {
+      return await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
+    } catch (error) {
+      throw mapRedisError(error, QUEUE_SCRIPTS[name].operation, topic);
+    }
+  }
+
+  /**
+   * Wakes the consumers of a partitioned topic: they wait in its home slot, which none of its
+   * partitions' scripts can reach. An unpartitioned topic's script woke them already.
+   */
+  async wakeHome(layout: TopicLayout): Promise<void> {
+    if (layout.partitions.length > 1) await this.run('wake', layout.name, layout.home, []);
+  }
+}

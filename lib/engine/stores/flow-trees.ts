@@ -1,0 +1,347 @@
+import { LIMITS } from '../../common/redis-ack-queue.constants';
+import { MESSAGES } from '../../common/redis-ack-queue.messages';
+import { FlowIdTakenError } from '../../errors';
+import { mapRedisError } from '../../errors/map-redis-error';
+import { withClusterResends } from '../redis/cluster-resend';
+import type { MessageWriter } from './message-writer';
+import type { QueueKeys } from '../keys/queue-keys';
+import type { ScriptRunner } from '../scripts/script-runner';
+import { byPartition, partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
+import type { DeadParent } from '../codecs/lease-shapes';
+import type { EncodedPush } from '../codecs/wire-format';
+import {
+  childField,
+  decodeChildren,
+  failureOf,
+  FLOW_HELD,
+  linkOf,
+  splitEntry,
+  type FlowLink,
+  type FlowRecord,
+  type StoredLink,
+} from '../codecs/flow-format';
+
+/** How long an outbox entry may wait before the sweep passes it on: its writer normally does at once. */
+const OUTBOX_AGE_MS = 1_000;
+/** How long a node may wait for its flow's root before the sweep looks whether the root is there. */
+const UNCOMMITTED_AGE_MS = 10_000;
+/** A node whose root never came (its pushFlow failed and was not retried) is dropped after this. */
+const ABANDONED_AGE_MS = 60 * 60_000;
+/** Entries of each kind one sweep of a partition takes. */
+const SWEEP_LIMIT = 100;
+
+/** A node of a flow as pushFlow hands it to the engine (checked and encoded already). */
+export interface FlowPlanNode {
+  topic: string;
+  /** Its id (given or made), its body (with its place in the flow) and its push options. */
+  item: EncodedPush;
+  priority: number;
+  /** Its own delay, counted from when it may start: its flow is stored (a leaf), its children ended (a parent). */
+  delayMs: number;
+  availableAt: number;
+  /** Its `onChildFailure`: 'f' fails its parent when it dies, 'c' lets the parent run. */
+  policy: 'f' | 'c';
+  children: FlowPlanNode[];
+}
+
+/** What a consumer needs of flows (see FlowTrees). */
+export interface FlowHandoff {
+  /** Largest child result handed to its parent (JSON bytes; the service's maxPayloadBytes). */
+  readonly maxResultBytes: number;
+  /**
+   * Passes the ends of these children (acked, dead) to their parents: the parents may become due
+   * now, or go to the dead letters (returned, for their `dead` event).
+   */
+  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]>;
+  /** A parent's children and their ends, for its handler. */
+  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord>;
+  /** Passes on what a process that died left of this topic's flows (see FlowTrees.sweep). */
+  sweep(topic: string): Promise<DeadParent[]>;
+}
+
+/**
+ * Flows across slots. pushFlow stores every node held (in `delayed` at FLOW_HELD) below the
+ * root first, then the root (the commit: a node is part of a flow once its root exists), then
+ * makes the leaves due; the sweep finishes a commit a process did not. A child's end is written
+ * to an outbox in its own slot by the script that ends it, then passed to its parent's slot
+ * (flow-notify.lua, idempotent by the end's sequence) and cleared; the sweep passes what a
+ * process that died left in an outbox. So no parent starts before every child is acked, and
+ * none waits for an end that was written.
+ */
+export class FlowTrees implements FlowHandoff {
+  constructor(
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+    private readonly writer: MessageWriter,
+    private readonly dead: { maxCount: number; maxAgeMs: number },
+    readonly maxResultBytes: number,
+  ) {}
+
+  /**
+   * Stores a flow; true per node where it was stored now, false where it existed (a retry of
+   * the same pushFlow, which then finishes the same flow). Safe to call again after any failure.
+   */
+  async store(root: FlowPlanNode): Promise<Map<FlowPlanNode, boolean>> {
+    // A flow of one message is a push.
+    if (root.children.length === 0) {
+      const [stored] = await this.writer.push(root.topic, [root.item]);
+      return new Map([[root, stored]]);
+    }
+    const nodes: { node: FlowPlanNode; link: FlowLink; parent?: FlowLink }[] = [];
+    const links = new Map<FlowPlanNode, FlowLink>();
+    const visit = async (node: FlowPlanNode, parent?: FlowLink) => {
+      const layout = this.layouts.get(node.topic);
+      if (!layout.verified) await this.layouts.verify(layout, 'push a flow');
+      const { id, group } = node.item;
+      const link = { topic: node.topic, id, partition: partitionOfMessage(layout, { id, group }) };
+      nodes.push({ node, link, parent });
+      links.set(node, link);
+      for (const child of node.children) await visit(child, link);
+    };
+    await visit(root);
+    const below = nodes.slice(1);
+    const flags = new Map<FlowPlanNode, boolean>();
+    // Its root exists: this flow was stored before (a retry). Its nodes may have run and ended
+    // since, so none is stored again; only a commit the first call did not finish is finished.
+    // A root (or parent) whose stored children are not the given ones is another message.
+    if (await this.exists(links.get(root)!)) {
+      const taken = await this.firstOtherParent(
+        nodes.filter(({ node }) => node.children.length > 0),
+        links,
+      );
+      if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
+      for (const { node } of nodes) flags.set(node, false);
+      await this.commitAll(below.map(({ link }) => link));
+      return flags;
+    }
+    const rootLink = links.get(root)!;
+    for (const { node, parent } of nodes) {
+      const { item } = node;
+      item.options = [0, Number(FLOW_HELD), node.priority, item.group ?? ''];
+      const stored: StoredLink | undefined = parent && [
+        parent.topic,
+        parent.id,
+        parent.partition,
+        node.policy,
+        rootLink.topic,
+        rootLink.id,
+        rootLink.partition,
+        node.delayMs,
+        node.availableAt,
+      ];
+      const children = node.children.map((child) => childField(links.get(child)!));
+      item.flow = [
+        stored ? JSON.stringify(stored) : '',
+        children.length === 0 ? '' : [`${node.delayMs} ${node.availableAt}`, ...children].join('\n'),
+      ];
+    }
+    // Every node below the root, held; then the root; then the leaves are made due.
+    let taken: FlowLink | undefined;
+    await Promise.all(
+      [...byKey(below, ({ node }) => node.topic)].map(async ([topic, group]) => {
+        const codes = await this.writer.pushCodes(
+          topic,
+          group.map(({ node }) => node.item),
+        );
+        group.forEach(({ node, link }, i) => {
+          flags.set(node, codes[i] === 1);
+          if (codes[i] === 3) taken = link;
+        });
+      }),
+    );
+    // A node's id belongs to another message: no root, so nothing of this flow ever runs.
+    if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
+    const [rootStored] = await this.writer.push(root.topic, [root.item]);
+    flags.set(root, rootStored);
+    await this.commitAll(below.map(({ link }) => link));
+    return flags;
+  }
+
+  /** Commits nodes of one flow: one flow-commit.lua call per slot (and 500 ids). */
+  private async commitAll(links: FlowLink[]): Promise<void> {
+    await Promise.all(
+      [...byKey(links, (link) => `${link.partition} ${link.topic}`)].map(([, group]) =>
+        this.commit(
+          group[0].topic,
+          group[0].partition,
+          group.map(({ id }) => id),
+        ),
+      ),
+    );
+  }
+
+  async passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]> {
+    const layout = this.layouts.get(topic);
+    const slots = [...byPartition(layout, messages)];
+    const dead = await Promise.all(
+      slots.map(([partition, positions]) =>
+        this.pass(
+          topic,
+          partition,
+          positions.map((i) => messages[i].id),
+        ),
+      ),
+    );
+    return dead.flat();
+  }
+
+  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord> {
+    return this.record(topic, partitionOfMessage(this.layouts.get(topic), message), message.id);
+  }
+
+  /**
+   * Passes the outbox entries of these children (of one partition) to their parents; returns
+   * the parents (and their parents, up the tree) that went to the dead letters as child-failed.
+   */
+  async pass(topic: string, partition: number, ids: string[]): Promise<DeadParent[]> {
+    if (ids.length === 0) return [];
+    const keys = this.keysOf(topic, partition);
+    const entries = await this.read(topic, () => this.scripts.client.hmget(keys.flowOutbox, ...ids));
+    // The children's ends go out together (one round trip for a batch, not one per child): each
+    // script is atomic on its own, and a parent hears its children in any order.
+    const dead = await Promise.all(
+      entries.flatMap((entry, i) => (entry === null ? [] : [this.hear({ topic, id: ids[i], partition }, entry)])),
+    );
+    return dead.flat();
+  }
+
+  /**
+   * What a process that died mid-way left in this topic's slots: outbox entries its parents may
+   * not have heard are passed on; nodes whose flow's root exists are committed; nodes whose
+   * root never came within an hour are dropped. Safe beside every other process doing the same.
+   * Returns the parents that went to the dead letters as child-failed meanwhile.
+   */
+  async sweep(topic: string): Promise<DeadParent[]> {
+    const { partitions } = this.layouts.get(topic);
+    const dead: DeadParent[] = [];
+    for (let partition = 0; partition < partitions.length; partition++) {
+      const reply = await this.scripts.run<string[]>('flowSweep', topic, partitions[partition], [
+        OUTBOX_AGE_MS,
+        UNCOMMITTED_AGE_MS,
+        SWEEP_LIMIT,
+      ]);
+      const now = Number(reply[0]);
+      const outbox = Number(reply[1]);
+      for (let i = 2; i < 2 + 2 * outbox; i += 2) {
+        dead.push(...(await this.hear({ topic, id: reply[i], partition }, reply[i + 1])));
+      }
+      for (let i = 2 + 2 * outbox; i < reply.length; i += 3) {
+        const [id, ref, storedAt] = [reply[i], reply[i + 1], Number(reply[i + 2])];
+        const root = JSON.parse(ref) as StoredLink;
+        if (await this.exists({ topic: root[4], id: root[5], partition: root[6] })) {
+          await this.commit(topic, partition, [id]);
+        } else if (now - storedAt > ABANDONED_AGE_MS) {
+          await this.scripts.run('cancel', topic, partitions[partition], [id]);
+        }
+      }
+    }
+    return dead;
+  }
+
+  /** A node's parent and children, as its slot records them (one read). */
+  async record(topic: string, partition: number, id: string): Promise<FlowRecord> {
+    const keys = this.keysOf(topic, partition);
+    const [parent, children] = await this.read(topic, () =>
+      Promise.all([
+        this.scripts.client.hget(keys.flowParents, id),
+        this.scripts.client.hgetall(keys.flowChildren + id),
+      ]),
+    );
+    return { parent: parent ? linkOf(parent) : undefined, children: decodeChildren(children) };
+  }
+
+  private async commit(topic: string, partition: number, ids: string[]): Promise<void> {
+    const layout = this.layouts.get(topic);
+    let woke = false;
+    for (let i = 0; i < ids.length; i += LIMITS.idsPerCall) {
+      const reply = await this.scripts.run<number>(
+        'flowCommit',
+        topic,
+        layout.partitions[partition],
+        ids.slice(i, i + LIMITS.idsPerCall),
+      );
+      woke ||= reply === 1;
+    }
+    if (woke) await this.scripts.wakeHome(layout);
+  }
+
+  /** A child's end reaches its parent; then the child's outbox entry goes (unless a later end replaced it). */
+  private async hear(child: FlowLink, entry: string): Promise<DeadParent[]> {
+    const [seq, outcome, ref, payload] = splitEntry(entry);
+    const link = JSON.parse(ref) as StoredLink;
+    const parent = { topic: link[0], id: link[1], partition: link[2] };
+    const layout = this.layouts.get(parent.topic);
+    const error = outcome === 'f' ? MESSAGES.childFailed(child.topic, child.id, failureOf(payload).reason) : '';
+    const heard = await this.scripts.run<number>('flowNotify', parent.topic, layout.partitions[parent.partition], [
+      parent.id,
+      childField(child),
+      seq,
+      outcome,
+      link[3],
+      payload,
+      error,
+      this.dead.maxCount,
+      this.dead.maxAgeMs,
+    ]);
+    // The parent went to the dead letters: if it is a child itself, its own parent hears it.
+    const dead = heard === 2 ? [{ topic: parent.topic, id: parent.id, error }] : [];
+    if (heard === 2) dead.push(...(await this.pass(parent.topic, parent.partition, [parent.id])));
+    if (heard === 3) await this.scripts.wakeHome(layout);
+    await this.scripts.run('flowClear', child.topic, this.keysOf(child.topic, child.partition), [child.id, seq]);
+    return dead;
+  }
+
+  /**
+   * The first of these parents (root first) that is stored with other children than given, or
+   * stored without any (a message outside this flow); one that ended since is not looked at.
+   */
+  private async firstOtherParent(
+    parents: { node: FlowPlanNode; link: FlowLink }[],
+    links: Map<FlowPlanNode, FlowLink>,
+  ): Promise<FlowLink | undefined> {
+    const stored = await Promise.all(
+      parents.map(({ link: { topic, id, partition } }) => {
+        const keys = this.keysOf(topic, partition);
+        const { client } = this.scripts;
+        return this.read(topic, () =>
+          Promise.all([client.hexists(keys.messages, id), client.hkeys(keys.flowChildren + id)]),
+        );
+      }),
+    );
+    return parents.find(({ node }, i) => {
+      const [exists, fields] = stored[i];
+      if (exists === 0 && fields.length === 0) return false;
+      const children = new Set(fields.filter((field) => field.startsWith('[')));
+      const given = node.children.map((child) => childField(links.get(child)!));
+      return children.size !== given.length || given.some((field) => !children.has(field));
+    })?.link;
+  }
+
+  private async exists({ topic, id, partition }: FlowLink): Promise<boolean> {
+    const keys = this.keysOf(topic, partition);
+    return (await this.read(topic, () => this.scripts.client.hexists(keys.messages, id))) === 1;
+  }
+
+  private keysOf(topic: string, partition: number): QueueKeys {
+    return this.layouts.get(topic).partitions[partition];
+  }
+
+  private async read<R>(topic: string, call: () => Promise<R>): Promise<R> {
+    try {
+      return await withClusterResends(this.scripts.client, call);
+    } catch (error) {
+      throw mapRedisError(error, 'read a flow', topic);
+    }
+  }
+}
+
+function byKey<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}

@@ -1,0 +1,68 @@
+import { mapRedisError } from '../../errors/map-redis-error';
+import type { RedisClient } from '../redis/connection';
+import { withClusterResends } from '../redis/cluster-resend';
+import type { ScriptRunner } from '../scripts/script-runner';
+import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
+import type { Lease } from '../codecs/wire-format';
+
+/** How a reply's write ended: stored and announced, refused (the lease is gone), or refused (answered before). */
+export type ReplyWrite = 'sent' | 'lost' | 'answered';
+
+/** A request as its reply is found: its id, and its group (which chose its partition). */
+export interface RequestRef {
+  id: string;
+  group?: string;
+}
+
+/** What a taken reply leaves until it expires: not JSON, so never a reply. */
+const TAKEN = '-';
+const WRITES: ReplyWrite[] = ['lost', 'sent', 'answered'];
+
+/**
+ * The replies of request-reply (the Nest transport). A request's reply is a STRING
+ * `<replies><id>` in its message's partition slot, stored once, by the current lease, and
+ * announced on its caller's channel (reply.lua). The caller takes it, leaving a one-byte mark
+ * until the TTL ends, so that the request delivered again is seen as answered.
+ */
+export class RequestReplies {
+  constructor(
+    private readonly client: RedisClient,
+    private readonly scripts: ScriptRunner,
+    private readonly layouts: TopicLayouts,
+  ) {}
+
+  /** Stores and announces the reply of a held request. */
+  async write(topic: string, lease: Lease, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
+    const layout = this.layouts.get(topic);
+    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const code = await this.scripts.run<number>('reply', topic, keys, [lease.id, lease.token, reply, ttlMs, channel]);
+    return WRITES[code];
+  }
+
+  /** Whether the request was answered (its reply, or the mark of a taken one, has not expired). */
+  async answered(topic: string, request: RequestRef): Promise<boolean> {
+    const key = this.keyOf(topic, request);
+    const count = await withClusterResends(this.client, () => this.client.exists(key)).catch((error: unknown) => {
+      throw mapRedisError(error, 'look up a reply', topic);
+    });
+    return count > 0;
+  }
+
+  /** The request's reply, once: later calls (and the request's redeliveries) find the mark. */
+  async take(topic: string, request: RequestRef): Promise<string | undefined> {
+    const key = this.keyOf(topic, request);
+    // SET ... GET answers the value it replaced; XX creates nothing when the reply is gone.
+    const previous = await withClusterResends(
+      this.client,
+      () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL', 'GET') as Promise<string | null>,
+    ).catch((error: unknown) => {
+      throw mapRedisError(error, 'take a reply', topic);
+    });
+    return previous === null || previous === TAKEN ? undefined : previous;
+  }
+
+  private keyOf(topic: string, request: RequestRef): string {
+    const layout = this.layouts.get(topic);
+    return layout.partitions[partitionOfMessage(layout, request)].replies + request.id;
+  }
+}
