@@ -1,3 +1,14 @@
+/** Where a batch of acks goes and what its answers mean: the running side's part (LeaseKeeper.ackRoute). */
+export interface AckRoute<L> {
+  send(leases: L[]): Promise<boolean[]>;
+  /** One call per lease: true once acked, false when the lease was no longer this one. */
+  settled(lease: L, acked: boolean): void;
+  /** The call failed: its leases run out and are delivered again. */
+  failed(lease: L, error: unknown): void;
+  /** False for an ack that must go on its own (a completed record to keep): `carry` leaves it. */
+  rideAlong(lease: L): boolean;
+}
+
 /**
  * The one owner of a consumer's ack batch (as River's batch completer owns its completions):
  * it collects the acks of one event-loop turn and sends them in one script call, so handlers
@@ -12,15 +23,12 @@ export class AckBatcher<L> {
   /** Sends scheduled or under way (its own, or carried by another call) and not answered yet. */
   private readonly pending = new Set<Promise<void>>();
 
-  constructor(
-    private readonly send: (leases: L[]) => Promise<boolean[]>,
-    /** One call per lease: true once acked, false when the lease was no longer this one. */
-    private readonly settled: (lease: L, acked: boolean) => void,
-    /** The call failed: its leases run out and are delivered again. */
-    private readonly failed: (lease: L, error: unknown) => void,
-    /** False for an ack that must go on its own (a completed record to keep): `carry` leaves it. */
-    private readonly rideAlong: (lease: L) => boolean = () => true,
-  ) {}
+  /** The route's rideAlong, bound once: `take` passes it to every and filter. */
+  private readonly rideAlong: (lease: L) => boolean;
+
+  constructor(private readonly route: AckRoute<L>) {
+    this.rideAlong = (lease) => route.rideAlong(lease);
+  }
 
   ack(lease: L): void {
     if (this.batch.push(lease) === 1) this.schedule();
@@ -74,7 +82,7 @@ export class AckBatcher<L> {
   }
 
   private settle(leases: L[], flags: boolean[]): void {
-    for (let i = 0; i < leases.length; i++) this.settled(leases[i], flags[i]);
+    for (let i = 0; i < leases.length; i++) this.route.settled(leases[i], flags[i]);
   }
 
   /**
@@ -94,9 +102,9 @@ export class AckBatcher<L> {
     const batch = this.takeBatch();
     if (batch.length === 0) return;
     try {
-      this.settle(batch, await this.send(batch));
+      this.settle(batch, await this.route.send(batch));
     } catch (error) {
-      for (const lease of batch) this.failed(lease, error);
+      for (const lease of batch) this.route.failed(lease, error);
     }
   }
 }

@@ -18,7 +18,7 @@ import { writeLimitsFirst } from './limits-first';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FlowSweeper } from './flow-sweeper';
 import { PollerLiveness } from './poller-liveness';
-import { QueuePoller } from './queue-poller';
+import { TopicConsumer } from './topic-consumer';
 
 /** How long a new consumer waits for its cancel subscription before it takes messages anyway. */
 const CANCELS_READY_WAIT_MS = 2_000;
@@ -75,10 +75,11 @@ export class ConsumerRegistry {
     const limits = pickLimits(options) ?? this.defaults.limits(topic);
     if (limits) assertShareable(limits, this.engine.partitionCount(topic));
     const wake = this.engine.wakeSignal(topic);
-    const liveness = new PollerLiveness(topic);
+    // Script answers are noted per topic by the engine; the blocking wait's, per consumer, here.
+    const liveness = new PollerLiveness(topic, this.engine);
     wake.onAnswer = liveness.answered;
-    const poller: QueuePoller<T> = new QueuePoller<T>(topic, handler, settings, {
-      engine: liveness.watch(this.engine),
+    const poller: TopicConsumer<T> = new TopicConsumer<T>(topic, handler, settings, {
+      engine: this.engine,
       wake,
       ...this.report,
       cancels: this.cancels,

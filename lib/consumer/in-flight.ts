@@ -27,14 +27,14 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
   trace?: DeliveryTrace;
 }
 
-/** What the poller hears from the keeper. */
-export interface KeeperHooks {
+/** What a LeaseKeeper reports to the consumer that wires it (TopicConsumer): it calls nothing back. */
+export interface KeeperHooks<T> {
   /** A handler settled after running `ms`: its slot is free. */
   finished(ms: number): void;
-  /** Each heartbeat tick, before the running leases are extended. */
-  beat(): void;
   /** A handler's rateLimited held the whole topic (its message has no group) for `ms`. */
   held(ms: number): void;
+  /** A handler resolved (or a cancelled one returned, as a signal): its ack joins the ack batch. */
+  completed(entry: InFlight<T>): void;
 }
 
 /** The entry of a handler that starts now. */

@@ -5,7 +5,7 @@ import type { QueueHandlerFn, ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { FLOW_PARENT } from '../engine/codecs/wire-format';
-import { AckBatcher } from './ack-batcher';
+import type { AckRoute } from './ack-batcher';
 import { FailedDeliveries, type ConsumerReporting } from './failed-deliveries';
 import { DeliveryControl } from './delivery-control';
 import { DeliverySteps } from './delivery-steps';
@@ -15,27 +15,32 @@ import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-f
 import { settleWithin } from '../common/settle-within';
 import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
+/** How often the heartbeat extends the running leases: every third of a lease (ms). */
+export function heartbeatMs(leaseMs: number): number {
+  return Math.max(5, Math.floor(leaseMs / 3));
+}
+
 /**
  * Runs handlers and keeps their leases: heartbeats extend every running lease by a third
  * of its length, a refused extension reports the lease lost and aborts the handler's
- * signal, a timeout fails the delivery. It acks (batched) when a handler resolves, nacks
- * with backoff when it fails, and at shutdown hands unfinished messages back at once.
- * It owns the running handlers (DeliveryControl only reads them), the heartbeat timer and the
- * nacks and releases under way; its AckBatcher alone owns the ack batch.
+ * signal, a timeout fails the delivery. It hands the ack of a resolved handler to the ack
+ * batch (`completed`; the AckBatcher answers through `ackRoute`), nacks with backoff when it
+ * fails, and at shutdown releases unfinished messages at once. It owns the running handlers
+ * (DeliveryControl only reads them), the heartbeat timer and the nacks and releases under way.
  */
 export class LeaseKeeper<T> {
   /** Handlers running now, by lease token. */
   private readonly inFlight = new Map<string, InFlight<T>>();
   /** Nacks and releases not answered yet: shutdown waits for them. */
   private readonly settling = new Set<Promise<unknown>>();
-  /** The only writer of the ack batch; a reserve may carry its acks (see AckBatcher.carry). */
-  readonly acks = new AckBatcher<InFlight<T>>(
-    (entries) => this.control.sendAcks(entries),
-    (entry, acked) => (acked && !entry.cancelled ? this.acked(entry) : this.leaseLost(entry)),
+  /** How the ack batch sends this keeper's acks and what their answers mean (see AckBatcher). */
+  readonly ackRoute: AckRoute<InFlight<T>> = {
+    send: (entries) => this.control.sendAcks(entries),
+    settled: (entry, acked) => (acked && !entry.cancelled ? this.acked(entry) : this.leaseLost(entry)),
     // A cancelled lease's ack is only a signal (see `finished`): its failure is nobody's error.
-    (entry, error) => !entry.cancelled && this.settleFailed(entry, error),
-    (entry) => entry.completion === undefined,
-  );
+    failed: (entry, error) => !entry.cancelled && this.settleFailed(entry, error),
+    rideAlong: (entry) => entry.completion === undefined,
+  };
   private heartbeat: NodeJS.Timeout | undefined;
   private beating = false;
   /** Resolves the shutdown's wait once no handler runs. */
@@ -56,7 +61,7 @@ export class LeaseKeeper<T> {
     private readonly handler: QueueHandlerFn<T>,
     private readonly settings: ConsumerSettings,
     report: ConsumerReporting & { tracing?: DeliveryTracing },
-    private readonly hooks: KeeperHooks,
+    private readonly hooks: KeeperHooks<T>,
   ) {
     this.events = report.events;
     this.logger = report.logger;
@@ -72,7 +77,7 @@ export class LeaseKeeper<T> {
   }
 
   start(): void {
-    this.heartbeat = setInterval(() => void this.beat(), Math.max(5, Math.floor(this.settings.leaseMs / 3)));
+    this.heartbeat = setInterval(() => void this.beat(), heartbeatMs(this.settings.leaseMs));
   }
 
   /** Starts the handler; no promise or closure per message beyond the handler's own. */
@@ -119,11 +124,11 @@ export class LeaseKeeper<T> {
     if (this.inFlight.size === 0) this.emptied?.();
     if (entry.released) {
       // Refused, as the lease is gone: it tells the message that superseded it that it may start.
-      if (entry.cancelled) this.acks.ack(entry);
+      if (entry.cancelled) this.hooks.completed(entry);
       return;
     }
     entry.settling = true;
-    if (!failure) return this.acks.ack(this.control.succeeded(entry, result));
+    if (!failure) return this.hooks.completed(this.control.succeeded(entry, result));
     const settled = this.failures.settle(entry.message, failure.error, entry);
     this.track(
       settled.then(
@@ -165,16 +170,6 @@ export class LeaseKeeper<T> {
     if (!entry.settling && !entry.released) this.leaseLost(entry);
   }
 
-  /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
-  handBack(messages: ReservedMessage<T>[]): void {
-    if (messages.length === 0) return;
-    this.tracing?.released(messages);
-    const released = this.engine.settle('release', this.topic, messages.reverse());
-    this.track(
-      released.catch((error: unknown) => this.events.emit({ type: 'error', topic: this.topic, error: asError(error) })),
-    );
-  }
-
   /** Shutdown waits for `work` (a call that settles leases) before it ends. */
   private track(work: Promise<unknown>): void {
     const tracked = work.finally(() => this.settling.delete(tracked));
@@ -183,7 +178,6 @@ export class LeaseKeeper<T> {
 
   /** Extends every running lease in one call; a refused one is reported as lost. */
   private async beat(): Promise<void> {
-    this.hooks.beat();
     const live = [...this.inFlight.values()].filter((e) => !e.settling && !e.released && !e.lost);
     if (this.beating || live.length === 0) return;
     this.beating = true;
@@ -215,7 +209,8 @@ export class LeaseKeeper<T> {
 
   /**
    * Lets running handlers finish until `deadline` (epoch ms), then releases the rest at
-   * once without counting the attempt, and waits for every ack, nack and release.
+   * once without counting the attempt, and waits for every nack and release (the acks
+   * handed to the batch are the AckBatcher's to drain).
    */
   async close(deadline: number): Promise<void> {
     // With nothing running there is nothing to wait for (settleWithin would wait out the drain time).
@@ -240,6 +235,6 @@ export class LeaseKeeper<T> {
         this.events.emit({ type: 'error', topic: this.topic, error: asError(error) });
       }
     }
-    await Promise.all([this.acks.drain(), ...this.settling]);
+    await Promise.all(this.settling);
   }
 }

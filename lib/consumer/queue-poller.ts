@@ -1,12 +1,13 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import type { QueueConsumer, QueueHandlerFn } from '../interfaces';
+import type { ReservedMessage } from '../interfaces';
 import type { ConsumerSettings } from '../queue/settings';
 import { DEFAULTS, LIMITS } from '../common/redis-ack-queue.constants';
 import { asError } from '../errors/error-text';
+import type { AckBatcher } from './ack-batcher';
 import type { ConsumerReporting } from './failed-deliveries';
 import { FailurePause } from './failure-pause';
-import { messagesOf } from './in-flight';
-import { LeaseKeeper } from './lease-keeper';
+import { messagesOf, type InFlight } from './in-flight';
+import { heartbeatMs } from './lease-keeper';
 import { PartitionTurns } from './partition-turns';
 import { PrefetchBuffer } from './prefetch-buffer';
 import { reportReserve } from './reserve-report';
@@ -22,18 +23,24 @@ export interface PollerDeps extends ConsumerReporting {
   tracing?: DeliveryTracing;
   /** A reserve found a flow of the topic that needs the sweep (see FlowSweeper). */
   flowRepair?(topic: string): void;
-  onClosed(): void;
+}
+
+/** Where the poller starts the messages it reserved: the running handlers (a LeaseKeeper). */
+export interface MessageRunner<T> {
+  /** Handlers running now. */
+  readonly running: number;
+  run(message: ReservedMessage<T>): void;
 }
 
 /**
- * One consumer of one topic: the loop that reserves while slots are free (the acks of
- * finished handlers riding along), keeps a small prefetch, and waits for a wake-up or the
- * next due time when nothing is ready. It owns the loop, the reserves under way and the
- * prefetch buffer; handlers, their leases and timers belong to its LeaseKeeper, and the ack
- * batch to the keeper's AckBatcher, which a reserve only asks to carry acks.
+ * The fetching part of one consumer of one topic: the loop that reserves while slots are free
+ * (the acks of finished handlers riding along), keeps a small prefetch, and waits for a wake-up
+ * or the next due time when nothing is ready. It owns the loop, the reserves under way, the
+ * prefetch buffer and the release of what it reserved and never started (on a timer of its own,
+ * what waited a whole heartbeat). It hands messages to the keeper (`run`) and asks the ack batch
+ * to let a reserve carry acks; it hears from neither: the TopicConsumer tells it of free slots.
  */
-export class QueuePoller<T> implements QueueConsumer {
-  private readonly keeper: LeaseKeeper<T>;
+export class QueuePoller<T> {
   private readonly buffer: PrefetchBuffer<T>;
   private readonly failures: FailurePause;
   private readonly stopper = new AbortController();
@@ -50,37 +57,42 @@ export class QueuePoller<T> implements QueueConsumer {
   private readonly partitions: PartitionTurns;
   /** After a wait, one reserve probes alone; a second overlaps only once one came back full. */
   private probing = true;
-  private closing: Promise<void> | undefined;
+  /** Hands back what waited in the prefetch a whole heartbeat interval. */
+  private staleCheck: NodeJS.Timeout | undefined;
+  /** Releases of messages that never started, not answered yet: close waits for them. */
+  private readonly releasing = new Set<Promise<unknown>>();
 
   constructor(
     readonly topic: string,
-    handler: QueueHandlerFn<T>,
     private readonly settings: ConsumerSettings,
     private readonly deps: PollerDeps,
+    private readonly keeper: MessageRunner<T>,
+    private readonly acks: Pick<AckBatcher<InFlight<T>>, 'carry'>,
   ) {
     this.partitions = new PartitionTurns(deps.engine.partitionCount(topic));
     this.buffer = new PrefetchBuffer(settings.concurrency, settings.batchSize);
     this.failures = new FailurePause(topic, deps);
-    this.keeper = new LeaseKeeper(deps.engine, topic, handler, settings, deps, {
-      finished: (ms) => this.slotFreed(ms),
-      beat: () => this.keeper.handBack(this.buffer.takeStale()),
-      // The topic is held: what this consumer prefetched must not start either.
-      held: () => this.keeper.handBack(this.buffer.takeAll()),
-    });
-  }
-
-  get running(): number {
-    return this.keeper.running;
   }
 
   start(): void {
     this.loopDone = this.loop();
-    this.keeper.start();
+    // As often as the heartbeat: no prefetched lease runs out unextended.
+    this.staleCheck = setInterval(() => this.handBack(this.buffer.takeStale()), heartbeatMs(this.settings.leaseMs));
   }
 
-  close(drainMs = this.settings.drainMs): Promise<void> {
-    this.closing ??= this.shutdown(drainMs);
-    return this.closing;
+  /**
+   * A handler finished after `ms`: returns the next prefetched message to start in its slot (none
+   * once stopping), and wakes the loop to fill what is left.
+   */
+  slotFreed(ms: number): ReservedMessage<T> | undefined {
+    const next = this.stopping ? undefined : this.buffer.next(ms);
+    this.changed?.();
+    return next;
+  }
+
+  /** The topic is held (a handler's rateLimited): what this consumer prefetched must not start either. */
+  topicHeld(): void {
+    this.handBack(this.buffer.takeAll());
   }
 
   /**
@@ -145,7 +157,7 @@ export class QueuePoller<T> implements QueueConsumer {
     // (Of a partitioned topic they may belong to other partitions: they go on their own.)
     const carried = this.partitions.count === 1 ? LIMITS.idsPerCall : 0;
     try {
-      const reserved = await this.keeper.acks.carry(carried, (acks) =>
+      const reserved = await this.acks.carry(carried, (acks) =>
         this.deps.engine.reserve<T>(this.topic, partition, request, messagesOf(acks)),
       );
       const { messages, nextDueInMs } = reserved;
@@ -154,12 +166,12 @@ export class QueuePoller<T> implements QueueConsumer {
       this.deps.tracing?.reserved(messages);
       this.failures.recovered();
       if (this.stopping) {
-        if (messages.length > 0) this.keeper.handBack(messages);
+        if (messages.length > 0) this.handBack(messages);
         return;
       }
       if (reserved.paused) {
         // Paused: prefetched messages go back (attempt not counted); wait for resume's wake-up.
-        this.keeper.handBack(this.buffer.takeAll());
+        this.handBack(this.buffer.takeAll());
         this.drained = { nextDueInMs: -1 };
         return;
       }
@@ -170,7 +182,7 @@ export class QueuePoller<T> implements QueueConsumer {
         else if (reserved.rateLimited) late.push(message);
         else this.buffer.add(message);
       }
-      if (late.length > 0) this.keeper.handBack(late);
+      if (late.length > 0) this.handBack(late);
       this.drained = this.partitions.report(partition, messages.length < count, nextDueInMs);
       if (messages.length === count) this.probing = false;
     } catch (error) {
@@ -178,23 +190,32 @@ export class QueuePoller<T> implements QueueConsumer {
     }
   }
 
-  /** A handler finished: start the next prefetched message, wake the loop. */
-  private slotFreed(ms: number): void {
-    const next = this.stopping ? undefined : this.buffer.next(ms);
-    if (next) this.keeper.run(next);
-    this.changed?.();
+  /** Releases leases that never started a handler, last first so they keep their order at the head of ready. */
+  private handBack(messages: ReservedMessage<T>[]): void {
+    if (messages.length === 0) return;
+    this.deps.tracing?.released(messages);
+    const released = this.deps.engine
+      .settle('release', this.topic, messages.reverse())
+      .catch((error: unknown) => this.deps.events.emit({ type: 'error', topic: this.topic, error: asError(error) }));
+    const tracked = released.finally(() => this.releasing.delete(tracked));
+    this.releasing.add(tracked);
   }
 
-  /** Stop reserving, let running handlers finish within drainMs, hand the rest back at once. */
-  private async shutdown(drainMs: number): Promise<void> {
-    const deadline = Date.now() + drainMs;
+  /**
+   * Stops reserving: waits up to drainMs for the loop and the reserves under way, then hands
+   * back at once what was prefetched and never started.
+   */
+  async stop(drainMs: number): Promise<void> {
     this.stopper.abort();
+    clearInterval(this.staleCheck);
     await settleWithin(Promise.all([this.loopDone, ...this.fetches]), drainMs);
-    // Prefetched messages never started: back to ready at once.
-    this.keeper.handBack(this.buffer.takeAll());
-    await this.keeper.close(deadline);
+    this.handBack(this.buffer.takeAll());
+  }
+
+  /** After `stop` and the handlers' end: waits for its releases and closes its wait for wake-ups. */
+  async close(): Promise<void> {
+    await Promise.all(this.releasing);
     this.deps.wake.close();
-    this.deps.onClosed();
   }
 
   private get stopping(): boolean {

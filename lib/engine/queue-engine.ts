@@ -186,6 +186,14 @@ export class QueueEngine implements ConsumerEngine {
     return this.layouts.verify(this.layouts.get(topic), 'check a topic');
   }
 
+  /**
+   * Date.now() when Redis last answered a script of `topic` (a reserve, ack, nack, extension, push…),
+   * noted where scripts run: a consumer's health check reads it. Undefined before the first answer.
+   */
+  lastAnswerAt(topic: string): number | undefined {
+    return this.scripts.lastAnswerAt(topic);
+  }
+
   partitionCount(topic: string): number {
     return this.layouts.get(topic).partitions.length;
   }

@@ -6,11 +6,12 @@ function batcher(send: (leases: string[]) => Promise<boolean[]> = (leases) => Pr
   const sends: string[][] = [];
   const settled: [string, boolean][] = [];
   const failed: [string, unknown][] = [];
-  const acks = new AckBatcher<string>(
-    (leases) => (sends.push([...leases]), send(leases)),
-    (lease, acked) => void settled.push([lease, acked]),
-    (lease, error) => void failed.push([lease, error]),
-  );
+  const acks = new AckBatcher<string>({
+    send: (leases) => (sends.push([...leases]), send(leases)),
+    settled: (lease, acked) => void settled.push([lease, acked]),
+    failed: (lease, error) => void failed.push([lease, error]),
+    rideAlong: () => true,
+  });
   return { acks, sends, settled, failed };
 }
 
@@ -40,12 +41,12 @@ describe('AckBatcher', () => {
 
   it('leaves the acks that may not ride along to its own call (kept completed records)', async () => {
     const sends: string[][] = [];
-    const acks = new AckBatcher<string>(
-      (leases) => (sends.push([...leases]), Promise.resolve(leases.map(() => true))),
-      () => undefined,
-      () => undefined,
-      (lease) => !lease.startsWith('kept'),
-    );
+    const acks = new AckBatcher<string>({
+      send: (leases) => (sends.push([...leases]), Promise.resolve(leases.map(() => true))),
+      settled: () => undefined,
+      failed: () => undefined,
+      rideAlong: (lease) => !lease.startsWith('kept'),
+    });
     acks.ack('a');
     acks.ack('kept-1');
     acks.ack('b');

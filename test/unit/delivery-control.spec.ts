@@ -1,11 +1,11 @@
 import type { CancelListener, CancelSignals } from '../../lib/engine/redis/cancel-signals';
-import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
 import { MessageCancelledError, type MessageContext, type RedisAckQueueEvent } from '../../lib';
 import { QueueLogger } from '../../lib/observability/queue-logger';
 import { QueueEvents } from '../../lib/queue/queue-events';
 import { resolveConsumerSettings } from '../../lib/queue/settings';
 import { deferred, turns } from '../support/async-helpers';
 import { FakeEngine } from '../support/fake-engine';
+import { KeeperWithAcks } from '../support/keeper-with-acks';
 
 /** CancelSignals without Redis: the test calls the listeners as a publish would. */
 function fakeCancels() {
@@ -23,13 +23,12 @@ function keeperOf(handler: (payload: string, context: MessageContext) => unknown
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const { cancels, publish } = fakeCancels();
-  const keeper = new LeaseKeeper<string>(
+  const keeper = new KeeperWithAcks<string>(
     engine,
     'jobs',
     handler,
     resolveConsumerSettings({ leaseMs: 60_000 }, undefined),
     { events: queueEvents, logger: new QueueLogger('warn'), cancels },
-    { finished: () => undefined, beat: () => undefined, held: () => undefined },
   );
   keeper.start();
   return { engine, events, publish, keeper };

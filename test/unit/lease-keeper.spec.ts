@@ -1,5 +1,4 @@
 import { QueueLogger } from '../../lib/observability/queue-logger';
-import { LeaseKeeper } from '../../lib/consumer/lease-keeper';
 import {
   HandlerTimeoutError,
   LeaseLostError,
@@ -14,19 +13,18 @@ import { resolveConsumerSettings } from '../../lib/queue/settings';
 import { expectLogs } from '../support/capture-logs';
 import { deferred, turns } from '../support/async-helpers';
 import { FakeEngine } from '../support/fake-engine';
+import { KeeperWithAcks } from '../support/keeper-with-acks';
 
 let engine: FakeEngine;
 let events: RedisAckQueueEvent[];
-let beats: number;
 let finished: number[];
-const keepers: LeaseKeeper<string>[] = [];
+const keepers: KeeperWithAcks<string>[] = [];
 // Each test's keeper is closed after it, handing back what still runs.
 expectLogs(/Released \d+ unfinished message/);
 
 beforeEach(() => {
   engine = new FakeEngine();
   events = [];
-  beats = 0;
   finished = [];
 });
 
@@ -35,11 +33,11 @@ afterEach(async () => {
   await Promise.all(keepers.splice(0).map((keeper) => keeper.close(0)));
 });
 
-function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): LeaseKeeper<string> {
+function startKeeper(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): KeeperWithAcks<string> {
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
-  const hooks = { finished: (ms: number) => void finished.push(ms), beat: () => void beats++, held: () => undefined };
-  const keeper = new LeaseKeeper(
+  const hooks = { finished: (ms: number) => void finished.push(ms) };
+  const keeper = new KeeperWithAcks(
     engine,
     'jobs',
     handler,
@@ -75,7 +73,6 @@ describe('LeaseKeeper on fake timers', () => {
     expect(a.leaseDeadline).toBe(Date.now() + 60);
     await jest.advanceTimersByTimeAsync(40);
     expect(engine.callsOf('extend')).toHaveLength(3);
-    expect(beats).toBe(3);
   });
 
   it('stops extending a lease once its handler finished (and acked)', async () => {

@@ -1,5 +1,5 @@
 import { QueueLogger } from '../../lib/observability/queue-logger';
-import { QueuePoller } from '../../lib/consumer/queue-poller';
+import { TopicConsumer } from '../../lib/consumer/topic-consumer';
 import {
   LeaseLostError,
   RedisUnavailableError,
@@ -22,7 +22,7 @@ let engine: FakeEngine;
 let wake: FakeWakeSignal;
 let events: RedisAckQueueEvent[];
 let closed: number;
-const pollers: QueuePoller<string>[] = [];
+const pollers: TopicConsumer<string>[] = [];
 // Closing a poller whose handler still runs hands its message back, with this warning.
 expectLogs(/Released \d+ unfinished message/);
 
@@ -42,11 +42,11 @@ afterEach(async () => {
   jest.restoreAllMocks();
 });
 
-function start(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): QueuePoller<string> {
+function start(handler: QueueHandlerFn<string>, options: QueueHandlerOptions = {}): TopicConsumer<string> {
   const queueEvents = new QueueEvents();
   queueEvents.stream$.subscribe((event) => events.push(event));
   const settings = resolveConsumerSettings(options, undefined);
-  const poller = new QueuePoller('jobs', handler, settings, {
+  const poller = new TopicConsumer('jobs', handler, settings, {
     engine,
     wake,
     events: queueEvents,

@@ -13,6 +13,8 @@ import { QUEUE_SCRIPTS } from './script-table';
  */
 export class ScriptRunner {
   private drops = 0;
+  /** Date.now() of Redis' last answer to a script of each topic (what a consumer's health check reads). */
+  private readonly answeredAt = new Map<string, number>();
 
   constructor(readonly client: RedisClient) {
     defineQueueScripts(client);
@@ -38,10 +40,17 @@ export class ScriptRunner {
     args: (string | number)[],
   ): Promise<T> {
     try {
-      return await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
+      const reply = await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
+      if (topic !== undefined) this.answeredAt.set(topic, Date.now());
+      return reply;
     } catch (error) {
       throw mapRedisError(error, QUEUE_SCRIPTS[name].operation, topic);
     }
+  }
+
+  /** Date.now() when Redis last answered a script of `topic`, whoever ran it; undefined before the first. */
+  lastAnswerAt(topic: string): number | undefined {
+    return this.answeredAt.get(topic);
   }
 
   /**
