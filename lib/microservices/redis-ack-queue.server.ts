@@ -6,6 +6,7 @@ import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
+import { heldDeliveryOf } from '../queue/queue-internals';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { patternHandlerOptions } from './pattern-options';
 import { topicOfPattern } from './pattern-topic';
@@ -225,10 +226,17 @@ export class RedisAckQueueServer
       answer = { error };
       failure = failureOf(error, context.topic);
     }
+    const held = heldDeliveryOf(message);
     // retryLater: no answer yet, the delivery ends deferred.
-    if (this.queue.replies.deferred(message)) return;
+    if (held?.deferred) return;
     const record = await this.outgoing(answer, context);
-    await this.queue.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
+    await this.queue.replies.send(
+      context.topic,
+      held,
+      this.encode(record, context.topic),
+      replyTtlMs(message),
+      channel,
+    );
     if (failure && isRefusal(failure)) throw failure;
   }
 
