@@ -1,6 +1,5 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
-import { mapRedisError } from '../errors/map-redis-error';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
@@ -33,7 +32,7 @@ import { QueueInspector } from './stores/queue-inspector';
 import { FlowRequeue } from './stores/flow-requeue';
 import { FleetEventStream } from './stores/fleet-event-stream';
 import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './keys/queue-keys';
-import { withClusterResends } from './redis/cluster-resend';
+import { sendCommand } from './redis/redis-command';
 import { ReplicatedPushes } from './stores/replicated-pushes';
 import { ScheduleStore } from './stores/schedule-store';
 import { ScriptRunner } from './scripts/script-runner';
@@ -145,9 +144,7 @@ export class QueueEngine implements ConsumerEngine {
    */
   issueIdPrefix(): Promise<number> {
     const key = idPrefixCounterKey(prefixInKeys(this.config.prefix));
-    return withClusterResends(this.client, () => this.client.incr(key)).catch((error: unknown) => {
-      throw mapRedisError(error, 'push');
-    });
+    return sendCommand(this.client, 'push', undefined, () => this.client.incr(key));
   }
 
   /**
@@ -159,7 +156,7 @@ export class QueueEngine implements ConsumerEngine {
     const { prefix } = this.config;
     if (!prefix.includes(':')) return false;
     const keys = [topicIndexKeys(prefix).topicIndex, scheduleIndexKeys(prefix).scheduleTopics];
-    return this.client.exists(...keys).then(
+    return sendCommand(this.client, 'connect', undefined, () => this.client.exists(...keys)).then(
       (count) => count > 0,
       () => false,
     );

@@ -1,7 +1,6 @@
 import { Cluster } from 'ioredis';
-import { mapRedisError } from '../../errors/map-redis-error';
 import type { RedisClient } from '../redis/connection';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
 import type { TopicLayout } from './topic-layouts';
 import { QUEUE_SCRIPTS } from './script-table';
@@ -31,17 +30,9 @@ export class ScriptRunner {
     return this.drops !== mark;
   }
 
-  async run<T>(
-    name: QueueScriptName,
-    topic: string | undefined,
-    keys: ScriptKeys,
-    args: (string | number)[],
-  ): Promise<T> {
-    try {
-      return await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
-    } catch (error) {
-      throw mapRedisError(error, QUEUE_SCRIPTS[name].operation, topic);
-    }
+  run<T>(name: QueueScriptName, topic: string | undefined, keys: ScriptKeys, args: (string | number)[]): Promise<T> {
+    const { operation } = QUEUE_SCRIPTS[name];
+    return sendCommand(this.client, operation, topic, () => runQueueScript<T>(this.client, name, keys, args));
   }
 
   /**

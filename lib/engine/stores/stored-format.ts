@@ -1,5 +1,5 @@
 import type { RedisAckQueueStoredFormat } from '../../interfaces';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import type { RedisClient } from '../redis/connection';
 import { dataMarkerKey, scheduleIndexKeys, storedFormatKey, topicIndexKeys } from '../keys/queue-keys';
 
@@ -41,9 +41,11 @@ export class StoredFormat {
   async load(): Promise<RedisAckQueueStoredFormat> {
     let format = await this.read();
     if (format === undefined) {
-      const older = await withClusterResends(this.client, () => this.client.exists(...this.olderKeys));
+      const older = await sendCommand(this.client, 'connect', undefined, () => this.client.exists(...this.olderKeys));
       const wanted: RedisAckQueueStoredFormat = older > 0 ? 'json' : 'compact';
-      const found = await withClusterResends(this.client, () => this.client.set(this.key, wanted, 'NX', 'GET'));
+      const found = await sendCommand(this.client, 'connect', undefined, () =>
+        this.client.set(this.key, wanted, 'NX', 'GET'),
+      );
       format = found === null ? wanted : asFormat(found);
     }
     this.current = format;
@@ -52,13 +54,13 @@ export class StoredFormat {
 
   /** The prefix's format as stored; undefined when none was chosen. */
   async read(): Promise<RedisAckQueueStoredFormat | undefined> {
-    const stored = await withClusterResends(this.client, () => this.client.get(this.key));
+    const stored = await sendCommand(this.client, 'read the stored format', undefined, () => this.client.get(this.key));
     return stored === null ? undefined : asFormat(stored);
   }
 
   /** Sets the prefix's format, and this service's at once. */
   async set(format: RedisAckQueueStoredFormat): Promise<void> {
-    await withClusterResends(this.client, () => this.client.set(this.key, format));
+    await sendCommand(this.client, 'set the stored format', undefined, () => this.client.set(this.key, format));
     this.current = format;
   }
 }
