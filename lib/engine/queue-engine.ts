@@ -31,8 +31,9 @@ import { MessageWriter } from './stores/message-writer';
 import { QueueInspector } from './stores/queue-inspector';
 import { FlowRequeue } from './stores/flow-requeue';
 import { FleetEventStream } from './stores/fleet-event-stream';
-import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './keys/queue-keys';
+import { idPrefixCounterKey, prefixInKeys } from './keys/queue-keys';
 import { sendCommand } from './redis/redis-command';
+import { release01UnescapedKeys } from './keys/release-0.1';
 import { ReplicatedPushes } from './stores/replicated-pushes';
 import { ScheduleStore } from './stores/schedule-store';
 import { ScriptRunner } from './scripts/script-runner';
@@ -153,9 +154,8 @@ export class QueueEngine implements ConsumerEngine {
    * Read-only; false for a prefix without ':' and when Redis does not tell (an ACL for the new layout).
    */
   async unescapedLayoutFound(): Promise<boolean> {
-    const { prefix } = this.config;
-    if (!prefix.includes(':')) return false;
-    const keys = [topicIndexKeys(prefix).topicIndex, scheduleIndexKeys(prefix).scheduleTopics];
+    const keys = release01UnescapedKeys(this.config.prefix);
+    if (keys.length === 0) return false;
     return sendCommand(this.client, 'connect', undefined, () => this.client.exists(...keys)).then(
       (count) => count > 0,
       () => false,

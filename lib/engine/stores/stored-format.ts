@@ -1,7 +1,8 @@
 import type { RedisAckQueueStoredFormat } from '../../interfaces';
 import { sendCommand } from '../redis/redis-command';
 import type { RedisClient } from '../redis/connection';
-import { dataMarkerKey, scheduleIndexKeys, storedFormatKey, topicIndexKeys } from '../keys/queue-keys';
+import { storedFormatKey } from '../keys/queue-keys';
+import { release01UsedKeys } from '../keys/release-0.1';
 
 /**
  * The prefix's stored format (how push stores a message without headers, group or maxAttempts;
@@ -21,11 +22,7 @@ export class StoredFormat {
     prefix: string,
   ) {
     this.key = storedFormatKey(prefix);
-    this.olderKeys = [
-      dataMarkerKey(prefix),
-      topicIndexKeys(prefix).topicIndex,
-      scheduleIndexKeys(prefix).scheduleTopics,
-    ];
+    this.olderKeys = release01UsedKeys(prefix);
   }
 
   /**
