@@ -59,6 +59,8 @@ export const DEFAULTS = {
   keepCompleted: { maxCount: 1_000, maxAgeMs: 24 * 3_600_000 },
   /** Largest `context.progress` value, as JSON bytes. */
   maxProgressBytes: 4_096,
+  /** Messages one page of list() or deadLetters() holds when `limit` is left out. */
+  pageLimit: 100,
   /** A handler's progress is written at most this often (ms); the latest value wins. */
   progressIntervalMs: 200,
 } as const;
@@ -88,28 +90,29 @@ export const LIMITS = {
   maxSteps: 100,
   /** Longest name of a durable step (characters). */
   stepNameLength: 256,
+  /** Longest prefix, queue name (of a module registration) or schedule name (characters). */
+  nameLength: 100,
+  /** The longest timer Node can set (a longer one fires at once), and so the longest lease or timeout (ms). */
+  maxTimerMs: 2 ** 31 - 1,
 } as const;
-
-/** The longest timer Node can set, and so the longest lease or timeout (ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Inclusive ranges of the numeric options, checked in one place (queue/validation.ts). */
 export const BOUNDS = {
-  leaseMs: [10, MAX_TIMER_MS],
+  leaseMs: [10, LIMITS.maxTimerMs],
   maxAttempts: [1, 1_000_000],
   concurrency: [1, 10_000],
   batchSize: [1, LIMITS.maxReserveCount],
-  timeoutMs: [1, MAX_TIMER_MS],
-  commandTimeoutMs: [1, MAX_TIMER_MS],
+  timeoutMs: [1, LIMITS.maxTimerMs],
+  commandTimeoutMs: [1, LIMITS.maxTimerMs],
   count: [1, LIMITS.maxReserveCount],
   maxPayloadBytes: [1, 512 * 1024 * 1024],
   partitions: [1, 256],
   replicas: [1, 100],
-  replicationTimeoutMs: [1, MAX_TIMER_MS],
+  replicationTimeoutMs: [1, LIMITS.maxTimerMs],
   deadLetterPage: [1, 10_000],
   priority: [0, 9],
   maxDeferrals: [0, 1_000_000],
-  retryLaterMs: [0, MAX_TIMER_MS],
+  retryLaterMs: [0, LIMITS.maxTimerMs],
   listPage: [1, 10_000],
   listPreview: [1, 65_536],
   completedMaxCount: [1, 10_000_000],

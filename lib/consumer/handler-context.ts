@@ -11,7 +11,7 @@ import type {
 import type { FlowChildRecord } from '../engine/codecs/flow-format';
 import { userKeyed } from '../common/user-keyed';
 import { assertBounded } from '../queue/validation';
-import { HELD_LEASE, type HeldDelivery } from '../engine/consumer-engine';
+import { registerHeldDeliveryReader } from '../queue/queue-internals';
 
 /** What a context needs of the running message it belongs to. */
 export interface ContextTarget {
@@ -105,10 +105,13 @@ export class HandlerContext implements MessageContext {
     return this.#lease.step(this.#target, name, fn);
   }
 
-  /** @internal This delivery (see HELD_LEASE). */
-  [HELD_LEASE](): HeldDelivery {
-    const { id, token, group } = this.#target.message;
-    return { id, token, group, deferred: this.#target.deferral !== undefined };
+  static {
+    // This delivery, for the package's own transport (see queue-internals): no key on the context.
+    registerHeldDeliveryReader((context) => {
+      if (!(#target in context)) return undefined;
+      const { message, deferral } = context.#target;
+      return { id: message.id, token: message.token, group: message.group, deferred: deferral !== undefined };
+    });
   }
 }
 

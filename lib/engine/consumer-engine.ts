@@ -1,6 +1,5 @@
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
 import type { FlowHandoff } from './stores/flow-trees';
-import type { Lease } from './codecs/wire-format';
 import type {
   CompletedLease,
   CompletedPolicy,
@@ -98,23 +97,4 @@ export interface ConsumerEngine {
   storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult>;
   /** Flows: what a consumer hands to a child's parent, and reads for a parent's handler. */
   readonly flows: FlowHandoff;
-}
-
-/**
- * The key of a handler context's internal accessor of its delivery (its lease, and whether the
- * handler deferred it), for the parts of this package that write fenced by the lease (the Nest
- * transport's replies): not part of the public API.
- */
-export const HELD_LEASE: unique symbol = Symbol('nestjs-redis-ack-queue.heldLease');
-
-/** A running delivery as HELD_LEASE gives it. */
-export interface HeldDelivery extends Lease {
-  /** The handler called `retryLater` or `rateLimited`: the delivery ends deferred. */
-  deferred: boolean;
-}
-
-/** The delivery a handler context belongs to; undefined for a context made elsewhere (a test's). */
-export function heldDeliveryOf(context: object): HeldDelivery | undefined {
-  const accessor = (context as { [HELD_LEASE]?: () => HeldDelivery })[HELD_LEASE];
-  return typeof accessor === 'function' ? accessor.call(context) : undefined;
 }

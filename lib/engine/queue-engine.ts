@@ -1,6 +1,5 @@
 import { InvalidOptionError } from '../errors';
 import { errorText } from '../errors/error-text';
-import { mapRedisError } from '../errors/map-redis-error';
 import type { DeadLetterReason, NackResult } from '../interfaces';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
@@ -32,8 +31,9 @@ import { MessageWriter } from './stores/message-writer';
 import { QueueInspector } from './stores/queue-inspector';
 import { FlowRequeue } from './stores/flow-requeue';
 import { FleetEventStream } from './stores/fleet-event-stream';
-import { idPrefixCounterKey, prefixInKeys, scheduleIndexKeys, topicIndexKeys } from './keys/queue-keys';
-import { withClusterResends } from './redis/cluster-resend';
+import { idPrefixCounterKey, prefixInKeys } from './keys/queue-keys';
+import { sendCommand } from './redis/redis-command';
+import { release01UnescapedKeys } from './keys/release-0.1';
 import { ReplicatedPushes } from './stores/replicated-pushes';
 import { ScheduleStore } from './stores/schedule-store';
 import { ScriptRunner } from './scripts/script-runner';
@@ -145,9 +145,7 @@ export class QueueEngine implements ConsumerEngine {
    */
   issueIdPrefix(): Promise<number> {
     const key = idPrefixCounterKey(prefixInKeys(this.config.prefix));
-    return withClusterResends(this.client, () => this.client.incr(key)).catch((error: unknown) => {
-      throw mapRedisError(error, 'push');
-    });
+    return sendCommand(this.client, 'push', undefined, () => this.client.incr(key));
   }
 
   /**
@@ -156,10 +154,9 @@ export class QueueEngine implements ConsumerEngine {
    * Read-only; false for a prefix without ':' and when Redis does not tell (an ACL for the new layout).
    */
   async unescapedLayoutFound(): Promise<boolean> {
-    const { prefix } = this.config;
-    if (!prefix.includes(':')) return false;
-    const keys = [topicIndexKeys(prefix).topicIndex, scheduleIndexKeys(prefix).scheduleTopics];
-    return this.client.exists(...keys).then(
+    const keys = release01UnescapedKeys(this.config.prefix);
+    if (keys.length === 0) return false;
+    return sendCommand(this.client, 'connect', undefined, () => this.client.exists(...keys)).then(
       (count) => count > 0,
       () => false,
     );

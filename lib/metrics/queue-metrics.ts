@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Registry } from 'prom-client';
 import type { QueueGauges } from '../interfaces';
-import { DELIVERY_TALLY, type DeliveryTally } from '../queue/delivery-tally';
+import type { DeliveryTally } from '../queue/delivery-tally';
+import { internalsOf } from '../queue/queue-internals';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { withinBound } from '../engine/redis/call-bound';
@@ -136,7 +137,7 @@ export class RedisAckQueueMetrics {
       },
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
-    this.untally = service[DELIVERY_TALLY]().add(this.tally);
+    this.untally = internalsOf(service).tally.add(this.tally);
   }
 
   /** Stops counting and removes the metrics from the registry. */

@@ -12,11 +12,9 @@ import { topicOfPattern } from './pattern-topic';
 import { PendingRequests } from './pending-requests';
 import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
-import { REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+import { DEFAULT_REPLY_WAIT_MS, REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
 import { TransportQueue } from './transport-queue';
 import type { RedisAckQueueClientOptions } from './transport-options.interface';
-
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * A `ClientProxy` of {@link RedisAckQueueServer}: `emit` pushes an event, `send` a request whose
@@ -51,7 +49,7 @@ export class RedisAckQueueClient extends ClientProxy {
    */
   constructor(options: RedisAckQueueClientOptions = {}) {
     super();
-    const { timeoutMs = DEFAULT_TIMEOUT_MS, serializer, deserializer, ...serviceOptions } = options;
+    const { timeoutMs = DEFAULT_REPLY_WAIT_MS, serializer, deserializer, ...serviceOptions } = options;
     assertBounded('timeoutMs', timeoutMs);
     this.timeoutMs = timeoutMs;
     // A client only pushes: it runs no schedules.

@@ -2,10 +2,11 @@ import type { CustomTransportStrategy, Deserializer, MessageHandler, Serializer 
 import { Server } from '@nestjs/microservices';
 import { isObservable } from 'rxjs';
 import { asError } from '../errors/error-text';
-import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { DEFAULTS, LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { MessageContext, QueueHandlerOptions, RedisAckQueueEvent } from '../interfaces';
 import { ADOPT_QUEUE_SETTINGS, type AdoptedQueueSettings } from '../nest/transport-settings.binder';
+import { heldDeliveryOf } from '../queue/queue-internals';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { patternHandlerOptions } from './pattern-options';
 import { topicOfPattern } from './pattern-topic';
@@ -13,7 +14,14 @@ import { metadataOf, type RedisAckQueuePacketMetadata, type TransportPacket } fr
 import { type ProcessingEndHook, type ProcessingStartHook, withProcessingHooks } from './processing-hooks';
 import { RedisAckQueueContext } from './redis-ack-queue.context';
 import { RedisAckQueueRejectException } from './redis-ack-queue-reject.exception';
-import { encodeReply, REPLY_TO_HEADER, REPLY_TTL_HEADER, responsePackets, type ReplyRecord } from './reply-wire';
+import {
+  DEFAULT_REPLY_WAIT_MS,
+  encodeReply,
+  REPLY_TO_HEADER,
+  REPLY_TTL_HEADER,
+  responsePackets,
+  type ReplyRecord,
+} from './reply-wire';
 import { TransportQueue } from './transport-queue';
 import { failureOf, isRefusal } from './transport-refusals';
 import type { RedisAckQueueServerOptions } from './transport-options.interface';
@@ -225,10 +233,17 @@ export class RedisAckQueueServer
       answer = { error };
       failure = failureOf(error, context.topic);
     }
+    const held = heldDeliveryOf(message);
     // retryLater: no answer yet, the delivery ends deferred.
-    if (this.queue.replies.deferred(message)) return;
+    if (held?.deferred) return;
     const record = await this.outgoing(answer, context);
-    await this.queue.replies.send(message, this.encode(record, context.topic), replyTtlMs(message), channel);
+    await this.queue.replies.send(
+      context.topic,
+      held,
+      this.encode(record, context.topic),
+      replyTtlMs(message),
+      channel,
+    );
     if (failure && isRefusal(failure)) throw failure;
   }
 
@@ -301,6 +316,6 @@ async function valuesOf(result: Promise<unknown>, context: MessageContext): Prom
  */
 function replyTtlMs(context: MessageContext): number {
   const asked = Number(context.headers[REPLY_TTL_HEADER]);
-  const wait = Number.isInteger(asked) && asked > 0 && asked <= 2 ** 31 - 1 ? asked : 30_000;
+  const wait = Number.isInteger(asked) && asked > 0 && asked <= LIMITS.maxTimerMs ? asked : DEFAULT_REPLY_WAIT_MS;
   return Math.max(wait, 60_000) + 5_000;
 }

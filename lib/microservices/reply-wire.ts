@@ -10,6 +10,8 @@ import { asError } from '../errors/error-text';
 export const REPLY_TO_HEADER = 'ackq-reply-to';
 /** The request header giving how long (ms) the caller waits: how long its reply is kept. */
 export const REPLY_TTL_HEADER = 'ackq-reply-ttl-ms';
+/** How long a caller waits when its `timeoutMs` is left out, and a request without that header's reply is kept. */
+export const DEFAULT_REPLY_WAIT_MS = 30_000;
 
 /**
  * What a handler answered: its values in order (then completion), or the error its exception

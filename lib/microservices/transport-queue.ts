@@ -1,6 +1,6 @@
 import type { RedisAckQueueOptions } from '../interfaces';
 import type { AdoptedQueueSettings } from '../nest/transport-settings.binder';
-import { REQUEST_REPLIES, type QueueReplies } from '../queue/queue-replies';
+import { internalsOf, type ServiceReplies } from '../queue/queue-internals';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { TransportListeners } from './transport-listeners';
 
@@ -13,7 +13,7 @@ import { TransportListeners } from './transport-listeners';
 export class TransportQueue {
   readonly listeners: TransportListeners;
   private current: RedisAckQueueService;
-  private currentReplies: QueueReplies;
+  private currentReplies: ServiceReplies;
 
   constructor(
     private readonly options: RedisAckQueueOptions,
@@ -21,7 +21,7 @@ export class TransportQueue {
     private readonly role: 'microservice' | 'client',
   ) {
     this.current = new RedisAckQueueService(options, role);
-    this.currentReplies = this.current[REQUEST_REPLIES]();
+    this.currentReplies = internalsOf(this.current).replies;
     this.listeners = new TransportListeners(this.current.events$);
   }
 
@@ -30,7 +30,7 @@ export class TransportQueue {
   }
 
   /** The request and reply side of the service. */
-  get replies(): QueueReplies {
+  get replies(): ServiceReplies {
     return this.currentReplies;
   }
 
@@ -43,7 +43,7 @@ export class TransportQueue {
     if (options === this.options && !settings.onService) return false;
     const previous = this.current;
     this.current = new RedisAckQueueService(options, this.role);
-    this.currentReplies = this.current[REQUEST_REPLIES]();
+    this.currentReplies = internalsOf(this.current).replies;
     settings.onService?.(this.current);
     this.listeners.follow(this.current.events$);
     // Never connected: closing it opens nothing.

@@ -1,11 +1,5 @@
 import type { DeadLetterReason } from '../interfaces';
 
-/**
- * The key of the service's internal accessor of its tallies (`service[DELIVERY_TALLY]()`), for
- * the recorders of this package (metrics): not part of the public API.
- */
-export const DELIVERY_TALLY: unique symbol = Symbol('nestjs-redis-ack-queue.deliveryTally');
-
 /** How a delivery ended, as a tally counts it. */
 export type SettledOutcome = 'acked' | 'retried' | 'dead';
 

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import type { DeadSweep } from '../engine/stores/queue-inspector';
 import type { DeadLetter, QueueGauges, QueueStats, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
@@ -27,7 +28,7 @@ export class QueueInspection {
   deadLetters<T>(topic: Topic<T>, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
     return this.core.call('read dead letters', topic, () => {
       assertTopic(topic);
-      const { offset = 0, limit = 100 } = optionsOf(options);
+      const { offset = 0, limit = DEFAULTS.pageLimit } = optionsOf(options);
       assertInteger('offset', offset, 0);
       assertBounded('deadLetterPage', limit, 'limit');
       return this.core.engine.inspector.deadLetters<T>(topic, offset, limit);

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { deadLetterInfo } from '../engine/codecs/lookup-format';
 import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
@@ -42,7 +43,7 @@ export class QueueLookup {
     return this.core.call('list messages', topic, async () => {
       assertTopic(topic);
       if (!STATES.includes(state)) throw new InvalidOptionError('state', state, `one of ${STATES.join(', ')}`);
-      const { offset = 0, limit = 100, preview } = optionsOf(options);
+      const { offset = 0, limit = DEFAULTS.pageLimit, preview } = optionsOf(options);
       assertInteger('offset', offset, 0);
       assertBounded('listPage', limit, 'limit');
       assertOptionalBounded('listPreview', preview, 'preview');

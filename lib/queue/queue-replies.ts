@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { heldDeliveryOf } from '../engine/consumer-engine';
+import type { Lease } from '../engine/codecs/wire-format';
 import type { ReplyInbox } from '../engine/redis/reply-inbox';
 import type { ReplyWrite, RequestRef } from '../engine/stores/request-replies';
-import type { MessageContext } from '../interfaces';
 import type { QueueCore } from './queue-core';
-
-/**
- * The key of the service's internal accessor of its request replies (`service[REQUEST_REPLIES]()`),
- * for the Nest transport of this package: not part of the public API.
- */
-export const REQUEST_REPLIES: unique symbol = Symbol('nestjs-redis-ack-queue.requestReplies');
+import type { ServiceReplies } from './queue-internals';
 
 /** Where a caller waits for its replies: `<prefix>:reply-to:<uuid>`, one per caller. */
 const CHANNEL_MARK = ':reply-to:';
@@ -17,9 +11,9 @@ const CHANNEL_MARK = ':reply-to:';
 /**
  * Request-reply over ordinary messages, for the Nest transport: a caller's channel, the
  * fenced reply of a running request (see RequestReplies), and the taking of a reply. A part of
- * RedisAckQueueService, reached through REQUEST_REPLIES.
+ * RedisAckQueueService, reached through queue-internals.
  */
-export class QueueReplies {
+export class QueueReplies implements ServiceReplies {
   constructor(private readonly core: QueueCore) {}
 
   /** A new caller channel of this prefix. */
@@ -34,20 +28,15 @@ export class QueueReplies {
   }
 
   /**
-   * Stores the reply of the running delivery of `context` and announces it on `channel`:
-   * 'lost' when its lease is no longer this delivery's, 'answered' when a reply was stored before.
+   * Stores the reply of a running delivery (its lease, see heldDeliveryOf: undefined for a context
+   * made elsewhere) and announces it on `channel`: 'lost' when its lease is no longer this
+   * delivery's, 'answered' when a reply was stored before.
    */
-  send(context: MessageContext, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
-    return this.core.call('reply to a request', context.topic, () => {
-      const lease = heldDeliveryOf(context);
+  send(topic: string, lease: Lease | undefined, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
+    return this.core.call('reply to a request', topic, () => {
       if (!lease) return Promise.resolve<ReplyWrite>('lost');
-      return this.core.engine.replies.write(context.topic, lease, reply, ttlMs, channel);
+      return this.core.engine.replies.write(topic, lease, reply, ttlMs, channel);
     });
-  }
-
-  /** Whether the handler of this delivery deferred it (`retryLater`, `rateLimited`): it is not answered now. */
-  deferred(context: MessageContext): boolean {
-    return heldDeliveryOf(context)?.deferred ?? false;
   }
 
   /** Whether the request was answered already (by an earlier delivery). */

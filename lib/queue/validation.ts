@@ -19,14 +19,14 @@ export function assertTopic(topic: unknown): asserts topic is string {
 }
 
 export function assertPrefix(prefix: unknown): asserts prefix is string {
-  if (typeof prefix !== 'string' || prefix.length > 100 || !NAME.test(prefix)) {
+  if (typeof prefix !== 'string' || prefix.length > LIMITS.nameLength || !NAME.test(prefix)) {
     throw new InvalidTopicError(prefix, MESSAGES.invalidPrefix(prefix));
   }
 }
 
 /** Queue names (of module registrations) follow the topic rule, at most 100 characters. */
 export function assertQueueName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name.length > 100 || !NAME.test(name)) {
+  if (typeof name !== 'string' || name.length > LIMITS.nameLength || !NAME.test(name)) {
     throw new InvalidOptionError('queue name', name, '1-100 characters of A-Z a-z 0-9 . _ - :');
   }
 }

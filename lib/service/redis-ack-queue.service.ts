@@ -53,7 +53,6 @@ import type {
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { settleWithin } from '../common/settle-within';
 import { QueueCore } from '../queue/queue-core';
-import { DELIVERY_TALLY, type DeliveryTallies } from '../queue/delivery-tally';
 import { QueueDeclarations } from '../queue/declarations';
 import { QueueHistory } from '../queue/queue-history';
 import { FleetEvents } from '../queue/fleet-events';
@@ -65,7 +64,8 @@ import { QueueFlows } from '../queue/queue-flows';
 import { QueueSchedules } from '../queue/queue-schedules';
 import { QueueFormat } from '../queue/queue-format';
 import { QueueTopics } from '../queue/queue-topics';
-import { QueueReplies, REQUEST_REPLIES } from '../queue/queue-replies';
+import { QueueReplies } from '../queue/queue-replies';
+import { registerServiceInternals } from '../queue/queue-internals';
 import { TopicControls } from '../queue/topic-controls';
 import { assertTopic, optionsOf } from '../queue/validation';
 
@@ -102,21 +102,6 @@ export class RedisAckQueueService
    */
   readonly events$: Observable<RedisAckQueueEvent>;
   private readonly core: QueueCore;
-  /**
-   * @internal The tallies of this service's pushes, settled deliveries and cancels (plain
-   * numbers, no event objects), for the recorders of this package: not part of the public API.
-   */
-  [DELIVERY_TALLY](): DeliveryTallies {
-    return this.core.events.tally;
-  }
-  /**
-   * @internal Request-reply over messages, for this package's Nest transport: not part of the
-   * public API.
-   */
-  [REQUEST_REPLIES](): QueueReplies {
-    return this.replies;
-  }
-  private readonly replies: QueueReplies;
   private readonly producer: QueueProducer;
   private readonly flows: QueueFlows;
   private readonly inspection: QueueInspection;
@@ -167,7 +152,8 @@ export class RedisAckQueueService
     );
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
-    this.replies = new QueueReplies(core);
+    // For the package's own metrics and transport only (see queue-internals).
+    registerServiceInternals(this, { replies: new QueueReplies(core), tally: events.tally });
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);
     this.fleet = new FleetEvents(engine.fleetEvents, logger, settings.fleetEvents?.maxLen);

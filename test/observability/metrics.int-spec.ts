@@ -8,7 +8,7 @@ import {
   RedisAckQueueModule,
   RedisAckQueueService,
 } from '../../lib';
-import { DELIVERY_TALLY } from '../../lib/queue/delivery-tally';
+import { internalsOf } from '../../lib/queue/queue-internals';
 import { expectLogs } from '../support/capture-logs';
 import { gate } from '../support/gate';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
@@ -87,7 +87,7 @@ describe('Prometheus metrics', () => {
     const { queue, registry } = await withMetrics({}, false);
     const topic = uniqueTopic();
     const t = `topic="${topic}"`;
-    const tally = queue[DELIVERY_TALLY]();
+    const tally = internalsOf(queue).tally;
     expect(tally.active).toBe(true);
     await queue.pushMany(topic, [{ payload: 1 }, { payload: 2 }, { payload: 3, id: 'gone' }]);
     expect(sample(await registry.metrics(), 'redis_ack_queue_pushed_total', t)).toBe(3);

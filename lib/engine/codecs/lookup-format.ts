@@ -145,7 +145,7 @@ export function decodeGetReply<T>(
   if (state === 'dead') {
     const dead = tryDecodeBody(deadInfo) as DeadInfo;
     info.attempt = dead.a ?? 0;
-    // Recorded at death after 0.1.0; of a letter 0.1.0 buried, the body's own or the service's.
+    // Recorded at death after 0.1.0; of a letter 0.1.0 buried, the body's own or the service's (0.1.x compatibility, see keys/release-0.1.ts).
     if (dead.m !== undefined) info.maxAttempts = dead.m;
     info.reason = dead.r ?? 'unknown';
     info.deadAt = dead.t ?? (score === null ? undefined : Number(score));

@@ -1,8 +1,6 @@
 import { RedisUnavailableError } from '../../errors';
+import { LIMITS } from '../../common/redis-ack-queue.constants';
 import { MESSAGES } from '../../common/redis-ack-queue.messages';
-
-/** The longest timer Node can set: a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Bounds the Redis work of one public call: it rejects with RedisUnavailableError naming
@@ -21,7 +19,7 @@ export function withinBound<T>(
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    const bound = Math.min(ms, MAX_TIMER_MS);
+    const bound = Math.min(ms, LIMITS.maxTimerMs);
     const reason = MESSAGES.noAnswer(bound, boundBy);
     timer = setTimeout(() => reject(new RedisUnavailableError(operation, topic, reason)), bound);
   });

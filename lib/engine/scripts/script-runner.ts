@@ -1,7 +1,6 @@
 import { Cluster } from 'ioredis';
-import { mapRedisError } from '../../errors/map-redis-error';
 import type { RedisClient } from '../redis/connection';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import { defineQueueScripts, runQueueScript, type QueueScriptName, type ScriptKeys } from './queue-scripts';
 import type { TopicLayout } from './topic-layouts';
 import { QUEUE_SCRIPTS } from './script-table';
@@ -33,19 +32,14 @@ export class ScriptRunner {
     return this.drops !== mark;
   }
 
-  async run<T>(
-    name: QueueScriptName,
-    topic: string | undefined,
-    keys: ScriptKeys,
-    args: (string | number)[],
-  ): Promise<T> {
-    try {
-      const reply = await withClusterResends(this.client, () => runQueueScript<T>(this.client, name, keys, args));
-      if (topic !== undefined) this.answeredAt.set(topic, Date.now());
-      return reply;
-    } catch (error) {
-      throw mapRedisError(error, QUEUE_SCRIPTS[name].operation, topic);
-    }
+  run<T>(name: QueueScriptName, topic: string | undefined, keys: ScriptKeys, args: (string | number)[]): Promise<T> {
+    const { operation } = QUEUE_SCRIPTS[name];
+    const reply = sendCommand(this.client, operation, topic, () => runQueueScript<T>(this.client, name, keys, args));
+    if (topic === undefined) return reply;
+    return reply.then((value) => {
+      this.answeredAt.set(topic, Date.now());
+      return value;
+    });
   }
 
   /** Date.now() when Redis last answered a script of `topic`, whoever ran it; undefined before the first. */

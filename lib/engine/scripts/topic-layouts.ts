@@ -1,6 +1,5 @@
 import { PartitionCountMismatchError } from '../../errors';
-import { mapRedisError } from '../../errors/map-redis-error';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import { partitionOf, partitionTags } from '../keys/partitions';
 import { partitionCountKey, queueKeys, tagKeys, type QueueKeys } from '../keys/queue-keys';
 import type { RedisClient } from '../redis/connection';
@@ -56,15 +55,10 @@ export class TopicLayouts {
     if (layout.verified) return;
     const key = partitionCountKey(this.prefix, layout.name);
     const count = layout.partitions.length;
-    let stored: string | null;
-    try {
-      // SET NX GET sent twice answers the count the first one wrote: safe to resend.
-      stored = await withClusterResends(this.client, () =>
-        count === 1 ? this.client.get(key) : this.client.set(key, count, 'NX', 'GET'),
-      );
-    } catch (error) {
-      throw mapRedisError(error, operation, layout.name);
-    }
+    // SET NX GET sent twice answers the count the first one wrote: safe to resend.
+    const stored = await sendCommand(this.client, operation, layout.name, () =>
+      count === 1 ? this.client.get(key) : this.client.set(key, count, 'NX', 'GET'),
+    );
     if (stored !== null && Number(stored) !== count) {
       throw new PartitionCountMismatchError(layout.name, count, Number(stored));
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import type { RedisClient } from '../redis/connection';
 import { dataMarkerKey } from '../keys/queue-keys';
 
@@ -44,7 +44,9 @@ export class DataMarker {
   /** The stored token, after writing a fresh one where none is (SET NX GET, safe to resend). */
   private async read(): Promise<string> {
     const token = randomUUID();
-    const stored = await withClusterResends(this.client, () => this.client.set(this.key, token, 'NX', 'GET'));
+    const stored = await sendCommand(this.client, 'connect', undefined, () =>
+      this.client.set(this.key, token, 'NX', 'GET'),
+    );
     return stored ?? token;
   }
 }

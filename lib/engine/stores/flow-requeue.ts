@@ -1,9 +1,11 @@
-import { mapRedisError } from '../../errors/map-redis-error';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import { childField, linkOf, type FlowChildRecord, type FlowLink } from '../codecs/flow-format';
 import type { FlowTrees } from './flow-trees';
 import type { ScriptRunner } from '../scripts/script-runner';
 import type { TopicLayouts } from '../scripts/topic-layouts';
+
+/** The operation a failed read of a requeue names. */
+const REQUEUE = 'requeue dead letters';
 
 /** A failed child below a dead parent that can never end well (cancelled, or its dead letter deleted). */
 export interface GoneChild {
@@ -32,7 +34,7 @@ export class FlowRequeue {
   /** Whether dead letter `id` (of this partition) is a flow's parent dead as child-failed. */
   async isDeadParent(topic: string, partition: number, id: string): Promise<boolean> {
     const keys = this.layouts.get(topic).partitions[partition];
-    const [open, info] = await this.read(topic, () =>
+    const [open, info] = await sendCommand(this.scripts.client, REQUEUE, topic, () =>
       Promise.all([this.scripts.client.sismember(keys.flowOpen, id), this.scripts.client.hget(keys.deadInfo, id)]),
     );
     return open === 1 && reasonOf(info) === 'child-failed';
@@ -92,7 +94,7 @@ export class FlowRequeue {
   private async standing(child: FlowLink, parent: FlowLink): Promise<ChildStanding> {
     const keys = this.layouts.get(child.topic).partitions[child.partition];
     const { client } = this.scripts;
-    const [ref, outbox, dead] = await this.read(child.topic, () =>
+    const [ref, outbox, dead] = await sendCommand(client, REQUEUE, child.topic, () =>
       Promise.all([
         client.hget(keys.flowParents, child.id),
         client.hget(keys.flowOutbox, child.id),
@@ -103,14 +105,6 @@ export class FlowRequeue {
     const link = linkOf(ref);
     if (link.topic !== parent.topic || link.id !== parent.id) return 'gone';
     return dead !== null && (await this.isDeadParent(child.topic, child.partition, child.id)) ? 'dead-parent' : 'there';
-  }
-
-  private async read<R>(topic: string, call: () => Promise<R>): Promise<R> {
-    try {
-      return await withClusterResends(this.scripts.client, call);
-    } catch (error) {
-      throw mapRedisError(error, 'requeue dead letters', topic);
-    }
   }
 }
 

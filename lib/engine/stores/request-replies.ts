@@ -1,6 +1,5 @@
-import { mapRedisError } from '../../errors/map-redis-error';
 import type { RedisClient } from '../redis/connection';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import type { ScriptRunner } from '../scripts/script-runner';
 import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
 import type { Lease } from '../codecs/wire-format';
@@ -42,9 +41,7 @@ export class RequestReplies {
   /** Whether the request was answered (its reply, or the mark of a taken one, has not expired). */
   async answered(topic: string, request: RequestRef): Promise<boolean> {
     const key = this.keyOf(topic, request);
-    const count = await withClusterResends(this.client, () => this.client.exists(key)).catch((error: unknown) => {
-      throw mapRedisError(error, 'look up a reply', topic);
-    });
+    const count = await sendCommand(this.client, 'look up a reply', topic, () => this.client.exists(key));
     return count > 0;
   }
 
@@ -52,12 +49,12 @@ export class RequestReplies {
   async take(topic: string, request: RequestRef): Promise<string | undefined> {
     const key = this.keyOf(topic, request);
     // SET ... GET answers the value it replaced; XX creates nothing when the reply is gone.
-    const previous = await withClusterResends(
+    const previous = await sendCommand(
       this.client,
+      'take a reply',
+      topic,
       () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL', 'GET') as Promise<string | null>,
-    ).catch((error: unknown) => {
-      throw mapRedisError(error, 'take a reply', topic);
-    });
+    );
     return previous === null || previous === TAKEN ? undefined : previous;
   }
 

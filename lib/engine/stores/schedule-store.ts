@@ -1,4 +1,4 @@
-import { mapRedisError } from '../../errors/map-redis-error';
+import { sendCommand } from '../redis/redis-command';
 import type { RedisClient } from '../redis/connection';
 import { idInPartition } from '../keys/partitions';
 import { scheduleIndexKeys, type QueueKeys, type ScheduleIndexKeys } from '../keys/queue-keys';
@@ -48,12 +48,10 @@ export class ScheduleStore {
   /** The Redis server's clock now (ms): from the offset seen in the last reply, or asked by TIME. */
   async serverNow(): Promise<number> {
     if (this.offsetMs === undefined) {
-      try {
-        const [seconds, micros] = await this.client.time();
-        this.observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
-      } catch (error) {
-        throw mapRedisError(error, 'read the server clock');
-      }
+      const [seconds, micros] = await sendCommand(this.client, 'read the server clock', undefined, () =>
+        this.client.time(),
+      );
+      this.observe(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
     }
     return Date.now() + this.offsetMs!;
   }
@@ -173,20 +171,18 @@ export class ScheduleStore {
 
   /** The topics that have schedules. */
   async topics(): Promise<string[]> {
-    try {
-      return (await this.client.smembers(this.index.scheduleTopics)).sort();
-    } catch (error) {
-      throw mapRedisError(error, 'list scheduled topics');
-    }
+    const topics = await sendCommand(this.client, 'list scheduled topics', undefined, () =>
+      this.client.smembers(this.index.scheduleTopics),
+    );
+    return topics.sort();
   }
 
   /** The counter every change bumps: one command, what an idle scheduler sends. */
   async version(): Promise<string> {
-    try {
-      return (await this.client.get(this.index.scheduleVersion)) ?? '0';
-    } catch (error) {
-      throw mapRedisError(error, 'read the schedule version');
-    }
+    const version = await sendCommand(this.client, 'read the schedule version', undefined, () =>
+      this.client.get(this.index.scheduleVersion),
+    );
+    return version ?? '0';
   }
 
   private async touchIndex(action: 'add' | 'remove', topic: string): Promise<void> {

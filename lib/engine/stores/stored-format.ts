@@ -1,7 +1,8 @@
 import type { RedisAckQueueStoredFormat } from '../../interfaces';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import type { RedisClient } from '../redis/connection';
-import { dataMarkerKey, scheduleIndexKeys, storedFormatKey, topicIndexKeys } from '../keys/queue-keys';
+import { storedFormatKey } from '../keys/queue-keys';
+import { release01UsedKeys } from '../keys/release-0.1';
 
 /**
  * The prefix's stored format (how push stores a message without headers, group or maxAttempts;
@@ -21,11 +22,7 @@ export class StoredFormat {
     prefix: string,
   ) {
     this.key = storedFormatKey(prefix);
-    this.olderKeys = [
-      dataMarkerKey(prefix),
-      topicIndexKeys(prefix).topicIndex,
-      scheduleIndexKeys(prefix).scheduleTopics,
-    ];
+    this.olderKeys = release01UsedKeys(prefix);
   }
 
   /**
@@ -41,9 +38,11 @@ export class StoredFormat {
   async load(): Promise<RedisAckQueueStoredFormat> {
     let format = await this.read();
     if (format === undefined) {
-      const older = await withClusterResends(this.client, () => this.client.exists(...this.olderKeys));
+      const older = await sendCommand(this.client, 'connect', undefined, () => this.client.exists(...this.olderKeys));
       const wanted: RedisAckQueueStoredFormat = older > 0 ? 'json' : 'compact';
-      const found = await withClusterResends(this.client, () => this.client.set(this.key, wanted, 'NX', 'GET'));
+      const found = await sendCommand(this.client, 'connect', undefined, () =>
+        this.client.set(this.key, wanted, 'NX', 'GET'),
+      );
       format = found === null ? wanted : asFormat(found);
     }
     this.current = format;
@@ -52,13 +51,13 @@ export class StoredFormat {
 
   /** The prefix's format as stored; undefined when none was chosen. */
   async read(): Promise<RedisAckQueueStoredFormat | undefined> {
-    const stored = await withClusterResends(this.client, () => this.client.get(this.key));
+    const stored = await sendCommand(this.client, 'read the stored format', undefined, () => this.client.get(this.key));
     return stored === null ? undefined : asFormat(stored);
   }
 
   /** Sets the prefix's format, and this service's at once. */
   async set(format: RedisAckQueueStoredFormat): Promise<void> {
-    await withClusterResends(this.client, () => this.client.set(this.key, format));
+    await sendCommand(this.client, 'set the stored format', undefined, () => this.client.set(this.key, format));
     this.current = format;
   }
 }

@@ -1,10 +1,11 @@
 import { Cron } from 'croner';
+import { LIMITS } from '../../common/redis-ack-queue.constants';
 import { encodeBody } from '../../engine/codecs/wire-format';
 import { InvalidOptionError, InvalidScheduleError } from '../../errors';
 import type { ScheduleOptions } from '../../interfaces';
 import { assertBounded, assertHeaders, toEpochMs } from '../validation';
 
-const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
+const NAME = /^[A-Za-z0-9._:-]+$/;
 
 /** A checked schedule: what its ticks are computed from, and the body each tick pushes. */
 export interface ScheduleSpec {
@@ -21,7 +22,7 @@ export interface ScheduleSpec {
 
 /** Schedule names follow the topic rule, at most 100 characters. */
 export function assertScheduleName(topic: string, name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !NAME.test(name)) {
+  if (typeof name !== 'string' || name.length > LIMITS.nameLength || !NAME.test(name)) {
     throw new InvalidScheduleError(topic, name, 'name it with 1-100 characters of A-Z a-z 0-9 . _ - :');
   }
 }
