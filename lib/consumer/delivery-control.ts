@@ -2,8 +2,6 @@ import { completedLease, type ConsumerEngine, type CompletedPolicy } from '../en
 import { completionExtra, encodeStoredValue } from '../engine/codecs/lookup-format';
 import { MessageCancelledError } from '../errors';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
-import { isFlowChild } from '../engine/codecs/flow-format';
-import { handOver } from './flow-handover';
 import type { ConsumerReporting } from './failed-deliveries';
 import { abortHandler, type ReportProgress } from './handler-context';
 import { messagesOf, type InFlight } from './in-flight';
@@ -52,13 +50,13 @@ export class DeliveryControl<T> {
    * progress (which reserve.lua's acks leave behind); else it may ride along with a reserve.
    */
   succeeded(entry: InFlight<T>, result: unknown): InFlight<T> {
-    const child = isFlowChild(entry.message);
-    if (!this.policy && !child) {
+    const childBound = this.engine.flows.resultBound(entry.message);
+    if (!this.policy && childBound === undefined) {
       if (this.reporter.used && this.reporter.reported(entry)) entry.completion = '{}';
       return entry;
     }
     // A flow's child hands its result to its parent through complete.lua.
-    const bound = this.policy?.maxResultBytes ?? this.engine.flows.maxResultBytes;
+    const bound = this.policy?.maxResultBytes ?? childBound!;
     const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) {
       const { id } = entry.message;
@@ -82,8 +80,6 @@ export class DeliveryControl<T> {
     const flags = new Map<InFlight<T>, boolean>();
     completing.forEach((entry, i) => flags.set(entry, completed[i]));
     plain.forEach((entry, i) => flags.set(entry, acked[i]));
-    const children = completing.filter((entry, i) => completed[i] && isFlowChild(entry.message));
-    await handOver(this.engine, this.topic, messagesOf(children), this.report);
     return entries.map((entry) => flags.get(entry)!);
   }
 

@@ -9,8 +9,6 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { CancelSignals } from '../engine/redis/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
-import { isFlowChild } from '../engine/codecs/flow-format';
-import { handOver } from './flow-handover';
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
@@ -40,7 +38,7 @@ export class FailedDeliveries {
     const { id, attempt, maxAttempts } = message;
     if (error instanceof MessageRejectedError) {
       const [buried] = await this.engine.bury(this.topic, [message], 'rejected', error, maxAttempts);
-      if (buried) await this.dead(message, 'rejected', error, timings, error.reason);
+      if (buried) this.dead(message, 'rejected', error, timings, error.reason);
       return buried;
     }
     let delayMs: number;
@@ -61,7 +59,7 @@ export class FailedDeliveries {
     const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts, error });
     if (result === 'lost') return false;
     const { durationMs, waitMs } = timings;
-    if (result === 'dead') await this.dead(message, 'failed', error, timings);
+    if (result === 'dead') this.dead(message, 'failed', error, timings);
     else {
       this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
       this.report.events.tally.settled(this.topic, 'retried', durationMs, waitMs);
@@ -78,14 +76,14 @@ export class FailedDeliveries {
     return true;
   }
 
-  /** Reports a delivery that ended in the dead letters; a flow's child hands that to its parent. */
-  private async dead(
+  /** Reports a delivery that ended in the dead letters (a flow's child's parent heard it from the engine). */
+  private dead(
     message: ReservedMessage<unknown>,
     reason: DeadLetterReason,
     error: unknown,
     { durationMs, waitMs }: DeliveryTimings,
     summary = errorSummary(error),
-  ): Promise<void> {
+  ): void {
     const { id, attempt } = message;
     this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
     this.report.events.tally.settled(this.topic, 'dead', durationMs, waitMs, reason);
@@ -99,6 +97,5 @@ export class FailedDeliveries {
       durationMs,
       waitMs,
     });
-    if (isFlowChild(message)) await handOver(this.engine, this.topic, [message], this.report);
   }
 }

@@ -1,6 +1,5 @@
-import type { FlowHandoff } from '../engine/consumer-engine';
+import type { ConsumerFlows } from '../engine/consumer-engine';
 import { asError } from '../errors/error-text';
-import { reportDeadParents } from '../queue/flow-deaths';
 import type { ConsumerReporting } from './failed-deliveries';
 
 /** How often one topic is swept at most, however many reserves ask. */
@@ -10,7 +9,8 @@ const SWEEP_EVERY_MS = 1_000;
  * The repair of flows in every service that consumes: when a reserve finds that a process seems
  * to have died mid-way in a flow of its topic (an outbox entry no parent heard for a second, a
  * node waiting 10 s for its root: see flow_repair_due in prelude-tree.lua), the topic is swept
- * (FlowTrees.sweep), at most once a second; parents it sends to the dead letters are reported here. Idle and healthy topics cost no command. It owns the
+ * (FlowTrees.sweep), at most once a second; parents it sends to the dead letters are reported as
+ * the engine reports them (onParentsDead). Idle and healthy topics cost no command. It owns the
  * sweeps under way; the service's close waits for them.
  */
 export class FlowSweeper {
@@ -20,7 +20,7 @@ export class FlowSweeper {
   private stopped = false;
 
   constructor(
-    private readonly flows: FlowHandoff,
+    private readonly flows: ConsumerFlows,
     private readonly report: ConsumerReporting,
   ) {}
 
@@ -31,7 +31,6 @@ export class FlowSweeper {
     this.lastSwept.set(topic, now);
     const sweep = this.flows
       .sweep(topic)
-      .then((dead) => reportDeadParents(this.report, dead))
       // The next reserve asks again; a consumer's own error event says Redis is away.
       .catch((error: unknown) => this.report.events.emit({ type: 'error', topic, error: asError(error) }))
       .finally(() => this.running.delete(sweep));

@@ -1,5 +1,5 @@
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
-import type { FlowHandoff } from './stores/flow-trees';
+import type { ConsumerFlows } from './stores/flow-trees';
 import type {
   CompletedLease,
   CompletedPolicy,
@@ -9,7 +9,7 @@ import type {
   StepStoreResult,
 } from './codecs/lease-shapes';
 
-export type { FlowHandoff } from './stores/flow-trees';
+export type { ConsumerFlows } from './stores/flow-trees';
 export {
   completedLease,
   type CompletedLease,
@@ -40,7 +40,7 @@ export interface ReserveResult<T> {
    * starts it at once and keeps none waiting for a slot (its handler would start late).
    */
   rateLimited: boolean;
-  /** A flow of this partition needs the sweep (see FlowHandoff.sweep); absent from a fake's answer. */
+  /** A flow of this partition needs the sweep (see ConsumerFlows.sweep); absent from a fake's answer. */
   flowRepair?: boolean;
   /** One flag per lease acked in the same call: true acked, false not (stale or gone). */
   acked: boolean[];
@@ -63,7 +63,7 @@ export interface ConsumerEngine {
   reserve<T>(topic: string, partition: number, request: ReserveRequest, acks: HeldLease[]): Promise<ReserveResult<T>>;
   /** Acks, extends (to now + leaseMs) or releases leases; one flag per lease, true where it was still held. */
   settle(action: SettleAction, topic: string, leases: HeldLease[], leaseMs?: number): Promise<boolean[]>;
-  /** Ends a failed delivery: retry after delayMs while attempts remain, else dead with the error. */
+  /** Ends a failed delivery: retry after delayMs while attempts remain, else dead with the error (a flow's parent hears it). */
   nack(
     topic: string,
     lease: HeldLease,
@@ -95,6 +95,9 @@ export interface ConsumerEngine {
   readSteps(topic: string, lease: HeldLease): Promise<Map<string, string> | undefined>;
   /** Stores one durable step's result JSON ('' for undefined), fenced by the lease (see StepStoreResult). */
   storeStep(topic: string, lease: HeldLease, name: string, json: string): Promise<StepStoreResult>;
-  /** Flows: what a consumer hands to a child's parent, and reads for a parent's handler. */
-  readonly flows: FlowHandoff;
+  /**
+   * Flows: how large a child's result may be, a parent's children for its handler, and the
+   * sweep. The ends of children are passed on by the methods above that end them.
+   */
+  readonly flows: ConsumerFlows;
 }

@@ -19,7 +19,7 @@ import { CancelSignals } from './redis/cancel-signals';
 import { DataMarker } from './stores/data-marker';
 import { StoredFormat } from './stores/stored-format';
 import { openBlockingConnection, type RedisClient } from './redis/connection';
-import { FlowTrees } from './stores/flow-trees';
+import { FlowTrees, type DeadParentsListener } from './stores/flow-trees';
 import { GroupWeightsStore } from './stores/group-weights';
 import { HistoryStore } from './stores/history-store';
 import { JobRecords } from './stores/job-records';
@@ -84,7 +84,10 @@ export class QueueEngine implements ConsumerEngine {
   /** Each topic's per-minute history. */
   readonly history: HistoryStore;
   readonly replies: RequestReplies;
-  /** Flows: parents that wait for their children, across slots. */
+  /**
+   * Flows: parents that wait for their children, across slots. The ends of their children are
+   * passed on here, by the scripts' callers: no layer above handles a flow's links.
+   */
   readonly flows: FlowTrees;
   readonly schedules: ScheduleStore;
   readonly topics: TopicRegistry;
@@ -109,9 +112,14 @@ export class QueueEngine implements ConsumerEngine {
     this.layouts = new TopicLayouts(client, prefix, config.partitions);
     const { replicatedPushes: replicated } = config;
     const replicatedPushes = replicated && new ReplicatedPushes(client, replicated.replicas, replicated.timeoutMs);
-    this.settler = new LeaseSettler(this.scripts, this.layouts);
-    this.records = new JobRecords(this.scripts, this.layouts, this.settler, (topic) => config.keepCompleted(topic));
-    this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts);
+    this.format = new StoredFormat(client, prefix);
+    this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
+    const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };
+    this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes);
+    this.settler = new LeaseSettler(this.scripts, this.layouts, this.flows);
+    const policyOf = (topic: string) => config.keepCompleted(topic);
+    this.records = new JobRecords(this.scripts, this.layouts, this.settler, policyOf, this.flows);
+    this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts, this.flows);
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
@@ -121,12 +129,17 @@ export class QueueEngine implements ConsumerEngine {
     this.topics = new TopicRegistry(this.scripts, prefix, logger);
     this.marker = new DataMarker(client, prefix);
     this.fleetEvents = new FleetEventStream(client, prefix);
-    this.format = new StoredFormat(client, prefix);
-    this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
-    const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };
-    this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes);
     const requeue = new FlowRequeue(this.scripts, this.layouts, this.flows);
     this.inspector = new QueueInspector(this.scripts, this.layouts, requeue);
+  }
+
+  /**
+   * The one listener of the flow parents that went to the dead letters as child-failed when
+   * they heard of a child's end (a `dead` event each): called by whichever call of this engine
+   * passed that end on, before it resolves, and by the flows' sweep.
+   */
+  onParentsDead(listener: DeadParentsListener): void {
+    this.flows.onParentsDead(listener);
   }
 
   /**
@@ -229,12 +242,11 @@ export class QueueEngine implements ConsumerEngine {
     ];
     for (const lease of acks) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
-    const reply = decodeReserveReply<T>(
-      topic,
-      await this.scripts.run<(string | number)[]>('reserve', topic, keys, args),
-      maxAttempts,
-    );
+    const reply = decodeReserveReply<T>(topic, await this.scripts.run<unknown[]>('reserve', topic, keys, args), maxAttempts);
     this.settler.serverOffsetMs = reply.serverNow - Date.now();
+    // Its acks' and deaths' flow children are passed on; the flow parents it leased carry their children.
+    await this.flows.passOn(topic, partition, reply.flowEnded);
+    if (reply.flowParents.length > 0) this.flows.carry(reply.messages, reply.flowParents);
     const acked = this.settler.ackFlags(acks, reply.ackFlags, mark);
     const flags =
       reply.unreadable.length > 0
@@ -285,6 +297,8 @@ export class QueueEngine implements ConsumerEngine {
       const pairs = positions.flatMap((i) => [leases[i].id, leases[i].token]);
       const reply = await this.scripts.run<number[]>('bury', topic, layout.partitions[partition], [...head, ...pairs]);
       positions.forEach((position, k) => (flags[position] = reply[k] === 1));
+      // Then the outbox entries it wrote: the dead children's parents hear it.
+      await this.flows.passOn(topic, partition, reply[positions.length] as unknown as string[]);
     }
     // A grouped message's death frees its group for the next (woken in its partition only).
     if (leases.some((lease) => lease.group)) await this.scripts.wakeHome(layout);
@@ -302,7 +316,7 @@ export class QueueEngine implements ConsumerEngine {
     failure: { delayMs: number; maxAttempts: number; error: unknown },
   ): Promise<NackResult> {
     const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const partition = partitionOfMessage(layout, lease);
     const { deadMaxCount, deadMaxAgeMs } = this.config;
     const args = [
       lease.id,
@@ -313,7 +327,10 @@ export class QueueEngine implements ConsumerEngine {
       deadMaxCount,
       deadMaxAgeMs,
     ];
-    const result = NACK_RESULTS[await this.scripts.run<number>('nack', topic, keys, args)];
+    const reply = await this.scripts.run<number | [number, string[]]>('nack', topic, layout.partitions[partition], args);
+    // Dead, with the outbox entry it wrote: a flow's child's parent hears it.
+    if (Array.isArray(reply)) await this.flows.passOn(topic, partition, reply[1]);
+    const result = NACK_RESULTS[Array.isArray(reply) ? reply[0] : reply];
     // A retry is ready for someone; a grouped message's death frees its group for the next.
     if (result === 'retry' || lease.group) await this.scripts.wakeHome(layout);
     return result;

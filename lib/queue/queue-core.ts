@@ -5,6 +5,7 @@ import type { RedisAckQueueOptions } from '../interfaces';
 import { QueueLogger } from '../observability/queue-logger';
 import type { QueueTracing } from '../observability/tracing/queue-tracing';
 import { tracingFor } from '../observability/tracing/tracing-option';
+import { reportDeadParents } from './flow-deaths';
 import { HistoryRecorder } from './history-recorder';
 import { QueueEvents } from './queue-events';
 import { resolveServiceSettings, type ServiceSettings } from './settings';
@@ -36,6 +37,9 @@ export class QueueCore {
     this.tracing = tracingFor(options.tracing);
     this.connection = new QueueConnection(options.connection, this.settings.commandTimeoutMs, this.logger);
     this.engine = new QueueEngine(this.connection.client, this.settings, this.logger);
+    // Flow parents that die of a child's end are reported as any dead letter, wherever the end was
+    // passed on; after the turn that ended the child, so its own event comes first, as the end did.
+    this.engine.onParentsDead((parents) => void setImmediate(() => reportDeadParents(this, parents)));
     if (this.settings.history) {
       this.history = new HistoryRecorder(this.engine.history, this.logger);
       this.events.tally.add(this.history);

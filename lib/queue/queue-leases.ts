@@ -1,10 +1,8 @@
 import { completedLease } from '../engine/consumer-engine';
-import { isFlowChild } from '../engine/codecs/flow-format';
 import { completionExtra, encodeStoredValue } from '../engine/codecs/lookup-format';
 import { InvalidStoredValueError } from '../errors';
 import { asError } from '../errors/error-text';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage, Topic } from '../interfaces';
-import { reportDeadParents } from './flow-deaths';
 import type { QueueCore } from './queue-core';
 import { resolveReserveRequest } from './settings';
 import { assertBounded, assertDelay, assertReserved, assertTopic, optionsOf } from './validation';
@@ -39,7 +37,6 @@ export class QueueLeases {
       assertReserved(message);
       return this.completeAck(message, result) ?? this.core.engine.settle('ack', message.topic, [message]);
     });
-    if (acked) await this.handOver(message);
     if (acked) {
       this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
       this.core.events.tally.settled(message.topic, 'acked', undefined, undefined);
@@ -58,7 +55,6 @@ export class QueueLeases {
       return { result: await engine.nack(message.topic, message, { delayMs, maxAttempts, error }), error };
     });
     if (result === 'lost') return result;
-    if (result === 'dead') await this.handOver(message);
     const event = {
       topic: message.topic,
       id: message.id,
@@ -69,13 +65,6 @@ export class QueueLeases {
     else events.emit({ type: 'dead', ...event, reason: 'failed' });
     events.tally.settled(message.topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
     return result;
-  }
-
-  /** A flow's child ended (acked, dead): its parent hears it now, or the sweep passes it on later. */
-  private async handOver(message: ReservedMessage): Promise<void> {
-    if (!isFlowChild(message)) return;
-    const dead = await this.core.engine.flows.passEnded(message.topic, [message]).catch(() => []);
-    reportDeadParents(this.core, dead);
   }
 
   async extendLease(message: ReservedMessage, leaseMs: number): Promise<boolean> {
@@ -103,8 +92,9 @@ export class QueueLeases {
    */
   private completeAck(message: ReservedMessage, result: unknown): Promise<boolean[]> | undefined {
     const policy = this.core.settings.keepCompleted(message.topic);
-    if (!policy && !isFlowChild(message)) return undefined;
-    const bound = policy?.maxResultBytes ?? this.core.settings.maxPayloadBytes;
+    const childBound = this.core.engine.flows.resultBound(message);
+    if (!policy && childBound === undefined) return undefined;
+    const bound = policy?.maxResultBytes ?? childBound!;
     const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) throw new InvalidStoredValueError('result', message.topic, encoded.problem);
     return this.core.engine.complete(message.topic, [

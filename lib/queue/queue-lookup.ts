@@ -2,7 +2,6 @@ import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import { deadLetterInfo } from '../engine/codecs/lookup-format';
 import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
-import { reportDeadParents } from './flow-deaths';
 import type { QueueCore } from './queue-core';
 import {
   assertBounded,
@@ -70,11 +69,7 @@ export class QueueLookup {
     if (!cancelled) return null;
     this.core.events.emit({ type: 'cancelled', topic, id });
     this.core.events.tally.cancelled(topic, 1);
-    // A flow's child: its parent hears it failed. A parent: its children that had not ended go too.
-    const dead = await this.core.call('cancel a message', topic, async () =>
-      cancelled.child ? engine.flows.pass(topic, cancelled.partition, [id]) : [],
-    );
-    reportDeadParents(this.core, dead);
+    // A parent: its children that had not ended go too (a child's parent heard it from the engine).
     for (const child of cancelled.children) await this.cancel(child.topic, child.id);
     return cancelled.state;
   }

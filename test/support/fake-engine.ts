@@ -1,5 +1,5 @@
 import type {
-  FlowHandoff,
+  ConsumerFlows,
   CompletedLease,
   CompletedPolicy,
   ConsumerEngine,
@@ -71,12 +71,11 @@ export class FakeEngine implements ConsumerEngine {
     result: NackResult;
   }[] = [];
   readonly calls: EngineCall[] = [];
-  /** No flows here: nothing to hand over, no children to read. */
-  readonly flows: FlowHandoff = {
-    maxResultBytes: 1024 * 1024,
-    passEnded: () => Promise.resolve([]),
-    recordOf: () => Promise.resolve({ parent: undefined, children: [] }),
-    sweep: () => Promise.resolve([]),
+  /** No flows here: no child results, no children to read. */
+  readonly flows: ConsumerFlows = {
+    resultBound: () => undefined,
+    recordOf: () => Promise.resolve({ children: [] }),
+    sweep: () => Promise.resolve(),
   };
   /** What reserve answers as nextDueInMs. */
   nextDueInMs = -1;

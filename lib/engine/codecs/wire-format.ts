@@ -357,16 +357,21 @@ export interface ReserveReply<T> {
   unreadable: (Lease & { attempt: number })[];
   /** Messages the script itself sent to the dead letters (last lease expired, or malformed). */
   deadInRedis: number;
+  /** The outbox entries the script wrote (child id, entry, ...: flow children acked or dead), to pass on. */
+  flowEnded: string[];
+  /** The flow parents it leased, each with its children's HASH (id, HGETALL's answer, ...). */
+  flowParents: (string | string[])[];
 }
 
 /**
  * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, flags (1 rate limited, 2 flow repair), n,
  * n ack flags, dead (absent from an idle answer), then per message its id and '<token> <body>', or '<token> <due> <body>' for a
- * retry (a JSON body never starts with a digit; a compact one has a '|' before any space) }`.
+ * retry (a JSON body never starts with a digit; a compact one has a '|' before any space), then (not in an idle answer)
+ * two arrays: the outbox entries written and the flow parents leased with their children }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
-  reply: (string | number)[],
+  reply: readonly unknown[],
   defaultMaxAttempts: number,
 ): ReserveReply<T> {
   const deadline = Number(reply[2]);
@@ -376,7 +381,10 @@ export function decodeReserveReply<T>(
   const messages: ReservedMessage<T>[] = [];
   const unreadable: ReserveReply<T>['unreadable'] = [];
   const deadInRedis = Number(reply[5 + ackCount] ?? 0);
-  for (let i = 6 + ackCount; i < reply.length; i += 2) {
+  // The two arrays last: an answer without them (idle) ends with a message or the counts.
+  const flows = Array.isArray(reply[reply.length - 1]);
+  const end = flows ? reply.length - 2 : reply.length;
+  for (let i = 6 + ackCount; i < end; i += 2) {
     const id = String(reply[i]);
     const leased = String(reply[i + 1]);
     const space = leased.indexOf(' ');
@@ -413,6 +421,8 @@ export function decodeReserveReply<T>(
     messages,
     unreadable,
     deadInRedis,
+    flowEnded: flows ? (reply[end] as string[]) : [],
+    flowParents: flows ? (reply[end + 1] as (string | string[])[]) : [],
   };
 }
 

@@ -1,21 +1,23 @@
 import { LIMITS } from '../../common/redis-ack-queue.constants';
 import { MESSAGES } from '../../common/redis-ack-queue.messages';
 import { FlowIdTakenError } from '../../errors';
-import { mapRedisError } from '../../errors/map-redis-error';
-import { withClusterResends } from '../redis/cluster-resend';
+import { sendCommand } from '../redis/redis-command';
 import type { MessageWriter } from './message-writer';
 import type { QueueKeys } from '../keys/queue-keys';
 import type { ScriptRunner } from '../scripts/script-runner';
-import { byPartition, partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
+import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
 import type { DeadParent } from '../codecs/lease-shapes';
 import type { EncodedPush } from '../codecs/wire-format';
+import type { ReservedMessage } from '../../interfaces';
 import {
   childField,
   decodeChildren,
   failureOf,
   FLOW_HELD,
+  isFlowChild,
   linkOf,
   splitEntry,
+  type FlowChildRecord,
   type FlowLink,
   type FlowRecord,
   type StoredLink,
@@ -44,31 +46,47 @@ export interface FlowPlanNode {
   children: FlowPlanNode[];
 }
 
-/** What a consumer needs of flows (see FlowTrees). */
-export interface FlowHandoff {
-  /** Largest child result handed to its parent (JSON bytes; the service's maxPayloadBytes). */
-  readonly maxResultBytes: number;
+/**
+ * What a consumer needs of flows (see FlowTrees): the ends of a flow's children are passed on
+ * by the engine itself, and the parents that die of them reported through onParentsDead.
+ */
+export interface ConsumerFlows {
   /**
-   * Passes the ends of these children (acked, dead) to their parents: the parents may become due
-   * now, or go to the dead letters (returned, for their `dead` event).
+   * The largest result this message's ack hands to its flow's parent (JSON bytes; the service's
+   * maxPayloadBytes); undefined when it has no parent (its ack hands nothing on).
    */
-  passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]>;
-  /** A parent's children and their ends, for its handler. */
-  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord>;
+  resultBound(message: ReservedMessage<unknown>): number | undefined;
+  /** A parent's children and their ends, for its handler: as its reserve read them, else read now. */
+  recordOf(topic: string, message: ReservedMessage<unknown>): Promise<Pick<FlowRecord, 'children'>>;
   /** Passes on what a process that died left of this topic's flows (see FlowTrees.sweep). */
-  sweep(topic: string): Promise<DeadParent[]>;
+  sweep(topic: string): Promise<void>;
 }
+
+/** What a store that runs a script ending flow children needs: passing the ends it answered on. */
+export interface FlowEnds {
+  passOn(topic: string, partition: number, written: readonly string[] | undefined): Promise<void>;
+}
+
+/** Hears the flow parents that went to the dead letters as child-failed (for their `dead` events). */
+export type DeadParentsListener = (parents: DeadParent[]) => void;
 
 /**
  * Flows across slots. pushFlow stores every node held (in `delayed` at FLOW_HELD) below the
  * root first, then the root (the commit: a node is part of a flow once its root exists), then
  * makes the leaves due; the sweep finishes a commit a process did not. A child's end is written
- * to an outbox in its own slot by the script that ends it, then passed to its parent's slot
- * (flow-notify.lua, idempotent by the end's sequence) and cleared; the sweep passes what a
- * process that died left in an outbox. So no parent starts before every child is acked, and
- * none waits for an end that was written.
+ * to an outbox in its own slot by the script that ends it, which answers it too; the engine's
+ * store that ran the script passes it on (passOn) to its parent's slot (flow-notify.lua,
+ * idempotent by the end's sequence), which clears it too where parent and child share a slot,
+ * else it is cleared after (flow-clear.lua, not waited for). The sweep passes what a process
+ * that died left in an outbox. So no parent starts before every child is acked, and none waits
+ * for an end that was written. A parent's children come with its reserve (reserve.lua reads
+ * its children's HASH, which lives in the parent's slot), so its handler reads nothing more.
  */
-export class FlowTrees implements FlowHandoff {
+export class FlowTrees implements ConsumerFlows, FlowEnds {
+  /** Flow parents leased, with their children as their reserve read them (see recordOf). */
+  private readonly carried = new WeakMap<ReservedMessage<unknown>, FlowChildRecord[]>();
+  private deadListener: DeadParentsListener | undefined;
+
   constructor(
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
@@ -170,50 +188,64 @@ export class FlowTrees implements FlowHandoff {
     );
   }
 
-  async passEnded(topic: string, messages: { id: string; group?: string }[]): Promise<DeadParent[]> {
-    const layout = this.layouts.get(topic);
-    const slots = [...byPartition(layout, messages)];
-    const dead = await Promise.all(
-      slots.map(([partition, positions]) =>
-        this.pass(
-          topic,
-          partition,
-          positions.map((i) => messages[i].id),
-        ),
-      ),
-    );
-    return dead.flat();
+  /** The one listener of the parents that go to the dead letters as child-failed (set once, by the service). */
+  onParentsDead(listener: DeadParentsListener): void {
+    this.deadListener = listener;
   }
 
-  recordOf(topic: string, message: { id: string; group?: string }): Promise<FlowRecord> {
+  resultBound(message: ReservedMessage<unknown>): number | undefined {
+    return isFlowChild(message) ? this.maxResultBytes : undefined;
+  }
+
+  /** Keeps the children a reserve read of the flow parents it leased (reserve.lua's answer: id, HGETALL, ...). */
+  carry(messages: ReservedMessage<unknown>[], parents: (string | string[])[]): void {
+    for (let i = 0; i < parents.length; i += 2) {
+      const message = messages.find(({ id }) => id === parents[i]);
+      if (message) this.carried.set(message, decodeChildren(hashOf(parents[i + 1] as string[])));
+    }
+  }
+
+  recordOf(topic: string, message: ReservedMessage<unknown>): Promise<Pick<FlowRecord, 'children'>> {
+    const children = this.carried.get(message);
+    if (children) return Promise.resolve({ children });
     return this.record(topic, partitionOfMessage(this.layouts.get(topic), message), message.id);
   }
 
   /**
-   * Passes the outbox entries of these children (of one partition) to their parents; returns
-   * the parents (and their parents, up the tree) that went to the dead letters as child-failed.
+   * Passes on the outbox entries a script of this topic's partition wrote (its answer: child id,
+   * entry, ...) to the children's parents, and reports the parents (and theirs, up the tree)
+   * that went to the dead letters as child-failed. Never fails: an end not passed on waits in
+   * the outbox for the sweep.
    */
-  async pass(topic: string, partition: number, ids: string[]): Promise<DeadParent[]> {
-    if (ids.length === 0) return [];
-    const keys = this.keysOf(topic, partition);
-    const entries = await this.read(topic, () => this.scripts.client.hmget(keys.flowOutbox, ...ids));
-    // The children's ends go out together (one round trip for a batch, not one per child): each
-    // script is atomic on its own, and a parent hears its children in any order.
-    const dead = await Promise.all(
-      entries.flatMap((entry, i) => (entry === null ? [] : [this.hear({ topic, id: ids[i], partition }, entry)])),
-    );
-    return dead.flat();
+  async passOn(topic: string, partition: number, written: readonly string[] | undefined): Promise<void> {
+    if (!written || written.length === 0) return;
+    // The children's ends go out together: each script is atomic on its own, and a parent hears
+    // its children in any order.
+    const heard: Promise<DeadParent[]>[] = [];
+    for (let i = 0; i < written.length; i += 2) {
+      heard.push(this.hear({ topic, id: written[i], partition }, written[i + 1]).catch(() => []));
+    }
+    const dead = (await Promise.all(heard)).flat();
+    if (dead.length > 0) this.deadListener?.(dead);
   }
 
   /**
    * What a process that died mid-way left in this topic's slots: outbox entries its parents may
    * not have heard are passed on; nodes whose flow's root exists are committed; nodes whose
    * root never came within an hour are dropped. Safe beside every other process doing the same.
-   * Returns the parents that went to the dead letters as child-failed meanwhile.
+   * The parents that went to the dead letters as child-failed meanwhile are reported (onParentsDead).
    */
-  async sweep(topic: string): Promise<DeadParent[]> {
-    const { partitions } = this.layouts.get(topic);
+  async sweep(topic: string): Promise<void> {
     const dead: DeadParent[] = [];
+    try {
+      await this.sweepInto(topic, dead);
+    } finally {
+      if (dead.length > 0) this.deadListener?.(dead);
+    }
+  }
+
+  private async sweepInto(topic: string, dead: DeadParent[]): Promise<void> {
+    const { partitions } = this.layouts.get(topic);
     for (let partition = 0; partition < partitions.length; partition++) {
       const reply = await this.scripts.run<string[]>('flowSweep', topic, partitions[partition], [
         OUTBOX_AGE_MS,
@@ -231,11 +263,11 @@ export class FlowTrees implements FlowHandoff {
         if (await this.exists({ topic: root[4], id: root[5], partition: root[6] })) {
           await this.commit(topic, partition, [id]);
         } else if (now - storedAt > ABANDONED_AGE_MS) {
-          await this.scripts.run('cancel', topic, partitions[partition], [id]);
+          const reply = await this.scripts.run<[string, string[]] | null>('cancel', topic, partitions[partition], [id]);
+          await this.passOn(topic, partition, reply?.[1]);
         }
       }
     }
-    return dead;
   }
 
   /** A node's parent and children, as its slot records them (one read). */
@@ -265,29 +297,48 @@ export class FlowTrees implements FlowHandoff {
     if (woke) await this.scripts.wakeHome(layout);
   }
 
-  /** A child's end reaches its parent; then the child's outbox entry goes (unless a later end replaced it). */
+  /**
+   * A child's end reaches its parent; then the child's outbox entry goes (unless a later end
+   * replaced it): in the same call where both share a slot, else after, not waited for (an
+   * entry left behind is passed again by the sweep, and heard once). Returns the parents (up
+   * the tree) that went to the dead letters.
+   */
   private async hear(child: FlowLink, entry: string): Promise<DeadParent[]> {
     const [seq, outcome, ref, payload] = splitEntry(entry);
     const link = JSON.parse(ref) as StoredLink;
     const parent = { topic: link[0], id: link[1], partition: link[2] };
     const layout = this.layouts.get(parent.topic);
     const error = outcome === 'f' ? MESSAGES.childFailed(child.topic, child.id, failureOf(payload).reason) : '';
-    const heard = await this.scripts.run<number>('flowNotify', parent.topic, layout.partitions[parent.partition], [
-      parent.id,
-      childField(child),
-      seq,
-      outcome,
-      link[3],
-      payload,
-      error,
-      this.dead.maxCount,
-      this.dead.maxAgeMs,
-    ]);
-    // The parent went to the dead letters: if it is a child itself, its own parent hears it.
-    const dead = heard === 2 ? [{ topic: parent.topic, id: parent.id, error }] : [];
-    if (heard === 2) dead.push(...(await this.pass(parent.topic, parent.partition, [parent.id])));
+    const sameSlot = parent.topic === child.topic && parent.partition === child.partition;
+    const heard = await this.scripts.run<number | [number, string[]]>(
+      'flowNotify',
+      parent.topic,
+      layout.partitions[parent.partition],
+      [
+        parent.id,
+        childField(child),
+        seq,
+        outcome,
+        link[3],
+        payload,
+        error,
+        this.dead.maxCount,
+        this.dead.maxAgeMs,
+        sameSlot ? child.id : '',
+      ],
+    );
+    if (!sameSlot) {
+      const keys = this.keysOf(child.topic, child.partition);
+      this.scripts.run('flowClear', child.topic, keys, [child.id, seq]).catch(() => undefined);
+    }
     if (heard === 3) await this.scripts.wakeHome(layout);
-    await this.scripts.run('flowClear', child.topic, this.keysOf(child.topic, child.partition), [child.id, seq]);
+    if (!Array.isArray(heard)) return [];
+    // The parent went to the dead letters: if it is a child itself, its own parent hears it.
+    const dead = [{ topic: parent.topic, id: parent.id, error }];
+    const written = heard[1];
+    for (let i = 0; i < written.length; i += 2) {
+      dead.push(...(await this.hear({ topic: parent.topic, id: written[i], partition: parent.partition }, written[i + 1])));
+    }
     return dead;
   }
 
@@ -326,13 +377,16 @@ export class FlowTrees implements FlowHandoff {
     return this.layouts.get(topic).partitions[partition];
   }
 
-  private async read<R>(topic: string, call: () => Promise<R>): Promise<R> {
-    try {
-      return await withClusterResends(this.scripts.client, call);
-    } catch (error) {
-      throw mapRedisError(error, 'read a flow', topic);
-    }
+  private read<R>(topic: string, call: () => Promise<R>): Promise<R> {
+    return sendCommand(this.scripts.client, 'read a flow', topic, call);
   }
+}
+
+/** A HASH as HGETALL answers it inside a script's answer (field, value, ...), as an object. */
+function hashOf(flat: string[]): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
+  return hash;
 }
 
 function byKey<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -1,6 +1,7 @@
 import { LIMITS } from '../../common/redis-ack-queue.constants';
 import type { CompletedLease, CompletedPolicy, DeferResult, HeldLease, StepStoreResult } from '../codecs/lease-shapes';
 import type { LeaseSettler } from './lease-settler';
+import type { FlowEnds } from './flow-trees';
 import type { ScriptRunner } from '../scripts/script-runner';
 import { byPartition, partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
 
@@ -18,12 +19,14 @@ export class JobRecords {
     private readonly layouts: TopicLayouts,
     private readonly settler: LeaseSettler,
     private readonly policyOf: (topic: string) => CompletedPolicy | undefined,
+    private readonly flows: FlowEnds,
   ) {}
 
   /**
    * Acks leases with complete.lua: of a topic that keeps completed messages, storing each
    * one's record; of another, deleting them with their progress. At most 500 per script call
-   * (per partition). One flag per lease, as ack's: true where it was held.
+   * (per partition). One flag per lease, as ack's: true where it was held. A flow's child hands
+   * its result to its parent (passed on before this resolves).
    */
   async complete(topic: string, leases: CompletedLease[]): Promise<boolean[]> {
     const layout = this.layouts.get(topic);
@@ -38,7 +41,9 @@ export class JobRecords {
         for (const i of batch) args.push(leases[i].id, leases[i].token, leases[i].extra);
         const mark = this.scripts.mark;
         calls.push(
-          this.scripts.run<number[]>('complete', topic, layout.partitions[partition], args).then((reply) => {
+          this.scripts.run<number[]>('complete', topic, layout.partitions[partition], args).then(async (reply) => {
+            // Then the outbox entries it wrote.
+            await this.flows.passOn(topic, partition, reply[batch.length + 1] as unknown as string[]);
             const held = this.settler.ackFlags(
               batch.map((i) => leases[i]),
               reply,

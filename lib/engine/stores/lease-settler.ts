@@ -1,9 +1,13 @@
 import { LIMITS } from '../../common/redis-ack-queue.constants';
 import type { HeldLease, SettleAction } from '../codecs/lease-shapes';
 import type { ScriptRunner } from '../scripts/script-runner';
+import type { FlowEnds } from './flow-trees';
 import { byPartition, type TopicLayout, type TopicLayouts } from '../scripts/topic-layouts';
 
-/** Settles leases with ack.lua, extend.lua and release.lua, and reads their answers. */
+/**
+ * Settles leases with ack.lua, extend.lua and release.lua, and reads their answers; the acks of
+ * a flow's children are passed on to their parents before a settle resolves.
+ */
 export class LeaseSettler {
   /** Redis server time minus local time, as of the last reserve (for ackFlags). */
   serverOffsetMs = 0;
@@ -11,6 +15,7 @@ export class LeaseSettler {
   constructor(
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
+    private readonly flows: FlowEnds,
   ) {}
 
   /**
@@ -56,8 +61,11 @@ export class LeaseSettler {
     for (const lease of leases) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
     const reply = await this.scripts.run<number[]>(action, layout.name, layout.partitions[partition], args);
-    // ack.lua ends with 1 when a freed group or concurrency slot woke consumers.
-    if (action === 'ack') return { flags: this.ackFlags(leases, reply, mark), woke: reply[leases.length] === 1 };
+    if (action === 'ack') {
+      // ack.lua ends with 1 when a freed group or concurrency slot woke consumers, then the outbox entries it wrote.
+      await this.flows.passOn(layout.name, partition, reply[leases.length + 1] as unknown as string[]);
+      return { flags: this.ackFlags(leases, reply, mark), woke: reply[leases.length] === 1 };
+    }
     // extend.lua answers the new deadline first, which heartbeats keep on the message.
     const first = action === 'extend' ? 1 : 0;
     const flags = leases.map((lease, k) => {

@@ -6,6 +6,7 @@ import { partitionOf } from '../keys/partitions';
 import type { QueueKeys } from '../keys/queue-keys';
 import type { ScriptRunner } from '../scripts/script-runner';
 import type { TopicLayout, TopicLayouts } from '../scripts/topic-layouts';
+import type { FlowEnds } from './flow-trees';
 
 /**
  * The engine's look-up and cancel: one message by id (in the partition its id belongs to),
@@ -15,8 +16,6 @@ import type { TopicLayout, TopicLayouts } from '../scripts/topic-layouts';
 /** What cancel removed (see MessageLookup.cancel). */
 export interface CancelledMessage {
   state: MessageState;
-  partition: number;
-  child: boolean;
   children: FlowLink[];
 }
 
@@ -25,6 +24,7 @@ export class MessageLookup {
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
     private readonly defaultMaxAttempts: number,
+    private readonly flows: FlowEnds,
   ) {}
 
   /** One message; `defaultMaxAttempts` is reported where neither the message nor its dead record has its own. */
@@ -69,20 +69,22 @@ export class MessageLookup {
   }
 
   /**
-   * Removes the message whatever its state: the state it was in (null when there was none), the
-   * partition, whether it was a flow's child (its parent is to hear of it) and the fields of a
-   * flow parent's children that had not ended (to be cancelled in turn).
+   * Removes the message whatever its state: the state it was in (null when there was none) and
+   * the fields of a flow parent's children that had not ended (to be cancelled in turn). A flow's
+   * child's parent has heard of it when this resolves.
    */
   async cancel(topic: string, id: string): Promise<CancelledMessage | null> {
     const { partitions } = this.layouts.get(topic);
     let partition = 0;
     const reply = await this.inAnyPartition(topic, id, (keys) => {
       partition = partitions.indexOf(keys);
-      return this.scripts.run<[MessageState, number, ...string[]] | null>('cancel', topic, keys, [id]);
+      return this.scripts.run<[MessageState, string[], ...string[]] | null>('cancel', topic, keys, [id]);
     });
     if (!reply) return null;
-    const [state, child, ...children] = reply;
-    return { state, partition, child: child === 1, children: children.map(linkOfField) };
+    const [state, written, ...children] = reply;
+    // A flow's child: its parent hears it failed.
+    await this.flows.passOn(topic, partition, written);
+    return { state, children: children.map(linkOfField) };
   }
 
   /**

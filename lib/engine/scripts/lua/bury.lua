@@ -45,7 +45,8 @@
 -- ARGV[4] deadMaxAgeMs  dead letters older than this are deleted
 -- ARGV[5] maxAttempts   deliveries that were allowed, recorded with each dead letter ('': none recorded)
 -- ARGV[6..] pairs: id, token
--- Returns one integer per pair: 1 buried, 0 stale token
+-- Returns one integer per pair: 1 buried, 0 stale token; then the outbox entries written (child
+--         id, entry, ...: a flow's children dead, for the caller to pass on)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.attempts, 'hash', K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash',
   K.priority, 'hash', K.deferrals, 'hash')
@@ -69,4 +70,5 @@ for k, flag in ipairs(results) do
     bury(id, ARGV[1], ARGV[2], attempt, max_attempts, now, tonumber(ARGV[3]), tonumber(ARGV[4]))
   end
 end
+results[#results + 1] = flow_ended
 return results

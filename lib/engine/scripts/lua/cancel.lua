@@ -59,9 +59,10 @@
 -- K.keyOf         HASH   id -> mode and key, of a live keyed message
 -- ARGV[1]  id
 -- Returns  false when no message had this id, else { the state it was in ('ready', 'delayed',
---          'leased', 'dead', 'completed' or 'waiting-children'), 1 if it was a flow's child (its
---          parent hears of it through the outbox) else 0, then the children of a flow's parent
---          that had not ended (their fields, to be cancelled in turn) }
+--          'leased', 'dead', 'completed' or 'waiting-children'), the outbox entries written
+--          (child id, entry: a flow's child, whose parent hears of it; for the caller to pass
+--          on), then the children of a flow's parent that had not ended (their fields, to be
+--          cancelled in turn) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
@@ -150,7 +151,7 @@ end
 if state and state ~= 'ready' then
   group_forget(id, state)
 end
-local reply = state and { state, 0 }
+local reply = state and { state, flow_ended }
 if state and flow_used() then
   -- A parent's children that have not ended are cancelled in turn by the caller; a child's
   -- cancel counts as its failure.
@@ -164,11 +165,8 @@ if state and flow_used() then
       reply[#reply + 1] = children[i]
     end
   end
-  if redis.call('HEXISTS', K.flowParents, id) == 1 then
-    reply[2] = 1
-    if state ~= 'dead' then
-      flow_child_ended(id, 'f', cjson.encode({ r = 'cancelled' }))
-    end
+  if state ~= 'dead' then
+    flow_child_ended(id, 'f', cjson.encode({ r = 'cancelled' }))
   end
   flow_forget({ id })
 end

@@ -51,7 +51,8 @@
 --           "r" result, whose members end the record)
 -- Returns one integer per triple: 1 completed, 0 stale token, 2 already gone (no lease: completed
 --         before, by this token if its lease was still live, e.g. a resent call; or removed);
---         then 1 if a freed group or concurrency slot woke consumers, else 0
+--         then 1 if a freed group or concurrency slot woke consumers, else 0; then the outbox
+--         entries written (child id, entry, ...: a flow's children acked, for the caller to pass on)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash', K.completed, 'zset',
   K.progress, 'hash', K.priority, 'hash', K.deferrals, 'hash', K.counters, 'hash')
@@ -120,6 +121,7 @@ if acked > 0 then
 end
 -- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).
 results[#results + 1] = flow_woke and 1 or 0
+results[#results + 1] = flow_ended
 if max_count == 0 then
   return results
 end

@@ -45,12 +45,24 @@
 -- ARGV[7] error         the text a parent sent to the dead letters keeps
 -- ARGV[8] deadMaxCount  dead letters kept at most
 -- ARGV[9] deadMaxAgeMs  dead letters older than this are deleted
--- Returns 0 nothing to hear (the parent ended, or a later end was heard), 1 recorded, 2 the
---         parent went to the dead letters, 3 it became due, 4 it came back to waiting
+-- ARGV[10] child        the child, when it lives in this slot: its outbox entry is dropped here
+--                       (as flow-clear.lua does), so the end costs no call of its own; '' else
+-- Returns 0 nothing to hear (the parent ended, or a later end was heard), 1 recorded, { 2, the
+--         outbox entries written (the parent's own end, when it is a child: for the caller to
+--         pass on) } the parent went to the dead letters, 3 it became due, 4 it came back to
+--         waiting
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id, field, seq, outcome, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local key = K.flowChildren .. id
 check_types(key, 'hash', K.delayed, 'zset', K.dead, 'zset', K.deadInfo, 'hash', K.flowWaiting, 'zset')
+
+if ARGV[10] and ARGV[10] ~= '' then
+  local entry = redis.call('HGET', K.flowOutbox, ARGV[10])
+  if entry and string.match(entry, '^(%d+)') == ARGV[3] then
+    redis.call('HDEL', K.flowOutbox, ARGV[10])
+    redis.call('ZREM', K.flowOutboxDue, ARGV[10])
+  end
+end
 
 local current = redis.call('HGET', key, field)
 if not current then
@@ -89,7 +101,7 @@ if waiting and outcome == 'f' and policy == 'f' then
   redis.call('ZREM', K.flowWaiting, id)
   redis.call('ZREM', K.delayed, id)
   bury(id, 'child-failed', ARGV[7], 0, nil, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
-  return 2
+  return { 2, flow_ended }
 end
 if failing > 0 or not (waiting or resumable) then
   return 1

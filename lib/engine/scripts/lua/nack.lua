@@ -59,7 +59,8 @@
 -- ARGV[5] error        error text to keep with a dead letter
 -- ARGV[6] deadMaxCount dead letters kept at most (the oldest go first)
 -- ARGV[7] deadMaxAgeMs dead letters older than this are deleted
--- Returns 1 retry, 2 dead, 0 stale token
+-- Returns 1 retry, 0 stale token, or { 2 dead, the outbox entries written (child id, entry: a
+--         flow's child dead, for the caller to pass on) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id, token, delay_ms, max_attempts = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 check_types(K.leased, 'zset', K.delayed, 'zset', K.ready, 'list', K.attempts, 'hash',
@@ -82,7 +83,7 @@ local attempt = token_attempt(token) or tonumber(redis.call('HGET', K.attempts, 
 if attempt >= max_attempts then
   redis.call('HDEL', K.attempts, id)
   bury(id, 'failed', ARGV[5], attempt, max_attempts, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
-  return 2
+  return { 2, flow_ended }
 end
 
 -- The lease's attempt now counts for the next delivery; the message keeps its group's slot

@@ -39,6 +39,10 @@ local function delayed_page(first, last)
   return page
 end
 
+-- The outbox entries this call wrote (child id, entry, ...): a script that ends flow children
+-- returns them, so the engine passes them on without reading the outbox.
+local flow_ended = {}
+
 -- A flow's child ended (outcome 'a' acked, with its result; 'f' dead or cancelled, with why):
 -- the end waits in the outbox, in the child's own slot, until its parent (maybe in another
 -- slot) has heard it (flow-notify.lua, then flow-clear.lua). A later end of the same child
@@ -49,7 +53,10 @@ local function flow_child_ended(id, outcome, payload)
     return
   end
   local seq = redis.call('INCR', K.flowSequence)
-  redis.call('HSET', K.flowOutbox, id, seq .. '\n' .. outcome .. '\n' .. ref .. '\n' .. payload)
+  local entry = seq .. '\n' .. outcome .. '\n' .. ref .. '\n' .. payload
+  redis.call('HSET', K.flowOutbox, id, entry)
+  flow_ended[#flow_ended + 1] = id
+  flow_ended[#flow_ended + 1] = entry
   redis.call('ZADD', K.flowOutboxDue, now_ms(), id)
   -- A dead child keeps its parent: a requeue may still end it well.
   if outcome == 'a' then

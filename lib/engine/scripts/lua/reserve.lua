@@ -79,7 +79,10 @@
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
---          became due, ms; two reply items per message, not four, are cheaper to read) }
+--          became due, ms; two reply items per message, not four, are cheaper to read), then
+--          (not in the idle answers) two arrays: the outbox entries written (child id, entry,
+--          ...: flow children acked or dead, for the caller to pass on) and the flow parents
+--          leased (id, its children's HASH as HGETALL reads it, ...: their handlers read no more) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 
 -- Moving and taking work by priority level and group (only reserve does it; the preludes it
@@ -253,6 +256,7 @@ end
 -- How many this call sent to the dead letters itself (last lease expired, or malformed).
 local dead_at = #out + 1
 out[dead_at] = 0
+local parents = {}
 -- How many may start now, and when a limit that stops them opens (math.huge: none stops them).
 local room, opens = paused and 0 or count, math.huge
 if flow and not paused then
@@ -274,6 +278,8 @@ if ids then
     redis.call('HDEL', K.retryDue, unpack(ids))
   end
   local token_base = redis.call('INCRBY', K.sequence, #ids) - #ids
+  -- One read, so a topic without flow parents pays nothing more for them.
+  local open = redis.call('EXISTS', K.flowOpen) == 1
   local lease_args, token_args = {}, {}
   -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
   -- of a message's work: integers are formatted once here, and with %d.
@@ -310,6 +316,11 @@ if ids then
       token_args[#token_args + 1] = token
       out[#out + 1] = id
       out[#out + 1] = dues[i] and (token .. ' ' .. dues[i] .. ' ' .. body) or (token .. ' ' .. body)
+      if open and redis.call('SISMEMBER', K.flowOpen, id) == 1 then
+        local key = K.flowChildren .. id
+        parents[#parents + 1] = id
+        parents[#parents + 1] = redis.call('HGETALL', key)
+      end
     end
   end
   if #lease_args > 0 then
@@ -334,6 +345,8 @@ if ids then
 end
 
 -- Paused: the consumer waits for resume's wake-up, not for due times.
+out[#out + 1] = flow_ended
+out[#out + 1] = parents
 if paused then
   out[2] = -2
   return out
