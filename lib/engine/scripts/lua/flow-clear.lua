@@ -1,8 +1,7 @@
 -- flow-clear: drops a child's outbox entry once its parent heard it, unless a later end of the
 -- child replaced it meanwhile (that one is still to be heard).
 --
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- K.flowOutbox K.flowOutboxDue
 -- ARGV[1] id   the child
 -- ARGV[2] seq  the sequence of the entry its parent heard
 -- Returns 1 dropped, 0 not (gone, or replaced)

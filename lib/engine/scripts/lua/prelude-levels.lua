@@ -106,11 +106,9 @@ local function remove_ready(id)
   return removed
 end
 
--- Ready ids of every level, and grouped ones waiting for their first start (counted in
--- groupCount, or left in groupQueue by an earlier version), for stats and metrics.
+-- Ready ids of every level, for stats and metrics.
 local function ready_count()
-  local total = redis.call('LLEN', K.ready) + redis.call('ZCARD', K.groupQueue)
-    + (tonumber(redis.call('GET', K.groupCount)) or 0)
+  local total = redis.call('LLEN', K.ready)
   for _, level in ipairs(redis.call('ZRANGE', K.readyLevels, 0, -1)) do
     total = total + redis.call('LLEN', level_key(tonumber(level)))
   end

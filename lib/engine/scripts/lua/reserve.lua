@@ -9,59 +9,9 @@
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
--- K.ready         LIST   ids waiting, head first
--- K.delayed       ZSET   id -> due time (ms)
--- K.leased        ZSET   id -> lease deadline (ms)
--- K.messages      HASH   id -> stored body
--- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- K.tokens        HASH   id -> token of the current lease: <sequence>.<attempt>
--- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.sequence      STRING counter that makes tokens unique
--- K.wake          LIST   wake-up token for blocked consumers
--- K.paused        STRING present while the topic is paused
--- K.priority      HASH   id -> priority level 1-9
--- K.deferrals     HASH   id -> deferrals so far (deleted with the message)
--- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2        LIST
--- K.ready3        LIST
--- K.ready4        LIST
--- K.ready5        LIST
--- K.ready6        LIST
--- K.ready7        LIST
--- K.ready8        LIST
--- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
--- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
--- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
--- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
--- K.groupActive   HASH   id -> group, started until ended
--- K.groupSlots    HASH   group -> started messages not ended
--- K.groupTurns    ZSET   group -> turn
--- K.groupHeld     ZSET   group -> ms its rate limit holds it until
--- K.groupSequence STRING counter of group order and turns
--- K.limits        HASH   fleet-wide limits
--- K.rateLog       ZSET   starts in the current rate window of the topic and each group
--- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
--- K.held          STRING present while rateLimited holds the topic
--- K.groupWeights  HASH   group -> weight (none: round robin)
--- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
--- K.counters      HASH   acked -> messages acked so far (the acks given count there)
--- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
--- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
--- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
--- K.flowOpen      SET    parents whose children's HASH exists
--- K.flowWaiting   ZSET   parent id -> since when it waits for its children
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
--- K.flowSequence  STRING counter ordering the outbox entries of a child
--- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
--- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
---                 (deleted with the message; kept while it is dead)
--- K.stepIds       SET    ids of the messages that have steps
--- K.keys          HASH   each key's state (prelude-keys.lua)
--- K.keyOf         HASH   id -> mode and key, of a live keyed message
+-- K.ready K.delayed K.leased K.messages K.attempts K.tokens K.dead K.deadInfo K.sequence K.wake K.paused
+-- K.readyLevels K.groupQueue K.groupWaiting K.groupCount K.groupActive K.groupSlots K.groupTurns K.groupHeld
+-- K.limits K.rateLog K.rateLast K.held K.counters K.retryDue K.stepIds
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -236,7 +186,7 @@ end
 
 local acked = ack_leases(8)
 local now = now_ms()
-local limits = flow and flow_limits() or {}
+local limits = flow and group_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
 if ready_due(now, max_moves, flow, limits.gc or 1) then
   used = { '1' }
@@ -260,7 +210,7 @@ if flow and not paused then
   if limits.rm or limits.gm then
     rate_sweep(now, rate_keep_ms(limits), max_moves)
   end
-  room, opens = flow_room(count, limits, now)
+  room, opens = limits_room(count, limits, now)
 end
 local ids = room > 0 and take_ready(room, used, flow, limits, now)
 if ids then
@@ -296,9 +246,8 @@ if ids then
     end
     local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or attempt > (max_attempts or default_max) then
-      redis.call('HDEL', K.attempts, id)
       out[dead_at] = out[dead_at] + 1
-      bury(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
+      message_dead(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
         (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
         attempt - 1, max_attempts or default_max, now, dead_max_count, dead_max_age)
     else

@@ -1,10 +1,6 @@
--- Flows: how the end of a flow's child or parent is recorded, after prelude-levels.lua and before
--- prelude-settle.lua. A script that takes the flow keys (K.flowParents set) calls these; locals only.
-
--- The score (2^53 - 1, past any due time a Date can hold) of a flow node that waits in K.delayed
--- for something other than time: a parent for its children, a child for its flow's root to be
--- stored (pushFlow under way). Never due.
-local FLOW_HELD = '9007199254740991'
+-- Flows (parents that wait for their children), after prelude-levels.lua: how a flow's nodes
+-- are stored and released, and how a child's end is recorded for its parent. Its links go as a
+-- message ends (prelude-end.lua's flow_forget). Locals only.
 
 -- A held node may start at `due`: one due now goes straight to ready (its level's), unless it
 -- is grouped (reserve moves it into its group, at its place); a later one waits in delayed.
@@ -19,26 +15,6 @@ local function flow_release(id, due, now)
   return true
 end
 
--- Ranks first..last of K.delayed (WITHSCORES) as `list` shows delayed messages: the flow nodes held
--- at FLOW_HELD left out (a due time written past it by hand stays listed after them).
-local function delayed_page(first, last)
-  local held_from = redis.call('ZCOUNT', K.delayed, '-inf', '(' .. FLOW_HELD)
-  local held = redis.call('ZCOUNT', K.delayed, FLOW_HELD, FLOW_HELD)
-  local page = {}
-  if last < first then
-    return page
-  end
-  if first < held_from then
-    page = redis.call('ZRANGE', K.delayed, first, math.min(last, held_from - 1), 'WITHSCORES')
-  end
-  if last >= held_from then
-    for _, entry in ipairs(redis.call('ZRANGE', K.delayed, math.max(first, held_from) + held, last + held, 'WITHSCORES')) do
-      page[#page + 1] = entry
-    end
-  end
-  return page
-end
-
 -- A flow's child ended (outcome 'a' acked, with its result; 'f' dead or cancelled, with why):
 -- the end waits in the outbox, in the child's own slot, until its parent (maybe in another
 -- slot) has heard it (flow-notify.lua, then flow-clear.lua). A later end of the same child
@@ -51,10 +27,6 @@ local function flow_child_ended(id, outcome, payload)
   local seq = redis.call('INCR', K.flowSequence)
   redis.call('HSET', K.flowOutbox, id, seq .. '\n' .. outcome .. '\n' .. ref .. '\n' .. payload)
   redis.call('ZADD', K.flowOutboxDue, now_ms(), id)
-  -- A dead child keeps its parent: a requeue may still end it well.
-  if outcome == 'a' then
-    redis.call('HDEL', K.flowParents, id)
-  end
 end
 
 -- A node of a flow stored (push.lua's flow form), held in K.delayed: a node below the root waits
@@ -91,22 +63,6 @@ local function flow_node_stored(id, parent, children, now)
   redis.call('ZADD', K.flowWaiting, now, id)
 end
 
--- Messages gone for good (acked, cancelled, a dead letter dropped): a parent's children and
--- their results go with it, a child's link to its parent too.
-local function flow_forget(ids)
-  for _, id in ipairs(ids) do
-    if redis.call('SREM', K.flowOpen, id) == 1 then
-      local key = K.flowChildren .. id
-      redis.call('DEL', key)
-      redis.call('ZREM', K.flowWaiting, id)
-    end
-  end
-  if #ids > 0 then
-    redis.call('HDEL', K.flowParents, unpack(ids))
-    redis.call('ZREM', K.flowUncommitted, unpack(ids))
-  end
-end
-
 -- 2 when a process seems to have died mid-way in a flow of this slot, else 0: an outbox entry
 -- older than a second (its parent may not have heard it), or the oldest node waiting for its
 -- root for 10 to 60 s (a pushFlow cut between its root and its commit; one whose root is still
@@ -125,5 +81,5 @@ end
 
 -- Whether any message of this slot belongs to a flow: one read, so a plain topic pays nothing more.
 local function flow_used()
-  return K.flowParents ~= nil and redis.call('EXISTS', K.flowParents, K.flowOpen) > 0
+  return redis.call('EXISTS', K.flowParents, K.flowOpen) > 0
 end
