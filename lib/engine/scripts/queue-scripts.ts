@@ -26,7 +26,10 @@ let keyOrders: Map<QueueScriptName, Key[]> | undefined;
 /** Each script's KEYS order (scriptKeysOf), worked out once. */
 function keyLists(): Map<QueueScriptName, Key[]> {
   keyOrders ??= new Map(
-    (Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]).map(([name, spec]) => [name, scriptKeysOf(spec)]),
+    (Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]).map(([name, spec]) => [
+      name,
+      scriptKeysOf(spec),
+    ]),
   );
   return keyOrders;
 }
@@ -71,7 +74,9 @@ export function scriptSource(name: QueueScriptName): string {
         : spec.refusedWhenFull
           ? '#!lua'
           : '#!lua flags=allow-oom';
-      const keys = `local K = { ${scriptKeysOf(spec).map((key, i) => `${key} = KEYS[${i + 1}]`).join(', ')} }`;
+      const keys = `local K = { ${scriptKeysOf(spec)
+        .map((key, i) => `${key} = KEYS[${i + 1}]`)
+        .join(', ')} }`;
       const parts = [shebang, keys, core, ...preludesOf(spec).map((p) => preludes.get(p)!), read(spec.file)];
       sources.set(scriptName, parts.join('\n'));
     }
@@ -84,9 +89,12 @@ type ScriptClient = (Redis | Cluster) & Record<string, unknown>;
 /** Defines every script once on a client (ioredis then calls them by SHA, loading on NOSCRIPT). */
 export function defineQueueScripts(client: Redis | Cluster): void {
   const target = client as ScriptClient;
-  for (const [name, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
+  for (const name of Object.keys(QUEUE_SCRIPTS) as QueueScriptName[]) {
     if (typeof target[COMMAND_PREFIX + name] === 'function') continue;
-    client.defineCommand(COMMAND_PREFIX + name, { numberOfKeys: keyLists().get(name)!.length, lua: scriptSource(name) });
+    client.defineCommand(COMMAND_PREFIX + name, {
+      numberOfKeys: keyLists().get(name)!.length,
+      lua: scriptSource(name),
+    });
   }
 }
 
@@ -99,7 +107,13 @@ export function runQueueScript<T>(
 ): Promise<T> {
   const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
   const named = keys as Partial<Record<Key, string>>;
-  return command.call(client, ...keyLists().get(name)!.map((key) => named[key]!), ...args);
+  return command.call(
+    client,
+    ...keyLists()
+      .get(name)!
+      .map((key) => named[key]!),
+    ...args,
+  );
 }
 
 /** Queues one script call on a pipeline (replicated pushes end theirs with WAIT). */
@@ -113,5 +127,11 @@ export function addQueueScript(
     COMMAND_PREFIX + name
   ];
   const named = keys as Partial<Record<Key, string>>;
-  command.call(pipeline, ...keyLists().get(name)!.map((key) => named[key]!), ...args);
+  command.call(
+    pipeline,
+    ...keyLists()
+      .get(name)!
+      .map((key) => named[key]!),
+    ...args,
+  );
 }

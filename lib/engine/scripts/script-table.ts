@@ -19,7 +19,7 @@ export const PRELUDES = {
     needs: ['limits'],
     // prettier-ignore
     keys: ['groupQueue', 'groupWaiting', 'groups', 'groupCount', 'groupActive', 'groupSlots', 'groupTurns',
-      'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'limits', 'wake'],
+      'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'limits'],
   },
   flows: {
     file: 'prelude-flows.lua',

@@ -106,8 +106,8 @@ if state and flow_used() then
   if redis.call('ZSCORE', K.flowWaiting, id) then
     reply[1] = 'waiting-children'
   end
-  local children_key = K.flowChildren .. id
-  local children = redis.call('HGETALL', children_key)
+  local key = K.flowChildren .. id
+  local children = redis.call('HGETALL', key)
   for i = 1, #children, 2 do
     if children[i + 1] == 'p' then
       reply[#reply + 1] = children[i]
