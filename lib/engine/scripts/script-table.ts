@@ -235,7 +235,7 @@ export const QUEUE_SCRIPTS = {
     uses: ['end'],
   },
   wake: { file: 'wake.lua', operation: 'wake consumers', keys: ['wake'] },
-  // Flow (pause, retry later, fleet-wide limits).
+  // Pause, retry later, fleet-wide limits and group weights.
   pause: { file: 'pause.lua', operation: 'pause or resume', keys: ['paused', 'wake'] },
   defer: {
     file: 'defer.lua',
@@ -271,7 +271,7 @@ export const QUEUE_SCRIPTS = {
     keys: ['groupWeights'],
     readOnly: true,
   },
-  // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
+  // Schedules (lib/engine/stores/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {
     file: 'schedule-upsert.lua',
     operation: 'upsert a schedule',
@@ -404,7 +404,7 @@ export const QUEUE_SCRIPTS = {
   // Durable steps (context.step): stored fenced by the lease, read as a delivery's first step runs.
   step: { file: 'step.lua', operation: 'store a step', keys: ['tokens', 'steps', 'stepIds'], refusedWhenFull: true },
   stepsRead: { file: 'steps-read.lua', operation: 'read steps', keys: ['tokens', 'steps'], readOnly: true },
-  // Flows (lib/engine/flow-trees.ts): a parent waits in its slot for children in other slots.
+  // Flows (lib/engine/stores/flow-trees.ts): a parent waits in its slot for children in other slots.
   flowCommit: {
     file: 'flow-commit.lua',
     operation: 'push a flow',
@@ -439,7 +439,7 @@ export const QUEUE_SCRIPTS = {
     operation: 'repair flows',
     keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
   },
-  // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
+  // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },
   topicList: { file: 'topic-list.lua', operation: 'list topics', keys: ['topicIndex'], readOnly: true },

@@ -1,5 +1,5 @@
 -- group-weights-set: replaces the weights of a topic's ordered groups (of one partition of it),
--- which the next turns use (prelude-flow.lua, next_turn); none: every group back to weight 1,
+-- which the next turns use (prelude-groups.lua, next_turn); none: every group back to weight 1,
 -- taking turns round robin. Turns given before stay: a change shows from each group's next turn.
 --
 -- K.groupWeights K.groupPasses K.groupTurns K.groupSequence K.limits

@@ -49,7 +49,7 @@ local function flow_node_stored(id, parent, children, now)
       fields[#fields + 1] = 'p'
       count = count + 1
     end
-    if #fields >= 1000 then
+    if #fields >= UNPACK_MAX then
       redis.call('HSET', key, unpack(fields))
       fields = { '#', count }
     end

@@ -25,8 +25,8 @@ local function make_ready(command, ids)
   end
   local leveled = false
   local groups = {}
-  for i = 1, #ids, 1000 do
-    local levels = redis.call('HMGET', K.priority, unpack(ids, i, math.min(i + 999, #ids)))
+  for i = 1, #ids, UNPACK_MAX do
+    local levels = redis.call('HMGET', K.priority, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
     for k, level in ipairs(levels) do
       level = tonumber(level) or 0
       groups[level] = groups[level] or {}

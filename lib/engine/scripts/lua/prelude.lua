@@ -89,10 +89,14 @@ local function woken_by_push(must_wake)
   return true
 end
 
--- Pushes many ids with one command per 1000 (unpack has a stack limit).
+-- The most values one command takes from unpack (Lua's stack has a limit): every script that
+-- passes a list of any length goes through push_ids or steps by this.
+local UNPACK_MAX = 1000
+
+-- Pushes many ids with one command per UNPACK_MAX.
 local function push_ids(command, key, ids)
-  for i = 1, #ids, 1000 do
-    redis.call(command, key, unpack(ids, i, math.min(i + 999, #ids)))
+  for i = 1, #ids, UNPACK_MAX do
+    redis.call(command, key, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
   end
 end
 

@@ -1,5 +1,5 @@
 -- push-keyed: stores messages pushed with a key mode, each against its key's state, in push
--- order (prelude-keys.lua keeps the states):
+-- order (prelude-key-modes.lua keeps the states):
 --   debounce  a key's message that has not started takes the new payload and is due delayMs
 --             after this push (no later than maxWaitMs after the push that stored it); once it
 --             started, the next push stores a new one.

@@ -1,14 +1,14 @@
 -- push: stores new messages and makes them ready (at the tail of their priority level), or
 -- delayed until their due time. A message whose id already exists, in any state, is a
 -- duplicate: nothing is changed. A paused topic is not woken (its consumers lease nothing).
--- A grouped message waits at the tail of its group instead of ready (prelude-flow.lua); a
+-- A grouped message waits at the tail of its group instead of ready (prelude-groups.lua); a
 -- delayed one joins it when due, at the place its push gave it.
 --
 -- K.messages K.ready K.delayed K.wake K.paused K.priority K.readyLevels K.groupQueue K.groupWaiting K.groups
 -- K.groupCount K.groupSlots K.groupTurns K.groupHeld K.groupSequence K.limits K.counters K.flowParents
 -- ARGV[1]  '1' when no process of a release before 0.2 runs on the prefix (its stored format is
 --          'compact'): grouped messages wait in their groups' ZSETs; '0': in groupQueue, where
---          those releases look (prelude-flow.lua)
+--          those releases look (prelude-groups.lua)
 -- ARGV[2]  '' when every message is in the short form, else one character per message:
 --          's' short form, 'l' long form, 'f' flow form
 -- ARGV[3..] per message, short form (ready now at priority 0, no group):

@@ -25,7 +25,7 @@
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit is set, so
 --          the consumer must start what it leased at once; 2: a flow needs the sweep, see
---          prelude-tree.lua's flow_repair_due), n, n ack flags (as ack returns them),
+--          prelude-flows.lua's flow_repair_due), n, n ack flags (as ack returns them),
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
@@ -33,19 +33,19 @@
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 
 -- Moving and taking work by priority level and group (only reserve does it; the preludes it
--- carries, levels and flow, have the rest).
+-- carries (levels, groups, limits, flows and the end of a message) have the rest).
 
 -- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
--- one waiting for its first start joins its group instead (when `flow`). They are the lowest
+-- one waiting for its first start joins its group instead (when `gated`). They are the lowest
 -- scores, so removing them by rank costs O(log n) per message moved, never a scan. Returns
 -- true when a level above 0 got one.
-local function ready_due(now, max_moves, flow, capacity)
+local function ready_due(now, max_moves, gated, capacity)
   local due = redis.call('ZRANGE', K.delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
   if #due == 0 then
     return false
   end
   redis.call('ZREMRANGEBYRANK', K.delayed, 0, #due - 1)
-  if flow then
+  if gated then
     due = enqueue_due_grouped(due, capacity)
   end
   return make_ready('RPUSH', due)
@@ -102,15 +102,15 @@ end
 
 -- Takes up to `room` ids to lease: grouped ones in their groups' turns (their share first, see
 -- grouped_share) and plain ones in serving order. Returns false when none is ready (as LPOP does).
-local function take_ready(room, used, flow, limits, now)
+local function take_ready(room, used, gated, limits, now)
   local ids = {}
-  if flow then
+  if gated then
     ids = start_grouped(grouped_share(room, used), limits, now)
   end
   for _, id in ipairs(#ids < room and pop_ready(room - #ids, used) or {}) do
     ids[#ids + 1] = id
   end
-  if flow and #ids < room then
+  if gated and #ids < room then
     for _, id in ipairs(start_grouped(room - #ids, limits, now)) do
       ids[#ids + 1] = id
     end
@@ -119,12 +119,12 @@ local function take_ready(room, used, flow, limits, now)
 end
 
 -- When something becomes ready without a push: the first due time or lease deadline, the end of a
--- group's hold (with `flow`), or `opens` (a limit's end) while work waits for it; math.huge if none.
-local function next_due_at(used, flow, opens)
+-- group's hold (with `gated`), or `opens` (a limit's end) while work waits for it; math.huge if none.
+local function next_due_at(used, gated, opens)
   local next_delayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
   local next_lease = redis.call('ZRANGE', K.leased, 0, 0, 'WITHSCORES')[2]
   local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
-  if flow then
+  if gated then
     at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge)
     if opens < at and (plain_left(used) or redis.call('ZCARD', K.groupTurns) > 0) then
       at = opens
@@ -141,13 +141,13 @@ legacy_groups = not anchor
 
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
-local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
+local gated = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
 
 -- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
 -- reads makes a read fail, and the full path below names that key; the others fail the first
 -- call that has work (push checks them too).
-if #ARGV == 7 and not flow then
+if #ARGV == 7 and not gated then
   local now = now_ms()
   if paused then
     return { now, -2, now + lease_ms, 0, 0 }
@@ -172,7 +172,7 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
 check_types(K.stepIds, 'set')
-if flow then
+if gated then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
     K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
     K.rateLast, 'zset')
@@ -186,9 +186,9 @@ end
 
 local acked = ack_leases(8)
 local now = now_ms()
-local limits = flow and group_limits() or {}
+local limits = gated and group_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
-if ready_due(now, max_moves, flow, limits.gc or 1) then
+if ready_due(now, max_moves, gated, limits.gc or 1) then
   used = { '1' }
 end
 if ready_expired(now, max_moves) then
@@ -205,14 +205,14 @@ local dead_at = #out + 1
 out[dead_at] = 0
 -- How many may start now, and when a limit that stops them opens (math.huge: none stops them).
 local room, opens = paused and 0 or count, math.huge
-if flow and not paused then
+if gated and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
   if limits.rm or limits.gm then
     rate_sweep(now, rate_keep_ms(limits), max_moves)
   end
   room, opens = limits_room(count, limits, now)
 end
-local ids = room > 0 and take_ready(room, used, flow, limits, now)
+local ids = room > 0 and take_ready(room, used, gated, limits, now)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K.messages, unpack(ids))
@@ -277,7 +277,7 @@ if ids then
     end
   end
   -- Work is left: let another blocked consumer help.
-  if plain_left(used) or (flow and redis.call('ZCARD', K.groupTurns) > 0) then
+  if plain_left(used) or (gated and redis.call('ZCARD', K.groupTurns) > 0) then
     wake()
   end
 end
@@ -289,7 +289,7 @@ if paused then
 end
 
 -- The next moment something becomes ready without a push.
-local next_due = next_due_at(used, flow, opens)
+local next_due = next_due_at(used, gated, opens)
 if next_due ~= math.huge then
   out[2] = math.max(0, next_due - now)
 end
