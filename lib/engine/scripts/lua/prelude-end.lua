@@ -20,9 +20,9 @@ local function steps_forget(ids)
   end
 end
 
-
 -- Flow links: a parent's children and their results, a child's link to its parent (a dead child
--- keeps it: a requeue may still end it well). One EXISTS when the slot has no flow.
+-- keeps it: a requeue may still end it well). Callers ask flow_used first: one EXISTS when the
+-- slot has no flow.
 local function flow_forget(ids)
   for _, id in ipairs(ids) do
     if redis.call('SREM', K.flowOpen, id) == 1 then
@@ -36,7 +36,6 @@ local function flow_forget(ids)
     redis.call('ZREM', K.flowUncommitted, unpack(ids))
   end
 end
-
 
 -- Key modes: an ended message leaves its key: a debounce
 -- key forgets its pending message, a supersede key's waiting message may start once the one
@@ -75,7 +74,6 @@ local function keys_ended(ids)
     end
   end
 end
-
 
 -- Group slots: frees the ended messages' slots (one read and one write of groupSlots per call,
 -- not per id), gives their groups a turn and wakes consumers held by a concurrency limit.

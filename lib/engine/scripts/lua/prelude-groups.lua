@@ -13,7 +13,6 @@
 -- is where earlier versions kept waiting messages: each group's oldest one there moves into its
 -- ZSET, sequence kept, before the group starts one.
 
-
 -- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
 -- need only rise from one call to the next, and a command per number cost more than a turn.
 local sequence_next, sequence_last = 1, 0
