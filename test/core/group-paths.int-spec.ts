@@ -2,7 +2,7 @@ import { QueueKeyTypeError } from '../../lib';
 import { eventually, snapshotTopic, type TestClient, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /**
- * The paths of a grouped message through the per-group layout (lua/prelude-flow.lua): cancel in
+ * The paths of a grouped message through the per-group layout (lua/prelude-groups.lua): cancel in
  * every state, a lease that expires, groupConcurrency, what a group leaves behind, and the layout
  * an earlier release (e990c45) left in Redis.
  */

@@ -17,7 +17,7 @@ import { commandCounts, eventually, snapshotTopic, uniqueTopic, useRedis } from 
 import { quietFor, untilConsumerBlocked, withDelayOutlasting } from '../support/waits';
 
 /**
- * Debounce, throttle and supersede by key (push-keyed.lua, prelude-keys.lua), against real
+ * Debounce, throttle and supersede by key (push-keyed.lua, prelude-key-modes.lua), against real
  * Redis: pushes racing from several processes of the built library, consumers running.
  */
 /** Any message id, where a result is matched whole. */

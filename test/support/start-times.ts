@@ -34,7 +34,7 @@ export function leastSpanMs(count: number, max: number, perMs: number): number {
 }
 
 /**
- * The dispatch allowance of a rate window (rate_span in lib/engine/scripts/lua/prelude-flow.lua): a
+ * The dispatch allowance of a rate window (rate_span in lib/engine/scripts/lua/prelude-limits.lua): a
  * window's starts begin perMs + this after the previous window's first, so handlers that start up
  * to this much later than their reserve still see at most max in any perMs.
  */

@@ -1,22 +1,27 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FLOW_HELD, KEY_PARKED } from '../../lib/engine/codecs/sentinel-scores';
 import {
   CORE_PRELUDE,
   PRELUDES,
   QUEUE_SCRIPTS,
   preludesOf,
+  scriptKeysOf,
   scriptSource,
   type QueueScriptName,
 } from '../../lib/engine/scripts/queue-scripts';
-import type { PreludeName, ScriptSpec } from '../../lib/engine/scripts/script-table';
+import type { Key, PreludeName, ScriptSpec } from '../../lib/engine/scripts/script-table';
 
 const LUA_DIR = join(__dirname, '../../lib/engine/scripts/lua');
 const read = (file: string) => readFileSync(join(LUA_DIR, file), 'utf8');
 const scripts = Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][];
 const preludeNames = Object.keys(PRELUDES) as PreludeName[];
 
+/** Lua code without its comments. */
+const uncommented = (text: string) => text.replace(/--.*$/gm, '');
+
 /** Lua code without its comments and string literals: what names it really uses. */
-const code = (text: string) => text.replace(/--.*$/gm, '').replace(/'(?:[^'\\]|\\.)*'/g, "''");
+const code = (text: string) => uncommented(text).replace(/'(?:[^'\\]|\\.)*'/g, "''");
 
 /** The top-level names a prelude defines: its local functions and local state. */
 const definedIn = (text: string) =>
@@ -28,19 +33,68 @@ const definedIn = (text: string) =>
 const uses = (text: string, defined: string[]) =>
   defined.filter((name) => new RegExp(`(?<![.\\w])${name}\\b`).test(code(text)));
 
-const keysRead = (text: string) => new Set([...code(text).matchAll(/\bK\.(\w+)/g)].map((m) => m[1]));
+/** The core prelude's helpers, each with the keys it reads (itself or through another helper). */
+const coreHelpers = (() => {
+  const parts = code(read(CORE_PRELUDE))
+    .split(/^(?=local function )/m)
+    .slice(1);
+  const direct = new Map(
+    parts.map((part) => [
+      part.match(/^local function (\w+)/)![1],
+      { text: part, keys: new Set([...part.matchAll(/\bK\.(\w+)/g)].map((m) => m[1])) },
+    ]),
+  );
+  for (const [, helper] of direct)
+    for (const [other, { keys }] of direct)
+      if (new RegExp(`(?<![.\\w])${other}\\(`).test(helper.text)) keys.forEach((key) => helper.keys.add(key));
+  return direct;
+})();
+
+/**
+ * The keys a text reads: `K.<name>`, a level's LIST through `K['ready' .. level]`, and the keys of
+ * the core helpers it calls (the core prelude owns no keys).
+ */
+const keysRead = (text: string) => {
+  const plain = code(text);
+  const keys = new Set([...plain.matchAll(/\bK\.(\w+)/g)].map((m) => m[1]));
+  if (/\bK\['ready' \.\./.test(text)) for (let level = 1; level <= 9; level++) keys.add(`ready${level}`);
+  for (const [name, helper] of coreHelpers)
+    if (new RegExp(`(?<![.\\w])${name}\\(`).test(plain)) helper.keys.forEach((key) => keys.add(key));
+  return keys;
+};
+
+/** The keys of a prelude and of those it needs. */
+const preludeKeys = (names: readonly PreludeName[]) =>
+  new Set(names.flatMap((p) => PRELUDES[p].keys as readonly Key[]));
 
 describe('Lua scripts', () => {
-  it.each(scripts)('%s: the header names the keys it is registered with, in order, each once', (_name, spec) => {
-    const header = [...read(spec.file).matchAll(/^-- K\.(\w+)\s/gm)].map((m) => m[1]);
+  it.each(scripts)("%s: the header names exactly the script's own keys, in order, each once", (_name, spec) => {
+    // Key descriptions live once, in queue-keys.ts; a header only names the keys, `-- K.a K.b ...`.
+    const header = read(spec.file)
+      .split('\n')
+      .filter((line) => line.startsWith('-- K.'))
+      .flatMap((line) => [...line.matchAll(/\bK\.(\w+)/g)].map((m) => m[1]));
     expect(header).toEqual([...spec.keys]);
     expect(new Set(spec.keys).size).toBe(spec.keys.length);
   });
 
-  it.each(scripts)('%s: reads its keys by name, only those it is registered with', (_name, spec) => {
-    const text = read(spec.file);
-    expect(code(text)).not.toMatch(/KEYS\[/);
-    expect([...keysRead(text)].filter((key) => !spec.keys.includes(key as never))).toEqual([]);
+  it.each(scripts)(
+    '%s: reads only its own keys and those of the preludes it carries, and uses every key it declares',
+    (_name, spec) => {
+      const text = read(spec.file);
+      expect(code(text)).not.toMatch(/KEYS\[/);
+      const body = keysRead(text);
+      const allowed = new Set([...spec.keys, ...preludeKeys(preludesOf(spec))]);
+      expect([...body].filter((key) => !allowed.has(key as Key))).toEqual([]);
+      expect(spec.keys.filter((key) => !body.has(key))).toEqual([]);
+    },
+  );
+
+  it.each(scripts)('%s: is given every key once, its own first', (_name, spec) => {
+    const keys = scriptKeysOf(spec);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys.slice(0, spec.keys.length)).toEqual([...spec.keys]);
+    expect(new Set(keys)).toEqual(new Set([...spec.keys, ...preludeKeys(preludesOf(spec))]));
   });
 
   it.each(scripts)('%s: touches keys only through K and describes its ARGV and returns', (name, spec) => {
@@ -62,7 +116,11 @@ describe('Lua scripts', () => {
 
   it.each(scripts)('%s: names its keys in K, in KEYS order, before the preludes', (name, spec) => {
     const line = scriptSource(name).split('\n')[1];
-    expect(line).toBe(`local K = { ${spec.keys.map((key, i) => `${key} = KEYS[${i + 1}]`).join(', ')} }`);
+    expect(line).toBe(
+      `local K = { ${scriptKeysOf(spec)
+        .map((key, i) => `${key} = KEYS[${i + 1}]`)
+        .join(', ')} }`,
+    );
   });
 
   it.each(scripts)('%s: calls only helpers of the preludes it carries', (name, spec) => {
@@ -104,24 +162,118 @@ describe('Lua scripts', () => {
     });
   });
 
-  it('keeps the preludes free of key offsets and of keys no script has', () => {
-    const known = new Set(scripts.flatMap(([, spec]) => spec.keys));
-    for (const file of [CORE_PRELUDE, ...preludeNames.map((p) => PRELUDES[p].file)]) {
-      const text = read(file);
+  it('keeps the preludes free of key offsets; each reads only its keys and those of what it needs, and uses each of its own', () => {
+    expect(code(read(CORE_PRELUDE))).not.toMatch(/KEYS\[/);
+    for (const prelude of preludeNames) {
+      const text = read(PRELUDES[prelude].file);
       expect(code(text)).not.toMatch(/KEYS\[/);
-      expect([...keysRead(text)].filter((key) => !known.has(key as never))).toEqual([]);
+      const own: readonly Key[] = PRELUDES[prelude].keys;
+      const allowed = new Set([...own, ...preludeKeys(preludesOf({ uses: PRELUDES[prelude].needs }))]);
+      const body = keysRead(text);
+      expect([prelude, [...body].filter((key) => !allowed.has(key as Key))]).toEqual([prelude, []]);
+      expect([prelude, own.filter((key) => !body.has(key))]).toEqual([prelude, []]);
+      expect(new Set(own).size).toBe(own.length);
     }
   });
 
-  it('deletes the durable steps wherever a message body is deleted, with the keys that takes', () => {
-    const bodyDeleted = /redis\.call\('HDEL', K\.messages,/;
-    const forgets = /\bsteps_forget\(/;
-    for (const [name, spec] of scripts) {
-      const texts = [read(spec.file), ...preludesOf(spec).map((p) => read(PRELUDES[p].file))].map(code);
-      for (const text of texts) if (bodyDeleted.test(text)) expect([name, forgets.test(text)]).toEqual([name, true]);
-      if (texts.some((text) => forgets.test(text)))
-        expect([name, spec.keys]).toEqual([name, expect.arrayContaining(['steps', 'stepIds'])]);
+  it('spells the sentinel scores of K.delayed as sentinel-scores.ts does', () => {
+    const text = read(CORE_PRELUDE);
+    expect(text).toContain(`local FLOW_HELD = '${FLOW_HELD}'`);
+    expect(text).toContain(`local KEY_PARKED = '${KEY_PARKED}'`);
+    for (const file of readdirSync(LUA_DIR).filter((name) => name !== CORE_PRELUDE))
+      expect([file, read(file)]).not.toEqual([
+        file,
+        expect.stringMatching(/^local (FLOW_HELD|KEY_PARKED)\b|900719925474099\d/m),
+      ]);
+  });
+
+  // One end of a message. A message's per-message state is what it holds beside where it waits:
+  // PER_MESSAGE below (body, lease token, attempts, progress, priority, deferrals, retry due, dead
+  // reason, group slot, key, flow links and outbox, durable steps). Deleting any of it (HDEL, DEL,
+  // SREM, ZREM, ZREMRANGEBY*, or push_ids('HDEL', ...) naming K.<key>, or DEL of a key built from the
+  // K.steps or K.flowChildren prefix) is an end, and only prelude-end.lua does it, for every way a
+  // message ends (acked, completed, cancelled, dead, purged). The exceptions below are transitions
+  // that keep the message alive (a lease ends and it waits again, a dead letter comes back, a
+  // waiting level changes, a flow's root is stored, a parent heard its child), each named with why.
+  // Where a message waits (ready, delayed, leased, dead, completed, its group's ZSET) is the
+  // script's that moves it. A new kind of per-message state joins PER_MESSAGE and prelude-end.lua.
+  const PER_MESSAGE = [
+    'messages',
+    'tokens',
+    'attempts',
+    'progress',
+    'priority',
+    'deferrals',
+    'retryDue',
+    'deadInfo',
+    'groupActive',
+    'keyOf',
+    'flowParents',
+    'flowOpen',
+    'flowWaiting',
+    'flowUncommitted',
+    'flowOutbox',
+    'flowOutboxDue',
+    'stepIds',
+  ];
+  const ALIVE: Record<string, string[]> = {
+    // A lease ends and the message waits again (released, deferred, retried, expired); nack ends
+    // it before it knows whether the message lives on (a death goes through message_dead).
+    'release.lua': ['tokens'],
+    'defer.lua': ['tokens'],
+    'nack.lua': ['tokens'],
+    // Expired leases go back to ready; a retry's due time is read as it is leased again.
+    'reserve.lua': ['tokens', 'retryDue'],
+    // A dead letter comes back (requeued; a parent whose failed children were requeued).
+    'dead-requeue.lua': ['deadInfo', 'attempts', 'priority'],
+    'flow-resume.lua': ['deadInfo', 'attempts'],
+    'flow-notify.lua': ['deadInfo', 'flowWaiting'],
+    // A flow's root is stored; a parent heard its child's end.
+    'flow-commit.lua': ['flowUncommitted'],
+    'flow-sweep.lua': ['flowUncommitted'],
+    // (outbox_heard: flow-clear.lua, or flow-notify.lua where the child shares its parent's slot).
+    'prelude-flows.lua': ['flowOutbox', 'flowOutboxDue'],
+    // A waiting keyed message takes a new level.
+    'push-keyed.lua': ['priority'],
+    // A drained (superseded or cancelled) message had ended already: its key's entry goes as its handler returns.
+    'prelude-key-modes.lua': ['keyOf'],
+    // Progress left by an earlier version's ends, picked at random and dropped when its lease is gone.
+    'progress.lua': ['progress'],
+  };
+  const END = PRELUDES.end.file;
+
+  it('deletes per-message state only in the end prelude, but for transitions that keep a message alive', () => {
+    const deletion =
+      /redis\.call\('(?:HDEL|DEL|UNLINK|SREM|ZREM|ZREMRANGEBYRANK|ZREMRANGEBYSCORE|ZREMRANGEBYLEX)', K\.(\w+)|push_ids\('HDEL', K\.(\w+)/g;
+    const files = readdirSync(LUA_DIR).filter((file) => file.endsWith('.lua') && file !== END);
+    const found: string[] = [];
+    for (const file of files) {
+      const text = uncommented(read(file));
+      for (const m of text.matchAll(deletion)) {
+        const key = m[1] ?? m[2];
+        if (PER_MESSAGE.includes(key) && !(ALIVE[file] ?? []).includes(key)) found.push(`${file}: ${key}`);
+      }
+      // A message's own HASHes (steps, a parent's children) are built from a prefix: only the end deletes them.
+      if (/K\.(?:steps|flowChildren) \.\./.test(text) && /redis\.call\('(?:DEL|UNLINK)'/.test(text))
+        found.push(`${file}: DEL`);
     }
+    expect(found).toEqual([]);
+    // And every exception is still needed, so the list stays what the code does.
+    for (const [file, keys] of Object.entries(ALIVE)) {
+      const deleted = [...uncommented(read(file)).matchAll(deletion)].map((m) => m[1] ?? m[2]);
+      expect([file, keys.filter((key) => !deleted.includes(key))]).toEqual([file, []]);
+    }
+  });
+
+  it('deletes in the end prelude every kind of per-message state', () => {
+    const text = uncommented(read(END));
+    for (const key of PER_MESSAGE.filter((key) => !['flowOutbox', 'flowOutboxDue'].includes(key)))
+      expect([
+        key,
+        new RegExp(`'(?:HDEL|SREM|ZREM)', K\\.${key}\\b|push_ids\\('HDEL', K\\.${key}\\b`).test(text),
+      ]).toEqual([key, true]);
+    expect(text).toMatch(/K\.steps \.\./);
+    expect(text).toMatch(/K\.flowChildren \.\./);
   });
 
   it('takes every user value as ARGV, never by building script text', () => {

@@ -1,8 +1,7 @@
 import type { FlowChildInfo, ReservedMessage } from '../../interfaces';
 import { FLOW_CHILD } from './wire-format';
 
-/** The score of a flow node held in `delayed` (prelude-tree.lua's FLOW_HELD): never due. */
-export const FLOW_HELD = '9007199254740991';
+export { FLOW_HELD } from './sentinel-scores';
 
 /**
  * A child's link to its parent as flow-parent stores it: parent topic, id and partition, its

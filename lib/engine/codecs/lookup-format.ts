@@ -11,10 +11,8 @@ import { MESSAGES } from '../../common/redis-ack-queue.messages';
 import { userKeyed } from '../../common/user-keyed';
 import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
-import { decodeChildren, FLOW_HELD, linkOf, type FlowChildRecord } from './flow-format';
-
-/** The score of a message waiting in `delayed` for its key's running one (prelude-keys.lua's KEY_PARKED). */
-const KEY_PARKED = '9007199254740990';
+import { decodeChildren, linkOf, type FlowChildRecord } from './flow-format';
+import { FLOW_HELD, KEY_PARKED } from './sentinel-scores';
 
 /** A flat HGETALL reply (field, value, ...) as an object. */
 function pairsOf(flat: string[]): Record<string, string> {

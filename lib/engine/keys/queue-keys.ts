@@ -42,7 +42,7 @@ export interface QueueKeys {
   sequence: string;
   /** LIST holding at most one wake-up token for blocked consumers. */
   wake: string;
-  // Flow (priorities, pause, retry later).
+  // Priorities, pause, retry later.
   /** STRING present while the topic (this partition) is paused: reserve leases nothing. */
   paused: string;
   /** HASH id -> priority level 1-9, of messages pushed with one (level 0 has no entry). */
@@ -82,7 +82,7 @@ export interface QueueKeys {
   steps: string;
   /** SET of the ids that have durable steps: removing a message of a topic without any costs one EXISTS. */
   stepIds: string;
-  // Ordered groups and fleet-wide limits (lua/prelude-flow.lua).
+  // Ordered groups (lua/prelude-groups.lua) and fleet-wide limits (lua/prelude-limits.lua).
   /**
    * ZSET, scores 0, of earlier versions: grouped messages waiting, as `<group>\0<sequence>\0<id>`.
    * Only drained now (its members move into their group's ZSET as their group is served).
@@ -114,7 +114,7 @@ export interface QueueKeys {
   limits: string;
   /**
    * ZSET, scores 0: the starts in the current rate window of the topic ('') and of each group,
-   * as `<field>\0<start ms>\0<started before>\0<started after>` (see lua/prelude-flow.lua).
+   * as `<field>\0<start ms>\0<started before>\0<started after>` (see lua/prelude-limits.lua).
    */
   rateLog: string;
   /** ZSET '' (the topic) or group -> ms of its last start in rateLog (so quiet ones are dropped). */
@@ -139,7 +139,7 @@ export interface QueueKeys {
    * topic's history, kept in its first partition only (see history-format.ts).
    */
   history: string;
-  // Flows (lua/prelude-tree.lua): parents that wait for their children.
+  // Flows (lua/prelude-flows.lua): parents that wait for their children.
   /**
    * HASH child id -> JSON `[parent topic, parent id, parent partition, 'f' | 'c' (onChildFailure), root
    * topic, root id, root partition, delayMs, availableAt]`, while the child lives (a dead one keeps it).
@@ -163,12 +163,12 @@ export interface QueueKeys {
   flowOutboxDue: string;
   /** STRING counter that orders the outbox entries of one child (a later end wins). */
   flowSequence: string;
-  // Keyed pushes (lua/prelude-keys.lua): debounce, throttle and supersede by key.
+  // Key modes (lua/prelude-key-modes.lua): debounce, throttle and supersede by key.
   /**
    * HASH `d<key>` -> `<pending id>\0<first push ms>` (debounce), `s<key>` -> `<running id>\0<pending
    * id>\0<its due ms>\0<cancelled id still draining>\0<until ms>` (supersede), while the key has a live message.
    */
-  keys: string;
+  keyModes: string;
   /** HASH id -> its mode (`d`, `t`, `c` or `k`) and key, of every keyed message until it ends. */
   keyOf: string;
   /**
@@ -191,40 +191,6 @@ export const READY_LEVEL_KEYS = [
   'ready9',
 ] as const;
 
-/** The keys of ordered groups and fleet-wide limits (prelude-flow.lua); its scripts take `wake` too. */
-export const FLOW_CONTROL_KEYS = [
-  'groupQueue',
-  'groupWaiting',
-  'groups',
-  'groupCount',
-  'groupActive',
-  'groupSlots',
-  'groupTurns',
-  'groupHeld',
-  'groupSequence',
-  'limits',
-  'rateLog',
-  'rateLast',
-  'held',
-  'groupWeights',
-  'groupPasses',
-] as const;
-
-/** What ends a flow child or parent (prelude-tree.lua): scripts that end messages take them. */
-export const FLOW_TREE_KEYS = [
-  'flowParents',
-  'flowChildren',
-  'flowOpen',
-  'flowWaiting',
-  'flowOutbox',
-  'flowOutboxDue',
-  'flowSequence',
-  'flowUncommitted',
-] as const;
-
-/** The keys of keyed pushes (lua/prelude-keys.lua, push-keyed.lua). */
-export const KEY_MODE_KEYS = ['keys', 'keyOf', 'throttle'] as const;
-
 export function queueKeys(prefix: string, topic: string): QueueKeys {
   return tagKeys(`${prefix}:${topic}`);
 }
@@ -243,7 +209,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     deadInfo: `${tag}:dead-info`,
     sequence: `${tag}:sequence`,
     wake: `${tag}:wake`,
-    // Flow (priorities, pause, retry later).
+    // Priorities, pause, retry later.
     paused: `${tag}:paused`,
     priority: `${tag}:priority`,
     deferrals: `${tag}:deferrals`,
@@ -293,7 +259,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     flowOutbox: `${tag}:flow-outbox`,
     flowOutboxDue: `${tag}:flow-outbox-due`,
     flowSequence: `${tag}:flow-sequence`,
-    keys: `${tag}:keys`,
+    keyModes: `${tag}:keys`,
     keyOf: `${tag}:key-of`,
     throttle: `${tag}:throttle:`,
   };

@@ -21,6 +21,18 @@ const COMMAND_PREFIX = 'ackq_';
 const LUA_DIR = join(__dirname, 'lua');
 
 let sources: Map<QueueScriptName, string> | undefined;
+let keyOrders: Map<QueueScriptName, Key[]> | undefined;
+
+/** Each script's KEYS order (scriptKeysOf), worked out once. */
+function keyLists(): Map<QueueScriptName, Key[]> {
+  keyOrders ??= new Map(
+    (Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]).map(([name, spec]) => [
+      name,
+      scriptKeysOf(spec),
+    ]),
+  );
+  return keyOrders;
+}
 
 /** The preludes a script uses with those they need, in PRELUDES order (each after what it needs). */
 export function preludesOf(spec: Pick<ScriptSpec, 'uses'>): PreludeName[] {
@@ -31,6 +43,16 @@ export function preludesOf(spec: Pick<ScriptSpec, 'uses'>): PreludeName[] {
   };
   spec.uses?.forEach(add);
   return (Object.keys(PRELUDES) as PreludeName[]).filter((name) => wanted.has(name));
+}
+
+/**
+ * Every key a script is given, in KEYS order: its own (those its body touches), then those of the
+ * preludes it carries, each once.
+ */
+export function scriptKeysOf(spec: Pick<ScriptSpec, 'keys' | 'uses'>): Key[] {
+  const keys = new Set<Key>(spec.keys);
+  for (const prelude of preludesOf(spec)) for (const key of PRELUDES[prelude].keys as readonly Key[]) keys.add(key);
+  return [...keys];
 }
 
 /**
@@ -52,7 +74,9 @@ export function scriptSource(name: QueueScriptName): string {
         : spec.refusedWhenFull
           ? '#!lua'
           : '#!lua flags=allow-oom';
-      const keys = `local K = { ${spec.keys.map((key, i) => `${key} = KEYS[${i + 1}]`).join(', ')} }`;
+      const keys = `local K = { ${scriptKeysOf(spec)
+        .map((key, i) => `${key} = KEYS[${i + 1}]`)
+        .join(', ')} }`;
       const parts = [shebang, keys, core, ...preludesOf(spec).map((p) => preludes.get(p)!), read(spec.file)];
       sources.set(scriptName, parts.join('\n'));
     }
@@ -65,23 +89,31 @@ type ScriptClient = (Redis | Cluster) & Record<string, unknown>;
 /** Defines every script once on a client (ioredis then calls them by SHA, loading on NOSCRIPT). */
 export function defineQueueScripts(client: Redis | Cluster): void {
   const target = client as ScriptClient;
-  for (const [name, spec] of Object.entries(QUEUE_SCRIPTS) as [QueueScriptName, ScriptSpec][]) {
+  for (const name of Object.keys(QUEUE_SCRIPTS) as QueueScriptName[]) {
     if (typeof target[COMMAND_PREFIX + name] === 'function') continue;
-    client.defineCommand(COMMAND_PREFIX + name, { numberOfKeys: spec.keys.length, lua: scriptSource(name) });
+    client.defineCommand(COMMAND_PREFIX + name, {
+      numberOfKeys: keyLists().get(name)!.length,
+      lua: scriptSource(name),
+    });
   }
 }
 
-/** Runs one script with the topic's keys in the order its header names them. */
+/** Runs one script with the topic's keys in KEYS order (scriptKeysOf). */
 export function runQueueScript<T>(
   client: Redis | Cluster,
   name: QueueScriptName,
   keys: ScriptKeys,
   args: (string | number)[],
 ): Promise<T> {
-  const spec: ScriptSpec = QUEUE_SCRIPTS[name];
   const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
   const named = keys as Partial<Record<Key, string>>;
-  return command.call(client, ...spec.keys.map((key) => named[key]!), ...args);
+  return command.call(
+    client,
+    ...keyLists()
+      .get(name)!
+      .map((key) => named[key]!),
+    ...args,
+  );
 }
 
 /** Queues one script call on a pipeline (replicated pushes end theirs with WAIT). */
@@ -91,10 +123,15 @@ export function addQueueScript(
   keys: QueueKeys,
   args: (string | number)[],
 ): void {
-  const spec: ScriptSpec = QUEUE_SCRIPTS[name];
   const command = (pipeline as unknown as Record<string, (...a: (string | number)[]) => unknown>)[
     COMMAND_PREFIX + name
   ];
   const named = keys as Partial<Record<Key, string>>;
-  command.call(pipeline, ...spec.keys.map((key) => named[key]!), ...args);
+  command.call(
+    pipeline,
+    ...keyLists()
+      .get(name)!
+      .map((key) => named[key]!),
+    ...args,
+  );
 }

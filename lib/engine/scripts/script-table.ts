@@ -1,39 +1,44 @@
-import {
-  FLOW_CONTROL_KEYS,
-  FLOW_TREE_KEYS,
-  KEY_MODE_KEYS,
-  READY_LEVEL_KEYS,
-  type QueueKeys,
-  type ScheduleIndexKeys,
-  type TopicIndexKeys,
-} from '../keys/queue-keys';
+import { READY_LEVEL_KEYS, type QueueKeys, type ScheduleIndexKeys, type TopicIndexKeys } from '../keys/queue-keys';
 
 export type Key = keyof QueueKeys | keyof ScheduleIndexKeys | keyof TopicIndexKeys;
 /** The keys a script is given: a topic's (partition's), or a prefix-wide index (schedules, topics). */
 export type ScriptKeys = QueueKeys | ScheduleIndexKeys | TopicIndexKeys;
 
-/** Where a message can be and what it holds: the first keys of reserve, list and cancel. */
-const MESSAGE_KEYS = ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens'] as const;
-
-/** What stats and metrics count first. */
-const COUNT_KEYS = ['ready', 'delayed', 'leased', 'dead'] as const;
-
-/** What reserve and nack need for priorities, pause and deferrals, before the level LISTs. */
-const FLOW_KEYS = ['paused', 'priority', 'deferrals', 'readyLevels'] as const;
-
 /**
  * The helper files the loader pastes before a script's body, in dependency order: each uses only
- * those before it that it `needs` (transitively). prelude.lua (now_ms, check_types, wake...) comes
- * first in every script; a script names the others it calls in `uses`.
+ * those before it that it `needs` (transitively), and reads only its own `keys` and those of
+ * what it needs. prelude.lua (now_ms, check_types, wake...) comes first in every script and owns
+ * no keys: a script or prelude that calls one of its helpers has the keys that helper reads. A
+ * script names the others it calls in `uses`; the loader passes their keys after its own.
  */
 export const PRELUDES = {
-  flow: { file: 'prelude-flow.lua', needs: [] },
-  levels: { file: 'prelude-levels.lua', needs: [] },
-  tree: { file: 'prelude-tree.lua', needs: ['levels'] },
-  keys: { file: 'prelude-keys.lua', needs: [] },
-  settle: { file: 'prelude-settle.lua', needs: ['flow', 'tree', 'keys'] },
-  preview: { file: 'prelude-preview.lua', needs: [] },
-} as const satisfies Record<string, { file: string; needs: readonly string[] }>;
+  levels: { file: 'prelude-levels.lua', needs: [], keys: ['ready', ...READY_LEVEL_KEYS, 'readyLevels', 'priority'] },
+  limits: { file: 'prelude-limits.lua', needs: [], keys: ['limits', 'rateLog', 'rateLast', 'held', 'leased', 'wake'] },
+  groups: {
+    file: 'prelude-groups.lua',
+    needs: ['limits'],
+    // prettier-ignore
+    keys: ['groupQueue', 'groupWaiting', 'groups', 'groupCount', 'groupActive', 'groupSlots', 'groupTurns',
+      'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'limits'],
+  },
+  flows: {
+    file: 'prelude-flows.lua',
+    needs: ['levels'],
+    // prettier-ignore
+    keys: ['flowParents', 'flowChildren', 'flowOpen', 'flowWaiting', 'flowUncommitted', 'flowOutbox',
+      'flowOutboxDue', 'flowSequence', 'delayed', 'groupWaiting'],
+  },
+  keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
+  end: {
+    file: 'prelude-end.lua',
+    needs: ['groups', 'flows', 'keyModes'],
+    // prettier-ignore
+    keys: ['messages', 'tokens', 'attempts', 'priority', 'deferrals', 'retryDue', 'progress', 'keyOf', 'leased',
+      'dead', 'deadInfo', 'completed', 'counters', 'steps', 'stepIds', 'flowOpen', 'flowChildren', 'flowWaiting',
+      'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
+  },
+  preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+} as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
 
@@ -42,6 +47,7 @@ export type ScriptSpec = {
   file: string;
   /** What the script does, in the user's words: the operation a RedisCommandError or RedisUnavailableError names. */
   operation: string;
+  /** The keys its own body touches (the preludes it carries bring theirs). */
   keys: readonly Key[];
   uses?: readonly PreludeName[];
   readOnly?: boolean;
@@ -49,9 +55,9 @@ export type ScriptSpec = {
 };
 
 /**
- * Every atomic operation: its Lua file, the keys it takes (in KEYS order, each once: the script
- * reads them as `K.<name>`), the preludes it calls into and whether it only reads. The order
- * here is the order of the `-- K.<name>` header of each file.
+ * Every atomic operation: its Lua file, the keys its body touches (first in KEYS, each once: the
+ * script reads them as `K.<name>`), the preludes it calls into and whether it only reads. The
+ * order here is the order of the `-- K.<name>` header of each file.
  */
 export const QUEUE_SCRIPTS = {
   push: {
@@ -65,16 +71,19 @@ export const QUEUE_SCRIPTS = {
       'paused',
       'priority',
       'readyLevels',
-      ...READY_LEVEL_KEYS,
-      ...FLOW_CONTROL_KEYS,
+      'groupQueue',
+      'groupWaiting',
+      'groups',
+      'groupCount',
+      'groupSlots',
+      'groupTurns',
+      'groupHeld',
+      'groupSequence',
+      'limits',
       'counters',
       'flowParents',
-      'flowChildren',
-      'flowOpen',
-      'flowWaiting',
-      'flowUncommitted',
     ],
-    uses: ['flow', 'levels', 'tree'],
+    uses: ['groups', 'levels', 'flows'],
     refusedWhenFull: true,
   },
   pushKeyed: {
@@ -92,47 +101,56 @@ export const QUEUE_SCRIPTS = {
       'progress',
       'priority',
       'readyLevels',
-      ...READY_LEVEL_KEYS,
       'wake',
       'paused',
       'counters',
       'cancelled',
-      ...KEY_MODE_KEYS,
-      'steps',
+      'keyModes',
+      'keyOf',
+      'throttle',
       'stepIds',
     ],
-    uses: ['levels', 'keys'],
+    uses: ['levels', 'keyModes', 'end'],
     refusedWhenFull: true,
   },
   reserve: {
     file: 'reserve.lua',
     operation: 'reserve',
     keys: [
-      ...MESSAGE_KEYS,
+      'ready',
+      'delayed',
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
       'dead',
       'deadInfo',
       'sequence',
       'wake',
-      ...FLOW_KEYS,
-      ...READY_LEVEL_KEYS,
-      ...FLOW_CONTROL_KEYS,
+      'paused',
+      'readyLevels',
+      'groupQueue',
+      'groupWaiting',
+      'groupCount',
+      'groupActive',
+      'groupSlots',
+      'groupTurns',
+      'groupHeld',
+      'limits',
+      'rateLog',
+      'rateLast',
+      'held',
       'counters',
       'retryDue',
-      ...FLOW_TREE_KEYS,
-      'steps',
       'stepIds',
-      'keys',
-      'keyOf',
     ],
-    uses: ['settle', 'levels'],
+    uses: ['end', 'levels', 'groups', 'limits', 'flows'],
   },
   ack: {
     file: 'ack.lua',
     operation: 'ack',
-    // prettier-ignore
-    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', ...FLOW_CONTROL_KEYS, 'wake',
-      'counters', 'retryDue', ...FLOW_TREE_KEYS, 'steps', 'stepIds', 'delayed', 'keys', 'keyOf'],
-    uses: ['settle'],
+    keys: ['leased', 'messages', 'attempts', 'tokens', 'priority', 'deferrals', 'counters', 'stepIds'],
+    uses: ['end'],
   },
   nack: {
     file: 'nack.lua',
@@ -150,51 +168,28 @@ export const QUEUE_SCRIPTS = {
       'priority',
       'deferrals',
       'readyLevels',
-      ...READY_LEVEL_KEYS,
-      ...FLOW_CONTROL_KEYS,
       'retryDue',
-      ...FLOW_TREE_KEYS,
-      'steps',
       'stepIds',
-      'keys',
-      'keyOf',
     ],
-    uses: ['settle', 'levels'],
+    uses: ['end', 'levels', 'limits', 'keyModes'],
   },
   release: {
     file: 'release.lua',
     operation: 'release',
-    keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS],
+    keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels'],
     uses: ['levels'],
   },
   bury: {
     file: 'bury.lua',
     operation: 'move a message to the dead letters',
-    keys: [
-      'leased',
-      'attempts',
-      'tokens',
-      'dead',
-      'deadInfo',
-      'messages',
-      'priority',
-      'deferrals',
-      ...FLOW_CONTROL_KEYS,
-      'wake',
-      ...FLOW_TREE_KEYS,
-      'steps',
-      'stepIds',
-      'delayed',
-      'keys',
-      'keyOf',
-    ],
-    uses: ['settle'],
+    keys: ['leased', 'attempts', 'tokens', 'dead', 'deadInfo', 'messages', 'priority', 'deferrals', 'stepIds'],
+    uses: ['end', 'keyModes'],
   },
   extend: { file: 'extend.lua', operation: 'extend a lease', keys: ['leased', 'tokens'] },
   stats: {
     file: 'stats.lua',
     operation: 'read stats',
-    keys: [...COUNT_KEYS, 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'groupQueue', 'groupCount', 'flowWaiting'],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'paused', 'readyLevels', 'groupQueue', 'groupCount', 'flowWaiting'],
     uses: ['levels'],
     readOnly: true,
   },
@@ -203,9 +198,20 @@ export const QUEUE_SCRIPTS = {
   metrics: {
     file: 'metrics.lua',
     operation: 'read gauges',
-    // prettier-ignore
-    keys: [...COUNT_KEYS, 'messages', 'paused', 'readyLevels', ...READY_LEVEL_KEYS, 'completed', 'groupQueue',
-      'groupCount', 'counters', 'flowWaiting'],
+    keys: [
+      'ready',
+      'delayed',
+      'leased',
+      'dead',
+      'messages',
+      'paused',
+      'readyLevels',
+      'completed',
+      'groupQueue',
+      'groupCount',
+      'counters',
+      'flowWaiting',
+    ],
     uses: ['levels'],
     readOnly: true,
   },
@@ -219,25 +225,34 @@ export const QUEUE_SCRIPTS = {
   deadRequeue: {
     file: 'dead-requeue.lua',
     operation: 'requeue dead letters',
-    // prettier-ignore
-    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', ...READY_LEVEL_KEYS,
-      'flowOpen'],
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', 'flowOpen'],
     uses: ['levels'],
   },
   deadPurge: {
     file: 'dead-purge.lua',
     operation: 'purge dead letters',
-    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority', ...FLOW_TREE_KEYS, 'steps', 'stepIds'],
-    uses: ['tree'],
+    keys: ['dead', 'deadInfo', 'messages', 'attempts', 'priority', 'stepIds'],
+    uses: ['end'],
   },
   wake: { file: 'wake.lua', operation: 'wake consumers', keys: ['wake'] },
-  // Flow (pause, retry later, fleet-wide limits).
+  // Pause, retry later, fleet-wide limits and group weights.
   pause: { file: 'pause.lua', operation: 'pause or resume', keys: ['paused', 'wake'] },
   defer: {
     file: 'defer.lua',
     operation: 'retry later',
-    keys: ['leased', 'delayed', 'tokens', 'deferrals', 'wake', ...FLOW_CONTROL_KEYS, 'retryDue', 'keys', 'keyOf'],
-    uses: ['flow', 'keys'],
+    keys: [
+      'leased',
+      'delayed',
+      'tokens',
+      'deferrals',
+      'wake',
+      'groupActive',
+      'groupTurns',
+      'groupHeld',
+      'held',
+      'retryDue',
+    ],
+    uses: ['limits', 'keyModes'],
   },
   limitsSet: {
     file: 'limits-set.lua',
@@ -256,7 +271,7 @@ export const QUEUE_SCRIPTS = {
     keys: ['groupWeights'],
     readOnly: true,
   },
-  // Schedules (lib/engine/schedule-store.ts): a topic's schedules live in its first partition.
+  // Schedules (lib/engine/stores/schedule-store.ts): a topic's schedules live in its first partition.
   scheduleUpsert: {
     file: 'schedule-upsert.lua',
     operation: 'upsert a schedule',
@@ -317,24 +332,38 @@ export const QUEUE_SCRIPTS = {
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', ...READY_LEVEL_KEYS, 'flowWaiting', 'keyOf'],
-    uses: ['levels', 'preview', 'tree'],
+    keys: [
+      'ready',
+      'delayed',
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
+      'completed',
+      'readyLevels',
+      'flowWaiting',
+      'keyOf',
+    ],
+    uses: ['levels', 'preview'],
     readOnly: true,
   },
   listOrder: {
     file: 'list-order.lua',
     operation: 'list messages',
-    // prettier-ignore
-    keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', ...READY_LEVEL_KEYS,
-      'flowWaiting'],
-    uses: ['levels', 'tree'],
+    keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', 'flowWaiting'],
+    uses: ['levels', 'preview'],
     readOnly: true,
   },
   cancel: {
     file: 'cancel.lua',
     operation: 'cancel a message',
     keys: [
-      ...MESSAGE_KEYS,
+      'ready',
+      'delayed',
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
       'dead',
       'deadInfo',
       'completed',
@@ -343,64 +372,73 @@ export const QUEUE_SCRIPTS = {
       'priority',
       'deferrals',
       'readyLevels',
-      ...READY_LEVEL_KEYS,
-      ...FLOW_CONTROL_KEYS,
-      'wake',
-      'retryDue',
-      ...FLOW_TREE_KEYS,
-      'steps',
+      'groupQueue',
+      'groupWaiting',
+      'flowChildren',
+      'flowWaiting',
       'stepIds',
-      'keys',
       'keyOf',
     ],
-    uses: ['flow', 'levels', 'tree', 'keys'],
+    uses: ['end', 'levels', 'groups', 'keyModes'],
   },
   complete: {
     file: 'complete.lua',
     operation: 'complete a message',
-    // prettier-ignore
-    keys: ['leased', 'messages', 'attempts', 'tokens', 'completed', 'progress', 'priority', 'deferrals',
-      ...FLOW_CONTROL_KEYS, 'wake', 'counters', 'retryDue', ...FLOW_TREE_KEYS, 'steps', 'stepIds', 'delayed',
-      'keys', 'keyOf'],
-    uses: ['flow', 'tree', 'keys'],
+    keys: [
+      'leased',
+      'messages',
+      'attempts',
+      'tokens',
+      'completed',
+      'progress',
+      'priority',
+      'deferrals',
+      'counters',
+      'stepIds',
+    ],
+    uses: ['end', 'keyModes'],
   },
   progress: { file: 'progress.lua', operation: 'report progress', keys: ['tokens', 'progress'] },
   reply: { file: 'reply.lua', operation: 'reply to a request', keys: ['tokens', 'replies'], refusedWhenFull: true },
   // Durable steps (context.step): stored fenced by the lease, read as a delivery's first step runs.
   step: { file: 'step.lua', operation: 'store a step', keys: ['tokens', 'steps', 'stepIds'], refusedWhenFull: true },
   stepsRead: { file: 'steps-read.lua', operation: 'read steps', keys: ['tokens', 'steps'], readOnly: true },
-  // Flows (lib/engine/flow-trees.ts): a parent waits in its slot for children in other slots.
+  // Flows (lib/engine/stores/flow-trees.ts): a parent waits in its slot for children in other slots.
   flowCommit: {
     file: 'flow-commit.lua',
     operation: 'push a flow',
-    // prettier-ignore
-    keys: ['delayed', 'wake', 'paused', 'flowParents', 'flowUncommitted', 'flowWaiting', 'ready', 'priority',
-      'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
-    uses: ['tree'],
+    keys: [
+      'delayed',
+      'wake',
+      'paused',
+      'flowParents',
+      'flowUncommitted',
+      'flowWaiting',
+      'ready',
+      'priority',
+      'readyLevels',
+    ],
+    uses: ['flows'],
   },
   flowNotify: {
     file: 'flow-notify.lua',
     operation: 'end a flow child',
-    // prettier-ignore
-    keys: ['delayed', 'wake', 'paused', 'messages', 'dead', 'deadInfo', 'deferrals', 'priority',
-      ...FLOW_TREE_KEYS, 'ready', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting', 'steps', 'stepIds'],
-    uses: ['settle'],
+    keys: ['delayed', 'wake', 'paused', 'dead', 'deadInfo', 'flowChildren', 'flowWaiting'],
+    uses: ['end', 'flows'],
   },
   flowResume: {
     file: 'flow-resume.lua',
     operation: 'requeue dead letters',
-    // prettier-ignore
-    keys: ['dead', 'deadInfo', 'attempts', 'delayed', 'flowChildren', 'flowWaiting', 'wake', 'paused', 'ready',
-      'priority', 'readyLevels', ...READY_LEVEL_KEYS, 'groupWaiting'],
-    uses: ['tree'],
+    keys: ['dead', 'deadInfo', 'attempts', 'delayed', 'flowChildren', 'flowWaiting', 'wake', 'paused'],
+    uses: ['flows'],
   },
-  flowClear: { file: 'flow-clear.lua', operation: 'end a flow child', keys: ['flowOutbox', 'flowOutboxDue'] },
+  flowClear: { file: 'flow-clear.lua', operation: 'end a flow child', keys: [], uses: ['flows'] },
   flowSweep: {
     file: 'flow-sweep.lua',
     operation: 'repair flows',
     keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
   },
-  // Topic registry (lib/engine/topic-registry.ts): one prefix-wide SET.
+  // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },
   topicList: { file: 'topic-list.lua', operation: 'list topics', keys: ['topicIndex'], readOnly: true },

@@ -5,7 +5,7 @@ import type { TopicLayouts } from '../scripts/topic-layouts';
 
 /**
  * The weights of a topic's ordered groups, kept in each partition's `groupWeights` HASH: every
- * partition takes turns among its own groups (prelude-flow.lua, next_turn), so each gets them all.
+ * partition takes turns among its own groups (prelude-groups.lua, next_turn), so each gets them all.
  */
 export class GroupWeightsStore {
   constructor(

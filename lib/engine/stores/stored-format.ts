@@ -28,7 +28,7 @@ export class StoredFormat {
   /**
    * Whether this service writes the compact form: only after load() found (or chose) it. Compact
    * also says no process of a release before 0.2 runs on the prefix, so reserve keeps the encoding
-   * anchor (prelude.lua) and grouped messages wait in their groups' ZSETs (prelude-flow.lua).
+   * anchor (prelude.lua) and grouped messages wait in their groups' ZSETs (prelude-groups.lua).
    */
   get compact(): boolean {
     return this.current === 'compact';

@@ -10,7 +10,7 @@ import type { TopicLayout, TopicLayouts } from '../scripts/topic-layouts';
 export type LimitsWriter = 'hand' | 'code' | 'withdraw';
 
 /**
- * The fleet-wide limits of topics, kept in each partition's `limits` HASH (prelude-flow.lua reads
+ * The fleet-wide limits of topics, kept in each partition's `limits` HASH (prelude-limits.lua reads
  * it in every reserve). A partition enforces its share of globalConcurrency and rateLimit (a
  * Cluster runs no script across slots); the totals are kept too (tc, trm), so `get` answers what
  * was set.

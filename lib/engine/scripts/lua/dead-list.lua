@@ -1,8 +1,6 @@
 -- dead-list: pages through the dead letters, oldest first.
 --
--- K.dead     ZSET   id -> time of death (ms)
--- K.deadInfo HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.messages HASH   id -> stored body
+-- K.dead K.deadInfo K.messages
 -- ARGV[1] offset  entries to skip (>= 0)
 -- ARGV[2] limit   entries to return (>= 1)
 -- ARGV[3] preview bytes of payload per letter; absent or 0: whole bodies

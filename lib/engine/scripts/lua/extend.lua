@@ -1,8 +1,7 @@
 -- extend: moves lease deadlines to now + leaseMs, each only while the given token is
 -- still the current lease (the heartbeat of a running handler).
 --
--- K.leased ZSET   id -> lease deadline (ms)
--- K.tokens HASH   id -> token of the current lease
+-- K.leased K.tokens
 -- ARGV[1] leaseMs  new lease length in ms, from now
 -- ARGV[2..] pairs: id, token
 -- Returns { deadline, flag, ... } with one flag per pair: 1 extended, 0 stale token

@@ -1,15 +1,8 @@
 -- flow-clear: drops a child's outbox entry once its parent heard it, unless a later end of the
 -- child replaced it meanwhile (that one is still to be heard).
 --
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
+-- (its keys are the flow prelude's)
 -- ARGV[1] id   the child
 -- ARGV[2] seq  the sequence of the entry its parent heard
 -- Returns 1 dropped, 0 not (gone, or replaced)
-local entry = redis.call('HGET', K.flowOutbox, ARGV[1])
-if not entry or string.match(entry, '^(%d+)') ~= ARGV[2] then
-  return 0
-end
-redis.call('HDEL', K.flowOutbox, ARGV[1])
-redis.call('ZREM', K.flowOutboxDue, ARGV[1])
-return 1
+return outbox_heard(ARGV[1], ARGV[2]) and 1 or 0

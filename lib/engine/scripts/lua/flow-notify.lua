@@ -6,36 +6,7 @@
 -- 'child-failed' whose failed children all ended well since (requeued) comes back: due, or
 -- waiting for the rest.
 --
--- K.delayed       ZSET   id -> due time (ms); FLOW_HELD while a parent waits
--- K.wake          LIST   wake-up token for blocked consumers
--- K.paused        STRING present while the topic is paused
--- K.messages      HASH   id -> stored body
--- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.deferrals     HASH   id -> deferrals so far
--- K.priority      HASH   id -> priority level 1-9
--- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
--- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
--- K.flowOpen      SET    parents whose children's HASH exists
--- K.flowWaiting   ZSET   parent id -> since when it waits for its children
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
--- K.flowSequence  STRING counter ordering the outbox entries of a child
--- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
--- K.ready         LIST   ids waiting at priority 0, head first
--- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2        LIST
--- K.ready3        LIST
--- K.ready4        LIST
--- K.ready5        LIST
--- K.ready6        LIST
--- K.ready7        LIST
--- K.ready8        LIST
--- K.ready9        LIST
--- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
--- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
--- K.stepIds       SET    ids of the messages that have steps
+-- K.delayed K.wake K.paused K.dead K.deadInfo K.flowChildren K.flowWaiting
 -- ARGV[1] id            the parent
 -- ARGV[2] field         the child's field in the parent's HASH
 -- ARGV[3] seq           the sequence of the child's end
@@ -57,11 +28,7 @@ local key = K.flowChildren .. id
 check_types(key, 'hash', K.delayed, 'zset', K.dead, 'zset', K.deadInfo, 'hash', K.flowWaiting, 'zset')
 
 if ARGV[10] and ARGV[10] ~= '' then
-  local entry = redis.call('HGET', K.flowOutbox, ARGV[10])
-  if entry and string.match(entry, '^(%d+)') == ARGV[3] then
-    redis.call('HDEL', K.flowOutbox, ARGV[10])
-    redis.call('ZREM', K.flowOutboxDue, ARGV[10])
-  end
+  outbox_heard(ARGV[10], ARGV[3])
 end
 
 local current = redis.call('HGET', key, field)
@@ -100,7 +67,7 @@ end
 if waiting and outcome == 'f' and policy == 'f' then
   redis.call('ZREM', K.flowWaiting, id)
   redis.call('ZREM', K.delayed, id)
-  bury(id, 'child-failed', ARGV[7], 0, nil, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
+  message_dead(id, 'child-failed', ARGV[7], 0, nil, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
   return { 2, flow_ended }
 end
 if failing > 0 or not (waiting or resumable) then

@@ -5,10 +5,7 @@
 -- clean K.flowUncommitted): its entry is dropped here, else it would stay for good and, once
 -- `limit` of them piled up, hide every newer node from the sweep.
 --
--- K.flowOutbox      HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue   ZSET   child id -> when its outbox entry was written
--- K.flowUncommitted ZSET   id -> time stored, of flow nodes whose root is not stored yet
--- K.flowParents     HASH   child id -> its parent, the flow's root, its own delay (JSON)
+-- K.flowOutbox K.flowOutboxDue K.flowUncommitted K.flowParents
 -- ARGV[1] outboxAgeMs
 -- ARGV[2] uncommittedAgeMs
 -- ARGV[3] limit  entries of each kind at most

@@ -2,21 +2,8 @@
 -- The state is the structure that holds the id now (a delayed message already due, or an
 -- expired lease, stays where it is until the next reserve moves it).
 --
--- K.delayed   ZSET   id -> due time (ms)
--- K.leased    ZSET   id -> lease deadline (ms)
--- K.messages  HASH   id -> stored body (of a completed message: its completed record)
--- K.attempts  HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- K.tokens    HASH   id -> token of the current lease: <sequence>.<attempt>
--- K.dead      ZSET   id -> time of death (ms)
--- K.deadInfo  HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.completed ZSET   id -> completion time (ms)
--- K.progress  HASH   id -> JSON progress value of a leased message
--- K.priority  HASH   id -> priority level 1-9 (none: level 0)
--- K.steps     PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
--- K.flowParents HASH   child id -> its parent, the flow's root, its own delay (JSON)
--- K.flowChildren PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
--- K.flowWaiting ZSET   parent id -> since when it waits for its children
--- K.keyOf     HASH   id -> mode and key, of a live keyed message
+-- K.delayed K.leased K.messages K.attempts K.tokens K.dead K.deadInfo K.completed K.progress K.priority
+-- K.steps K.flowParents K.flowChildren K.flowWaiting K.keyOf
 -- ARGV[1] id
 -- Returns false when no message has this id, else { state, body or false, score or false,
 --         attempts or false, token or false, dead info or false, progress or false, priority or false,

@@ -1,7 +1,7 @@
 -- group-weights-get: the weights of a topic's ordered groups (of one partition of it), as
 -- group-weights-set wrote them.
 --
--- K.groupWeights HASH   group -> weight
+-- K.groupWeights
 -- ARGV    none
 -- Returns the HASH's field, value pairs
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -1,12 +1,8 @@
 -- group-weights-set: replaces the weights of a topic's ordered groups (of one partition of it),
--- which the next turns use (prelude-flow.lua, next_turn); none: every group back to weight 1,
+-- which the next turns use (prelude-groups.lua, next_turn); none: every group back to weight 1,
 -- taking turns round robin. Turns given before stay: a change shows from each group's next turn.
 --
--- K.groupWeights  HASH   group -> weight (1-1000; a group not in it weighs 1)
--- K.groupPasses   ZSET   '' -> virtual clock, group -> the turn its next one starts from
--- K.groupTurns    ZSET   group -> turn
--- K.groupSequence STRING counter of group order and turns
--- K.limits        HASH   fleet-wide limits; field wt marks that groupWeights holds weights
+-- K.groupWeights K.groupPasses K.groupTurns K.groupSequence K.limits
 -- ARGV    pairs: group, weight (none: no weights)
 -- Returns 1
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -3,7 +3,7 @@
 -- `to`'s step; both are rounded down to a multiple of the step; a `to` after now is now, and
 -- a `from` before the oldest minute kept is the first step after it.
 --
--- K.history     HASH   minute % slots -> 'minute|...' (see history-record.lua)
+-- K.history
 -- ARGV[1]  slots    fields kept (minutes)
 -- ARGV[2]  stepMs   a whole number of minutes (ms)
 -- ARGV[3]  from     epoch ms, or '' for `last` before the end of `to`'s step

@@ -3,7 +3,7 @@
 -- that holds another (older) minute is overwritten, so the hash never grows past `slots`.
 -- A minute outside [now - slots + 1, now + 1] (a client clock far off) is dropped.
 --
--- K.history     HASH   minute % slots -> 'minute|pushed|acked|retried|dead|cancelled|wsum|hsum|wbuckets|hbuckets'
+-- K.history
 -- ARGV[1]  slots    fields kept (minutes)
 -- ARGV[2]  ttlMs    the key expires this long after its last write
 -- ARGV[3..] per minute, 10 arguments in the stored order: minute, the five counts, the two

@@ -1,6 +1,6 @@
 -- limits-get: the fleet-wide limits of a topic (of one partition of it), as limits-set wrote them.
 --
--- K.limits HASH   see limits-set.lua
+-- K.limits
 -- ARGV    none
 -- Returns the HASH's field, value pairs ('waiting' marks consumers held by globalConcurrency)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -5,14 +5,7 @@
 -- h; a consumer that declares none withdraws the others (those its predecessors declared in
 -- code), never these.
 --
--- K.limits      HASH   c: globalConcurrency, rm/rw: rateLimit max/perMs,
---                      gm/gw: groupRateLimit max/perMs, gc: groupConcurrency, wt: weights set,
---                      h: 1 when set by hand
--- K.wake        LIST   wake-up token for blocked consumers
--- K.rateLog     ZSET   starts in the current rate windows (prelude-flow.lua has the format)
--- K.rateLast    ZSET   topic ('') or group -> ms of its last start in rateLog
--- K.rateWindows HASH   fixed rate windows of earlier versions, deleted
--- K.groupWeights HASH  group -> weight (setGroupWeights), read
+-- K.limits K.wake K.rateLog K.rateLast K.rateWindows K.groupWeights
 -- ARGV[1] by     'hand' (setLimits), 'code' (a consumer's declared limits) or 'withdraw' (a
 --                consumer that declares none: removes the limits unless set by hand)
 -- ARGV[2..] pairs: field, value (none: no limit at all)

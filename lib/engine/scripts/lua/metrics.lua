@@ -5,32 +5,20 @@
 -- not yet moved (from its due time) and the first expired lease not yet moved (from its
 -- deadline).
 --
--- K.ready       LIST   ids waiting, head first
--- K.delayed     ZSET   id -> due time (ms)
--- K.leased      ZSET   id -> lease deadline (ms)
--- K.dead        ZSET   id -> time of death (ms)
--- K.messages    HASH   id -> stored body
--- K.paused      STRING present while the topic is paused
--- K.readyLevels ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1      LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2      LIST
--- K.ready3      LIST
--- K.ready4      LIST
--- K.ready5      LIST
--- K.ready6      LIST
--- K.ready7      LIST
--- K.ready8      LIST
--- K.ready9      LIST
--- K.completed   ZSET   id -> completion time (ms) of completed messages kept
--- K.groupQueue  ZSET   grouped messages an earlier version left waiting (they count as ready)
--- K.groupCount  STRING grouped messages waiting in their groups' ZSETs (they count as ready)
--- K.counters    HASH   pushed / acked -> messages stored / acked so far
--- K.flowWaiting ZSET   parent id -> since when it waits for its children
+-- K.ready K.delayed K.leased K.dead K.messages K.paused K.readyLevels K.completed K.groupQueue K.groupCount
+-- K.counters K.flowWaiting
 -- ARGV    none
 -- Returns { ready, delayed, leased, dead, oldestReadyAgeMs (-1: nothing ready), paused (1 or 0),
 --          completed, pushed, acked, waiting for children (a flow's parents, held in delayed
 --          and not counted there) }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
+
+-- Grouped ids waiting for their first start: counted in groupCount, or left in groupQueue by an
+-- earlier version. Ready too.
+local function grouped_count()
+  return redis.call('ZCARD', K.groupQueue) + (tonumber(redis.call('GET', K.groupCount)) or 0)
+end
+
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.dead, 'zset', K.messages, 'hash', K.readyLevels, 'zset',
   K.completed, 'zset', K.counters, 'hash')
 
@@ -38,7 +26,7 @@ local now = now_ms()
 local totals = redis.call('HMGET', K.counters, 'pushed', 'acked')
 local due = redis.call('ZCOUNT', K.delayed, '-inf', now)
 local expired = redis.call('ZCOUNT', K.leased, '-inf', now)
-local ready = ready_count()
+local ready = ready_count() + grouped_count()
 local waiting = redis.call('ZCARD', K.flowWaiting)
 
 local oldest = math.huge

@@ -2,56 +2,8 @@
 -- delayed until now + delayMs (or goes straight to its level's ready when delayMs is 0); after the
 -- last attempt it goes to dead with the error. A stale token changes nothing.
 --
--- K.leased        ZSET   id -> lease deadline (ms)
--- K.delayed       ZSET   id -> due time (ms)
--- K.ready         LIST   ids waiting, head first
--- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- K.tokens        HASH   id -> token of the current lease
--- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.wake          LIST   wake-up token for blocked consumers
--- K.messages      HASH   id -> stored body (of dead letters that the bound deletes)
--- K.priority      HASH   id -> priority level 1-9
--- K.deferrals     HASH   id -> deferrals so far (they start over at death)
--- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2        LIST
--- K.ready3        LIST
--- K.ready4        LIST
--- K.ready5        LIST
--- K.ready6        LIST
--- K.ready7        LIST
--- K.ready8        LIST
--- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
--- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
--- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
--- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
--- K.groupActive   HASH   id -> group, started until ended
--- K.groupSlots    HASH   group -> started messages not ended
--- K.groupTurns    ZSET   group -> turn
--- K.groupHeld     ZSET   group -> ms its rate limit holds it until
--- K.groupSequence STRING counter of group order and turns
--- K.limits        HASH   fleet-wide limits
--- K.rateLog       ZSET   starts in the current rate window of the topic and each group
--- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
--- K.held          STRING present while rateLimited holds the topic
--- K.groupWeights  HASH   group -> weight (none: round robin)
--- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
--- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
--- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
--- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
--- K.flowOpen      SET    parents whose children's HASH exists
--- K.flowWaiting   ZSET   parent id -> since when it waits for its children
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
--- K.flowSequence  STRING counter ordering the outbox entries of a child
--- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
--- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
---                 (deleted with the message; kept while it is dead)
--- K.stepIds       SET    ids of the messages that have steps
--- K.keys          HASH   each key's state (prelude-keys.lua)
--- K.keyOf         HASH   id -> mode and key, of a live keyed message
+-- K.leased K.delayed K.ready K.attempts K.tokens K.dead K.deadInfo K.wake K.messages K.priority K.deferrals
+-- K.readyLevels K.retryDue K.stepIds
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -81,8 +33,7 @@ local now = now_ms()
 -- A token without the attempt is a lease made by an older version, which counted it in attempts.
 local attempt = token_attempt(token) or tonumber(redis.call('HGET', K.attempts, id)) or 0
 if attempt >= max_attempts then
-  redis.call('HDEL', K.attempts, id)
-  bury(id, 'failed', ARGV[5], attempt, max_attempts, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  message_dead(id, 'failed', ARGV[5], attempt, max_attempts, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
   return { 2, flow_ended }
 end
 

@@ -2,8 +2,7 @@
 -- leases nothing; pushes, acks, nacks and due times go on. Resuming wakes a blocked consumer,
 -- which wakes the next while work is left.
 --
--- K.paused STRING present while the topic is paused
--- K.wake   LIST   wake-up token for blocked consumers
+-- K.paused K.wake
 -- ARGV[1] 1 to pause, 0 to resume
 -- Returns 1 when the state changed, 0 when it already was so
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -25,8 +25,8 @@ local function make_ready(command, ids)
   end
   local leveled = false
   local groups = {}
-  for i = 1, #ids, 1000 do
-    local levels = redis.call('HMGET', K.priority, unpack(ids, i, math.min(i + 999, #ids)))
+  for i = 1, #ids, UNPACK_MAX do
+    local levels = redis.call('HMGET', K.priority, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
     for k, level in ipairs(levels) do
       level = tonumber(level) or 0
       groups[level] = groups[level] or {}
@@ -106,11 +106,9 @@ local function remove_ready(id)
   return removed
 end
 
--- Ready ids of every level, and grouped ones waiting for their first start (counted in
--- groupCount, or left in groupQueue by an earlier version), for stats and metrics.
+-- Ready ids of every level, for stats and metrics.
 local function ready_count()
-  local total = redis.call('LLEN', K.ready) + redis.call('ZCARD', K.groupQueue)
-    + (tonumber(redis.call('GET', K.groupCount)) or 0)
+  local total = redis.call('LLEN', K.ready)
   for _, level in ipairs(redis.call('ZRANGE', K.readyLevels, 0, -1)) do
     total = total + redis.call('LLEN', level_key(tonumber(level)))
   end

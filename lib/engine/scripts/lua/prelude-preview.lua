@@ -1,4 +1,4 @@
--- Row previews for listing, after prelude.lua. Locals only.
+-- Listing: row previews and the page of delayed messages, after prelude.lua. Locals only.
 --
 -- A listed row carries its stored body without its one big member, and that member's JSON text
 -- cut here, in Redis, so a page of 1 MiB messages costs a page of previews on the wire. A body
@@ -66,3 +66,24 @@ local function preview_row(body, n)
   end
   return #body <= n and body or false, false, 0, #body
 end
+
+-- Ranks first..last of K.delayed (WITHSCORES) as `list` shows delayed messages: the flow nodes held
+-- at FLOW_HELD left out (a due time written past it by hand stays listed after them).
+local function delayed_page(first, last)
+  local held_from = redis.call('ZCOUNT', K.delayed, '-inf', '(' .. FLOW_HELD)
+  local held = redis.call('ZCOUNT', K.delayed, FLOW_HELD, FLOW_HELD)
+  local page = {}
+  if last < first then
+    return page
+  end
+  if first < held_from then
+    page = redis.call('ZRANGE', K.delayed, first, math.min(last, held_from - 1), 'WITHSCORES')
+  end
+  if last >= held_from then
+    for _, entry in ipairs(redis.call('ZRANGE', K.delayed, math.max(first, held_from) + held, last + held, 'WITHSCORES')) do
+      page[#page + 1] = entry
+    end
+  end
+  return page
+end
+

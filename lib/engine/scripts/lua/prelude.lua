@@ -61,6 +61,15 @@ local function body_stamps(now)
   return '{"t":' .. now .. ',', compact
 end
 
+-- Scores of K.delayed that are never due (sentinel-scores.ts holds them for TypeScript; a unit
+-- test keeps both equal). FLOW_HELD, 2^53 - 1 (past any due time a Date can hold): a flow node
+-- waiting for something other than time (a parent for its children, a child for its flow's root
+-- to be stored). KEY_PARKED, just below it: a message waiting for its key's running one to end
+-- (supersede with running 'keep'), listed as delayed after every message with a due time; look-ups
+-- show no due time for either.
+local FLOW_HELD = '9007199254740991'
+local KEY_PARKED = '9007199254740990'
+
 -- Leaves one wake-up token in K.wake for a blocked consumer; never more than one.
 local function wake()
   if redis.call('LLEN', K.wake) == 0 then
@@ -80,10 +89,14 @@ local function woken_by_push(must_wake)
   return true
 end
 
--- Pushes many ids with one command per 1000 (unpack has a stack limit).
+-- The most values one command takes from unpack (Lua's stack has a limit): every script that
+-- passes a list of any length goes through push_ids or steps by this.
+local UNPACK_MAX = 1000
+
+-- Pushes many ids with one command per UNPACK_MAX.
 local function push_ids(command, key, ids)
-  for i = 1, #ids, 1000 do
-    redis.call(command, key, unpack(ids, i, math.min(i + 999, #ids)))
+  for i = 1, #ids, UNPACK_MAX do
+    redis.call(command, key, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
   end
 end
 
@@ -94,21 +107,6 @@ local function oldest_beyond(key, now, max_count, max_age)
   local excess = math.min(math.max(redis.call('ZCARD', key) - max_count, 0), 100)
   local drop = math.max(aged, excess)
   return drop > 0 and redis.call('ZRANGE', key, 0, drop - 1) or {}
-end
-
--- Deletes the durable steps (context.step) of messages removed for good: one EXISTS when no
--- message of the topic (partition) has steps, else their HASHes `<K.steps><id>` (derived here,
--- in the partition's hash tag) and their ids in K.stepIds. For scripts given K.steps and K.stepIds.
-local function steps_forget(ids)
-  if #ids == 0 or redis.call('EXISTS', K.stepIds) == 0 then
-    return
-  end
-  for _, id in ipairs(ids) do
-    if redis.call('SREM', K.stepIds, id) == 1 then
-      local key = K.steps .. id
-      redis.call('DEL', key)
-    end
-  end
 end
 
 -- Splits the id/token pairs of ARGV (from index `first`) and checks every token in K.tokens

@@ -3,8 +3,7 @@
 -- any more (acked, retried or cancelled by a path that does not know of progress), so the hash
 -- stays about as large as the set of leases that report progress.
 --
--- K.tokens   HASH   id -> token of the current lease
--- K.progress HASH   id -> JSON progress value of a leased message
+-- K.tokens K.progress
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] value  JSON text (the client bounds its size)

@@ -1,5 +1,5 @@
 -- push-keyed: stores messages pushed with a key mode, each against its key's state, in push
--- order (prelude-keys.lua keeps the states):
+-- order (prelude-key-modes.lua keeps the states):
 --   debounce  a key's message that has not started takes the new payload and is due delayMs
 --             after this push (no later than maxWaitMs after the push that stored it); once it
 --             started, the next push stores a new one.
@@ -10,36 +10,8 @@
 --             with 'keep' the new one waits (at KEY_PARKED) until the started one ends.
 -- A message's ids are new (a mode takes no id), it has no group and no flow.
 --
--- K.messages    HASH   id -> stored body
--- K.ready       LIST   ids waiting at priority 0, head first
--- K.delayed     ZSET   id -> due time (ms, server clock); KEY_PARKED while it waits for its key
--- K.leased      ZSET   id -> lease deadline (ms)
--- K.tokens      HASH   id -> token of the current lease
--- K.attempts    HASH   id -> deliveries whose lease ended unacked
--- K.deferrals   HASH   id -> deferrals so far
--- K.retryDue    HASH   id -> when its next delivery became due (ms)
--- K.progress    HASH   id -> JSON progress value of a leased message
--- K.priority    HASH   id -> priority level 1-9
--- K.readyLevels ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1      LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2      LIST
--- K.ready3      LIST
--- K.ready4      LIST
--- K.ready5      LIST
--- K.ready6      LIST
--- K.ready7      LIST
--- K.ready8      LIST
--- K.ready9      LIST
--- K.wake        LIST   wake-up token for blocked consumers
--- K.paused      STRING present while the topic is paused (its consumers are not woken)
--- K.counters    HASH   pushed -> messages stored so far
--- K.cancelled   CHANNEL (pub/sub, not a key): a superseded leased message's '<token> <id>'
--- K.keys        HASH   'd' or 's' and key -> the key's state (prelude-keys.lua)
--- K.keyOf       HASH   id -> mode ('d', 't', 'c', 'k') and key, of a live keyed message
--- K.throttle    PREFIX of each throttled key's window STRING, `<throttle><key>`, not a key
---               (derived here, in the partition's hash tag)
--- K.steps       PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
--- K.stepIds     SET    ids of the messages that have steps
+-- K.messages K.ready K.delayed K.leased K.tokens K.attempts K.deferrals K.retryDue K.progress K.priority
+-- K.readyLevels K.wake K.paused K.counters K.cancelled K.keyModes K.keyOf K.throttle K.stepIds
 -- ARGV[1..] per message, nine:
 --   mode         'd' debounce, 't' throttle, 'c' supersede cancelling, 'k' supersede keeping
 --   key          1-256 characters
@@ -57,7 +29,7 @@
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.tokens, 'hash',
   K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
-  K.keys, 'hash', K.keyOf, 'hash', K.wake, 'list')
+  K.keyModes, 'hash', K.keyOf, 'hash', K.wake, 'list')
 check_types(K.progress, 'hash', K.retryDue, 'hash', K.stepIds, 'set')
 -- Each throttled key's window too, before anything is written; the error names its prefix, not
 -- the key (user data).
@@ -150,30 +122,26 @@ local function supersede_running(s)
   if token then
     s.drain, s.drain_until = id, tonumber(redis.call('ZSCORE', K.leased, id)) or now
     redis.call('PUBLISH', K.cancelled, token .. ' ' .. id)
-  else
-    redis.call('HDEL', K.keyOf, id)
   end
   if redis.call('ZREM', K.leased, id) == 0 and redis.call('ZREM', K.delayed, id) == 0 then
     remove_ready(id)
   end
-  for _, key in ipairs({ K.messages, K.tokens, K.attempts, K.progress, K.priority, K.deferrals, K.retryDue }) do
-    redis.call('HDEL', key, id)
-  end
-  steps_forget({ id })
+  -- Its key's state is this caller's (s): a running one's entry stays while it drains.
+  message_cancelled(id, 'superseded', token and 'drain' or 'left')
   s.cur = ''
   return id
 end
 
 local function debounce(id, key, body, level, delay, max_wait)
   local field = 'd' .. key
-  local f = key_fields(redis.call('HGET', K.keys, field) or '')
+  local f = key_fields(redis.call('HGET', K.keyModes, field) or '')
   local pending, first = f[1] or '', tonumber(f[2]) or now
   if live(pending) and not started(pending) then
     replace(pending, body, level, max_wait and math.min(now + delay, first + max_wait) or now + delay)
     return 4, pending
   end
   store(id, body, level, 'd', key, max_wait and math.min(now + delay, now + max_wait) or now + delay)
-  redis.call('HSET', K.keys, field, id .. '\0' .. string.format('%d', now))
+  redis.call('HSET', K.keyModes, field, id .. '\0' .. string.format('%d', now))
   return 1, id
 end
 

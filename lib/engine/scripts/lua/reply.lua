@@ -3,9 +3,7 @@
 -- stored for it before: a request delivered again (its server killed after replying, before
 -- the ack) is not answered twice.
 --
--- K.tokens   HASH   id -> token of the current lease
--- K.replies  not a key: the prefix of each reply's STRING `<replies><id>`, derived here in the
---            partition's hash tag
+-- K.tokens K.replies
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] reply    JSON text (the client bounds its size)

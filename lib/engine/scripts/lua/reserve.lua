@@ -9,59 +9,9 @@
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
 -- allowed attempt ended by lease expiry goes to dead as 'expired'.
 --
--- K.ready         LIST   ids waiting, head first
--- K.delayed       ZSET   id -> due time (ms)
--- K.leased        ZSET   id -> lease deadline (ms)
--- K.messages      HASH   id -> stored body
--- K.attempts      HASH   id -> deliveries whose lease ended unacked (a lease's own is in its token)
--- K.tokens        HASH   id -> token of the current lease: <sequence>.<attempt>
--- K.dead          ZSET   id -> time of death (ms)
--- K.deadInfo      HASH   id -> JSON { r: reason, e: error, a: attempt, m: maxAttempts, t: time }
--- K.sequence      STRING counter that makes tokens unique
--- K.wake          LIST   wake-up token for blocked consumers
--- K.paused        STRING present while the topic is paused
--- K.priority      HASH   id -> priority level 1-9
--- K.deferrals     HASH   id -> deferrals so far (deleted with the message)
--- K.readyLevels   ZSET   level -> level, for the levels 1-9 whose ready LIST holds ids
--- K.ready1        LIST   ids waiting at priority 1 (and so on up to ready9)
--- K.ready2        LIST
--- K.ready3        LIST
--- K.ready4        LIST
--- K.ready5        LIST
--- K.ready6        LIST
--- K.ready7        LIST
--- K.ready8        LIST
--- K.ready9        LIST
--- K.groupQueue    ZSET   grouped messages an earlier version left waiting (drained only)
--- K.groupWaiting  HASH   id -> '<group>\0<sequence>\0<id>' of a delayed grouped message
--- K.groups        PREFIX of each group's ZSET of waiting ids (id -> sequence), not a key
--- K.groupCount    STRING grouped messages waiting in the groups' ZSETs
--- K.groupActive   HASH   id -> group, started until ended
--- K.groupSlots    HASH   group -> started messages not ended
--- K.groupTurns    ZSET   group -> turn
--- K.groupHeld     ZSET   group -> ms its rate limit holds it until
--- K.groupSequence STRING counter of group order and turns
--- K.limits        HASH   fleet-wide limits
--- K.rateLog       ZSET   starts in the current rate window of the topic and each group
--- K.rateLast      ZSET   topic ('') or group -> ms of its last start in rateLog
--- K.held          STRING present while rateLimited holds the topic
--- K.groupWeights  HASH   group -> weight (none: round robin)
--- K.groupPasses   ZSET   '' -> virtual clock, group -> its next weighted turn
--- K.counters      HASH   acked -> messages acked so far (the acks given count there)
--- K.retryDue      HASH   id -> when its next delivery became due (ms), until it is leased
--- K.flowParents   HASH   child id -> its parent, the flow's root, its own delay (JSON)
--- K.flowChildren  PREFIX of each parent's HASH of children (see queue-keys.ts), not a key
--- K.flowOpen      SET    parents whose children's HASH exists
--- K.flowWaiting   ZSET   parent id -> since when it waits for its children
--- K.flowOutbox    HASH   child id -> an end its parent has not heard yet
--- K.flowOutboxDue ZSET   child id -> when its outbox entry was written
--- K.flowSequence  STRING counter ordering the outbox entries of a child
--- K.flowUncommitted ZSET id -> time stored, of flow nodes whose root is not stored yet
--- K.steps         PREFIX of each message's HASH of durable steps, `<steps><id>`, not a key
---                 (deleted with the message; kept while it is dead)
--- K.stepIds       SET    ids of the messages that have steps
--- K.keys          HASH   each key's state (prelude-keys.lua)
--- K.keyOf         HASH   id -> mode and key, of a live keyed message
+-- K.ready K.delayed K.leased K.messages K.attempts K.tokens K.dead K.deadInfo K.sequence K.wake K.paused
+-- K.readyLevels K.groupQueue K.groupWaiting K.groupCount K.groupActive K.groupSlots K.groupTurns K.groupHeld
+-- K.limits K.rateLog K.rateLast K.held K.counters K.retryDue K.stepIds
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -75,7 +25,7 @@
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
 -- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit is set, so
 --          the consumer must start what it leased at once; 2: a flow needs the sweep, see
---          prelude-tree.lua's flow_repair_due), n, n ack flags (as ack returns them),
+--          prelude-flows.lua's flow_repair_due), n, n ack flags (as ack returns them),
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
 --          retried or deferred one (the token, <sequence>.<attempt>, has no space; due is when it
@@ -86,19 +36,19 @@
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 
 -- Moving and taking work by priority level and group (only reserve does it; the preludes it
--- carries, levels and flow, have the rest).
+-- carries (levels, groups, limits, flows and the end of a message) have the rest).
 
 -- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
--- one waiting for its first start joins its group instead (when `flow`). They are the lowest
+-- one waiting for its first start joins its group instead (when `gated`). They are the lowest
 -- scores, so removing them by rank costs O(log n) per message moved, never a scan. Returns
 -- true when a level above 0 got one.
-local function ready_due(now, max_moves, flow, capacity)
+local function ready_due(now, max_moves, gated, capacity)
   local due = redis.call('ZRANGE', K.delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, max_moves)
   if #due == 0 then
     return false
   end
   redis.call('ZREMRANGEBYRANK', K.delayed, 0, #due - 1)
-  if flow then
+  if gated then
     due = enqueue_due_grouped(due, capacity)
   end
   return make_ready('RPUSH', due)
@@ -155,15 +105,15 @@ end
 
 -- Takes up to `room` ids to lease: grouped ones in their groups' turns (their share first, see
 -- grouped_share) and plain ones in serving order. Returns false when none is ready (as LPOP does).
-local function take_ready(room, used, flow, limits, now)
+local function take_ready(room, used, gated, limits, now)
   local ids = {}
-  if flow then
+  if gated then
     ids = start_grouped(grouped_share(room, used), limits, now)
   end
   for _, id in ipairs(#ids < room and pop_ready(room - #ids, used) or {}) do
     ids[#ids + 1] = id
   end
-  if flow and #ids < room then
+  if gated and #ids < room then
     for _, id in ipairs(start_grouped(room - #ids, limits, now)) do
       ids[#ids + 1] = id
     end
@@ -172,12 +122,12 @@ local function take_ready(room, used, flow, limits, now)
 end
 
 -- When something becomes ready without a push: the first due time or lease deadline, the end of a
--- group's hold (with `flow`), or `opens` (a limit's end) while work waits for it; math.huge if none.
-local function next_due_at(used, flow, opens)
+-- group's hold (with `gated`), or `opens` (a limit's end) while work waits for it; math.huge if none.
+local function next_due_at(used, gated, opens)
   local next_delayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
   local next_lease = redis.call('ZRANGE', K.leased, 0, 0, 'WITHSCORES')[2]
   local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
-  if flow then
+  if gated then
     at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge)
     if opens < at and (plain_left(used) or redis.call('ZCARD', K.groupTurns) > 0) then
       at = opens
@@ -194,13 +144,13 @@ legacy_groups = not anchor
 
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
-local flow = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
+local gated = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
 
 -- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
 -- reads makes a read fail, and the full path below names that key; the others fail the first
 -- call that has work (push checks them too).
-if #ARGV == 7 and not flow then
+if #ARGV == 7 and not gated then
   local now = now_ms()
   if paused then
     return { now, -2, now + lease_ms, 0, 0 }
@@ -225,7 +175,7 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
 check_types(K.stepIds, 'set')
-if flow then
+if gated then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
     K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
     K.rateLast, 'zset')
@@ -239,9 +189,9 @@ end
 
 local acked = ack_leases(8)
 local now = now_ms()
-local limits = flow and flow_limits() or {}
+local limits = gated and group_limits() or {}
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
-if ready_due(now, max_moves, flow, limits.gc or 1) then
+if ready_due(now, max_moves, gated, limits.gc or 1) then
   used = { '1' }
 end
 if ready_expired(now, max_moves) then
@@ -259,14 +209,14 @@ out[dead_at] = 0
 local parents = {}
 -- How many may start now, and when a limit that stops them opens (math.huge: none stops them).
 local room, opens = paused and 0 or count, math.huge
-if flow and not paused then
+if gated and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
   if limits.rm or limits.gm then
     rate_sweep(now, rate_keep_ms(limits), max_moves)
   end
-  room, opens = flow_room(count, limits, now)
+  room, opens = limits_room(count, limits, now)
 end
-local ids = room > 0 and take_ready(room, used, flow, limits, now)
+local ids = room > 0 and take_ready(room, used, gated, limits, now)
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K.messages, unpack(ids))
@@ -302,9 +252,8 @@ if ids then
     end
     local attempt = (tonumber(attempts[i]) or 0) + 1
     if not ok or attempt > (max_attempts or default_max) then
-      redis.call('HDEL', K.attempts, id)
       out[dead_at] = out[dead_at] + 1
-      bury(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
+      message_dead(id, ok and 'expired' or 'malformed', ok and 'the lease of the last attempt expired' or
         (body and 'the stored body is not a JSON object' or 'the stored body is missing'),
         attempt - 1, max_attempts or default_max, now, dead_max_count, dead_max_age)
     else
@@ -339,7 +288,7 @@ if ids then
     end
   end
   -- Work is left: let another blocked consumer help.
-  if plain_left(used) or (flow and redis.call('ZCARD', K.groupTurns) > 0) then
+  if plain_left(used) or (gated and redis.call('ZCARD', K.groupTurns) > 0) then
     wake()
   end
 end
@@ -353,7 +302,7 @@ if paused then
 end
 
 -- The next moment something becomes ready without a push.
-local next_due = next_due_at(used, flow, opens)
+local next_due = next_due_at(used, gated, opens)
 if next_due ~= math.huge then
   out[2] = math.max(0, next_due - now)
 end

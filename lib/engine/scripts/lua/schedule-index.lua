@@ -1,8 +1,7 @@
 -- schedule-index: keeps the prefix-wide index of topics that have schedules, and bumps the
 -- version every scheduler watches to reload after a change.
 --
--- K.scheduleTopics  SET    topics that have schedules
--- K.scheduleVersion STRING counter bumped by every change of a schedule
+-- K.scheduleTopics K.scheduleVersion
 -- ARGV[1] action           'add' or 'remove'
 -- ARGV[2] topic            the topic
 -- Returns  the new version

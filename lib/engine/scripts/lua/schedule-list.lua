@@ -1,8 +1,6 @@
 -- schedule-list: reads every schedule of a topic with its state, and the server clock.
 --
--- K.schedules    HASH   schedule name -> definition (JSON)
--- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
--- K.scheduleLast HASH   schedule name -> last tick that pushed a message (ms)
+-- K.schedules K.scheduleDue K.scheduleLast
 -- ARGV    none
 -- Returns  { now (ms), then per schedule: name, definition, nextRunAt or -1, lastRunAt or -1 }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -2,9 +2,7 @@
 -- given a definition, only while the schedule still has it (a startup withdrawing a schedule
 -- its code no longer declares leaves one upserted since by hand).
 --
--- K.schedules    HASH   schedule name -> definition (JSON)
--- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
--- K.scheduleLast HASH   schedule name -> last tick that pushed a message (ms)
+-- K.schedules K.scheduleDue K.scheduleLast
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] definition    optional: remove only while the stored definition is this text
 -- Returns  { 1 removed or 0 there was none (or it had another definition), schedules the topic has left }

@@ -2,11 +2,7 @@
 -- store it (ready at once; an id that exists is not pushed twice). The schedule's pending and
 -- last ticks stay as they are: its next tick still runs when due.
 --
--- K.schedules HASH   schedule name -> definition (JSON; its "b" is the stored body)
--- K.messages  HASH   id -> stored body
--- K.ready     LIST   ids waiting, head first
--- K.wake      LIST   wake-up token for blocked consumers
--- K.counters  HASH   pushed -> messages stored so far
+-- K.schedules K.messages K.ready K.wake K.counters
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] id            the message id
 -- Returns  { 1 pushed, 0 duplicate id, -1 no such schedule (or one this library did not write); now (ms) }

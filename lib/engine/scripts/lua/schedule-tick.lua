@@ -5,13 +5,7 @@
 -- at or before the last one run is never pushed again (an older process's upsert may have
 -- set one pending): the schedule just moves on to the next tick.
 --
--- K.schedules    HASH   schedule name -> definition (JSON)
--- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
--- K.scheduleLast HASH   schedule name -> last tick that pushed a message (ms)
--- K.messages     HASH   id -> stored body
--- K.ready        LIST   ids waiting, head first
--- K.wake         LIST   wake-up token for blocked consumers
--- K.counters     HASH   pushed -> messages stored so far
+-- K.schedules K.scheduleDue K.scheduleLast K.messages K.ready K.wake K.counters
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] definition    the definition the caller computed the ticks from (JSON text)
 -- ARGV[3] expected      the pending tick the caller saw (ms)

@@ -6,9 +6,7 @@
 -- An everyMs schedule's next tick is computed here from its definition; a cron schedule's comes
 -- from the caller's candidates (croner runs in the client).
 --
--- K.schedules    HASH   schedule name -> definition (JSON: e everyMs, s startAt, x endAt, ...)
--- K.scheduleDue  ZSET   schedule name -> next tick (ms, server clock)
--- K.scheduleLast HASH   schedule name -> last tick that pushed a message (ms)
+-- K.schedules K.scheduleDue K.scheduleLast
 -- ARGV[1] name          the schedule's name
 -- ARGV[2] definition    its definition (JSON text, compared as text)
 -- ARGV[3] after         cron: the candidates are the schedule's first ticks strictly after this (ms)

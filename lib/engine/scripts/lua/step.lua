@@ -5,10 +5,7 @@
 -- answers the stored one, so both agree. A message holds at most maxSteps steps. The steps go
 -- with the message (steps_forget in prelude.lua).
 --
--- K.tokens   HASH   id -> token of the current lease
--- K.steps    PREFIX of each message's HASH `<steps><id>` (step name -> result JSON, '' for
---            undefined), not a key: derived here in the partition's hash tag
--- K.stepIds  SET    ids of the messages that have steps
+-- K.tokens K.steps K.stepIds
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] name      the step's name

@@ -3,9 +3,7 @@
 -- already gone learns it before its first step runs. The store (step.lua) is fenced again, and
 -- keeps the first result of a name.
 --
--- K.tokens   HASH   id -> token of the current lease
--- K.steps    PREFIX of each message's HASH `<steps><id>` (step name -> result JSON, '' for
---            undefined), not a key: derived here in the partition's hash tag
+-- K.tokens K.steps
 -- ARGV[1] id
 -- ARGV[2] token
 -- Returns false for a stale token, else { name, result, ... } (empty when it has none)

@@ -1,6 +1,6 @@
 -- topic-forget: removes a topic from the prefix-wide registry of topics (its messages stay).
 --
--- K.topicIndex SET    the registered topics
+-- K.topicIndex
 -- ARGV[1] topic       the topic
 -- Returns  1 when the topic was registered, 0 otherwise
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>

@@ -1,6 +1,6 @@
 -- topic-list: the topics of the prefix-wide registry, unordered.
 --
--- K.topicIndex SET    the registered topics
+-- K.topicIndex
 -- ARGV    none
 -- Returns  the topics (array of strings)
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>

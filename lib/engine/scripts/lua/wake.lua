@@ -1,7 +1,7 @@
 -- wake: leaves one wake-up token for the consumers of a partitioned topic, which block on
 -- the wake list of the topic's home slot while its partitions live in other slots.
 --
--- K.wake LIST   wake-up token for blocked consumers
+-- K.wake
 -- ARGV    none
 -- Returns 1
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>

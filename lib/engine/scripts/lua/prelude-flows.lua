@@ -1,10 +1,6 @@
--- Flows: how the end of a flow's child or parent is recorded, after prelude-levels.lua and before
--- prelude-settle.lua. A script that takes the flow keys (K.flowParents set) calls these; locals only.
-
--- The score (2^53 - 1, past any due time a Date can hold) of a flow node that waits in K.delayed
--- for something other than time: a parent for its children, a child for its flow's root to be
--- stored (pushFlow under way). Never due.
-local FLOW_HELD = '9007199254740991'
+-- Flows (parents that wait for their children), after prelude-levels.lua: how a flow's nodes
+-- are stored and released, and how a child's end is recorded for its parent. Its links go as a
+-- message ends (prelude-end.lua's flow_forget). Locals only.
 
 -- A held node may start at `due`: one due now goes straight to ready (its level's), unless it
 -- is grouped (reserve moves it into its group, at its place); a later one waits in delayed.
@@ -17,26 +13,6 @@ local function flow_release(id, due, now)
   redis.call('ZREM', K.delayed, id)
   make_ready('RPUSH', { id })
   return true
-end
-
--- Ranks first..last of K.delayed (WITHSCORES) as `list` shows delayed messages: the flow nodes held
--- at FLOW_HELD left out (a due time written past it by hand stays listed after them).
-local function delayed_page(first, last)
-  local held_from = redis.call('ZCOUNT', K.delayed, '-inf', '(' .. FLOW_HELD)
-  local held = redis.call('ZCOUNT', K.delayed, FLOW_HELD, FLOW_HELD)
-  local page = {}
-  if last < first then
-    return page
-  end
-  if first < held_from then
-    page = redis.call('ZRANGE', K.delayed, first, math.min(last, held_from - 1), 'WITHSCORES')
-  end
-  if last >= held_from then
-    for _, entry in ipairs(redis.call('ZRANGE', K.delayed, math.max(first, held_from) + held, last + held, 'WITHSCORES')) do
-      page[#page + 1] = entry
-    end
-  end
-  return page
 end
 
 -- The outbox entries this call wrote (child id, entry, ...): a script that ends flow children
@@ -58,10 +34,18 @@ local function flow_child_ended(id, outcome, payload)
   flow_ended[#flow_ended + 1] = id
   flow_ended[#flow_ended + 1] = entry
   redis.call('ZADD', K.flowOutboxDue, now_ms(), id)
-  -- A dead child keeps its parent: a requeue may still end it well.
-  if outcome == 'a' then
-    redis.call('HDEL', K.flowParents, id)
+end
+
+-- A child's end was heard by its parent: its outbox entry goes, unless a later end of the child
+-- (sequence `seq`) replaced it meanwhile (that one is still to be heard). True if it went.
+local function outbox_heard(id, seq)
+  local entry = redis.call('HGET', K.flowOutbox, id)
+  if not entry or string.match(entry, '^(%d+)') ~= seq then
+    return false
   end
+  redis.call('HDEL', K.flowOutbox, id)
+  redis.call('ZREM', K.flowOutboxDue, id)
+  return true
 end
 
 -- A node of a flow stored (push.lua's flow form), held in K.delayed: a node below the root waits
@@ -84,7 +68,7 @@ local function flow_node_stored(id, parent, children, now)
       fields[#fields + 1] = 'p'
       count = count + 1
     end
-    if #fields >= 1000 then
+    if #fields >= UNPACK_MAX then
       redis.call('HSET', key, unpack(fields))
       fields = { '#', count }
     end
@@ -96,22 +80,6 @@ local function flow_node_stored(id, parent, children, now)
   redis.call('HSET', key, unpack(fields))
   redis.call('SADD', K.flowOpen, id)
   redis.call('ZADD', K.flowWaiting, now, id)
-end
-
--- Messages gone for good (acked, cancelled, a dead letter dropped): a parent's children and
--- their results go with it, a child's link to its parent too.
-local function flow_forget(ids)
-  for _, id in ipairs(ids) do
-    if redis.call('SREM', K.flowOpen, id) == 1 then
-      local key = K.flowChildren .. id
-      redis.call('DEL', key)
-      redis.call('ZREM', K.flowWaiting, id)
-    end
-  end
-  if #ids > 0 then
-    redis.call('HDEL', K.flowParents, unpack(ids))
-    redis.call('ZREM', K.flowUncommitted, unpack(ids))
-  end
 end
 
 -- 2 when a process seems to have died mid-way in a flow of this slot, else 0: an outbox entry
@@ -132,5 +100,5 @@ end
 
 -- Whether any message of this slot belongs to a flow: one read, so a plain topic pays nothing more.
 local function flow_used()
-  return K.flowParents ~= nil and redis.call('EXISTS', K.flowParents, K.flowOpen) > 0
+  return redis.call('EXISTS', K.flowParents, K.flowOpen) > 0
 end

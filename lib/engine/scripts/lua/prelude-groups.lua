@@ -1,19 +1,17 @@
--- Ordered groups and fleet-wide limits, after prelude.lua. Locals only; the scripts that use it
--- take the FLOW_CONTROL_KEYS (queue-keys.ts) and K.wake.
+-- Ordered groups, after prelude-limits.lua (a group's rate limit and groupConcurrency are read
+-- there). Locals only.
 --
 -- A grouped message waits for its first start in its group's own ZSET, `K.groups .. group`
 -- (id -> push sequence), so a group's head is one pop away and costs the same however many groups
 -- there are; groupCount counts them all (stats). A delayed one keeps '<group>\0<sequence>\0<id>'
 -- in groupWaiting until due, then joins its group at the place its push sequence gives it. Once
 -- started it holds one of its group's slots (groupActive id -> group, groupSlots group -> count)
--- through its retries, until it is acked, dead or cancelled. groupTurns (group -> turn) holds the
+-- through its retries, until it ends (prelude-end.lua frees it). groupTurns (group -> turn) holds the
 -- groups that can start a message now, served lowest turn first (round robin, or weighted: see
 -- next_turn): a group whose ZSET holds messages has a turn unless its slots are full or its rate
--- limit holds it (groupHeld, group -> ms). limits holds the fleet-wide limits (fields c, rm/rw,
--- gm/gw, gc; wt while groupWeights holds weights), rateLog and rateLast the starts in each rate
--- window (see rate_window). groupQueue (scores 0, members '<group>\0<sequence>\0<id>') is where
--- earlier versions kept waiting messages: each group's oldest one there moves into its ZSET,
--- sequence kept, before the group starts one.
+-- limit holds it (groupHeld, group -> ms). groupQueue (scores 0, members '<group>\0<sequence>\0<id>')
+-- is where earlier versions kept waiting messages: each group's oldest one there moves into its
+-- ZSET, sequence kept, before the group starts one.
 
 -- The next number of the groups' counter (message order, turns), taken 1000 at a time: numbers
 -- need only rise from one call to the next, and a command per number cost more than a turn.
@@ -84,19 +82,6 @@ local function group_waits(group)
   return redis.call('EXISTS', group_key(group)) == 1 or legacy_head(group) ~= nil
 end
 
--- The fleet-wide limits: a table of the numbers set (none on a plain topic).
-local function flow_limits()
-  local fields, limits = redis.call('HGETALL', K.limits), {}
-  for i = 1, #fields, 2 do
-    limits[fields[i]] = tonumber(fields[i + 1])
-  end
-  weighted = limits.wt ~= nil
-  if weighted then
-    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
-  end
-  return limits
-end
-
 -- groupConcurrency (1 when unset), read with the weights' mark in one command.
 local function group_capacity()
   local fields = redis.call('HMGET', K.limits, 'gc', 'wt')
@@ -108,6 +93,17 @@ local function group_capacity()
 end
 
 -- Weighted fair share is stride scheduling in groupTurns. groupPasses holds '' -> the virtual
+-- The fleet-wide limits (topic_limits) with whether the groups have weights noted, so a turn
+-- reads nothing more for them.
+local function group_limits()
+  local limits = topic_limits()
+  weighted = limits.wt ~= nil
+  if weighted then
+    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
+  end
+  return limits
+end
+
 -- clock (the highest turn started so far; group names are never empty) and group -> the turn
 -- its next one starts from, turn + TURN_STRIDE / weight of its last start, while it is ahead
 -- of the clock. A group offered a turn gets max(its pass, the clock): a backlogged group of
@@ -211,143 +207,6 @@ local function legacy_move(group)
   redis.call('ZADD', group_key(group), sequence, id)
   return 1
 end
-
--- Whether leases_ended woke consumers (of this partition: the caller wakes a partitioned topic's home).
-local flow_woke = false
-
--- A lease ended (its message is no longer counted by globalConcurrency): wakes the consumers
--- that found no slot (flow_room marked them waiting). True if it woke them.
-local function concurrency_freed()
-  if redis.call('HDEL', K.limits, 'waiting') == 1 then
-    wake()
-    flow_woke = true
-    return true
-  end
-  return false
-end
-
--- Called with the ids whose lease or life ended (prelude-settle.lua, cancel): frees their group
--- slots (one read and one write of groupSlots per call, not per id) and wakes consumers held by a
--- concurrency limit.
-local function leases_ended(ids)
-  if redis.call('EXISTS', K.groupActive, K.limits) == 0 then
-    return
-  end
-  local groups = redis.call('HMGET', K.groupActive, unpack(ids))
-  local ended, freed, order = {}, {}, {}
-  for i, group in ipairs(groups) do
-    if group then
-      ended[#ended + 1] = ids[i]
-      if not freed[group] then
-        order[#order + 1] = group
-        freed[group] = 0
-      end
-      freed[group] = freed[group] + 1
-    end
-  end
-  local turned = false
-  if #ended > 0 then
-    local capacity = group_capacity()
-    redis.call('HDEL', K.groupActive, unpack(ended))
-    local slots = redis.call('HMGET', K.groupSlots, unpack(order))
-    local kept, gone = {}, {}
-    for i, group in ipairs(order) do
-      local left = (tonumber(slots[i]) or 0) - freed[group]
-      if left > 0 then
-        kept[#kept + 1] = group
-        kept[#kept + 1] = string.format('%d', left)
-      else
-        gone[#gone + 1] = group
-      end
-      turned = offer_turn(group, capacity, math.max(left, 0)) or turned
-    end
-    if #kept > 0 then
-      redis.call('HSET', K.groupSlots, unpack(kept))
-    end
-    if #gone > 0 then
-      redis.call('HDEL', K.groupSlots, unpack(gone))
-      unpin_if_empty(K.groupSlots)
-    end
-    unpin_if_empty(K.groupActive)
-  end
-  -- A group got its turn back, or consumers wait for a slot of globalConcurrency.
-  if not concurrency_freed() and turned then
-    wake()
-    flow_woke = true
-  end
-end
-
--- Rate limits hold in every interval: a field ('' is the topic, else a group) may start n more
--- at `now` iff at most max - n of its starts lie in (now - span, now], span >= perMs (rate_span).
--- Then no half-open interval [t, t + span) holds more than max: its last start saw all the
--- earlier ones in its window. rateLog (scores 0) keeps each field's starts of its last window as members
--- '<field>\0<start ms>\0<started before>\0<started after>' (numbers 15 digits but the last),
--- one member per reserve however many it started, in start order: the field's starts in its
--- window are the last member's total less the first's. rateLast (field -> ms of its last
--- start) lets reserve drop the members of fields that went quiet.
-
--- A rate window is perMs plus a dispatch allowance of ceil(perMs * 2 / 100) ms: a field may start
--- n more iff at most max - n of its starts lie in (now - span, now]. So a window's starts begin
--- perMs + allowance after the first of the window before: a handler may start up to the
--- allowance later than the reserve that started it (the reply's trip, a busy event loop) and the
--- handlers' own clocks still see at most max in any perMs. It costs 2 % of the rate.
-local function rate_span(per_ms)
-  return per_ms + math.ceil(per_ms * 2 / 100)
-end
-
--- The fields' range bounds in rateLog ('[' first, '(' past the last).
-local function rate_range(field)
-  return '[' .. field .. '\0', '(' .. field .. '\1'
-end
-
--- Drops `field`'s starts before (now - span, now]; returns how many are left and when the
--- first of them leaves the window (nil when none is left).
-local function rate_window(field, span, now)
-  local from, to = rate_range(field)
-  redis.call('ZREMRANGEBYLEX', K.rateLog, from, '(' .. field .. '\0' .. string.format('%015d', now - span + 1))
-  local first = redis.call('ZRANGE', K.rateLog, from, to, 'BYLEX', 'LIMIT', 0, 1)[1]
-  if not first then
-    return 0, nil
-  end
-  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
-  local start, before = string.match(first, '%z(%d+)%z(%d+)%z%d+$')
-  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span
-end
-
--- Records `n` starts of `field` at `now` (never before its last one: a server clock that steps
--- back keeps the order, and only holds starts longer). `keep_ms`: the longest window in use.
-local function rate_record(field, now, n, keep_ms)
-  local from, to = rate_range(field)
-  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
-  local at, total = now, 0
-  if last then
-    local start, after = string.match(last, '%z(%d+)%z%d+%z(%d+)$')
-    at, total = math.max(now, tonumber(start)), tonumber(after)
-  end
-  redis.call('ZADD', K.rateLog, 0, field .. string.format('\0%015d\0%015d\0%d', at, total, total + n))
-  redis.call('ZADD', K.rateLast, at, field)
-  -- Both go when every window ended: a topic whose limits went leaves nothing behind.
-  redis.call('PEXPIRE', K.rateLog, keep_ms)
-  redis.call('PEXPIRE', K.rateLast, keep_ms)
-end
-
--- Fields whose last start is older than the longest window in use (at most `max_moves`) leave
--- rateLog: a group that went quiet keeps nothing.
-local function rate_sweep(now, keep_ms, max_moves)
-  local fields = redis.call('ZRANGE', K.rateLast, '-inf', now - keep_ms, 'BYSCORE', 'LIMIT', 0, max_moves)
-  if #fields > 0 then
-    redis.call('ZREMRANGEBYRANK', K.rateLast, 0, #fields - 1)
-    for _, field in ipairs(fields) do
-      redis.call('ZREMRANGEBYLEX', K.rateLog, rate_range(field))
-    end
-  end
-end
-
--- The longest rate window of `limits` (ms): how long rateLog must keep a start.
-local function rate_keep_ms(limits)
-  return rate_span(math.max(limits.rw or 0, limits.gw or 0))
-end
-
 -- Starts up to `count` grouped messages, one per turn, lowest turn first; a group at its rate
 -- is held until its first start in the window leaves it. A turn whose group has nothing left
 -- (its messages were cancelled) is dropped. Returns the ids started.
@@ -459,29 +318,4 @@ local function enqueue_due_grouped(ids, capacity)
     group_count_add(#joined)
   end
   return rest
-end
-
--- How many of `count` may start under the topic's hold and fleet-wide limits, and when the one
--- that stops them opens (math.huge: none does, or a concurrency limit, whose end an ack wakes).
-local function flow_room(count, limits, now)
-  local hold = redis.call('PTTL', K.held)
-  if hold > 0 then
-    return 0, now + hold
-  end
-  local room, opens = count, math.huge
-  if limits.c then
-    room = math.max(math.min(room, limits.c - lease_count()), 0)
-    if room == 0 then
-      redis.call('HSET', K.limits, 'waiting', 1)
-    end
-  end
-  if limits.rm then
-    local span = rate_span(limits.rw)
-    local used, first_leaves = rate_window('', span, now)
-    -- None in the window yet: what this call starts opens the next room, at now + span.
-    if limits.rm - used < room then
-      room, opens = math.max(limits.rm - used, 0), first_leaves or now + span
-    end
-  end
-  return room, opens
 end
