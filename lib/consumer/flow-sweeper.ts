@@ -8,7 +8,7 @@ const SWEEP_EVERY_MS = 1_000;
 /**
  * The repair of flows in every service that consumes: when a reserve finds that a process seems
  * to have died mid-way in a flow of its topic (an outbox entry no parent heard for a second, a
- * node waiting 10 s for its root: see flow_repair_due in prelude-tree.lua), the topic is swept
+ * node waiting 10 s for its root: see flow_repair_due in prelude-flows.lua), the topic is swept
  * (FlowTrees.sweep), at most once a second; parents it sends to the dead letters are reported as
  * the engine reports them (onParentsDead). Idle and healthy topics cost no command. It owns the
  * sweeps under way; the service's close waits for them.
