@@ -242,7 +242,11 @@ export class QueueEngine implements ConsumerEngine {
     ];
     for (const lease of acks) args.push(lease.id, lease.token);
     const mark = this.scripts.mark;
-    const reply = decodeReserveReply<T>(topic, await this.scripts.run<unknown[]>('reserve', topic, keys, args), maxAttempts);
+    const reply = decodeReserveReply<T>(
+      topic,
+      await this.scripts.run<unknown[]>('reserve', topic, keys, args),
+      maxAttempts,
+    );
     this.settler.serverOffsetMs = reply.serverNow - Date.now();
     // Its acks' and deaths' flow children are passed on; the flow parents it leased carry their children.
     await this.flows.passOn(topic, partition, reply.flowEnded);
@@ -327,7 +331,12 @@ export class QueueEngine implements ConsumerEngine {
       deadMaxCount,
       deadMaxAgeMs,
     ];
-    const reply = await this.scripts.run<number | [number, string[]]>('nack', topic, layout.partitions[partition], args);
+    const reply = await this.scripts.run<number | [number, string[]]>(
+      'nack',
+      topic,
+      layout.partitions[partition],
+      args,
+    );
     // Dead, with the outbox entry it wrote: a flow's child's parent hears it.
     if (Array.isArray(reply)) await this.flows.passOn(topic, partition, reply[1]);
     const result = NACK_RESULTS[Array.isArray(reply) ? reply[0] : reply];

@@ -337,7 +337,9 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     const dead = [{ topic: parent.topic, id: parent.id, error }];
     const written = heard[1];
     for (let i = 0; i < written.length; i += 2) {
-      dead.push(...(await this.hear({ topic: parent.topic, id: written[i], partition: parent.partition }, written[i + 1])));
+      dead.push(
+        ...(await this.hear({ topic: parent.topic, id: written[i], partition: parent.partition }, written[i + 1])),
+      );
     }
     return dead;
   }
