@@ -4,6 +4,9 @@ export type Key = keyof QueueKeys | keyof ScheduleIndexKeys | keyof TopicIndexKe
 /** The keys a script is given: a topic's (partition's), or a prefix-wide index (schedules, topics). */
 export type ScriptKeys = QueueKeys | ScheduleIndexKeys | TopicIndexKeys;
 
+/** Where a message can be and what it holds: the first keys of reserve, list and cancel. */
+const MESSAGE_KEYS = ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tokens'] as const;
+
 /**
  * The helper files the loader pastes before a script's body, in dependency order: each uses only
  * those before it that it `needs` (transitively), and reads only its own `keys` and those of
@@ -117,12 +120,7 @@ export const QUEUE_SCRIPTS = {
     file: 'reserve.lua',
     operation: 'reserve',
     keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
+      ...MESSAGE_KEYS,
       'dead',
       'deadInfo',
       'sequence',
@@ -332,18 +330,7 @@ export const QUEUE_SCRIPTS = {
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
-      'completed',
-      'readyLevels',
-      'flowWaiting',
-      'keyOf',
-    ],
+    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', 'flowWaiting', 'keyOf'],
     uses: ['levels', 'preview'],
     readOnly: true,
   },
@@ -358,12 +345,7 @@ export const QUEUE_SCRIPTS = {
     file: 'cancel.lua',
     operation: 'cancel a message',
     keys: [
-      'ready',
-      'delayed',
-      'leased',
-      'messages',
-      'attempts',
-      'tokens',
+      ...MESSAGE_KEYS,
       'dead',
       'deadInfo',
       'completed',

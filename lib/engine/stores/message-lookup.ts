@@ -8,17 +8,17 @@ import type { ScriptRunner } from '../scripts/script-runner';
 import type { TopicLayout, TopicLayouts } from '../scripts/topic-layouts';
 import type { FlowEnds } from './flow-trees';
 
-/**
- * The engine's look-up and cancel: one message by id (in the partition its id belongs to),
- * pages by state merged over the partitions, and cancel, which also tells the consumers of
- * a leased message (cancel.lua publishes its id).
- */
 /** What cancel removed (see MessageLookup.cancel). */
 export interface CancelledMessage {
   state: MessageState;
   children: FlowLink[];
 }
 
+/**
+ * The engine's look-up and cancel: one message by id (in the partition its id belongs to),
+ * pages by state merged over the partitions, and cancel, which also tells the consumers of
+ * a leased message (cancel.lua publishes its id).
+ */
 export class MessageLookup {
   constructor(
     private readonly scripts: ScriptRunner,
