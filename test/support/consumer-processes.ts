@@ -150,8 +150,8 @@ export class ConsumerProcesses {
   }
 
   /**
-   * Waits until each of `ids` that a process started has its end reported (acked, dead, or a lost
-   * lease or settle error), or was last started by a process that is gone (killed before it could
+   * Waits until the last delivery of each of `ids` that a process started has its end reported
+   * by that process (acked, dead, or a lost lease or settle error), or was made by a process that is gone (killed before it could
    * report: the ledger's faults explain those).
    * Redis is idle once the last ack ran, but its process reports it a moment later through its
    * pipe: a test that reads the reports at once would see a message gone with no ack. Returns
@@ -160,17 +160,22 @@ export class ConsumerProcesses {
   async waitForEndReports(ids: Iterable<string>, timeoutMs = 30_000): Promise<void> {
     const pending = new Set(ids);
     const settled = () => {
-      const ended = new Set<string>();
-      const lastStarter = new Map<string, number>();
+      // Each id's last delivery (its process and attempt), and whether that delivery's end came: the
+      // end of an earlier one (a lost lease, say) does not tell that the last one's lines arrived.
+      const last = new Map<string, { pid: number; attempt?: number; ended: boolean }>();
       for (const event of this.events) {
         if (!event.id || !pending.has(event.id)) continue;
-        if (REPORTED_ENDS.has(event.type)) ended.add(event.id);
-        else if (event.type === 'start') lastStarter.set(event.id, event.pid);
+        if (event.type === 'start') last.set(event.id, { pid: event.pid, attempt: event.attempt, ended: false });
+        else if (REPORTED_ENDS.has(event.type)) {
+          const delivery = last.get(event.id);
+          if (delivery?.pid === event.pid && (event.attempt === undefined || event.attempt === delivery.attempt))
+            delivery.ended = true;
+        }
       }
       const running = new Set([...this.children].map((child) => child.pid));
       for (const id of pending) {
-        const starter = lastStarter.get(id);
-        if (ended.has(id) || starter === undefined || !running.has(starter)) pending.delete(id);
+        const delivery = last.get(id);
+        if (delivery === undefined || delivery.ended || !running.has(delivery.pid)) pending.delete(id);
       }
       return pending.size === 0;
     };
