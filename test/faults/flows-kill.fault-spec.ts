@@ -295,7 +295,11 @@ async function unpassedChildEnds(where: Where): Promise<void> {
 interface Where {
   env: Record<string, string>;
   redis: TestClient;
-  /** A new service (closed after the file). */
+  /**
+   * A new service (closed after the file). Its calls wait up to a minute: they run beside three
+   * consuming processes on a machine that may be loaded, and how long a push waits is not what
+   * these tests check.
+   */
   service(): Promise<RedisAckQueueService>;
   /** New topics named after `names`; on a cluster, each on a master of its own. */
   topics(names: string[]): Promise<string[]>;
@@ -312,7 +316,7 @@ describe('fault: flows under SIGKILL of their consumers', () => {
       get redis() {
         return fx.redis;
       },
-      service: () => fx.service(),
+      service: () => fx.service({ commandTimeoutMs: 60_000 }),
       topics: (names) => Promise.resolve(names.map((name) => uniqueTopic(name))),
     };
 
@@ -405,7 +409,7 @@ describe('fault: flows under SIGKILL of their consumers', () => {
         return (client ??= cluster.client());
       },
       async service() {
-        const service = new RedisAckQueueService({ connection: { cluster: cluster.seeds } });
+        const service = new RedisAckQueueService({ connection: { cluster: cluster.seeds }, commandTimeoutMs: 60_000 });
         services.push(service);
         await service.connect();
         return service;

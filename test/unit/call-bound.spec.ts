@@ -1,3 +1,5 @@
+import { createServer, connect, type Socket } from 'node:net';
+import { once } from 'node:events';
 import { RedisUnavailableError } from '../../lib';
 import { withinBound } from '../../lib/engine/redis/call-bound';
 
@@ -53,6 +55,28 @@ describe('withinBound: the wait of one public call for Redis', () => {
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', record);
+    }
+  });
+
+  it('takes an answer that reached the socket while the process was busy past the bound as an answer', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const client = connect((server.address() as { port: number }).port, '127.0.0.1');
+    const [[peer]] = await Promise.all([accepted, once(client, 'connect')]);
+    try {
+      const answer = new Promise<string>((resolve) => client.once('data', (data) => resolve(String(data))));
+      peer.write('OK');
+      const bounded = withinBound(answer, 20, 'push', 'orders');
+      // Busy past the bound: the answer waits in the socket, and Node's next turn runs the
+      // expired timer before it reads it.
+      for (const until = Date.now() + 200; Date.now() < until;);
+      await expect(bounded).resolves.toBe('OK');
+    } finally {
+      client.destroy();
+      peer.destroy();
+      server.close();
     }
   });
 

@@ -9,6 +9,10 @@ import { MESSAGES } from '../../common/redis-ack-queue.messages';
  * with its socket open), where ioredis alone would retry for seconds or wait for good. The
  * command is not withdrawn: ioredis may still send it when Redis returns, and the error
  * says so. The timer never outlives the call; a late failure of `work` is handled here.
+ *
+ * An answer that reached the socket while the process was busy (a loaded machine, a long
+ * synchronous task) still wins: Node runs due timers before it reads sockets, so the expiry
+ * waits for the turn's reads (setImmediate) before it rejects.
  */
 export function withinBound<T>(
   work: Promise<T>,
@@ -21,7 +25,8 @@ export function withinBound<T>(
   const expired = new Promise<never>((_, reject) => {
     const bound = Math.min(ms, LIMITS.maxTimerMs);
     const reason = MESSAGES.noAnswer(bound, boundBy);
-    timer = setTimeout(() => reject(new RedisUnavailableError(operation, topic, reason)), bound);
+    const expire = () => reject(new RedisUnavailableError(operation, topic, reason));
+    timer = setTimeout(() => setImmediate(expire), bound);
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
