@@ -9,10 +9,11 @@ import { quietFor, untilConsumerBlocked } from '../support/waits';
 /** A payload no error may carry. */
 const SECRET = { card: 'PAYLOAD-MARKER-4111' };
 /**
- * Runs `calls` at once; expects each to reject with RedisUnavailableError by the time a timer of
- * `boundMs`, set just after them, has fired: the bound holds exactly as well as this machine
- * keeps time right now, busy or not, with no margin guessed. (The calls' own timers, set first,
- * expire no later than this one, and Node runs timers in that order.)
+ * Runs `calls` at once; expects each to reject with RedisUnavailableError by the end of the turn
+ * in which a timer of `boundMs`, set just after them, fired: the bound holds exactly as well as
+ * this machine keeps time right now, busy or not, with no margin guessed. (The calls' own timers,
+ * set first, expire no later than this one, and Node runs timers in that order; each expiry waits
+ * for that turn's socket reads, so an answer already there wins, and this check waits as long.)
  */
 async function failures(
   boundMs: number,
@@ -28,7 +29,7 @@ async function failures(
       ),
     ),
   );
-  await new Promise((resolve) => setTimeout(resolve, boundMs));
+  await new Promise((resolve) => setTimeout(() => setImmediate(resolve), boundMs));
   const late = calls.filter((_, i) => settled[i] === undefined).map(String);
   if (late.length > 0)
     throw new Error(`still pending when a ${boundMs} ms timer set after them fired: ${late.join(', ')}`);
