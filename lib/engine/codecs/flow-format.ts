@@ -1,4 +1,5 @@
 import type { FlowChildInfo, ReservedMessage } from '../../interfaces';
+import { userKeyed } from '../../common/user-keyed';
 import { FLOW_CHILD } from './wire-format';
 
 export { FLOW_HELD } from './sentinel-scores';
@@ -74,6 +75,13 @@ function resultOf(payload: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A parent's children from its HASH as a script answers it (HGETALL in Lua: field, value, ...). */
+export function decodeChildPairs(flat: string[]): FlowChildRecord[] {
+  const hash = userKeyed<string>();
+  for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
+  return decodeChildren(hash);
 }
 
 /** A parent's children from its HASH (see QueueKeys.flowChildren). */

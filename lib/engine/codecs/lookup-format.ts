@@ -11,15 +11,8 @@ import { MESSAGES } from '../../common/redis-ack-queue.messages';
 import { userKeyed } from '../../common/user-keyed';
 import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
-import { decodeChildren, linkOf, type FlowChildRecord } from './flow-format';
+import { decodeChildPairs, linkOf, type FlowChildRecord } from './flow-format';
 import { FLOW_HELD, KEY_PARKED } from './sentinel-scores';
-
-/** A flat HGETALL reply (field, value, ...) as an object. */
-function pairsOf(flat: string[]): Record<string, string> {
-  const pairs = userKeyed<string>();
-  for (let i = 0; i < flat.length; i += 2) pairs[flat[i]] = flat[i + 1];
-  return pairs;
-}
 
 /** A child as `get` shows it: without where it lives or its policy. */
 function childInfo({ topic, id, outcome, result, failure }: FlowChildRecord): FlowChildInfo {
@@ -159,8 +152,7 @@ export function decodeGetReply<T>(
     info.parent = { topic, id: parentId };
   }
   const childHash = reply[10];
-  if (Array.isArray(childHash) && childHash.length > 0)
-    info.children = decodeChildren(pairsOf(childHash)).map(childInfo);
+  if (Array.isArray(childHash) && childHash.length > 0) info.children = decodeChildPairs(childHash).map(childInfo);
   addKeyMode(info, reply[11] as string | null | undefined);
   return info;
 }

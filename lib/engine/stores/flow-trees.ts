@@ -11,6 +11,7 @@ import type { EncodedPush } from '../codecs/wire-format';
 import type { ReservedMessage } from '../../interfaces';
 import {
   childField,
+  decodeChildPairs,
   decodeChildren,
   failureOf,
   FLOW_HELD,
@@ -201,7 +202,7 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
   carry(messages: ReservedMessage<unknown>[], parents: (string | string[])[]): void {
     for (let i = 0; i < parents.length; i += 2) {
       const message = messages.find(({ id }) => id === parents[i]);
-      if (message) this.carried.set(message, decodeChildren(hashOf(parents[i + 1] as string[])));
+      if (message) this.carried.set(message, decodeChildPairs(parents[i + 1] as string[]));
     }
   }
 
@@ -219,14 +220,22 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
    */
   async passOn(topic: string, partition: number, written: readonly string[] | undefined): Promise<void> {
     if (!written || written.length === 0) return;
-    // The children's ends go out together: each script is atomic on its own, and a parent hears
-    // its children in any order.
+    const dead = await this.hearAll(topic, partition, written);
+    if (dead.length > 0) this.deadListener?.(dead);
+  }
+
+  /**
+   * Each outbox entry of `written` (child id, entry, ...) reaches its parent; returns the parents
+   * (up the tree) that went to the dead letters. The ends go out together: each script is atomic
+   * on its own, and a parent hears its children in any order. One that fails waits in its outbox
+   * for the sweep, and takes none of the others' dead parents with it.
+   */
+  private async hearAll(topic: string, partition: number, written: readonly string[]): Promise<DeadParent[]> {
     const heard: Promise<DeadParent[]>[] = [];
     for (let i = 0; i < written.length; i += 2) {
       heard.push(this.hear({ topic, id: written[i], partition }, written[i + 1]).catch(() => []));
     }
-    const dead = (await Promise.all(heard)).flat();
-    if (dead.length > 0) this.deadListener?.(dead);
+    return (await Promise.all(heard)).flat();
   }
 
   /**
@@ -334,14 +343,10 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     if (heard === 3) await this.scripts.wakeHome(layout);
     if (!Array.isArray(heard)) return [];
     // The parent went to the dead letters: if it is a child itself, its own parent hears it.
-    const dead = [{ topic: parent.topic, id: parent.id, error }];
-    const written = heard[1];
-    for (let i = 0; i < written.length; i += 2) {
-      dead.push(
-        ...(await this.hear({ topic: parent.topic, id: written[i], partition: parent.partition }, written[i + 1])),
-      );
-    }
-    return dead;
+    return [
+      { topic: parent.topic, id: parent.id, error },
+      ...(await this.hearAll(parent.topic, parent.partition, heard[1])),
+    ];
   }
 
   /**
@@ -382,13 +387,6 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
   private read<R>(topic: string, call: () => Promise<R>): Promise<R> {
     return sendCommand(this.scripts.client, 'read a flow', topic, call);
   }
-}
-
-/** A HASH as HGETALL answers it inside a script's answer (field, value, ...), as an object. */
-function hashOf(flat: string[]): Record<string, string> {
-  const hash: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
-  return hash;
 }
 
 function byKey<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
