@@ -45,8 +45,8 @@ describe('BullMQ deduplication, as duplicate ids and key modes', () => {
     expect(await queue.push(topic, 2, throttle)).toEqual({ id: first.id, duplicate: true });
     const next = await eventually(async () => {
       const pushed = await queue.push(topic, 3, throttle);
-      return pushed.duplicate ? undefined : pushed;
-    });
+      return pushed.duplicate ? null : pushed;
+    }).then((pushed) => pushed!);
     expect(next.id).not.toBe(first.id);
     const [second] = await queue.reserve(topic);
     expect(second.payload).toBe(3);

@@ -4,7 +4,7 @@
 // there is its message's `enqueuedAt` plus the `waitMs` of its `acked` event.
 import type { RedisAckQueueService } from '../../../lib';
 import { expectLogs } from '../../support/capture-logs';
-import { eventually, uniqueTopic, useRedis } from '../../support/queue-fixture';
+import { eventually, type TestClient, uniqueTopic, useRedis } from '../../support/queue-fixture';
 import { untilConsumerBlocked, wellBefore } from '../../support/waits';
 import { DEFAULTS } from '../../../lib/common/redis-ack-queue.constants';
 
@@ -141,7 +141,7 @@ describe('BullMQ delay, on the server clock', () => {
   });
 });
 
-async function serverNow(redis: { time(): Promise<[string, string]> }): Promise<number> {
+async function serverNow(redis: TestClient): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
