@@ -69,7 +69,8 @@ describe('BullMQ job_scheduler, as schedules', () => {
     const topic = uniqueTopic();
     await queue.upsertSchedule(topic, 'job', { everyMs: 3_600_000 });
     const changed = await queue.upsertSchedule(topic, 'job', { everyMs: 60_000 });
-    expect(await queue.schedules(topic)).toEqual([changed]);
+    // Matched by definition: its times may move on if a tick runs between the upsert and the read.
+    expect(await queue.schedules(topic)).toEqual([expect.objectContaining({ name: 'job', everyMs: 60_000 })]);
     expect(changed.everyMs).toBe(60_000);
     expect(changed.nextRunAt! % 60_000).toBe(0);
   });
