@@ -1,9 +1,15 @@
 // Mirrors nestjs/nest integration/microservices/e2e/buffer-logs-tcp.spec.ts, with Transport.TCP
-// swapped for RedisAckQueueServer.
+// swapped for RedisAckQueueServer. Flushing buffered logs at init() is Nest 12's: those two cases
+// are skipped on Nest 11.
 import { type INestApplication, type INestMicroservice, type LoggerService, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestApplicationContext, NestFactory } from '@nestjs/core';
 import { RedisAckQueueServer } from '../../../lib/microservices';
 import { useRedis } from '../../support/queue-fixture';
+
+/** Nest 12's init() flushes buffered logs (Nest 11 flushes them at listen() only). */
+const flushesOnInit =
+  typeof (NestApplicationContext.prototype as { flushLogsIfAutoFlushEnabled?: unknown }).flushLogsIfAutoFlushEnabled ===
+  'function';
 
 @Module({})
 class AppModule {}
@@ -35,18 +41,21 @@ describe('Buffered logs (microservice)', () => {
     await app.close();
   });
 
-  it('should flush buffered logs on init() when the microservice never listens', async () => {
-    app = await NestFactory.createMicroservice(AppModule, {
-      strategy: new RedisAckQueueServer({ connection: fx.connection }),
-      bufferLogs: true,
-      logger,
-    });
-    expect(logger.messages).toEqual([]);
+  (flushesOnInit ? it : it.skip)(
+    'should flush buffered logs on init() when the microservice never listens',
+    async () => {
+      app = await NestFactory.createMicroservice(AppModule, {
+        strategy: new RedisAckQueueServer({ connection: fx.connection }),
+        bufferLogs: true,
+        logger,
+      });
+      expect(logger.messages).toEqual([]);
 
-    await app.init();
+      await app.init();
 
-    expect(logger.messages).toContain('Starting Nest application...');
-  });
+      expect(logger.messages).toContain('Starting Nest application...');
+    },
+  );
 
   it('should keep buffering on init() when autoFlushLogs is false', async () => {
     app = await NestFactory.createMicroservice(AppModule, {
@@ -63,7 +72,7 @@ describe('Buffered logs (microservice)', () => {
     expect(logger.messages).toContain('Starting Nest application...');
   });
 
-  it('should flush buffered logs of a hybrid application on init()', async () => {
+  (flushesOnInit ? it : it.skip)('should flush buffered logs of a hybrid application on init()', async () => {
     const hybrid = await NestFactory.create(AppModule, {
       bufferLogs: true,
       logger,
