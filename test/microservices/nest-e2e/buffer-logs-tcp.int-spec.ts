@@ -8,8 +8,8 @@ import { useRedis } from '../../support/queue-fixture';
 
 /** Nest 12's init() flushes buffered logs (Nest 11 flushes them at listen() only). */
 const flushesOnInit =
-  typeof (NestApplicationContext.prototype as { flushLogsIfAutoFlushEnabled?: unknown }).flushLogsIfAutoFlushEnabled ===
-  'function';
+  typeof (NestApplicationContext.prototype as unknown as { flushLogsIfAutoFlushEnabled?: unknown })
+    .flushLogsIfAutoFlushEnabled === 'function';
 
 @Module({})
 class AppModule {}
