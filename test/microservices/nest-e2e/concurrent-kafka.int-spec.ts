@@ -60,9 +60,11 @@ describe('Kafka concurrent', () => {
   const startServer = async () => {
     const app = await NestFactory.create(concurrentModule(fx.connection), { logger: false });
     app.connectMicroservice({ strategy: new RedisAckQueueServer({ connection: fx.connection }) });
-    apps.push(app);
     await app.startAllMicroservices();
-    servers.push(await listenOnLoopback(app));
+    const url = await listenOnLoopback(app);
+    // Pushed together: apps[i] serves servers[i] whichever app starts first.
+    apps.push(app);
+    servers.push(url);
   };
 
   it(`Start apps`, async () => {
