@@ -27,7 +27,7 @@ import { eventually, useRedis } from '../support/queue-fixture';
 /**
  * Nest 12's contract with a transport, held by this one: packet metadata, the processing
  * hooks, the serializer and deserializer options, `on()`, and requests that share an id. The
- * specs ported from nestjs/nest keep their assertions and name the file they mirror.
+ * specs ported from nestjs/nest are in nest-e2e/, one file per spec.
  */
 
 /** Nest 12 (setOnDispatchHook, the processing hooks); Nest 11 has neither (these tests are skipped there). */
@@ -36,43 +36,15 @@ const hooksAvailable =
   typeof (Server.prototype as { setOnProcessingStartHook?: unknown }).setOnProcessingStartHook === 'function';
 
 const seen: unknown[] = [];
-let eventReceived: (value: unknown) => void = () => undefined;
 let gate = deferred();
 const store = new AsyncLocalStorage<string>();
 
 @Controller()
 class ContractHandlers {
-  // integration/microservices/e2e/packet-metadata-tcp.spec.ts: MetadataController.
-  @MessagePattern('echo-metadata')
-  echo(@Payload() data: unknown, @Ctx() context: RedisAckQueueContext) {
-    return { data, metadata: context.getMetadata() ?? null };
-  }
-
-  @EventPattern<string>('record-metadata')
-  record(@Payload() _data: unknown, @Ctx() context: RedisAckQueueContext) {
-    eventReceived(context.getMetadata());
-  }
-
-  // integration/microservices/src/redis/redis.controller.ts: the patterns of sum-redis.spec.ts.
+  // What on() counts (Nest's sum-redis patterns are in nest-e2e/sum-redis.int-spec.ts).
   @MessagePattern({ cmd: 'sum' })
   sum(@Payload() data: number[]): number {
     return data.reduce((a, b) => a + b, 0);
-  }
-
-  @MessagePattern({ cmd: 'asyncSum' })
-  async asyncSum(@Payload() data: number[]): Promise<number> {
-    await Promise.resolve();
-    return data.reduce((a, b) => a + b, 0);
-  }
-
-  @MessagePattern({ cmd: 'streamSum' })
-  streamSum(@Payload() data: number[]) {
-    return of(data.reduce((a, b) => a + b, 0));
-  }
-
-  @EventPattern('notification')
-  notify(@Payload() data: number[]) {
-    eventReceived(data);
   }
 
   // The processing hooks: what the start hook set is what the handler sees.
@@ -135,44 +107,9 @@ describe("the transport against Nest 12's contract", () => {
     );
   });
 
-  // nestjs/nest integration/microservices/e2e/packet-metadata-tcp.spec.ts, over this transport.
-  (nest12 ? describe : describe.skip)('packet metadata (packet-metadata-tcp.spec.ts)', () => {
+  // Nest's own packet-metadata cases are in nest-e2e/packet-metadata-tcp.int-spec.ts.
+  (nest12 ? describe : describe.skip)('packet metadata', () => {
     afterEach(() => client.setOnDispatchHook(() => undefined));
-
-    it('delivers what the dispatch hook attached to a request, beside the payload', async () => {
-      client.setOnDispatchHook((packet) => {
-        packet.metadata = { 'x-request-id': 'trace-1' };
-      });
-      const reply = await firstValueFrom(client.send<unknown>('echo-metadata', { orderId: 7 }));
-      expect(reply).toEqual({ data: { orderId: 7 }, metadata: { 'x-request-id': 'trace-1' } });
-    });
-
-    it('delivers it with an event as well', async () => {
-      const received = new Promise((resolve) => (eventReceived = resolve));
-      client.setOnDispatchHook((packet) => {
-        packet.metadata = { 'x-request-id': 'trace-2' };
-      });
-      await firstValueFrom(client.emit('record-metadata', {}), { defaultValue: undefined });
-      expect(await received).toEqual({ 'x-request-id': 'trace-2' });
-    });
-
-    it('leaves the context without metadata when no hook is set', async () => {
-      const reply = await firstValueFrom(client.send<unknown>('echo-metadata', 'plain'));
-      expect(reply).toEqual({ data: 'plain', metadata: null });
-    });
-
-    it('calls the hook once per packet, with the pattern and the data', async () => {
-      const calls: unknown[] = [];
-      client.setOnDispatchHook((packet) => {
-        calls.push({ pattern: packet.pattern as unknown, data: packet.data as unknown });
-      });
-      await firstValueFrom(client.send('echo-metadata', 1));
-      await firstValueFrom(client.send('echo-metadata', 2));
-      expect(calls).toEqual([
-        { pattern: 'echo-metadata', data: 1 },
-        { pattern: 'echo-metadata', data: 2 },
-      ]);
-    });
 
     it('carries the metadata in its own header, beside the caller’s headers', async () => {
       client.setOnDispatchHook((packet) => {
@@ -183,29 +120,6 @@ describe("the transport against Nest 12's contract", () => {
       );
       const message = await server.unwrap().get('parked', id);
       expect(message?.headers).toEqual({ 'x-own': '1', [METADATA_HEADER]: '{"tenant":"acme"}' });
-    });
-  });
-
-  // nestjs/nest integration/microservices/e2e/sum-redis.spec.ts, without its HTTP front.
-  describe('sum (sum-redis.spec.ts)', () => {
-    const sum = (command: string, data: number[]) => firstValueFrom(client.send<number>({ cmd: command }, data));
-
-    it('answers a sync, an async and an Observable handler', async () => {
-      expect(await sum('sum', [1, 2, 3, 4, 5])).toBe(15);
-      expect(await sum('asyncSum', [1, 2, 3, 4, 5])).toBe(15);
-      expect(await sum('streamSum', [1, 2, 3, 4, 5])).toBe(15);
-    });
-
-    it('answers concurrent requests, each its own', async () => {
-      const batches = Array.from({ length: 10 }, (_, i) => Array.from({ length: 10 }, (__, k) => i * 10 + k + 1));
-      const replies = await Promise.all(batches.map((batch) => sum('sum', batch)));
-      expect(replies).toEqual(batches.map((batch) => batch.reduce((a, b) => a + b, 0)));
-    });
-
-    it('delivers an event notification', async () => {
-      const received = new Promise((resolve) => (eventReceived = resolve));
-      await lastValueFrom(client.emit('notification', [1, 2, 3, 4, 5]));
-      expect(await received).toEqual([1, 2, 3, 4, 5]);
     });
   });
 
