@@ -1,5 +1,6 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { QueueClosedError, RedisAckQueueService, type ReservedMessage } from '../../lib';
-import { snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 /** Every call of the public API, as a closed service is asked it (`message` was reserved before close). */
 function everyCall(queue: RedisAckQueueService, topic: string, message: ReservedMessage) {
@@ -68,6 +69,36 @@ describe('a closed service', () => {
       expect([name, text]).toEqual([name, expect.stringMatching(/^Cannot [a-z ]+: the queue service is closed$/)]);
     }
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
+  });
+
+  it('fails a connect still waiting for Redis with QueueClosedError as soon as close() is called, not at its timeout', async () => {
+    // A server that accepts and never answers: the connect waits, neither ready nor failed.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.resume(); // reads (and ignores) what the client sends, so its close is seen
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    fx.closers.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const connectTimeoutMs = 60_000;
+    const queue = new RedisAckQueueService({
+      connection: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      connectTimeoutMs,
+      consumers: false,
+      scheduler: false,
+    });
+    const started = performance.now();
+    const connecting = queue.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await eventually(() => sockets.length === 1);
+    await queue.close(0);
+    expect(await connecting).toBeInstanceOf(QueueClosedError);
+    expect(performance.now() - started).toBeLessThan(connectTimeoutMs);
   });
 
   it('covers every public method in that check (a new method must be added there)', async () => {

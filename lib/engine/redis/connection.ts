@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import { InvalidOptionError, RedisConnectionError } from '../../errors';
+import { InvalidOptionError, QueueClosedError, RedisConnectionError } from '../../errors';
 import { redactedCause } from '../../errors/map-redis-error';
 import type { RedisAckQueueConnection } from '../../interfaces';
 import { checkedConnectionUrl } from './connection-url';
@@ -146,7 +146,9 @@ function seedAddresses(cluster: Cluster): string[] {
 
 /**
  * Resolves once the client is ready; fails fast on bad credentials and after `timeoutMs`
- * when Redis does not answer, so a wrong URL or password fails startup instead of hanging.
+ * when Redis does not answer, so a wrong URL or password fails startup instead of hanging;
+ * fails at once when the client ends first (closed, or given up by its retry strategy): it
+ * will never be ready.
  */
 export async function waitUntilReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return;
@@ -158,10 +160,20 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
       clearTimeout(timer);
       client.off('ready', onReady);
       client.off('error', onError);
+      client.off('end', onEnd);
       if (error) reject(error);
       else resolve();
     };
     const onReady = () => finish();
+    // Closed (or given up by its retry strategy): the reason Redis gave, if any, else the close.
+    const onEnd = () =>
+      finish(
+        lastError
+          ? new RedisConnectionError(target, MESSAGES.connectFailed(target, lastError.message), {
+              cause: redactedCause(lastError),
+            })
+          : new QueueClosedError('connect'),
+      );
     const onError = (failure: Error) => {
       // A Cluster reports "Failed to refresh slots cache."; the reason is the last seed's own error.
       const error = (failure as { lastNodeError?: Error | null }).lastNodeError ?? failure;
@@ -181,5 +193,6 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
     }, timeoutMs);
     client.on('ready', onReady);
     client.on('error', onError);
+    client.on('end', onEnd);
   });
 }
