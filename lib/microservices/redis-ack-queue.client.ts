@@ -78,8 +78,12 @@ export class RedisAckQueueClient extends ClientProxy {
     return this.queue.service;
   }
 
-  /** Connects to Redis (Nest calls it before the first `emit` or `send`). */
+  /**
+   * Connects to Redis (Nest calls it before the first `emit` or `send`). After `close()` it
+   * connects anew, with new connections, as Nest's own clients do.
+   */
   connect(): Promise<void> {
+    if (this.closed) this.reopen();
     this.connecting ??= this.service.connect().then(
       () => this._status$.next('connected'),
       (error: unknown) => {
@@ -94,12 +98,23 @@ export class RedisAckQueueClient extends ClientProxy {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // What this close ends, read now: a connect() before it finishes opens new ones.
+    const service = this.service;
+    const inbox = this.inbox;
     this.queue.listeners.clear();
     this.pending.failAll(new QueueClosedError('wait for a reply'));
-    const inbox = await this.inbox?.catch(() => undefined);
-    await inbox?.close();
-    await this.service.close();
-    this._status$.next('disconnected');
+    await (await inbox?.catch(() => undefined))?.close();
+    await service.close();
+    if (this.service === service) this._status$.next('disconnected');
+  }
+
+  /** A closed client's new service, reply channel and inbox, for a connect() after close(). */
+  private reopen(): void {
+    this.closed = false;
+    this.connecting = undefined;
+    this.inbox = undefined;
+    this.queue.renew();
+    this.channel = this.queue.replies.newChannel();
   }
 
   /**
