@@ -1,0 +1,14 @@
+import type fc from 'fast-check';
+
+/**
+ * How many runs a property makes, and from which seed: a cheap default for CI, `MODEL_RUNS` for a
+ * longer hunt, `MODEL_SEED` (with `MODEL_PATH`, both printed by fast-check on a failure) to replay one.
+ */
+export function runSettings<T>(defaultRuns: number): fc.Parameters<T> {
+  const { MODEL_RUNS, MODEL_SEED, MODEL_PATH } = process.env;
+  return {
+    numRuns: MODEL_RUNS ? Number(MODEL_RUNS) : defaultRuns,
+    ...(MODEL_SEED ? { seed: Number(MODEL_SEED) } : {}),
+    ...(MODEL_PATH ? { path: MODEL_PATH } : {}),
+  };
+}
