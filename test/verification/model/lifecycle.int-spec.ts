@@ -19,7 +19,7 @@ describe('the queue against its model', () => {
   it('answers every generated sequence of commands as the model does', async () => {
     const queue = await fx.service({ maxAttempts: SERVICE_MAX_ATTEMPTS, keepCompleted: true });
     await fc.assert(
-      fc.asyncProperty(fc.commands(queueCommands, { maxCommands: 25 }), (commands) =>
+      fc.asyncProperty(fc.commands(queueCommands, { maxCommands: 25, size: 'max' }), (commands) =>
         fc.asyncModelRun(
           () => ({
             model: new QueueModel(),
@@ -28,7 +28,7 @@ describe('the queue against its model', () => {
           commands,
         ),
       ),
-      runSettings(25),
+      runSettings(60),
     );
   });
 });

@@ -115,19 +115,24 @@ export class TakeCommand extends CheckedCommand {
 
 type Settle = 'resolve' | 'reject' | 'release';
 
-/** Settles the lease handle the test holds for one id (a stale one too: it must change nothing). */
+/**
+ * Settles a lease handle the test holds: a live one (the handler's outcome), or a stale one (a
+ * handler whose lease was cancelled or already settled), which must change nothing.
+ */
 export class SettleCommand extends CheckedCommand {
   constructor(
     readonly how: Settle,
+    readonly stale: boolean,
     readonly pick: number,
   ) {
     super();
   }
   private target(model: Readonly<QueueModel>): string | undefined {
-    // A release of a running keyed message is left out: the docs do not say whether it still holds its key.
     const ids = model
       .handleIds()
-      .filter((id) => this.how !== 'release' || !model.data.handles[id].live || !model.get(id)?.key)
+      .filter((id) => model.data.handles[id].live !== this.stale)
+      // A release of a running keyed message is left out: the docs do not say whether it still holds its key.
+      .filter((id) => this.how !== 'release' || this.stale || !model.get(id)?.key)
       .sort();
     return ids.length ? ids[this.pick % ids.length] : undefined;
   }
@@ -145,7 +150,7 @@ export class SettleCommand extends CheckedCommand {
     else expect(await real.queue.release(handle)).toBe(model.release(id));
   }
   toString() {
-    return `${this.how}(handle #${this.pick})`;
+    return `${this.how}(${this.stale ? 'stale' : 'live'} handle #${this.pick})`;
   }
 }
 
@@ -192,26 +197,36 @@ const plainPush: fc.Arbitrary<PlainPush> = fc.record({
   maxAttempts: fc.constantFrom(1, 2),
 });
 
-/** Every command of the sequential model, weighted so that runs both fill the topic and drain it. */
+const keyedPush = fc
+  .tuple(
+    fc.constantFrom<KeyMode>('debounce', 'throttle', 'supersede-keep', 'supersede-cancel'),
+    fc.constantFrom('x', 'x', 'y'),
+    fc.nat(99),
+  )
+  .map(([mode, key, payload]) => new PushKeyedCommand(mode, key, payload));
+
+const settle = fc
+  .tuple(
+    fc.constantFrom<Settle>('resolve', 'resolve', 'resolve', 'reject', 'release'),
+    fc.constantFrom(false, false, false, true),
+    fc.nat(20),
+  )
+  .map(([how, stale, pick]) => new SettleCommand(how, stale, pick));
+
+/**
+ * Every command of the sequential model, weighted so that runs both fill the topic and drain it,
+ * and reach the rarer paths (a key's second push after its message ended, a flow's parent run).
+ */
 export const queueCommands: fc.Arbitrary<QueueCommand>[] = [
   plainPush.map((push) => new PushCommand(push)),
-  plainPush.map((push) => new PushCommand(push)),
-  fc
-    .tuple(
-      fc.constantFrom<KeyMode>('debounce', 'throttle', 'supersede-keep', 'supersede-cancel'),
-      fc.constantFrom('x', 'y'),
-      fc.nat(99),
-    )
-    .map(([mode, key, payload]) => new PushKeyedCommand(mode, key, payload)),
+  keyedPush,
+  keyedPush,
   fc.constant(new PushFlowCommand()),
-  fc.constantFrom(1, 1, 2).map((count) => new TakeCommand(count)),
-  fc.constantFrom(1, 1, 2).map((count) => new TakeCommand(count)),
-  fc
-    .tuple(fc.constantFrom<Settle>('resolve', 'resolve', 'reject', 'release'), fc.nat(20))
-    .map(([how, pick]) => new SettleCommand(how, pick)),
-  fc
-    .tuple(fc.constantFrom<Settle>('resolve', 'resolve', 'reject', 'release'), fc.nat(20))
-    .map(([how, pick]) => new SettleCommand(how, pick)),
+  fc.constantFrom(1, 2, 2).map((count) => new TakeCommand(count)),
+  fc.constantFrom(1, 2, 2).map((count) => new TakeCommand(count)),
+  settle,
+  settle,
+  settle,
   fc.nat(30).map((pick) => new CancelCommand(pick)),
   fc.boolean().map((pause) => new PauseCommand(pause)),
 ];

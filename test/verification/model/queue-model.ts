@@ -214,7 +214,8 @@ export class QueueModel {
   }
 
   release(id: string): boolean {
-    if (!this.data.handles[id].live) return this.staleAnswer(id, false);
+    // A refused release does not tell the key that the handler returned: only a refused ack or nack does (key-modes.md).
+    if (!this.data.handles[id].live) return false;
     const message = this.data.messages[id];
     this.data.handles[id].live = false;
     message.state = 'ready';
@@ -287,7 +288,7 @@ export class QueueModel {
     if (this.data.handles[id]) this.data.handles[id].live = false;
   }
 
-  /** A stale handle's ack, nack or release changes nothing, but tells a key held by its cancelled message that its handler returned. */
+  /** A stale handle's ack or nack changes nothing, but tells a key held by its cancelled message that its handler returned. */
   private staleAnswer<T>(id: string, answer: T): T {
     for (const [name, entry] of Object.entries(this.data.keys)) {
       if (entry.heldBy !== id) continue;
