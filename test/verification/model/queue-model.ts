@@ -23,6 +23,8 @@ export interface ModelMessage {
   key?: { name: string; mode: KeyMode };
   /** A supersede message waiting for its key's running (or cancelled but unreturned) one. */
   waitsForKey?: boolean;
+  /** Leased past its deadline: still `leased` to `get` and its token still acks, but the next reserve takes it back. */
+  expired?: boolean;
   /** Delayed but due: moved to the tail of ready by the next reserve (stats counts it as ready already). */
   due?: boolean;
   parent?: string;
@@ -169,6 +171,13 @@ export class QueueModel {
   /** What `reserve(count)` must lease, in order (nothing while paused). */
   reserve(count: number): ModelMessage[] {
     if (this.data.paused) return [];
+    // An expired lease goes back to the head of its level, or to the dead letters after its last attempt.
+    for (const message of this.inState('leased').filter((leased) => leased.expired)) {
+      message.expired = false;
+      this.data.handles[message.id].live = false;
+      if (message.attempt >= message.maxAttempts) this.die(message);
+      else Object.assign(message, { state: 'ready', order: -++this.data.nextHeadOrder });
+    }
     const due = this.inState('delayed')
       .filter((message) => message.due)
       .sort((a, b) => a.order - b.order);
@@ -180,6 +189,7 @@ export class QueueModel {
     const taken = this.readyInOrder().slice(0, count);
     for (const message of taken) {
       message.state = 'leased';
+      message.expired = false;
       message.attempt += 1;
       this.data.handles[message.id] = { live: true };
       if (message.key && message.key.mode !== 'throttle') {
@@ -249,6 +259,11 @@ export class QueueModel {
     return was;
   }
 
+  /** The lease of `id` ran past its deadline (the race tests wait for the server's clock to pass it). */
+  expire(id: string): void {
+    this.data.messages[id].expired = true;
+  }
+
   pause(): void {
     this.data.paused = true;
   }
@@ -260,10 +275,11 @@ export class QueueModel {
   stats(): { ready: number; delayed: number; leased: number; dead: number; paused: boolean; waitingChildren?: number } {
     const waiting = this.inState('waiting-children').length;
     const due = this.inState('delayed').filter((message) => message.due).length;
+    const expired = this.inState('leased').filter((message) => message.expired).length;
     return {
-      ready: this.inState('ready').length + due,
+      ready: this.inState('ready').length + due + expired,
       delayed: this.inState('delayed').length - due,
-      leased: this.inState('leased').length,
+      leased: this.inState('leased').length - expired,
       dead: this.inState('dead').length,
       paused: this.data.paused,
       ...(waiting > 0 ? { waitingChildren: waiting } : {}),
