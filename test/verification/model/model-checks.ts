@@ -1,4 +1,4 @@
-import type { MessageInfo, RedisAckQueueService, ReservedMessage } from '../../../lib';
+import type { MessageInfo, RedisAckQueueKeyMode, RedisAckQueueService, ReservedMessage } from '../../../lib';
 import type { ModelState, QueueModel } from './queue-model';
 
 /** The system under test: one service, one fresh topic, and the lease handles the test holds. */
@@ -22,7 +22,9 @@ function expectedInfo(model: QueueModel, id: string): Partial<MessageInfo> | nul
     payload: message.state === 'completed' ? undefined : message.payload,
     attempt: message.attempt,
     maxAttempts: message.maxAttempts,
-    ...(live && message.key ? { key: message.key.name, mode: message.key.mode.replace(/-.*/, '') } : {}),
+    ...(live && message.key
+      ? { key: message.key.name, mode: message.key.mode.replace(/-.*/, '') as RedisAckQueueKeyMode }
+      : {}),
   };
 }
 

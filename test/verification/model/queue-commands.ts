@@ -136,7 +136,7 @@ export class SettleCommand extends CheckedCommand {
       .sort();
     return ids.length ? ids[this.pick % ids.length] : undefined;
   }
-  check(model: Readonly<QueueModel>) {
+  override check(model: Readonly<QueueModel>) {
     return this.target(model) !== undefined;
   }
   async act(model: QueueModel, real: RunReal) {
@@ -158,7 +158,7 @@ export class CancelCommand extends CheckedCommand {
   constructor(readonly pick: number) {
     super();
   }
-  check(model: Readonly<QueueModel>) {
+  override check(model: Readonly<QueueModel>) {
     return model.ids().length > 0;
   }
   async act(model: QueueModel, real: RunReal) {

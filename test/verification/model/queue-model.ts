@@ -54,7 +54,7 @@ export interface PlainPush {
 export interface ModelData {
   messages: Record<string, ModelMessage>;
   /** Who holds each message's last lease handle the test kept, and whether it is still the current one. */
-  handles: Record<string, { live: boolean }>;
+  handles: Record<string, { live: boolean; lease: number }>;
   keys: Record<string, KeyEntry>;
   /** Throttle windows: an hour long, so open for the whole run once opened. */
   windows: Record<string, string>;
@@ -191,7 +191,7 @@ export class QueueModel {
       message.state = 'leased';
       message.expired = false;
       message.attempt += 1;
-      this.data.handles[message.id] = { live: true };
+      this.data.handles[message.id] = { live: true, lease: (this.data.handles[message.id]?.lease ?? 0) + 1 };
       if (message.key && message.key.mode !== 'throttle') {
         const entry = this.data.keys[message.key.name];
         if (entry.latest === message.id) entry.latest = undefined;
@@ -201,8 +201,8 @@ export class QueueModel {
     return taken.map((message) => ({ ...message }));
   }
 
-  ack(id: string): boolean {
-    if (!this.data.handles[id].live) return this.staleAnswer(id, false);
+  ack(id: string, lease?: number): boolean {
+    if (this.isStale(id, lease)) return this.staleAnswer(id, false);
     const message = this.data.messages[id];
     this.data.handles[id].live = false;
     message.state = 'completed';
@@ -211,8 +211,8 @@ export class QueueModel {
     return true;
   }
 
-  nack(id: string): 'retry' | 'dead' | 'lost' {
-    if (!this.data.handles[id].live) return this.staleAnswer(id, 'lost');
+  nack(id: string, lease?: number): 'retry' | 'dead' | 'lost' {
+    if (this.isStale(id, lease)) return this.staleAnswer(id, 'lost');
     const message = this.data.messages[id];
     this.data.handles[id].live = false;
     if (message.attempt < message.maxAttempts) {
@@ -223,9 +223,9 @@ export class QueueModel {
     return 'dead';
   }
 
-  release(id: string): boolean {
+  release(id: string, lease?: number): boolean {
     // A refused release does not tell the key that the handler returned: only a refused ack or nack does (key-modes.md).
-    if (!this.data.handles[id].live) return false;
+    if (this.isStale(id, lease)) return false;
     const message = this.data.messages[id];
     this.data.handles[id].live = false;
     message.state = 'ready';
@@ -297,6 +297,12 @@ export class QueueModel {
       order: this.data.nextOrder++,
       ...(key ? { key } : {}),
     };
+  }
+
+  /** Whether the handle of `id` (of lease number `lease`, the latest when not given) no longer holds the message. */
+  private isStale(id: string, lease?: number): boolean {
+    const handle = this.data.handles[id];
+    return !handle.live || (lease !== undefined && lease !== handle.lease);
   }
 
   private remove(id: string): void {

@@ -6,6 +6,9 @@ import type { QueueModel } from './queue-model';
 /** The one message every race is about. */
 export const RACED_ID = 'm';
 
+/** The settles of a race use the handle of the message's first lease, taken before the race. */
+const RACED_LEASE = 1;
+
 export type RaceKind = 'cancel' | 'resolve' | 'reject' | 'release' | 'push' | 'take';
 
 /** One operation of a race, sent by one of two services (two connections: Redis may run them in another order than sent). */
@@ -50,11 +53,11 @@ export function applyOperation(model: QueueModel, operation: RaceOperation): unk
     case 'cancel':
       return model.cancel(RACED_ID);
     case 'resolve':
-      return model.ack(RACED_ID);
+      return model.ack(RACED_ID, RACED_LEASE);
     case 'reject':
-      return model.nack(RACED_ID);
+      return model.nack(RACED_ID, RACED_LEASE);
     case 'release':
-      return model.release(RACED_ID);
+      return model.release(RACED_ID, RACED_LEASE);
     case 'push':
       return model.push(
         { id: RACED_ID, payload: operation.payload, delayed: false, priority: 0, maxAttempts: 2 },
