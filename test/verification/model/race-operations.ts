@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RedisAckQueueService, ReservedMessage } from '../../../lib';
 import { HOUR_MS, LEASE_MS } from './queue-commands';
-import type { QueueModel } from './queue-model';
+import { QueueModel } from './queue-model';
 
 /** The one message every race is about. */
 export const RACED_ID = 'm';
@@ -88,4 +88,38 @@ export function linearizations(before: QueueModel, operations: RaceOperation[], 
     if (isDeepStrictEqual(modelled, answers)) explaining.push(model);
   }
   return explaining;
+}
+
+/** What a consumer's delivery of the raced message may show when a cancel runs at one point of it. */
+export interface DeliveryOutcome {
+  cancelled: unknown;
+  /** The outcome events the consumer may emit for the message (`acked`, `retried`, `dead`). */
+  events: string[];
+  /** Whether the handler ran, may have run (leased when cancelled: it may start before its signal aborts), or did not. */
+  handler: 'ran' | 'may run' | 'not run';
+}
+
+/**
+ * Every outcome of a delivery (take, then the handler's outcome settles it) with a cancel before,
+ * during or after it: the model's answers in each of the three sequential orders.
+ */
+export function deliveryOutcomes(maxAttempts: number, resolves: boolean): DeliveryOutcome[] {
+  const outcomeEvent: Record<string, string | undefined> = { true: 'acked', retry: 'retried', dead: 'dead' };
+  return [0, 1, 2].map((cancelAt) => {
+    const model = new QueueModel();
+    model.push({ id: RACED_ID, payload: 0, delayed: false, priority: 0, maxAttempts }, RACED_ID);
+    let cancelled: unknown;
+    const events: string[] = [];
+    const steps = ['take', 'settle'];
+    steps.splice(cancelAt, 0, 'cancel');
+    for (const step of steps) {
+      if (step === 'cancel') cancelled = model.cancel(RACED_ID);
+      else if (step === 'take') model.reserve(1);
+      else if (model.handleIds().length > 0) {
+        const settled = String(resolves ? model.ack(RACED_ID) : model.nack(RACED_ID));
+        if (outcomeEvent[settled]) events.push(outcomeEvent[settled]);
+      }
+    }
+    return { cancelled, events, handler: cancelAt === 0 ? 'not run' : cancelAt === 1 ? 'may run' : 'ran' };
+  });
 }
