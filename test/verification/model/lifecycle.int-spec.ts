@@ -3,7 +3,7 @@ import { expectLogs } from '../../support/capture-logs';
 import { uniqueTopic, useRedis } from '../../support/queue-fixture';
 import { queueCommands, type RunReal } from './queue-commands';
 import { QueueModel, SERVICE_MAX_ATTEMPTS } from './queue-model';
-import { runSettings } from './run-settings';
+import { commandsReplayPath, runSettings } from './run-settings';
 
 /**
  * Model-based test of one topic's life through the public API: generated sequences of pushes (with
@@ -19,14 +19,16 @@ describe('the queue against its model', () => {
   it('answers every generated sequence of commands as the model does', async () => {
     const queue = await fx.service({ maxAttempts: SERVICE_MAX_ATTEMPTS, keepCompleted: true });
     await fc.assert(
-      fc.asyncProperty(fc.commands(queueCommands, { maxCommands: 25, size: 'max' }), (commands) =>
-        fc.asyncModelRun(
-          () => ({
-            model: new QueueModel(),
-            real: { queue, topic: uniqueTopic('model'), handles: new Map(), seen: new Set() } satisfies RunReal,
-          }),
-          commands,
-        ),
+      fc.asyncProperty(
+        fc.commands(queueCommands, { maxCommands: 25, size: 'max', ...commandsReplayPath() }),
+        (commands) =>
+          fc.asyncModelRun(
+            () => ({
+              model: new QueueModel(),
+              real: { queue, topic: uniqueTopic('model'), handles: new Map(), seen: new Set() } satisfies RunReal,
+            }),
+            commands,
+          ),
       ),
       runSettings(60),
     );

@@ -133,7 +133,11 @@ export class QueueModel {
     const entry = (this.data.keys[name] ??= {});
     if (entry.latest !== undefined) {
       // Not started yet: it takes this payload and keeps its place (same priority, no later due time).
-      this.data.messages[entry.latest].payload = payload;
+      const latest = this.data.messages[entry.latest];
+      latest.payload = payload;
+      // A supersede push moves its due time to the push's (now): one that was due is ready at once, at the tail.
+      if (latest.due && mode !== 'debounce')
+        Object.assign(latest, { due: false, state: 'ready', order: this.data.nextOrder++ });
       return mode === 'debounce' ? { id: entry.latest, debounced: true } : { id: entry.latest, superseded: true };
     }
     if (mode === 'debounce') {

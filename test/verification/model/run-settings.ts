@@ -1,6 +1,14 @@
 import type fc from 'fast-check';
 
 /**
+ * The `replayPath` a failed command sequence prints (its replayPath comment): with MODEL_SEED and
+ * MODEL_PATH, fast-check needs it to replay which commands ran (their `check` decided it).
+ */
+export function commandsReplayPath(): { replayPath?: string } {
+  return process.env.MODEL_REPLAY_PATH ? { replayPath: process.env.MODEL_REPLAY_PATH } : {};
+}
+
+/**
  * How many runs a property makes, and from which seed: a cheap default for CI, `MODEL_RUNS` for a
  * longer hunt, `MODEL_SEED` (with `MODEL_PATH`, both printed by fast-check on a failure) to replay one.
  */
