@@ -3,7 +3,7 @@ import { expectLogs } from '../../support/capture-logs';
 import { uniqueTopic, useRedis } from '../../support/queue-fixture';
 import { queueCommands, type RunReal } from './queue-commands';
 import { QueueModel, SERVICE_MAX_ATTEMPTS } from './queue-model';
-import { commandsReplayPath, runSettings } from './run-settings';
+import { commandsReplayPath, propertyTimeoutMs, runSettings } from './run-settings';
 
 /**
  * Model-based test of one topic's life through the public API: generated sequences of pushes (with
@@ -16,21 +16,25 @@ describe('the queue against its model', () => {
   // A failed or cancelled child dead-letters its parent, which the library logs as an error.
   expectLogs(/went to the dead letters as child-failed/);
 
-  it('answers every generated sequence of commands as the model does', async () => {
-    const queue = await fx.service({ maxAttempts: SERVICE_MAX_ATTEMPTS, keepCompleted: true });
-    await fc.assert(
-      fc.asyncProperty(
-        fc.commands(queueCommands, { maxCommands: 25, size: 'max', ...commandsReplayPath() }),
-        (commands) =>
-          fc.asyncModelRun(
-            () => ({
-              model: new QueueModel(),
-              real: { queue, topic: uniqueTopic('model'), handles: new Map(), seen: new Set() } satisfies RunReal,
-            }),
-            commands,
-          ),
-      ),
-      runSettings(60),
-    );
-  });
+  it(
+    'answers every generated sequence of commands as the model does',
+    async () => {
+      const queue = await fx.service({ maxAttempts: SERVICE_MAX_ATTEMPTS, keepCompleted: true });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.commands(queueCommands, { maxCommands: 25, size: 'max', ...commandsReplayPath() }),
+          (commands) =>
+            fc.asyncModelRun(
+              () => ({
+                model: new QueueModel(),
+                real: { queue, topic: uniqueTopic('model'), handles: new Map(), seen: new Set() } satisfies RunReal,
+              }),
+              commands,
+            ),
+        ),
+        runSettings(60),
+      );
+    },
+    propertyTimeoutMs(60),
+  );
 });

@@ -20,3 +20,9 @@ export function runSettings<T>(defaultRuns: number): fc.Parameters<T> {
     ...(MODEL_PATH ? { path: MODEL_PATH } : {}),
   };
 }
+
+/** Jest's bound for a property: a second a run (no run takes near that), so a longer MODEL_RUNS hunt is not cut short. */
+export function propertyTimeoutMs(defaultRuns: number): number {
+  const runs = process.env.MODEL_RUNS ? Number(process.env.MODEL_RUNS) : defaultRuns;
+  return Math.max(60_000, runs * 1000);
+}
