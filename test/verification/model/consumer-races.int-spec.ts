@@ -80,9 +80,9 @@ describe("a cancel racing a consumer's delivery, against the model", () => {
             expect(await queue.get(topic, RACED_ID)).toBeNull();
           },
         ),
-        runSettings(30),
+        runSettings(50),
       );
     },
-    propertyTimeoutMs(30),
+    propertyTimeoutMs(50),
   );
 });

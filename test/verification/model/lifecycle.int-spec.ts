@@ -9,7 +9,9 @@ import { commandsReplayPath, propertyTimeoutMs, runSettings } from './run-settin
  * Model-based test of one topic's life through the public API: generated sequences of pushes (with
  * and without ids, delayed, prioritised, keyed), flows, takes and their outcomes, cancels and pauses;
  * after each command every `get`, `list` and `stats` answer must be the model's. A failure shrinks to
- * its shortest sequence and prints fast-check's seed and path (replay with MODEL_SEED and MODEL_PATH).
+ * its shortest sequence and prints fast-check's seed, path and the sequence's replayPath: replay it
+ * with MODEL_SEED, MODEL_PATH and MODEL_REPLAY_PATH (and MODEL_RUNS as it ran); MODEL_RUNS=4000 for a
+ * longer hunt (about 2 minutes here).
  */
 describe('the queue against its model', () => {
   const fx = useRedis();
@@ -32,9 +34,9 @@ describe('the queue against its model', () => {
               commands,
             ),
         ),
-        runSettings(60),
+        runSettings(150),
       );
     },
-    propertyTimeoutMs(60),
+    propertyTimeoutMs(150),
   );
 });

@@ -92,9 +92,9 @@ describe('races on one message against the model', () => {
           }
           throw failures[0];
         }),
-        runSettings(60),
+        runSettings(100),
       );
     },
-    propertyTimeoutMs(60),
+    propertyTimeoutMs(100),
   );
 });
