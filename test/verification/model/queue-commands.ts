@@ -171,6 +171,32 @@ export class CancelCommand extends CheckedCommand {
   }
 }
 
+/** Requeues one dead letter by id; a parent whose failed child is gone must be refused with FlowChildGoneError. */
+export class RequeueCommand extends CheckedCommand {
+  constructor(readonly pick: number) {
+    super();
+  }
+  private target(model: Readonly<QueueModel>): string | undefined {
+    const dead = model
+      .inState('dead')
+      .map((message) => message.id)
+      .sort();
+    return dead.length ? dead[this.pick % dead.length] : undefined;
+  }
+  override check(model: Readonly<QueueModel>) {
+    return this.target(model) !== undefined;
+  }
+  async act(model: QueueModel, real: RunReal) {
+    const id = this.target(model)!;
+    const answer = await real.queue.requeueDead(real.topic, [id]).catch((error: { code?: string }) => error.code);
+    const expected = model.requeueDead(id);
+    expect(answer).toBe(expected === 'child-gone' ? 'FLOW_CHILD_GONE' : expected);
+  }
+  toString() {
+    return `requeueDead(dead #${this.pick})`;
+  }
+}
+
 export class PauseCommand extends CheckedCommand {
   constructor(readonly pause: boolean) {
     super();
@@ -228,5 +254,6 @@ export const queueCommands: fc.Arbitrary<QueueCommand>[] = [
   settle,
   settle,
   fc.nat(30).map((pick) => new CancelCommand(pick)),
+  fc.nat(10).map((pick) => new RequeueCommand(pick)),
   fc.boolean().map((pause) => new PauseCommand(pause)),
 ];

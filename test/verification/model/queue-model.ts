@@ -29,8 +29,10 @@ export interface ModelMessage {
   due?: boolean;
   parent?: string;
   children?: string[];
-  /** How many children have not been acked yet (of a parent). */
-  pendingChildren?: number;
+  /** The children acked so far (of a parent), whatever the parent's state then. */
+  ackedChildren?: string[];
+  /** A parent dead as `child-failed` (not by its own failure). */
+  diedOfChild?: boolean;
 }
 
 /** The key's running message, its not-yet-started one, and a cancelled one whose handler has not returned. */
@@ -168,7 +170,7 @@ export class QueueModel {
       this.data.messages[child].maxAttempts = SERVICE_MAX_ATTEMPTS;
     }
     this.store(parent, 'waiting-children', 0);
-    Object.assign(this.data.messages[parent], { children, pendingChildren: 2, maxAttempts: SERVICE_MAX_ATTEMPTS });
+    Object.assign(this.data.messages[parent], { children, ackedChildren: [], maxAttempts: SERVICE_MAX_ATTEMPTS });
     return { parent, children };
   }
 
@@ -263,6 +265,29 @@ export class QueueModel {
     return was;
   }
 
+  /**
+   * `requeueDead(topic, [id])`: a dead letter back to the tail of ready, its attempts reset. A parent
+   * dead as `child-failed` takes its dead children with it and waits for them; one whose failed child
+   * is gone is refused (`'child-gone'`: FlowChildGoneError, nothing changes).
+   */
+  requeueDead(id: string): number | 'child-gone' {
+    const message = this.data.messages[id];
+    if (message?.state !== 'dead') return 0;
+    if (message.diedOfChild) {
+      const failed = this.failedChildren(message);
+      if (failed.some((child) => !this.data.messages[child])) return 'child-gone';
+      for (const child of failed) this.requeue(this.data.messages[child]);
+      Object.assign(message, { state: 'waiting-children', attempt: 0, diedOfChild: false });
+      return 1;
+    }
+    this.requeue(message);
+    return 1;
+  }
+
+  private requeue(message: ModelMessage): void {
+    Object.assign(message, { state: 'ready', attempt: 0, order: this.data.nextOrder++ });
+  }
+
   /** The lease of `id` ran past its deadline (the race tests wait for the server's clock to pass it). */
   expire(id: string): void {
     this.data.messages[id].expired = true;
@@ -352,19 +377,38 @@ export class QueueModel {
     waiting.order = this.data.nextOrder++;
   }
 
+  /**
+   * A child's ack: its waiting parent is ready once every child was acked; a parent dead as
+   * `child-failed` comes back once no child has failed (a requeued one acked): ready, or waiting for the rest.
+   */
   private childEnded(child: ModelMessage, _outcome: 'acked'): void {
     const parent = child.parent ? this.data.messages[child.parent] : undefined;
-    if (!parent || parent.state !== 'waiting-children') return;
-    parent.pendingChildren! -= 1;
-    if (parent.pendingChildren === 0) {
-      parent.state = 'ready';
-      parent.order = this.data.nextOrder++;
-    }
+    if (!parent) return;
+    parent.ackedChildren!.push(child.id);
+    const comesBack = parent.state === 'dead' && parent.diedOfChild && this.failedChildren(parent).length === 0;
+    if (parent.state !== 'waiting-children' && !comesBack) return;
+    parent.diedOfChild = false;
+    if (parent.children!.every((id) => parent.ackedChildren!.includes(id)))
+      Object.assign(parent, { state: 'ready', order: this.data.nextOrder++ });
+    else parent.state = 'waiting-children';
+  }
+
+  /** A parent's children that failed and were not acked since: dead ones, and gone ones (cancelled). */
+  private failedChildren(parent: ModelMessage): string[] {
+    return parent.children!.filter(
+      (id) =>
+        !parent.ackedChildren!.includes(id) &&
+        this.data.messages[id]?.state !== 'ready' &&
+        this.data.messages[id]?.state !== 'delayed' &&
+        this.data.messages[id]?.state !== 'leased',
+    );
   }
 
   /** A child that failed (dead or cancelled) dead-letters its waiting parent as `child-failed`. */
   private childFailed(parentId: string): void {
     const parent = this.data.messages[parentId];
-    if (parent?.state === 'waiting-children') this.die(parent);
+    if (parent?.state !== 'waiting-children') return;
+    this.die(parent);
+    parent.diedOfChild = true;
   }
 }
