@@ -81,13 +81,13 @@ export class PushFlowCommand extends CheckedCommand {
       topic,
       id: parent,
       payload: 0,
-      children: children.map((id) => ({ topic, id, payload: 0 })),
+      children: children.map(({ id, maxAttempts }) => ({ topic, id, payload: 0, options: { maxAttempts } })),
     });
-    for (const id of [parent, ...children]) real.seen.add(id);
+    for (const id of [parent, ...children.map((child) => child.id)]) real.seen.add(id);
     expect(answer).toMatchObject({
       id: parent,
       duplicate: false,
-      children: children.map((id) => ({ id, duplicate: false })),
+      children: children.map(({ id }) => ({ id, duplicate: false })),
     });
   }
   toString() {

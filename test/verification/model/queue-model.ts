@@ -160,17 +160,27 @@ export class QueueModel {
     return { id: newId, duplicate: false };
   }
 
-  /** A flow of a parent and two leaf children on this topic: the children ready, the parent waiting for them. */
-  pushFlow(): { parent: string; children: string[] } {
+  /**
+   * A flow of a parent and two leaf children on this topic: the children ready, the parent waiting
+   * for them. Child `a` has one attempt (a reject dead-letters it, as retries never come due in a
+   * run), `b` the service's.
+   */
+  pushFlow(): { parent: string; children: { id: string; maxAttempts: number }[] } {
     const parent = `flow-${++this.data.flows}`;
-    const children = [`${parent}.a`, `${parent}.b`];
-    for (const child of children) {
-      this.store(child, 'ready', 0);
-      this.data.messages[child].parent = parent;
-      this.data.messages[child].maxAttempts = SERVICE_MAX_ATTEMPTS;
+    const children = [
+      { id: `${parent}.a`, maxAttempts: 1 },
+      { id: `${parent}.b`, maxAttempts: SERVICE_MAX_ATTEMPTS },
+    ];
+    for (const { id, maxAttempts } of children) {
+      this.store(id, 'ready', 0);
+      Object.assign(this.data.messages[id], { parent, maxAttempts });
     }
     this.store(parent, 'waiting-children', 0);
-    Object.assign(this.data.messages[parent], { children, ackedChildren: [], maxAttempts: SERVICE_MAX_ATTEMPTS });
+    Object.assign(this.data.messages[parent], {
+      children: children.map(({ id }) => id),
+      ackedChildren: [],
+      maxAttempts: SERVICE_MAX_ATTEMPTS,
+    });
     return { parent, children };
   }
 
