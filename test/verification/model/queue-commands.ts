@@ -241,12 +241,14 @@ const settle = fc
 
 /**
  * Every command of the sequential model, weighted so that runs both fill the topic and drain it,
- * and reach the rarer paths (a key's second push after its message ended, a flow's parent run).
+ * and reach the rarer paths (a key's second push after its message ended, a flow's parent run, a
+ * requeued child bringing its dead parent back).
  */
 export const queueCommands: fc.Arbitrary<QueueCommand>[] = [
   plainPush.map((push) => new PushCommand(push)),
   keyedPush,
   keyedPush,
+  fc.constant(new PushFlowCommand()),
   fc.constant(new PushFlowCommand()),
   fc.constantFrom(1, 2, 2).map((count) => new TakeCommand(count)),
   fc.constantFrom(1, 2, 2).map((count) => new TakeCommand(count)),
@@ -254,6 +256,7 @@ export const queueCommands: fc.Arbitrary<QueueCommand>[] = [
   settle,
   settle,
   fc.nat(30).map((pick) => new CancelCommand(pick)),
+  fc.nat(10).map((pick) => new RequeueCommand(pick)),
   fc.nat(10).map((pick) => new RequeueCommand(pick)),
   fc.boolean().map((pause) => new PauseCommand(pause)),
 ];
