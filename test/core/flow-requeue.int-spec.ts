@@ -205,4 +205,29 @@ describe('flows: requeueing a parent dead as child-failed', () => {
     expect(await state(queue, parent, 'plain')).toBe('ready');
     expect(runs.map(({ id }) => id).sort()).toEqual(['purged-bad', 'purged-good']);
   });
+
+  // Found by the model-based test (test/verification/model/lifecycle.int-spec.ts): the cancel passed
+  // over the requeued child, still recorded as failed, and left it to run for a parent that was gone.
+  it("a requeued parent's cancel takes its requeued child with it, as any child that has not ended", async () => {
+    const queue = await fx.service({ maxAttempts: 1 });
+    const oneTopic = uniqueTopic('one');
+    // Parent and children on two topics (two slots on a Cluster), and on one.
+    for (const [parent, child] of [
+      [uniqueTopic('parent'), uniqueTopic('child')],
+      [oneTopic, oneTopic],
+    ]) {
+      await queue.pushFlow(twoChildren(parent, child, 'c'));
+      const [good, bad] = await queue.reserve(child, { count: 2 });
+      expect([good.id, bad.id]).toEqual(['c-good', 'c-bad']);
+      expect(await queue.release(good)).toBe(true);
+      expect(await queue.nack(bad, { error: new Error('refused by the test') })).toBe('dead');
+      expect(await state(queue, parent, 'c')).toBe('dead');
+
+      expect(await queue.requeueDead(parent, ['c'])).toBe(1);
+      expect(await state(queue, child, 'c-bad')).toBe('ready');
+      expect(await queue.cancel(parent, 'c')).toBe('waiting-children');
+      expect(await state(queue, child, 'c-bad')).toBeUndefined();
+      expect(await state(queue, child, 'c-good')).toBeUndefined();
+    }
+  });
 });

@@ -397,6 +397,32 @@ describe('key modes', () => {
       expect(await keyModeKeys(topic)).toEqual([]);
     });
 
+    // Found by the model-based test (test/verification/model/lifecycle.int-spec.ts): cancelling the
+    // waiting message by hand forgot the superseded handler, so the key's next push started at once.
+    it('a cancelled waiting message does not let the next push run beside a superseded handler that has not returned', async () => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      for (const running of ['cancel', 'keep'] as const) {
+        const supersede = { key: `k-${running}`, running };
+        const first = await queue.push(topic, 'a', { supersede });
+        const [lease] = await queue.reserve(topic, { leaseMs: 600_000 });
+        expect(lease.id).toBe(first.id);
+        // The first is cancelled while its handler runs (by the push under 'cancel', by hand under 'keep').
+        const second = await queue.push(topic, 'b', { supersede });
+        if (running === 'keep') expect(await queue.cancel(topic, first.id)).toBe('leased');
+        expect(await queue.cancel(topic, second.id)).toBe('delayed');
+        const third = await queue.push(topic, 'c', { supersede });
+        expect(await queue.get(topic, third.id)).toMatchObject({ state: 'delayed', dueAt: lease.leaseDeadline });
+        expect(await queue.reserve(topic)).toEqual([]);
+        // The first's holder says its handler returned: the third starts now.
+        expect(await queue.ack(lease)).toBe(false);
+        const [next] = await queue.reserve(topic);
+        expect(next).toMatchObject({ id: third.id, payload: 'c' });
+        expect(await queue.ack(next)).toBe(true);
+      }
+      expect(await keyModeKeys(topic)).toEqual([]);
+    });
+
     it("with 'cancel', holds the new message until the deadline of a lease whose consumer died", async () => {
       const topic = uniqueTopic();
       const processes = new ConsumerProcesses({

@@ -12,7 +12,7 @@
 --          'leased', 'dead', 'completed' or 'waiting-children'), the outbox entries written
 --          (child id, entry: a flow's child, whose parent hears of it; for the caller to pass
 --          on), then the children of a flow's parent that had not ended (their fields, to be
---          cancelled in turn) }
+--          cancelled in turn: pending ones, and a waiting parent's requeued failed ones) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
@@ -105,13 +105,17 @@ local reply = state and { state, flow_ended }
 if state and flow_used() then
   -- A parent's children that have not ended are cancelled in turn by the caller; a child's
   -- cancel counts as its failure.
-  if redis.call('ZSCORE', K.flowWaiting, id) then
+  local waited = redis.call('ZSCORE', K.flowWaiting, id)
+  if waited then
     reply[1] = 'waiting-children'
   end
   local key = K.flowChildren .. id
   local children = redis.call('HGETALL', key)
   for i = 1, #children, 2 do
-    if children[i + 1] == 'p' then
+    -- Not ended: pending, or, of a parent waiting again after its requeue, a failed child
+    -- requeued with it (its field keeps that failure until its next end; flow-resume.lua).
+    local value = children[i + 1]
+    if value == 'p' or (waited and string.match(value, '^%d+\nff')) then
       reply[#reply + 1] = children[i]
     end
   end

@@ -67,7 +67,12 @@ local function keys_ended(ids)
           end
         elseif s.next == id then
           s.next = ''
-          drain_over(s)
+          -- A cancelled predecessor whose handler may still run keeps holding the key (a next
+          -- push waits for it); once its deadline passed (as when this one started), forgotten.
+          now = now or now_ms()
+          if s.drain_until <= now then
+            drain_over(s)
+          end
         end
         supersede_save(field, s)
       end
