@@ -22,6 +22,11 @@ export interface RunPlan {
   handlerMs: number;
   /** How long the producer spreads its pushes over. */
   produceMs: number;
+  /**
+   * Consumers keep acked messages as completed records (`keepCompleted`): a push retried or resent
+   * after its first copy was acked is then a duplicate, not a new message (push-retry runs).
+   */
+  keepCompleted: boolean;
   /** When each fault starts (ms after the producer's start) and how long it lasts, where it lasts. */
   faults: { atMs: number; lastsMs: number }[];
 }
@@ -57,6 +62,7 @@ export function planRun(seed: number, scale = 1): RunPlan {
     consumers: between(2, 3),
     leaseMs,
     handlerMs: between(20, 120),
+    keepCompleted: kind === 'push-retry',
     produceMs,
     faults,
   };

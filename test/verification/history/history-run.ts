@@ -55,6 +55,7 @@ export async function runHistory(plan: RunPlan, outDir: string): Promise<RunResu
     CONCURRENCY: '4',
     // Many lost leases must not dead-letter a message: the model expects each one acked.
     MAX_ATTEMPTS: '100',
+    ...(plan.keepCompleted ? { KEEP_COMPLETED: '1' } : {}),
   });
   const queue = new RedisAckQueueService({ connection: topology.connection, commandTimeoutMs: 2_000 });
   try {
@@ -69,7 +70,7 @@ export async function runHistory(plan: RunPlan, outDir: string): Promise<RunResu
     await queue.waitUntilIdle(topic, { timeoutMs: 30_000 }).catch(() => undefined);
     const delivered = new Set(consumers.of('start').map((event) => event.id!));
     await consumers.waitForEndReports(delivered, 10_000);
-    const stored = await (await topology.dataClient()).hkeys(`{ackq:${topic}}:messages`);
+    const stored = await storedIds(await topology.dataClient(), topic);
     recorder.record({ type: 'ok', f: 'final-read', process: 'nemesis', stored });
   } finally {
     await consumers.stopAll();
@@ -85,6 +86,16 @@ export async function runHistory(plan: RunPlan, outDir: string): Promise<RunResu
   const result = { plan, verdict, files, faults, durationMs: Date.now() - started };
   writeFileSync(files.verdict, JSON.stringify(result, null, 2));
   return result;
+}
+
+/** Ids Redis still stores as messages to handle: completed records (`keepCompleted`) left out. */
+async function storedIds(redis: Redis, topic: string): Promise<string[]> {
+  const [stored, completed] = await Promise.all([
+    redis.hkeys(`{ackq:${topic}}:messages`),
+    redis.zrange(`{ackq:${topic}}:completed`, '0', '-1'),
+  ]);
+  const done = new Set(completed);
+  return stored.filter((id) => !done.has(id));
 }
 
 /** The id of message `n` of a run: a fixed width, so that no id is a prefix of another (the proxy matches bytes). */
