@@ -78,6 +78,33 @@ describe('history checker (total-queue model)', () => {
     expect(verdict.counts.ackedUnreported).toBe(1);
   });
 
+  it('does not take a lease reported lost for an ack that ran: the message gone with no ack is lost', () => {
+    const verdict = checkHistory(
+      history(
+        push('a', 'invoke'),
+        push('a', 'ok'),
+        deliver('a', 1, 1),
+        fault('lease-expired', { pid: 1, id: 'a', attempt: 1 }),
+        finalRead(),
+      ),
+    );
+    expect(verdict.counts).toMatchObject({ lost: 1, ackedUnreported: 0 });
+  });
+
+  it('reports a push confirmed just before a failover, delivered, and gone with the old master as lost-to-failover', () => {
+    const verdict = checkHistory(
+      history(
+        push('a', 'invoke'),
+        push('a', 'ok'),
+        deliver('a', 1, 1),
+        fault('failover'),
+        fault('lease-expired', { pid: 1, id: 'a', attempt: 1 }),
+        finalRead(),
+      ),
+    );
+    expect(verdict.counts).toMatchObject({ lost: 0, lostToFailover: 1, ackedUnreported: 0 });
+  });
+
   it('flags a delivery of an id never pushed as unexpected', () => {
     const verdict = checkHistory(history(...handledOnce('a'), deliver('ghost', 2, 1), finalRead()));
     expect(verdict.valid).toBe(false);

@@ -44,6 +44,9 @@ export interface CheckOptions {
 
 const FAILOVER_WINDOW_US = 1_000_000;
 
+/** Ends of a delivery after which its ack may have run unreported: its process died, or the ack's reply was lost. */
+const ACK_MAY_HAVE_RUN = new Set<DuplicateCause | undefined>(['kill-consumer', 'ack-failed']);
+
 /**
  * Checks a history against the total-queue model: every push confirmed `ok` (or indeterminate and
  * then seen) is delivered and acked by the end; nothing is delivered that was never pushed; each
@@ -110,7 +113,8 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
       deliveries.length > 0 &&
       finalRead !== undefined &&
       !stored.has(id) &&
-      deliveries.some((delivery) => ended(delivery) !== undefined);
+      // Only an end that may have come after the ack ran: a lease reported lost means the ack was refused.
+      deliveries.some((delivery) => ACK_MAY_HAVE_RUN.has(ended(delivery)?.cause));
     if (ackedUnreported) counts.ackedUnreported++;
 
     const required = okPushes.length > 0 || (infoPushes.length > 0 && deliveries.length > 0);
