@@ -16,6 +16,8 @@ export type FaultKind =
   /** The runner SIGKILLed redis-server (`appendfsync` says the AOF mode) and `restart-redis` after `downMs`. */
   | 'kill-redis'
   | 'restart-redis'
+  /** The runner froze the replica (SIGSTOP, its link cut) for `frozenMs`, so that it lags the master. */
+  | 'freeze-replica'
   /** The runner SIGKILLed the Sentinel-watched master; `failover-done` once a replica is master. */
   | 'failover'
   | 'failover-done'

@@ -47,6 +47,8 @@ export function planRun(seed: number, scale = 1): RunPlan {
     if (kind === 'kill-redis-always' || kind === 'kill-redis-everysec') return between(200, 1_500);
     // Longer than the producer's commandTimeoutMs (2 s): the push whose reply was dropped goes indeterminate.
     if (kind === 'push-retry') return between(2_500, 3_500);
+    // How long the replica lags (frozen) before the master dies: what it confirmed meanwhile is lost.
+    if (kind === 'sentinel-failover') return between(300, 800);
     return 0;
   };
   // Faults spread over the production, each in its own slice so that two never overlap.

@@ -194,8 +194,14 @@ async function injectFaults(
       case 'sentinel-failover': {
         const sentinel = topology.sentinel!;
         const old = await sentinel.master();
+        // Asynchronous replication made certain to lag: the pushes confirmed while the replica is
+        // frozen are on the master only, and the failover loses them (lost-to-failover).
+        const replica = await sentinel.freezeReplica();
+        recorder.fault('freeze-replica', { port: replica.port, frozenMs: lastsMs });
+        await hold(lastsMs);
         recorder.fault('failover', { from: old.port });
         await sentinel.killMaster();
+        sentinel.thawReplicas();
         const promoted = await sentinel.waitForNewMaster(old);
         recorder.fault('failover-done', { to: promoted.port });
         break;

@@ -13,7 +13,8 @@ import { runHistory, type RunResult } from './history-run';
  * CI mode (default): four short runs, one each of a consumer SIGKILL, a consumer SIGSTOP past its
  * lease, a Redis SIGKILL with `appendfsync always`, and a proxy cutting every connection.
  * Long mode: HISTORY_RUNS=<n> [HISTORY_SEED=<first>] [HISTORY_DIR=<dir>] runs seeds first..first+n-1
- * at full length (the seed picks the fault kind: seed modulo the 7 kinds) and writes summary.json.
+ * at full length (the seed picks the fault kind: seed modulo the 7 kinds) and writes summary.json;
+ * HISTORY_SEEDS=<a,b,...> replays those seeds at full length instead (a violation's seed, say).
  */
 const longRuns = Number(process.env.HISTORY_RUNS ?? 0);
 const firstSeed = Number(process.env.HISTORY_SEED ?? 1);
@@ -22,17 +23,19 @@ const outDir = process.env.HISTORY_DIR ?? join(tmpdir(), 'ackq-history');
 const CI_SEEDS = ['kill-consumer', 'stop-consumer', 'kill-redis-always', 'cut-connections'].map(
   (kind) => 7000 + FAULT_KINDS.indexOf(kind as (typeof FAULT_KINDS)[number]),
 );
-const seeds = longRuns > 0 ? Array.from({ length: longRuns }, (_, i) => firstSeed + i) : CI_SEEDS;
-const scale = longRuns > 0 ? 1 : 0.4;
+const listed = process.env.HISTORY_SEEDS?.split(',').map(Number);
+const seeds = listed ?? (longRuns > 0 ? Array.from({ length: longRuns }, (_, i) => firstSeed + i) : CI_SEEDS);
+const long = listed !== undefined || longRuns > 0;
+const scale = long ? 1 : 0.4;
 
 describe('verification: recorded fault histories, checked', () => {
-  // What the faults cause in the producer's own service: lost connections, a Redis restarting.
-  expectLogs(/^Lost the connection to Redis/, /Redis/);
+  // What the faults cause in the producer's own service: its connection lost, then back.
+  expectLogs(/^Lost the connection to Redis/);
   const results: RunResult[] = [];
 
   beforeAll(() => mkdirSync(outDir, { recursive: true }));
   afterAll(() => {
-    if (longRuns > 0) writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summarize(results), null, 2));
+    if (long) writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summarize(results), null, 2));
   });
 
   it.each(seeds)(
