@@ -153,7 +153,10 @@ class RecordedProducer {
   }
 }
 
-/** Runs the plan's faults at their moments, each recorded just before it acts. */
+/**
+ * Runs the plan's faults at their moments. A kill, a stop and a failover are recorded once they took
+ * effect, so that every op of their victim comes before them in the history.
+ */
 async function injectFaults(
   plan: RunPlan,
   topology: Topology,
@@ -171,13 +174,14 @@ async function injectFaults(
     const victim = alive[Math.floor(random() * alive.length)];
     switch (plan.kind) {
       case 'kill-consumer':
-        recorder.fault('kill-consumer', { pid: victim.pid });
+        // Recorded once the process is gone: every line it printed comes before.
         await consumers.kill(victim);
+        recorder.fault('kill-consumer', { pid: victim.pid });
         await consumers.start();
         break;
       case 'stop-consumer':
-        recorder.fault('stop-consumer', { pid: victim.pid, stoppedMs: lastsMs });
         consumers.signal(victim, 'SIGSTOP');
+        recorder.fault('stop-consumer', { pid: victim.pid, stoppedMs: lastsMs });
         await hold(lastsMs);
         consumers.signal(victim, 'SIGCONT');
         recorder.fault('cont-consumer', { pid: victim.pid });
@@ -199,8 +203,9 @@ async function injectFaults(
         const replica = await sentinel.freezeReplica();
         recorder.fault('freeze-replica', { port: replica.port, frozenMs: lastsMs });
         await hold(lastsMs);
-        recorder.fault('failover', { from: old.port });
+        // Recorded once the master is gone: every reply it gave comes before.
         await sentinel.killMaster();
+        recorder.fault('failover', { from: old.port });
         sentinel.thawReplicas();
         const promoted = await sentinel.waitForNewMaster(old);
         recorder.fault('failover-done', { to: promoted.port });
