@@ -4,7 +4,8 @@
 // its topic.
 // Optional env (fault tests): DRAIN_MS (shutdown drain), MAX_ATTEMPTS, BLOCK_MS or BLOCK_UNTIL_FILE
 // (see below), GLOBAL_CONCURRENCY (the topic's fleet-wide limit, written when the consumer starts),
-// FLEET_EVENTS (any value: the service appends its events to the fleet event stream).
+// FLEET_EVENTS (any value: the service appends its events to the fleet event stream), KEEP_COMPLETED
+// (any value: acked messages are kept as completed records, so their ids stay duplicates).
 // Optional payload knobs, read only from object payloads: `handlerMs` overrides HANDLER_MS;
 // `block: true` busy-waits synchronously (the event loop stalls: no timer, no heartbeat) for
 // BLOCK_MS, or until the file BLOCK_UNTIL_FILE exists (the test creates it on an event, so the
@@ -29,6 +30,7 @@ const queue = new RedisAckQueueService({
   ...(process.env.DRAIN_MS ? { drainMs: Number(process.env.DRAIN_MS) } : {}),
   ...(process.env.MAX_ATTEMPTS ? { maxAttempts: Number(process.env.MAX_ATTEMPTS) } : {}),
   ...(process.env.FLEET_EVENTS ? { fleetEvents: true } : {}),
+  ...(process.env.KEEP_COMPLETED ? { keepCompleted: true } : {}),
 });
 const { say } = require('./say');
 

@@ -82,6 +82,24 @@ export class RedisSentinelSet {
     return master;
   }
 
+  /**
+   * Freezes the replica (SIGSTOP) and has the master drop its link, so that the writes from now on
+   * reach the master only, as with a replica that lags: a failover to it loses them. thawReplicas() ends it.
+   */
+  async freezeReplica(): Promise<RedisAddress> {
+    const master = await this.master();
+    const replica = this.data.find((server) => server.port !== master.port && server.pid !== undefined);
+    if (!replica) throw new Error('this set has no live replica to freeze');
+    replica.pause();
+    await this.client(master).call('CLIENT', 'KILL', 'TYPE', 'replica');
+    return { host: HOST, port: replica.port };
+  }
+
+  /** SIGCONT to every data server still running (a frozen replica goes on). */
+  thawReplicas(): void {
+    for (const server of this.data) if (server.pid !== undefined) server.resume();
+  }
+
   /** Resolves with the new master once every Sentinel names the same one, not `old`, and it acts as master. */
   async waitForNewMaster(old: RedisAddress, timeoutMs = 30_000): Promise<RedisAddress> {
     const promoted = await eventually(

@@ -42,6 +42,23 @@ export class ReplyDroppingProxy {
     this.cutOffAfter = thenCutOff;
   }
 
+  /** Ends a cut-off (`thenCutOff`): the held connections are closed, so their clients reconnect, and pass from now on. */
+  reopen(): void {
+    this.cutOff = false;
+    this.cutOffAfter = false;
+    this.cutConnections();
+  }
+
+  /**
+   * Cuts every connection open now, both ends, as a network blip would: commands in flight get no
+   * reply. Later connections pass. Returns how many sockets it closed.
+   */
+  cutConnections(): number {
+    const count = this.sockets.size;
+    this.sockets.forEach((socket) => socket.destroy());
+    return count;
+  }
+
   async close(): Promise<void> {
     this.sockets.forEach((socket) => socket.destroy());
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
