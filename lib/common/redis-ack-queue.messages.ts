@@ -40,7 +40,7 @@ export const MESSAGES = {
   /** The dedup advice only for pushes (`push`, `push a flow`): a read or an ack has no id to retry with. */
   redisUnavailable: (operation: string, topic: string | undefined, reason: string) =>
     `Cannot ${operation}${topic === undefined ? '' : ` on topic "${topic}"`}: Redis is unavailable (${reason}); ` +
-    `retry once Redis answers${operation.startsWith('push') ? ' (a push retried with the same id is deduplicated)' : ''}`,
+    `retry once Redis answers${operation.startsWith('push') ? ' (a push retried with the same id is deduplicated while its first copy is stored or kept by keepCompleted)' : ''}`,
   /** `boundBy`: where the bound came from, e.g. 'the commandTimeoutMs' or 'the timeout given to ping'. */
   noAnswer: (ms: number, boundBy: string) =>
     `no answer within ${ms} ms, ${boundBy}; the call was not withdrawn and may still take effect when Redis returns`,

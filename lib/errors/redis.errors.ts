@@ -146,7 +146,8 @@ export class PartitionCountMismatchError extends RedisAckQueueError {
  * longer than the retries), or Redis did not answer within `commandTimeoutMs`: the call may
  * or may not have reached Redis, and one that timed out may still take effect when Redis
  * returns. `operation` names the call. Consumers pause and resume by themselves; a producer
- * may retry the call (a push with the same id is deduplicated).
+ * may retry the call (a push with the same id is deduplicated while its first copy is stored,
+ * or kept as completed by `keepCompleted`: a copy already acked and deleted is not remembered).
  */
 export class RedisUnavailableError extends RedisAckQueueError {
   /** Always `REDIS_UNAVAILABLE`. */

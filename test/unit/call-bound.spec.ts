@@ -37,10 +37,10 @@ describe('withinBound: the wait of one public call for Redis', () => {
     expect(ping.message).not.toMatch(/commandTimeoutMs|push/);
     const push = (await withinBound(never(), 5, 'push', 'orders').catch((e: unknown) => e)) as Error;
     expect(push.message).toMatch(
-      /the commandTimeoutMs; .*retry once Redis answers \(a push retried with the same id is deduplicated\)$/,
+      /the commandTimeoutMs; .*retry once Redis answers \(a push retried with the same id is deduplicated while its first copy is stored or kept by keepCompleted\)$/,
     );
     const flow = (await withinBound(never(), 5, 'push a flow', 'orders').catch((e: unknown) => e)) as Error;
-    expect(flow.message).toMatch(/deduplicated\)$/);
+    expect(flow.message).toMatch(/kept by keepCompleted\)$/);
   });
 
   it('leaves no unhandled rejection when the work fails after the bound', async () => {
