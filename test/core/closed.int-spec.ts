@@ -87,7 +87,6 @@ describe('a closed service', () => {
     const queue = new RedisAckQueueService({
       connection: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
       connectTimeoutMs,
-      consumers: false,
       scheduler: false,
     });
     const started = performance.now();
