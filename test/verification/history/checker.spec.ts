@@ -91,6 +91,40 @@ describe('history checker (total-queue model)', () => {
     expect(verdict.counts).toMatchObject({ lost: 1, ackedUnreported: 0 });
   });
 
+  it('accepts a lease reported lost after a Redis kill struck while the delivery ran: its ack may have run, its reply lost', () => {
+    const verdict = checkHistory(
+      history(
+        push('a', 'invoke'),
+        push('a', 'ok'),
+        deliver('a', 1, 1),
+        fault('kill-redis'),
+        fault('restart-redis'),
+        fault('lease-expired', { pid: 1, id: 'a', attempt: 1 }),
+        finalRead(),
+      ),
+    );
+    expect(verdict.valid).toBe(true);
+    expect(verdict.counts).toMatchObject({ lost: 0, ackedUnreported: 1 });
+  });
+
+  it('does not let a Redis kill before the delivery, or after the lease was reported lost, hide a loss', () => {
+    for (const order of ['before', 'after'] as const) {
+      const kill = [fault('kill-redis'), fault('restart-redis')];
+      const verdict = checkHistory(
+        history(
+          push('a', 'invoke'),
+          push('a', 'ok'),
+          ...(order === 'before' ? kill : []),
+          deliver('a', 1, 1),
+          fault('lease-expired', { pid: 1, id: 'a', attempt: 1 }),
+          ...(order === 'after' ? kill : []),
+          finalRead(),
+        ),
+      );
+      expect([order, verdict.counts]).toEqual([order, expect.objectContaining({ lost: 1, ackedUnreported: 0 })]);
+    }
+  });
+
   it('reports a push confirmed just before a failover, delivered, and gone with the old master as lost-to-failover', () => {
     const verdict = checkHistory(
       history(

@@ -48,6 +48,14 @@ const FAILOVER_WINDOW_US = 1_000_000;
 const ACK_MAY_HAVE_RUN = new Set<DuplicateCause | undefined>(['kill-consumer', 'ack-failed']);
 
 /**
+ * Faults that lose the replies in flight with them, a Redis kill's to a process whose ack it had
+ * already applied (and, with AOF, kept). ioredis sends the ack again once Redis is back: it finds
+ * the message gone, and past the lease's deadline the library cannot tell its own ack from another
+ * delivery's, so it reports the lease lost. The message is gone, and no other delivery took it.
+ */
+const REPLY_LOSING = new Set<FaultOp['kind']>(['kill-redis', 'cut-connections']);
+
+/**
  * Checks a history against the total-queue model: every push confirmed `ok` (or indeterminate and
  * then seen) is delivered and acked by the end; nothing is delivered that was never pushed; each
  * delivery beyond the first is paired with the fault that explains it. Deterministic: a pure function
@@ -113,8 +121,12 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
       deliveries.length > 0 &&
       finalRead !== undefined &&
       !stored.has(id) &&
-      // Only an end that may have come after the ack ran: a lease reported lost means the ack was refused.
-      deliveries.some((delivery) => ACK_MAY_HAVE_RUN.has(ended(delivery)?.cause));
+      // Only an end that may have come after the ack ran: a lease reported lost means the ack was
+      // refused, unless a fault lost the ack's reply before that report.
+      deliveries.some(
+        (delivery) =>
+          ACK_MAY_HAVE_RUN.has(ended(delivery)?.cause) || ackReplyLost(delivery, of.faults, faults, deliveries),
+      );
     if (ackedUnreported) counts.ackedUnreported++;
 
     const required = okPushes.length > 0 || (infoPushes.length > 0 && deliveries.length > 0);
@@ -221,6 +233,25 @@ function endOf(
     if (fault) return { cause, at: fault.time };
   }
   return undefined;
+}
+
+/**
+ * Whether this delivery's lease was reported lost after a fault that loses replies in flight
+ * struck between its start and that report: its ack may have run, its answer lost.
+ */
+function ackReplyLost(delivery: ClientOp, idFaults: FaultOp[], allFaults: FaultOp[], deliveries: ClientOp[]): boolean {
+  const pid = pidOf(delivery);
+  const report = idFaults.find(
+    (op) =>
+      op.kind === 'lease-expired' &&
+      op.pid === pid &&
+      (op.attempt === undefined || op.attempt === delivery.attempt) &&
+      latestDeliveryOf(deliveries, pid, op) === delivery,
+  );
+  return (
+    report !== undefined &&
+    allFaults.some((op) => REPLY_LOSING.has(op.kind) && op.time >= delivery.time && op.index < report.index)
+  );
 }
 
 function latestDeliveryOf(deliveries: ClientOp[], pid: number | undefined, op: FaultOp): ClientOp | undefined {
