@@ -33,6 +33,8 @@ export interface ModelMessage {
   ackedChildren?: string[];
   /** A parent dead as `child-failed` (not by its own failure). */
   diedOfChild?: boolean;
+  /** A child that died (its failure recorded with its parent) and has not been acked since. */
+  failedForParent?: boolean;
 }
 
 /** The key's running message, its not-yet-started one, and a cancelled one whose handler has not returned. */
@@ -362,7 +364,10 @@ export class QueueModel {
   private die(message: ModelMessage): void {
     message.state = 'dead';
     this.leaveKey(message);
-    if (message.parent) this.childFailed(message.parent);
+    if (message.parent) {
+      message.failedForParent = true;
+      this.childFailed(message.parent);
+    }
   }
 
   /** An ended keyed message leaves its key (a throttle window stays), letting a waiting one start. */
@@ -389,13 +394,17 @@ export class QueueModel {
 
   /**
    * A child's ack: its waiting parent is ready once every child was acked; a parent dead as
-   * `child-failed` comes back once no child has failed (a requeued one acked): ready, or waiting for the rest.
+   * `child-failed` comes back when a requeued failed child is acked and no child has failed since
+   * (flows.md): ready, or waiting for the rest. A sibling's ack meanwhile leaves it dead.
    */
   private childEnded(child: ModelMessage, _outcome: 'acked'): void {
     const parent = child.parent ? this.data.messages[child.parent] : undefined;
     if (!parent) return;
     parent.ackedChildren!.push(child.id);
-    const comesBack = parent.state === 'dead' && parent.diedOfChild && this.failedChildren(parent).length === 0;
+    const requeuedFailure = child.failedForParent === true;
+    child.failedForParent = false;
+    const comesBack =
+      requeuedFailure && parent.state === 'dead' && parent.diedOfChild && this.failedChildren(parent).length === 0;
     if (parent.state !== 'waiting-children' && !comesBack) return;
     parent.diedOfChild = false;
     if (parent.children!.every((id) => parent.ackedChildren!.includes(id)))
