@@ -59,18 +59,23 @@ export class QueueLookup {
     return this.localMaxAttempts(topic) ?? this.core.settings.maxAttempts;
   }
 
-  async cancel(topic: string, id: string): Promise<MessageState | null> {
+  cancel(topic: string, id: string): Promise<MessageState | null> {
+    return this.cancelMessage(topic, id, false);
+  }
+
+  /** `ofParent`: a cancelled parent's child, cancelled only while it has not ended (a dead one stays a dead letter). */
+  private async cancelMessage(topic: string, id: string, ofParent: boolean): Promise<MessageState | null> {
     const { engine } = this.core;
     const cancelled = await this.core.call('cancel a message', topic, () => {
       assertTopic(topic);
       assertMessageId(id);
-      return engine.lookup.cancel(topic, id);
+      return engine.lookup.cancel(topic, id, ofParent);
     });
     if (!cancelled) return null;
     this.core.events.emit({ type: 'cancelled', topic, id });
     this.core.events.tally.cancelled(topic, 1);
     // A parent: its children that had not ended go too (a child's parent heard it from the engine).
-    for (const child of cancelled.children) await this.cancel(child.topic, child.id);
+    for (const child of cancelled.children) await this.cancelMessage(child.topic, child.id, true);
     return cancelled.state;
   }
 }

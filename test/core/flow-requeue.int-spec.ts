@@ -230,4 +230,29 @@ describe('flows: requeueing a parent dead as child-failed', () => {
       expect(await state(queue, child, 'c-good')).toBeUndefined();
     }
   });
+  // Found by a longer model hunt: a dead parent's cancel passed over a failed child requeued by
+  // itself, and left it to run for a parent that was gone; a failed child still dead is ended.
+  it("a dead parent's cancel takes a failed child requeued by itself, and leaves one still dead a dead letter", async () => {
+    const queue = await fx.service({ maxAttempts: 1 });
+    const oneTopic = uniqueTopic('one');
+    for (const [parent, child] of [
+      [uniqueTopic('parent'), uniqueTopic('child')],
+      [oneTopic, oneTopic],
+    ]) {
+      for (const requeueChild of [true, false]) {
+        const root = requeueChild ? 'r' : 's';
+        await queue.pushFlow(twoChildren(parent, child, root));
+        const [good, bad] = await queue.reserve(child, { count: 2 });
+        expect([good.id, bad.id]).toEqual([`${root}-good`, `${root}-bad`]);
+        expect(await queue.release(good)).toBe(true);
+        expect(await queue.nack(bad, { error: new Error('refused by the test') })).toBe('dead');
+        expect(await state(queue, parent, root)).toBe('dead');
+
+        if (requeueChild) expect(await queue.requeueDead(child, [`${root}-bad`])).toBe(1);
+        expect(await queue.cancel(parent, root)).toBe('dead');
+        expect(await state(queue, child, `${root}-bad`)).toBe(requeueChild ? undefined : 'dead');
+        expect(await state(queue, child, `${root}-good`)).toBeUndefined();
+      }
+    }
+  });
 });

@@ -69,16 +69,22 @@ export class MessageLookup {
   }
 
   /**
-   * Removes the message whatever its state: the state it was in (null when there was none) and
-   * the fields of a flow parent's children that had not ended (to be cancelled in turn). A flow's
-   * child's parent has heard of it when this resolves.
+   * Removes the message whatever its state (with `liveOnly`, unless it has ended: dead or
+   * completed): the state it was in (null when there was none, or it was left) and the fields of
+   * a flow parent's children that may not have ended (to be cancelled in turn, live only). A
+   * flow's child's parent has heard of it when this resolves.
    */
-  async cancel(topic: string, id: string): Promise<CancelledMessage | null> {
+  async cancel(topic: string, id: string, liveOnly = false): Promise<CancelledMessage | null> {
     const { partitions } = this.layouts.get(topic);
     let partition = 0;
     const reply = await this.inAnyPartition(topic, id, (keys) => {
       partition = partitions.indexOf(keys);
-      return this.scripts.run<[MessageState, string[], ...string[]] | null>('cancel', topic, keys, [id]);
+      return this.scripts.run<[MessageState, string[], ...string[]] | null>(
+        'cancel',
+        topic,
+        keys,
+        liveOnly ? [id, 'live'] : [id],
+      );
     });
     if (!reply) return null;
     const [state, written, ...children] = reply;

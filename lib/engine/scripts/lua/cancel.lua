@@ -8,13 +8,17 @@
 -- K.cancelled K.priority K.deferrals K.readyLevels K.groupQueue K.groupWaiting K.flowChildren
 -- K.flowWaiting K.stepIds K.keyOf
 -- ARGV[1]  id
+-- ARGV[2]  'live' (a parent's cancel reaching its children): a message that has ended (dead,
+--          completed) is left as it is, and the answer is false
 -- Returns  false when no message had this id, else { the state it was in ('ready', 'delayed',
 --          'leased', 'dead', 'completed' or 'waiting-children'), the outbox entries written
 --          (child id, entry: a flow's child, whose parent hears of it; for the caller to pass
 --          on), then the children of a flow's parent that had not ended (their fields, to be
---          cancelled in turn: pending ones, and a waiting parent's requeued failed ones) }
+--          cancelled in turn, live ones only: pending ones, and failed ones, which may have
+--          been requeued since) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
+local live_only = ARGV[2] == 'live'
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.completed, 'zset', K.progress, 'hash',
   K.priority, 'hash', K.deferrals, 'hash', K.readyLevels, 'zset')
@@ -78,6 +82,9 @@ end
 local state = false
 local key = nil
 local deadline = tonumber(redis.call('ZSCORE', K.leased, id))
+if live_only and (redis.call('ZSCORE', K.completed, id) or redis.call('ZSCORE', K.dead, id)) then
+  return false
+end
 if redis.call('ZREM', K.completed, id) == 1 then
   state = 'completed'
 elseif redis.call('ZREM', K.dead, id) == 1 then
@@ -105,17 +112,17 @@ local reply = state and { state, flow_ended }
 if state and flow_used() then
   -- A parent's children that have not ended are cancelled in turn by the caller; a child's
   -- cancel counts as its failure.
-  local waited = redis.call('ZSCORE', K.flowWaiting, id)
-  if waited then
+  if redis.call('ZSCORE', K.flowWaiting, id) then
     reply[1] = 'waiting-children'
   end
   local key = K.flowChildren .. id
   local children = redis.call('HGETALL', key)
   for i = 1, #children, 2 do
-    -- Not ended: pending, or, of a parent waiting again after its requeue, a failed child
-    -- requeued with it (its field keeps that failure until its next end; flow-resume.lua).
+    -- Maybe not ended: pending, or failed, whose field keeps that failure until its next end
+    -- though it was requeued since (with its parent, flow-resume.lua, or by itself); the
+    -- caller's cancel of each, live only, leaves one still dead as it is.
     local value = children[i + 1]
-    if value == 'p' or (waited and string.match(value, '^%d+\nff')) then
+    if value == 'p' or string.match(value, '^%d+\nff') then
       reply[#reply + 1] = children[i]
     end
   end
