@@ -210,6 +210,26 @@ describe('history checker (total-queue model)', () => {
     expect(afterAck.counts.unexplainedDuplicates).toBe(1);
   });
 
+  it('explains a delivery recorded after a later attempt (its process stopped before saying so) by its own lost lease', () => {
+    const late = [
+      push('a', 'invoke'),
+      push('a', 'ok'),
+      fault('stop-consumer', { pid: 1 }),
+      deliver('a', 2, 2),
+      ack('a', 2, 2),
+      fault('cont-consumer', { pid: 1 }),
+      deliver('a', 1, 1),
+    ];
+    const explained = checkHistory(
+      history(...late, fault('lease-expired', { pid: 1, id: 'a', attempt: 1 }), finalRead()),
+    );
+    expect(explained.valid).toBe(true);
+    expect(explained.explainedBy).toEqual({ 'lease-expired': 1 });
+    // Without its lost lease reported, nothing explains it.
+    const unexplained = checkHistory(history(...late, finalRead()));
+    expect(unexplained.counts.unexplainedDuplicates).toBe(1);
+  });
+
   it('does not let one fault explain two duplicates', () => {
     const verdict = checkHistory(
       history(

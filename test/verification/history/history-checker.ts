@@ -182,6 +182,15 @@ function checkDuplicates(
       cause = end.cause;
       break;
     }
+    // Recorded late: its process stopped between taking the message and saying so, and a later
+    // attempt, recorded first, ran meanwhile. This one started first; its own lost lease explains the other.
+    if (!cause && isRecordedLate(delivery, earlier) && !usedDeliveries.has(delivery)) {
+      const end = ended(delivery);
+      if (end) {
+        usedDeliveries.add(delivery);
+        cause = end.cause;
+      }
+    }
     if (!cause) {
       const failover = failovers.find(
         (f) => !usedFailovers.has(f) && f.time >= earlier[0].time && f.time <= delivery.time,
@@ -233,6 +242,12 @@ function endOf(
     if (fault) return { cause, at: fault.time };
   }
   return undefined;
+}
+
+/** A delivery of a lower attempt than one recorded before it, from the same stored copy of the message. */
+function isRecordedLate(delivery: ClientOp, earlier: ClientOp[]): boolean {
+  const attempt = delivery.attempt;
+  return attempt !== undefined && earlier.some((op) => op.attempt !== undefined && op.attempt > attempt);
 }
 
 /**
