@@ -6,7 +6,7 @@ import {
   type RedisAckQueueEvent,
   type RedisAckQueueService,
 } from '../../lib';
-import { partitionTags } from '../../lib/engine/keys/partitions';
+import { untilCancelListened } from '../support/cancel-listeners';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { gate } from '../support/gate';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
@@ -20,20 +20,6 @@ function record(queue: RedisAckQueueService, topic: string): RedisAckQueueEvent[
 
 describe('job control in handlers: cancel, progress, completed results', () => {
   const fx = useRedis();
-
-  /** Resolves once some node has a subscriber on every cancelled channel of the topic. */
-  async function untilListening(topic: string, partitions: number) {
-    const channels =
-      partitions === 1
-        ? [`{ackq:${topic}}:cancelled`]
-        : partitionTags('ackq', topic, partitions).map((tag) => `{${tag}}:cancelled`);
-    await eventually(async () => {
-      const counts = await Promise.all(
-        fx.nodes().map((node) => node.call('PUBSUB', 'NUMSUB', ...channels) as Promise<(string | number)[]>),
-      );
-      return channels.every((_, i) => counts.some((reply) => Number(reply[2 * i + 1]) > 0));
-    });
-  }
 
   it.each([1, 3])(
     'aborts a running handler in another process within 100 ms of a cancel, and counts no outcome (%i partition(s))',
@@ -60,7 +46,7 @@ describe('job control in handlers: cancel, progress, completed results', () => {
       );
       await producer.push(topic, 'long job', { id: 'job-1' });
       const context = await started.promise;
-      await untilListening(topic, partitions);
+      await untilCancelListened(fx.nodes(), topic, partitions);
 
       expect(await producer.cancel(topic, 'job-1')).toBe('leased');
       const cancelledAt = performance.now();
@@ -97,7 +83,7 @@ describe('job control in handlers: cancel, progress, completed results', () => {
     );
     await worker.push(topic, 'x', { id: 'a' });
     const context = await started.promise;
-    await untilListening(topic, 1);
+    await untilCancelListened(fx.nodes(), topic);
     expect(await worker.cancel(topic, 'a')).toBe('leased');
     await eventually(() => context.signal.aborted);
     finish.open();

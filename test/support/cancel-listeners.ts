@@ -1,18 +1,26 @@
 import type { Redis } from 'ioredis';
+import { partitionTags } from '../../lib/engine/keys/partitions';
 import { eventually } from './queue-fixture';
 
 /**
- * Resolves once some node has a subscriber on the cancel channel of a one-partition topic
- * (`{<prefix>:<topic>}:cancelled`), so that a cancel from now on reaches the running handler's
- * `signal` by pub/sub rather than at its next heartbeat. test/consumer/job-control.int-spec.ts has
- * the same wait for partitioned topics.
+ * Resolves once some node has a subscriber on every cancel channel of the topic
+ * (`{<prefix>:<topic>}:cancelled`, one per partition), so that a cancel from now on reaches the
+ * running handler's `signal` by pub/sub rather than at its next heartbeat.
  */
-export async function untilCancelListened(nodes: Redis[], topic: string, prefix = 'ackq'): Promise<void> {
-  const channel = `{${prefix}:${topic}}:cancelled`;
+export async function untilCancelListened(
+  nodes: Redis[],
+  topic: string,
+  partitions = 1,
+  prefix = 'ackq',
+): Promise<void> {
+  const channels =
+    partitions === 1
+      ? [`{${prefix}:${topic}}:cancelled`]
+      : partitionTags(prefix, topic, partitions).map((tag) => `{${tag}}:cancelled`);
   await eventually(async () => {
-    const replies = await Promise.all(
-      nodes.map((node) => node.call('PUBSUB', 'NUMSUB', channel) as Promise<(string | number)[]>),
+    const counts = await Promise.all(
+      nodes.map((node) => node.call('PUBSUB', 'NUMSUB', ...channels) as Promise<(string | number)[]>),
     );
-    return replies.some((reply) => Number(reply[1]) > 0);
+    return channels.every((_, i) => counts.some((reply) => Number(reply[2 * i + 1]) > 0));
   });
 }
