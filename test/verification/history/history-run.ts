@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { RedisAckQueueService, type RedisAckQueueConnection } from '../../../lib';
 import { ConsumerProcesses } from '../../support/consumer-processes';
-import { hold, seededRandom } from '../../support/fault-ledger';
+import { hold, seededRandom, storedIds } from '../../support/fault-ledger';
 import { eventually } from '../../support/queue-fixture';
 import { ReplyDroppingProxy } from '../../support/reply-dropping-proxy';
 import { RedisSentinelSet } from '../../support/redis-sentinel';
@@ -70,7 +70,7 @@ export async function runHistory(plan: RunPlan, outDir: string): Promise<RunResu
     await queue.waitUntilIdle(topic, { timeoutMs: 30_000 }).catch(() => undefined);
     const delivered = new Set(consumers.of('start').map((event) => event.id!));
     await consumers.waitForEndReports(delivered, 10_000);
-    const stored = await storedIds(await topology.dataClient(), topic);
+    const stored = await pendingIds(await topology.dataClient(), topic);
     recorder.record({ type: 'ok', f: 'final-read', process: 'nemesis', stored });
   } finally {
     await consumers.stopAll();
@@ -89,9 +89,9 @@ export async function runHistory(plan: RunPlan, outDir: string): Promise<RunResu
 }
 
 /** Ids Redis still stores as messages to handle: completed records (`keepCompleted`) left out. */
-async function storedIds(redis: Redis, topic: string): Promise<string[]> {
+async function pendingIds(redis: Redis, topic: string): Promise<string[]> {
   const [stored, completed] = await Promise.all([
-    redis.hkeys(`{ackq:${topic}}:messages`),
+    storedIds(redis, topic),
     redis.zrange(`{ackq:${topic}}:completed`, '0', '-1'),
   ]);
   const done = new Set(completed);
