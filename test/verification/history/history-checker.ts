@@ -123,10 +123,10 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
       !stored.has(id) &&
       // Only an end that may have come after the ack ran: a lease reported lost means the ack was
       // refused, unless a fault lost the ack's reply before that report.
-      deliveries.some(
-        (delivery) =>
-          ACK_MAY_HAVE_RUN.has(ended(delivery)?.cause) || ackReplyLost(delivery, of.faults, faults, deliveries),
-      );
+      deliveries.some((delivery) => {
+        const end = ended(delivery);
+        return ACK_MAY_HAVE_RUN.has(end?.cause) || ackReplyLost(delivery, end, faults);
+      });
     if (ackedUnreported) counts.ackedUnreported++;
 
     const required = okPushes.length > 0 || (infoPushes.length > 0 && deliveries.length > 0);
@@ -160,7 +160,7 @@ function checkDuplicates(
   deliveries: ClientOp[],
   pushes: ClientOp[],
   failovers: FaultOp[],
-  ended: (delivery: ClientOp) => { cause: DuplicateCause; at: number } | undefined,
+  ended: (delivery: ClientOp) => DeliveryEnd | undefined,
   verdict: HistoryVerdict,
 ): void {
   const usedDeliveries = new Set<ClientOp>();
@@ -214,6 +214,13 @@ function checkDuplicates(
   }
 }
 
+/** How a delivery ended without its ack: the cause, from when it lets the message be delivered again, the library's report of it. */
+interface DeliveryEnd {
+  cause: DuplicateCause;
+  at: number;
+  report?: FaultOp;
+}
+
 /**
  * How a delivery ended without its ack, and from when that lets the message be delivered again;
  * undefined when it was acked or nothing ended it. A lease reported lost or an ack reported failed
@@ -226,7 +233,7 @@ function endOf(
   allFaults: FaultOp[],
   acks: ClientOp[],
   deliveries: ClientOp[],
-): { cause: DuplicateCause; at: number } | undefined {
+): DeliveryEnd | undefined {
   const pid = pidOf(delivery);
   const sameDelivery = (op: { pid?: number; attempt?: number; process: string }) =>
     (op.pid ?? pidOf(op)) === pid &&
@@ -235,7 +242,8 @@ function endOf(
   // The ops a process reports about a message belong to its latest delivery of it before them.
   const owns = (op: FaultOp) => sameDelivery(op) && latestDeliveryOf(deliveries, pid, op) === delivery;
   for (const cause of ['lease-expired', 'ack-failed'] as const) {
-    if (idFaults.some((op) => op.kind === cause && owns(op))) return { cause, at: -Infinity };
+    const report = idFaults.find((op) => op.kind === cause && owns(op));
+    if (report) return { cause, at: -Infinity, report };
   }
   for (const cause of ['kill-consumer', 'stop-consumer'] as const) {
     const fault = allFaults.find((op) => op.kind === cause && op.pid === pid && op.time >= delivery.time);
@@ -251,18 +259,11 @@ function isRecordedLate(delivery: ClientOp, earlier: ClientOp[]): boolean {
 }
 
 /**
- * Whether this delivery's lease was reported lost after a fault that loses replies in flight
- * struck between its start and that report: its ack may have run, its answer lost.
+ * Whether a fault that loses the replies in flight struck between this delivery's start and the
+ * report of its lost lease: its ack may have run, its answer lost.
  */
-function ackReplyLost(delivery: ClientOp, idFaults: FaultOp[], allFaults: FaultOp[], deliveries: ClientOp[]): boolean {
-  const pid = pidOf(delivery);
-  const report = idFaults.find(
-    (op) =>
-      op.kind === 'lease-expired' &&
-      op.pid === pid &&
-      (op.attempt === undefined || op.attempt === delivery.attempt) &&
-      latestDeliveryOf(deliveries, pid, op) === delivery,
-  );
+function ackReplyLost(delivery: ClientOp, end: DeliveryEnd | undefined, allFaults: FaultOp[]): boolean {
+  const report = end?.cause === 'lease-expired' ? end.report : undefined;
   return (
     report !== undefined &&
     allFaults.some((op) => REPLY_LOSING.has(op.kind) && op.time >= delivery.time && op.index < report.index)
