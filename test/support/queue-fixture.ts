@@ -80,12 +80,12 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
     async restartServing(key: string): Promise<void> {
       await (onCluster ? await fixture.cluster.nodeForKey(key) : fixture.server).restart();
     },
+    /** What the test built on this Redis (apps, clients): closed after the file, before the services and Redis. */
+    closers: [] as (() => Promise<unknown>)[],
     /**
      * Closes every service made so far, so that a test counting Redis commands sees only its own:
      * each service's history recorder sends what it counted within a second (and at close).
      */
-    /** What the test built on this Redis (apps, clients): closed after the file, before the services and Redis. */
-    closers: [] as (() => Promise<unknown>)[],
     async closeServices(): Promise<void> {
       await Promise.all(fixture.services.map((service) => service.close(0)));
     },
@@ -99,7 +99,9 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
   beforeAll(async () => {
     if (onCluster) {
       const { password, appendonly, config } = serverOptions;
-      fixture.cluster = await RedisCluster.start({ password, appendonly, config });
+      // No failover unless a test makes one: a master starved for the default 2 s on a loaded
+      // machine would be replaced by its replica mid-test (fault tests that want one start their own).
+      fixture.cluster = await RedisCluster.start({ password, appendonly, config, nodeTimeoutMs: 15_000 });
       fixture.redis = fixture.cluster.client();
     } else {
       fixture.server = await RedisServer.start(serverOptions);
