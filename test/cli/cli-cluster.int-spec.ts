@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { RedisAckQueueService } from '../../lib';
+import { runCliHere } from '../support/cli-runs';
 import { uniqueTopic } from '../support/queue-fixture';
 import { RedisCluster } from '../../support/redis-processes/redis-cluster';
-
-/** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
-const MAIN = join(__dirname, '../../dist/cli/main.js');
 
 describe('redis-ack-queue CLI on Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -29,17 +25,7 @@ describe('redis-ack-queue CLI on Redis Cluster', () => {
     await cluster?.stop();
   });
 
-  function run(args: string[], env: Record<string, string> = {}) {
-    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [MAIN, '--prefix', 'clicl', ...args],
-        { timeout: 20_000, env: { PATH: process.env.PATH ?? '', ...env } },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
-      );
-    });
-  }
+  const run = (args: string[], env: Record<string, string> = {}) => runCliHere(['--prefix', 'clicl', ...args], env);
 
   it('lists topics and stats of plain and partitioned topics through --cluster or REDIS_CLUSTER', async () => {
     await queue.push(plain, 1);

@@ -1,16 +1,6 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { QueueConsumer, RedisAckQueueService, TopicHistory, TopicHistoryPoint } from '../../lib';
+import { type CliRun, runCliBinary, runCliHere } from '../support/cli-runs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
-
-/** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
-const MAIN = join(__dirname, '../../dist/cli/main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 const sum = (history: TopicHistory, key: 'pushed' | 'acked' | 'dead') =>
   history.points.reduce((total, point) => total + point[key], 0);
@@ -19,24 +9,15 @@ const sum = (history: TopicHistory, key: 'pushed' | 'acked' | 'dead') =>
 describe('redis-ack-queue history', () => {
   const fx = useRedis();
   let queue: RedisAckQueueService;
-  let cli: (...args: string[]) => Promise<Run>;
+  let cli: (...args: string[]) => Promise<CliRun>;
   let consumer: QueueConsumer;
   const topic = uniqueTopic('hist');
-
-  function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-    return new Promise((resolve) => {
-      const options = { timeout: 20_000, env: { ...process.env, ...env } };
-      execFile(process.execPath, [MAIN, ...args], options, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
-      );
-    });
-  }
 
   afterAll(() => consumer?.close());
   const prefix = uniqueTopic('clih');
   beforeAll(async () => {
     queue = await fx.service({ prefix, maxAttempts: 1 });
-    cli = (...args) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
+    cli = (...args) => runCliHere(['--url', fx.server.url, '--prefix', prefix, ...args]);
     // Five pushed and handled by a consumer (which times them): three acked, two dead. The
     // history has them once its recorder has flushed.
     consumer = queue.consume(topic, (id: string) => {
@@ -108,8 +89,9 @@ describe('redis-ack-queue history', () => {
     const history = JSON.parse(ranged.stdout) as TopicHistory;
     expect(history).toEqual(await queue.history(topic, { from: now - 10 * 60_000, to: now - 60_000, stepMs: 60_000 }));
     expect(history.points).toHaveLength(10);
-    // A time without a zone is UTC, as the table prints times, whatever the machine's zone.
-    const unzoned = await run(
+    // A time without a zone is UTC, as the table prints times, whatever the machine's zone (the
+    // binary: a process of its own in another zone).
+    const unzoned = await runCliBinary(
       ['--url', fx.server.url, '--prefix', prefix, 'history', topic, '--from', from.slice(0, 16), '--json'],
       { TZ: 'America/New_York' },
     );

@@ -1,22 +1,13 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { CliIo } from '../../lib/cli/cli-io';
 import { runCli } from '../../lib/cli/program';
+import { CLI_MAIN, runCliBinary, runCliHere as run } from '../support/cli-runs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OBJECT_NAMES, runNamedFlow } from '../support/named-flow';
 import { DEFAULTS } from '../../lib/common/redis-ack-queue.constants';
 
-/** The built binary (npm test's pretest builds dist/; run `npm run build` before this file alone). */
-const MAIN = join(__dirname, '../../dist/cli/main.js');
-
 /** `text` matched literally in a RegExp. */
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('redis-ack-queue CLI', () => {
   const fx = useRedis();
@@ -28,18 +19,6 @@ describe('redis-ack-queue CLI', () => {
     const queue = await fx.service({ prefix, maxAttempts: 1 });
     const cli = (...args: string[]) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
     return { prefix, queue, cli };
-  }
-
-  function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [MAIN, ...args],
-        { timeout: 20_000, env: { PATH: process.env.PATH ?? '', ...env } },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
-      );
-    });
   }
 
   /** Pushes messages that die at once (maxAttempts 1): returns their ids. */
@@ -141,7 +120,15 @@ describe('redis-ack-queue CLI', () => {
     const { queue, prefix } = await setUp();
     const topic = uniqueTopic('watched');
     await queue.push(topic, 1);
-    const child = execFile(process.execPath, [MAIN, '--url', fx.server.url, '--prefix', prefix, 'stats', '--watch']);
+    const child = execFile(process.execPath, [
+      CLI_MAIN,
+      '--url',
+      fx.server.url,
+      '--prefix',
+      prefix,
+      'stats',
+      '--watch',
+    ]);
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     await new Promise<void>((resolve) =>
@@ -487,7 +474,8 @@ describe('redis-ack-queue CLI', () => {
     const { queue, prefix } = await setUp();
     const topic = uniqueTopic('env');
     await queue.push(topic, 1);
-    const result = await run(['--prefix', prefix, 'topics'], { REDIS_URL: fx.server.url });
+    // The binary: it reads its own process's environment.
+    const result = await runCliBinary(['--prefix', prefix, 'topics'], { REDIS_URL: fx.server.url });
     expect(result).toEqual({ code: 0, stdout: `${topic}\n`, stderr: '' });
   });
 
@@ -525,7 +513,8 @@ describe('redis-ack-queue CLI', () => {
   });
 
   it('exits 1 with one line and no stack or password when Redis is down, after its --timeout', async () => {
-    const result = await run(['--url', 'redis://:s3cret@127.0.0.1:1', '--timeout', '500', 'stats']);
+    // The binary: its process ends with the exit code, whatever a failed connection leaves behind.
+    const result = await runCliBinary(['--url', 'redis://:s3cret@127.0.0.1:1', '--timeout', '500', 'stats']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^redis-ack-queue: [^\n]*127\.0\.0\.1:1[^\n]*\n$/);
