@@ -29,6 +29,9 @@ export function singleServerOnly(reason: string) {
   };
 }
 
+/** The commandTimeoutMs of the fixture's services: a bound against a hang, not a measure of speed. */
+const TEST_COMMAND_TIMEOUT_MS = 30_000;
+
 /**
  * Starts one private Redis for a test file (one redis-server, or a cluster of six in the
  * `cluster` project) and hands out services bound to it; everything is closed and removed
@@ -89,8 +92,16 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
     async closeServices(): Promise<void> {
       await Promise.all(fixture.services.map((service) => service.close(0)));
     },
+    /**
+     * A service on this Redis. Its calls wait up to 30 s, not the library's 5 s: a loaded machine
+     * can hold a first call on a fresh cluster past 5 s, and a test that checks the bound sets its own.
+     */
     async service(options: RedisAckQueueOptions = {}): Promise<RedisAckQueueService> {
-      const service = new RedisAckQueueService({ connection: fixture.connection, ...options });
+      const service = new RedisAckQueueService({
+        connection: fixture.connection,
+        commandTimeoutMs: TEST_COMMAND_TIMEOUT_MS,
+        ...options,
+      });
       fixture.services.push(service);
       await service.connect();
       return service;
