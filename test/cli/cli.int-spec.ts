@@ -120,15 +120,9 @@ describe('redis-ack-queue CLI', () => {
     const { queue, prefix } = await setUp();
     const topic = uniqueTopic('watched');
     await queue.push(topic, 1);
-    const child = execFile(process.execPath, [
-      CLI_MAIN,
-      '--url',
-      fx.server.url,
-      '--prefix',
-      prefix,
-      'stats',
-      '--watch',
-    ]);
+    const args = ['--url', fx.server.url, '--prefix', prefix, 'stats', '--watch'];
+    // The binary: --watch runs until its process gets SIGINT.
+    const child = execFile(process.execPath, [CLI_MAIN, ...args]);
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     await new Promise<void>((resolve) =>
