@@ -47,6 +47,9 @@ describe('consume: the poller', () => {
   });
 
   it('keeps a never-resolving handler leased by heartbeat, well past leaseMs', async () => {
+    // A lease long enough that a loaded machine's stall (a heartbeat comes every third of it) does
+    // not lose it: the check is that the heartbeats keep it, not how promptly the machine runs them.
+    const leaseMs = 1_500;
     const queue = await fx.service();
     const topic = uniqueTopic();
     const started = gate<MessageContext>();
@@ -56,14 +59,15 @@ describe('consume: the poller', () => {
         started.open(context);
         return new Promise(() => undefined);
       },
-      { leaseMs: 600 },
+      { leaseMs },
     );
     await queue.push(topic, 'x');
     const context = await started.promise;
     const other = await fx.service();
-    // A negative check, so it takes time: for 1.8 s (three leases, a heartbeat every 200 ms)
-    // another consumer asking every 150 ms never gets the message.
-    for (let i = 0; i < 12; i++) {
+    // A negative check, so it takes time: for three leases another consumer asking every 150 ms
+    // never gets the message.
+    const since = Date.now();
+    while (Date.now() - since < 3 * leaseMs) {
       await quietFor(150, 'the lease of a running handler expiring');
       expect(await other.reserve(topic)).toEqual([]);
     }

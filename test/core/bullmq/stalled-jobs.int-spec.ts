@@ -116,7 +116,8 @@ describe('BullMQ stalled_jobs, as leases that run out', () => {
   it('stalled_jobs: "jobs not stalled while lock is extended" — heartbeats keep a handler longer than three leases from being delivered again', async () => {
     const topic = uniqueTopic('stalled');
     const [a, b] = [await fx.service(), await fx.service()];
-    const leaseMs = 600;
+    // A heartbeat comes every third of the lease: long enough that a loaded machine's stall does not lose one.
+    const leaseMs = 1_500;
     const runs: { id: string; attempt: number }[] = [];
     const slow = async (_payload: unknown, context: MessageContext) => {
       runs.push({ id: context.id, attempt: context.attempt });
