@@ -185,12 +185,14 @@ describe('consume: the poller', () => {
   it('runs a handler that takes three leases exactly once, with another consumer waiting', async () => {
     const [a, b] = [await fx.service(), await fx.service()];
     const topic = uniqueTopic();
+    // Leases long enough that a loaded machine's stall (a heartbeat comes every third) does not lose one.
+    const leaseMs = 1_500;
     let runs = 0;
     const slow = async () => {
       runs++;
-      await new Promise((resolve) => setTimeout(resolve, 1_800));
+      await new Promise((resolve) => setTimeout(resolve, 3 * leaseMs));
     };
-    const consumers = [a.consume(topic, slow, { leaseMs: 600 }), b.consume(topic, slow, { leaseMs: 600 })];
+    const consumers = [a.consume(topic, slow, { leaseMs }), b.consume(topic, slow, { leaseMs })];
     await a.push(topic, 'long job');
     await eventually(() => runs === 1);
     await a.waitUntilIdle(topic);

@@ -144,10 +144,11 @@ describe('reserve, ack, extendLease', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     await queue.push(topic, 'x');
-    const [message] = await queue.reserve(topic, { leaseMs: 600 });
-    for (let i = 0; i < 5; i++) {
+    // Over two leases in all, extended every 300 ms: a stall must pass 700 ms to lose it.
+    const [message] = await queue.reserve(topic, { leaseMs: 1_000 });
+    for (let i = 0; i < 7; i++) {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await queue.extendLease(message, 600)).toBe(true);
+      expect(await queue.extendLease(message, 1_000)).toBe(true);
       expect(await queue.reserve(topic)).toEqual([]);
     }
     expect(await queue.ack(message)).toBe(true);
