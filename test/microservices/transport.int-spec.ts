@@ -424,12 +424,17 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       expect(calls('math.denied')).toEqual([]);
     });
 
+    // These two time out a request whose handler runs: a bound the server starts it well within, even
+    // on a loaded machine (a request that times out before it starts is cancelled unrun instead).
+    const RUNNING_TIMEOUT_MS = 3_000;
+
     it('time out with a typed error, and cancel the request', async () => {
       const error = await firstValueFrom(
-        client.send<unknown>('math.slow', new RedisAckQueueRecord({}, { id: 'slow-1', timeoutMs: 300 })),
+        client.send<unknown>('math.slow', new RedisAckQueueRecord({}, { id: 'slow-1', timeoutMs: RUNNING_TIMEOUT_MS })),
       ).catch((e: unknown) => e as Error);
+      expect(calls('math.slow')).toContain('slow-1');
       expect(error).toBeInstanceOf(RequestTimeoutError);
-      expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', topic: 'math.slow', timeoutMs: 300 });
+      expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', topic: 'math.slow', timeoutMs: RUNNING_TIMEOUT_MS });
       // The running handler hears it through its signal; nothing is answered or left behind.
       await eventually(() => calls('math.slow.aborted').includes('slow-1'));
       await queue.waitUntilIdle('math.slow');
@@ -438,7 +443,7 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
 
     it('unsubscribe an endless Observable handler when its caller times out', async () => {
       const error = await firstValueFrom(
-        client.send<unknown>('math.endless', new RedisAckQueueRecord({}, { timeoutMs: 200 })),
+        client.send<unknown>('math.endless', new RedisAckQueueRecord({}, { timeoutMs: RUNNING_TIMEOUT_MS })),
       ).catch((e: unknown) => e as Error);
       expect(error).toBeInstanceOf(RequestTimeoutError);
       await eventually(() => calls('math.endless').length === 1);
