@@ -13,10 +13,7 @@ export async function untilCancelListened(
   partitions = 1,
   prefix = 'ackq',
 ): Promise<void> {
-  const channels =
-    partitions === 1
-      ? [`{${prefix}:${topic}}:cancelled`]
-      : partitionTags(prefix, topic, partitions).map((tag) => `{${tag}}:cancelled`);
+  const channels = partitionTags(prefix, topic, partitions).map((tag) => `{${tag}}:cancelled`);
   await eventually(async () => {
     const counts = await Promise.all(
       nodes.map((node) => node.call('PUBSUB', 'NUMSUB', ...channels) as Promise<(string | number)[]>),
