@@ -2,6 +2,15 @@ import { FlowChildGoneError, type Flow, type MessageContext, type RedisAckQueueS
 import { expectLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
+/** A parent's and its children's topics: two (two slots on a Cluster), then one for both. */
+function parentAndChildTopics(): [string, string][] {
+  const one = uniqueTopic('one');
+  return [
+    [uniqueTopic('parent'), uniqueTopic('child')],
+    [one, one],
+  ];
+}
+
 /** One run of a handler: which message, and the child results it was given. */
 interface Run {
   id: string;
@@ -210,12 +219,7 @@ describe('flows: requeueing a parent dead as child-failed', () => {
   // over the requeued child, still recorded as failed, and left it to run for a parent that was gone.
   it("a requeued parent's cancel takes its requeued child with it, as any child that has not ended", async () => {
     const queue = await fx.service({ maxAttempts: 1 });
-    const oneTopic = uniqueTopic('one');
-    // Parent and children on two topics (two slots on a Cluster), and on one.
-    for (const [parent, child] of [
-      [uniqueTopic('parent'), uniqueTopic('child')],
-      [oneTopic, oneTopic],
-    ]) {
+    for (const [parent, child] of parentAndChildTopics()) {
       await queue.pushFlow(twoChildren(parent, child, 'c'));
       const [good, bad] = await queue.reserve(child, { count: 2 });
       expect([good.id, bad.id]).toEqual(['c-good', 'c-bad']);
@@ -234,11 +238,7 @@ describe('flows: requeueing a parent dead as child-failed', () => {
   // itself, and left it to run for a parent that was gone; a failed child still dead is ended.
   it("a dead parent's cancel takes a failed child requeued by itself, and leaves one still dead a dead letter", async () => {
     const queue = await fx.service({ maxAttempts: 1 });
-    const oneTopic = uniqueTopic('one');
-    for (const [parent, child] of [
-      [uniqueTopic('parent'), uniqueTopic('child')],
-      [oneTopic, oneTopic],
-    ]) {
+    for (const [parent, child] of parentAndChildTopics()) {
       for (const requeueChild of [true, false]) {
         const root = requeueChild ? 'r' : 's';
         await queue.pushFlow(twoChildren(parent, child, root));
