@@ -115,7 +115,12 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
     counts.pushInfo += infoPushes.length;
     if (infoPushes.length > 0 && deliveries.length > 0) verdict.recovered.push(id);
 
-    const ended = (delivery: ClientOp) => endOf(delivery, of.faults, faults, acks, deliveries);
+    // Asked for each delivery by the ack check and again by the duplicate check: found once.
+    const ends = new Map<ClientOp, DeliveryEnd | undefined>();
+    const ended = (delivery: ClientOp) => {
+      if (!ends.has(delivery)) ends.set(delivery, endOf(delivery, of.faults, faults, acks, deliveries));
+      return ends.get(delivery);
+    };
     const ackedUnreported =
       acks.length === 0 &&
       deliveries.length > 0 &&
