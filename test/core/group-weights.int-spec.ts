@@ -70,6 +70,55 @@ describe('weighted fair share between ordered groups', () => {
     },
   );
 
+  // groupConcurrency 1 (ordered groups): while a group's one message runs the others must not take
+  // its turns, or the shares follow the handlers' durations (and a batch reserve takes one of each).
+  it.each([1, 50])(
+    'shares starts 1:2:5 at groupConcurrency 1, the heaviest group the slowest (concurrency %i)',
+    async (concurrency) => {
+      const queue = await fx.service();
+      const topic = uniqueTopic();
+      await queue.setGroupWeights(topic, { a: 1, b: 2, c: 5 });
+      await pushBacklog(queue, topic, { a: 200, b: 400, c: 1000 });
+      const log = new StartLog();
+      queue.consume<Item>(
+        topic,
+        async (item) => {
+          log.record(item);
+          // c's handler yields for a timer; a's and b's return at once.
+          if (item.group === 'c') await new Promise((resolve) => setTimeout(resolve, 1));
+        },
+        { concurrency, groupConcurrency: 1 },
+      );
+      await eventually(() => log.starts.length >= 1200, 60_000);
+      expectShares(log.starts, { a: 1, b: 2, c: 5 }, 0, 1200);
+      for (const order of log.order.values()) expect(order).toEqual(Array.from({ length: order.length }, (_, n) => n));
+    },
+  );
+
+  it('holds the other groups back for at most a lease while a group at groupConcurrency 1 runs', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.setGroupWeights(topic, { a: 1, b: 5 });
+    await pushBacklog(queue, topic, { a: 20, b: 20 });
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const log = new StartLog();
+    queue.consume<Item>(
+      topic,
+      async (item) => {
+        log.record(item);
+        if (item.group === 'b') await stuck;
+      },
+      { concurrency: 4, groupConcurrency: 1, leaseMs: 1_000 },
+    );
+    // b's first message never ends: after its lease's worth of waiting a runs on, b's turns or not.
+    await eventually(() => log.order.get('a')?.length === 20, 30_000);
+    expect(log.order.get('b')).toEqual([0]);
+    release();
+    await eventually(() => log.order.get('b')?.length === 20, 30_000);
+    expect(log.order.get('b')).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  });
+
   it('gives a group alone every start, up to the consumers and its groupConcurrency', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

@@ -127,6 +127,10 @@ export interface QueueKeys {
   groupWeights: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
   groupPasses: string;
+  /** ZSET group -> its next weighted turn, while its slots are full and messages wait in it. */
+  groupBlocked: string;
+  /** HASH group -> ms since it is in groupBlocked (a hold lapses after a lease). */
+  groupBlockedAt: string;
   /** Pub/sub CHANNEL (not a key): ids of leased messages cancelled, heard by every consumer. */
   cancelled: string;
   /**
@@ -248,6 +252,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     held: `${tag}:held`,
     groupWeights: `${tag}:group-weights`,
     groupPasses: `${tag}:group-passes`,
+    groupBlocked: `${tag}:group-blocked`,
+    groupBlockedAt: `${tag}:group-blocked-at`,
     cancelled: `${tag}:cancelled`,
     replies: `${tag}:reply:`,
     history: `${tag}:history`,

@@ -22,7 +22,7 @@ export const PRELUDES = {
     needs: ['limits'],
     // prettier-ignore
     keys: ['groupQueue', 'groupWaiting', 'groups', 'groupCount', 'groupActive', 'groupSlots', 'groupTurns',
-      'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'limits'],
+      'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'groupBlocked', 'groupBlockedAt', 'limits'],
   },
   flows: {
     file: 'prelude-flows.lua',
@@ -261,7 +261,7 @@ export const QUEUE_SCRIPTS = {
   groupWeightsSet: {
     file: 'group-weights-set.lua',
     operation: 'set group weights',
-    keys: ['groupWeights', 'groupPasses', 'groupTurns', 'groupSequence', 'limits'],
+    keys: ['groupWeights', 'groupPasses', 'groupTurns', 'groupSequence', 'limits', 'groupBlocked', 'groupBlockedAt'],
   },
   groupWeightsGet: {
     file: 'group-weights-get.lua',

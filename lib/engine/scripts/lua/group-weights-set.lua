@@ -2,12 +2,12 @@
 -- which the next turns use (prelude-groups.lua, next_turn); none: every group back to weight 1,
 -- taking turns round robin. Turns given before stay: a change shows from each group's next turn.
 --
--- K.groupWeights K.groupPasses K.groupTurns K.groupSequence K.limits
+-- K.groupWeights K.groupPasses K.groupTurns K.groupSequence K.limits K.groupBlocked K.groupBlockedAt
 -- ARGV    pairs: group, weight (none: no weights)
 -- Returns 1
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.groupWeights, 'hash', K.groupPasses, 'zset', K.groupTurns, 'zset', K.groupSequence, 'string',
-  K.limits, 'hash')
+  K.limits, 'hash', K.groupBlocked, 'zset', K.groupBlockedAt, 'hash')
 
 -- The highest turn given so far: weighted turns start after it, and round robin turns too.
 local function last_turn()
@@ -24,7 +24,8 @@ if #ARGV == 0 then
       redis.call('SET', K.groupSequence, string.format('%d', last))
     end
   end
-  redis.call('DEL', K.groupPasses)
+  -- Round robin holds no turn back for a group whose slots are full (prelude-groups.lua, block).
+  redis.call('DEL', K.groupPasses, K.groupBlocked, K.groupBlockedAt)
   return 1
 end
 redis.call('HSET', K.groupWeights, unpack(ARGV))

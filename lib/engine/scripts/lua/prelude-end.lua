@@ -102,6 +102,10 @@ local function leases_ended(ids)
   if #ended > 0 then
     local capacity = group_capacity()
     redis.call('HDEL', K.groupActive, unpack(ended))
+    if weighted then
+      -- Its turn (kept in groupPasses) is offered below: the turns it held back come after it.
+      unblock(order)
+    end
     local slots = redis.call('HMGET', K.groupSlots, unpack(order))
     local kept, gone = {}, {}
     for i, group in ipairs(order) do

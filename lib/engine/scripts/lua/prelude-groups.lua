@@ -87,23 +87,23 @@ local function group_capacity()
   local fields = redis.call('HMGET', K.limits, 'gc', 'wt')
   weighted = fields[2] ~= false
   if weighted then
-    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
+    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset', K.groupBlocked, 'zset', K.groupBlockedAt, 'hash')
   end
   return tonumber(fields[1]) or 1
 end
 
--- Weighted fair share is stride scheduling in groupTurns. groupPasses holds '' -> the virtual
 -- The fleet-wide limits (topic_limits) with whether the groups have weights noted, so a turn
 -- reads nothing more for them.
 local function group_limits()
   local limits = topic_limits()
   weighted = limits.wt ~= nil
   if weighted then
-    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset')
+    check_types(K.groupWeights, 'hash', K.groupPasses, 'zset', K.groupBlocked, 'zset', K.groupBlockedAt, 'hash')
   end
   return limits
 end
 
+-- Weighted fair share is stride scheduling in groupTurns. groupPasses holds '' -> the virtual
 -- clock (the highest turn started so far; group names are never empty) and group -> the turn
 -- its next one starts from, turn + TURN_STRIDE / weight of its last start, while it is ahead
 -- of the clock. A group offered a turn gets max(its pass, the clock): a backlogged group of
@@ -141,6 +141,51 @@ local function turn_taken(group, turn)
   local weight = tonumber(redis.call('HGET', K.groupWeights, group)) or 1
   taken_group, taken_next = group, turn + TURN_STRIDE / weight
   redis.call('ZADD', K.groupPasses, 'GT', turn, '', taken_next, group)
+end
+
+-- Weighted, a group whose slots are all running while it still has messages waiting is blocked:
+-- groupBlocked (group -> its next turn) and groupBlockedAt (group -> ms since). No turn after the
+-- lowest blocked one starts until that group's message ends, so the groups not running cannot
+-- take its turns: at groupConcurrency 1 the shares follow the weights, not the handlers'
+-- durations, and a batch or prefetch reserve hands out no turn the weights did not give. A
+-- group blocked for longer than a lease (hold_ms, set by reserve) holds nobody back any more:
+-- a stuck handler does not stop the other groups for longer than that.
+local hold_ms = 0
+-- The lowest blocked turn as this call knows it ({ group, turn }; false: none; nil: not read),
+-- and when the hold that stopped this call's starts lapses (nil: none stopped them).
+local blocked_first, held_until
+
+local function unblock(groups)
+  redis.call('ZREM', K.groupBlocked, unpack(groups))
+  redis.call('HDEL', K.groupBlockedAt, unpack(groups))
+end
+
+local function block(group, turn, now)
+  redis.call('ZADD', K.groupBlocked, turn, group)
+  redis.call('HSET', K.groupBlockedAt, group, string.format('%d', now))
+  if blocked_first == false or (blocked_first and turn < blocked_first[2]) then
+    blocked_first = { group, turn }
+  end
+end
+
+-- Whether a blocked group's turn comes before `turn` (and holds it back).
+local function turn_held(turn, now)
+  while true do
+    if blocked_first == nil then
+      local first = redis.call('ZRANGE', K.groupBlocked, 0, 0, 'WITHSCORES')
+      blocked_first = first[1] ~= nil and { first[1], tonumber(first[2]) }
+    end
+    if not blocked_first or blocked_first[2] >= turn then
+      return false
+    end
+    local since = tonumber(redis.call('HGET', K.groupBlockedAt, blocked_first[1]))
+    if since and now - since < hold_ms then
+      held_until = since + hold_ms
+      return true
+    end
+    unblock({ blocked_first[1] })
+    blocked_first = nil
+  end
 end
 
 -- Gives `group` a turn at the tail of the rotation if its head can start now; true if it did.
@@ -214,10 +259,14 @@ local function start_grouped(count, limits, now)
   local ids, active, moved = {}, { GROUP_PIN, '1' }, 0
   local capacity = limits.gc or 1
   local clock
-  while #ids < count do
+  while #ids < count and not held_until do
     -- Weighted, a group's next turn may come before the others' popped with it: one at a time.
     local turns = redis.call('ZPOPMIN', K.groupTurns, weighted and 1 or count - #ids)
     if #turns == 0 then
+      break
+    end
+    if weighted and turn_held(tonumber(turns[2]), now) then
+      redis.call('ZADD', K.groupTurns, turns[2], turns[1])
       break
     end
     local groups = {}
@@ -258,7 +307,10 @@ local function start_grouped(count, limits, now)
           clock = tonumber(turns[2 * i])
           turn_taken(group, clock)
         end
-        offer_turn(group, capacity, used_slots)
+        if not offer_turn(group, capacity, used_slots) and weighted and used_slots >= capacity
+          and group_waits(group) then
+          block(group, taken_next, now)
+        end
         taken_group = nil
       end
     end

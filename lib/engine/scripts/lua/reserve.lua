@@ -128,7 +128,7 @@ local function next_due_at(used, gated, opens)
   local next_lease = redis.call('ZRANGE', K.leased, 0, 0, 'WITHSCORES')[2]
   local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
   if gated then
-    at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge)
+    at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge, held_until or math.huge)
     if opens < at and (plain_left(used) or redis.call('ZCARD', K.groupTurns) > 0) then
       at = opens
     end
@@ -141,6 +141,7 @@ local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
 local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 local anchor = ARGV[7] == '1'
 legacy_groups = not anchor
+hold_ms = lease_ms
 
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
@@ -287,8 +288,9 @@ if ids then
       rate_record('', now, #lease_args / 2, rate_keep_ms(limits))
     end
   end
-  -- Work is left: let another blocked consumer help.
-  if plain_left(used) or (gated and redis.call('ZCARD', K.groupTurns) > 0) then
+  -- Work is left: let another blocked consumer help (not for turns a blocked group holds back:
+  -- its end wakes them).
+  if plain_left(used) or (gated and not held_until and redis.call('ZCARD', K.groupTurns) > 0) then
     wake()
   end
 end
