@@ -614,7 +614,9 @@ consumed message, acks included). Redis CPU is INFO cpu (\`used_cpu_user\` + \`u
 each master over the phase: it holds everything the server did (networking, cron, cluster bus), so it is what a master's
 core must supply, and being CPU time rather than a rate it does not shrink or grow with other load on the machine (only
 cache and scheduling effects do). commandstats µs: time inside the script calls (EVALSHA, which include the commands
-they ran) and the consumers' BLPOP of the wake list, the part of that CPU that is queue work proper. Script calls per
+they ran) and the consumers' BLPOP of the wake list, the queue work proper; it is time on the clock while a command
+ran, so on a loaded machine a master that is descheduled mid-command counts more than its CPU (read it, and the slot
+figures, as shares). Script calls per
 1,000 messages show the per-call fixed cost each master pays. By slot (only with Valkey 8.0 or later, whose
 \`CLUSTER SLOT-STATS\` with \`cluster-slot-stats-enabled yes\` charges each command, a script with all it runs, to the
 slot of its keys; n/a on Redis): the topic's partition slots summed per master, its home slot (the plain tag: partition
