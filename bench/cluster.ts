@@ -44,7 +44,7 @@ const NOT_QUEUE_WORK = /^(info|config\|resetstat|flushall|cluster\|.*)$/;
 /** Commands a client sends that run others: their commandstats µs include what they ran. */
 const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 
-/** Redis CPU µs by where it was spent (CLUSTER SLOT-STATS): what partitioning divides, and what it does not. */
+/** µs by the slot they were spent on (CLUSTER SLOT-STATS cpu-usec): what partitioning divides, and what it does not. */
 interface SlotSplit {
   /** The topic's partition slots, summed per master. */
   partitions: number[];
@@ -76,7 +76,7 @@ interface Sample {
   /** Redis CPU µs by slot while pushing / consuming; undefined where the server does not count per slot. */
   pushSlots: SlotSplit | undefined;
   consumeSlots: SlotSplit | undefined;
-  /** The same three for single \`push\` calls (no consumer running), and how many were made. */
+  /** Single \`push\` calls after the drain (no consumer running): how many, Redis CPU, script calls and slots. */
   singles: number;
   singleCpu: number[];
   singleScripts: number[];
