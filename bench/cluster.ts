@@ -76,7 +76,7 @@ interface Sample {
   /** Redis CPU µs by slot while pushing / consuming; undefined where the server does not count per slot. */
   pushSlots: SlotSplit | undefined;
   consumeSlots: SlotSplit | undefined;
-  /** Single \`push\` calls after the drain (no consumer running): how many, Redis CPU, script calls and slots. */
+  /** Single `push` calls after the drain (no consumer running): how many, Redis CPU, script calls and slots. */
   singles: number;
   singleCpu: number[];
   singleScripts: number[];
