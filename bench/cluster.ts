@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { cpuModel, libVersion } from './machine';
 import { DEFAULT_PREFIX } from '../lib/common/redis-ack-queue.constants';
 import { keySlot, partitionTags } from '../lib/engine/keys/partitions';
-import { now, type QueueSystem, type RunningConsumer } from './adapter';
+import { message, now, type QueueSystem, type RunningConsumer } from './adapter';
 import { drain, percentile, prefill } from './measure';
 import { RedisServer } from '../support/redis-processes/redis-server';
 import { BenchCluster } from './redis-cluster';
@@ -13,7 +13,9 @@ import { type OursOptions, openOurs } from './systems/ours';
 /**
  * `npm run bench:cluster`: push and consume rates of one topic on a private Redis Cluster of
  * 1 and 3 masters, unpartitioned and partitioned, through the Nest module and a @QueueHandler.
- * Flags: --quick (small counts, results to bench/results/quick/), --rounds=N (default 5; quick 1).
+ * Flags: --quick (small counts, results to bench/results/quick/), --rounds=N (default 5; quick 1),
+ * --out=<name>.md (the report's file name; default cluster.md). With REDIS_SERVER_BIN=valkey-server
+ * (Valkey 8.0 or later) the report also splits Redis CPU by slot.
  */
 
 interface Scenario {
@@ -30,24 +32,55 @@ const SCENARIOS: Scenario[] = [
   { name: '3 masters, unpartitioned', masters: 3, partitions: 1, apps: 1 },
   { name: '3 masters, 6 partitions', masters: 3, partitions: 6, apps: 1 },
   { name: '3 masters, 6 partitions, 2 consumer apps', masters: 3, partitions: 6, apps: 2 },
+  { name: '3 masters, 12 partitions', masters: 3, partitions: 12, apps: 1 },
 ];
 
 const CONCURRENCY = 50;
 const BATCH = 1_000;
+/** Single `push` calls after the drain, this many under way at once: what a message costs when each is its own call. */
+const SINGLES_IN_FLIGHT = 100;
 /** The benchmark's own commands and cluster topology queries: not queue work. */
 const NOT_QUEUE_WORK = /^(info|config\|resetstat|flushall|cluster\|.*)$/;
+/** Commands a client sends that run others: their commandstats µs include what they ran. */
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
+/** µs by the slot they were spent on (CLUSTER SLOT-STATS cpu-usec): what partitioning divides, and what it does not. */
+interface SlotSplit {
+  /** The topic's partition slots, summed per master. */
+  partitions: number[];
+  /** The topic's home slot (its plain tag): partition count, wake list, history. */
+  home: number;
+  /** Every other slot: the prefix-wide topic registry, id counter and data marker. */
+  other: number;
+}
 
 /** What one scenario measured in one round. */
 interface Sample {
   push: number;
   consume: number;
   consumed: number;
+  pushed: number;
   capped: boolean;
   /** Queue commands each master served while pushing / while consuming (inside scripts included). */
   pushCommands: number[];
   consumeCommands: number[];
-  /** Redis CPU seconds each master used while consuming. */
+  /** Script calls (EVALSHA…) each master served while pushing / while consuming. */
+  pushScripts: number[];
+  consumeScripts: number[];
+  /** Redis CPU seconds each master used while pushing / while consuming (INFO cpu, user + sys). */
+  pushCpu: number[];
   consumeCpu: number[];
+  /** µs each master spent in script calls and blocking pops (INFO commandstats) while pushing / consuming. */
+  pushUsec: number[];
+  consumeUsec: number[];
+  /** Redis CPU µs by slot while pushing / consuming; undefined where the server does not count per slot. */
+  pushSlots: SlotSplit | undefined;
+  consumeSlots: SlotSplit | undefined;
+  /** Single `push` calls after the drain (no consumer running): how many, Redis CPU, script calls and slots. */
+  singles: number;
+  singleCpu: number[];
+  singleScripts: number[];
+  singleSlots: SlotSplit | undefined;
   /** This process's CPU seconds while consuming. */
   nodeCpu: number;
   /** Wall seconds of the whole drain (consumer apps' start and stop included), the window of the CPU figures. */
@@ -73,15 +106,18 @@ function parseArgs(argv: string[]) {
   const quick = argv.includes('--quick');
   const rounds = Number(value('rounds') ?? (quick ? 1 : 5));
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
-  return { quick, rounds };
+  const out = value('out') ?? 'cluster.md';
+  if (!/^[\w.-]+\.md$/.test(out)) throw new Error('--out must be a file name ending in .md');
+  return { quick, rounds, out };
 }
 
 async function main(): Promise<number> {
-  const { quick, rounds } = parseArgs(process.argv.slice(2));
+  const { quick, rounds, out } = parseArgs(process.argv.slice(2));
   const total = quick ? 2_000 : 50_000;
   const capMs = quick ? 20_000 : 120_000;
   const outDir = join(__dirname, '..', '..', 'results', ...(quick ? ['quick'] : []));
   const started = new Date();
+  const startLoad = loadavg();
   const samples = new Map<Scenario, Sample[]>(SCENARIOS.map((s) => [s, []]));
   let failures = 0;
   let redisVersion = 'unknown';
@@ -123,10 +159,10 @@ async function main(): Promise<number> {
   console.log(`\n${table}\n`);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(
-    join(outDir, 'cluster.md'),
-    markdown(table, details(samples, total), started, redisVersion, quick, rounds, total),
+    join(outDir, out),
+    markdown(table, details(samples, total), costs(samples), started, startLoad, redisVersion, quick, rounds, total),
   );
-  log(`wrote ${join(outDir, 'cluster.md')}`);
+  log(`wrote ${join(outDir, out)}`);
   return failures === 0 ? 0 : 1;
 }
 
@@ -160,18 +196,25 @@ async function runScenario(
 ): Promise<Sample> {
   await cluster.flushAll();
   const owner = await cluster.slotOwners();
+  const tags = partitionTags(DEFAULT_PREFIX, topic, scenario.partitions);
   const partitionsPerMaster = cluster.nodes.map(() => 0);
-  for (const tag of partitionTags(DEFAULT_PREFIX, topic, scenario.partitions))
-    partitionsPerMaster[owner(keySlot(tag))]++;
+  for (const tag of tags) partitionsPerMaster[owner(keySlot(tag))]++;
   const options: OursOptions = {
     connection: { cluster: cluster.seeds },
     ...(scenario.partitions > 1 ? { topics: { [topic]: { partitions: scenario.partitions } } } : {}),
   };
   const system = await openOurs(options, topic);
   try {
+    const split = (before: Map<number, number>, after: Map<number, number>): SlotSplit | undefined =>
+      cluster.slotStats ? slotSplit(before, after, tags, topic, owner, cluster.nodes.length) : undefined;
     await cluster.resetStats();
+    const pushCpu0 = await cluster.cpuSeconds();
+    const pushSlots0 = await cluster.slotCpuUsec();
     const push = await prefill(system, total, BATCH, capMs);
-    const pushCommands = queueCommands(await cluster.commandCalls());
+    const pushCpu1 = await cluster.cpuSeconds();
+    const pushSlots = split(pushSlots0, await cluster.slotCpuUsec());
+    const pushCalls = await cluster.commandCalls();
+    const pushUsec = clientUsec(await cluster.commandUsec());
 
     const deliveries = new Uint32Array(total);
     const perApp = Array.from({ length: scenario.apps }, () => 0);
@@ -197,13 +240,16 @@ async function runScenario(
     };
     await cluster.resetStats();
     const cpu0 = await cluster.cpuSeconds();
+    const consumeSlots0 = await cluster.slotCpuUsec();
     const node0 = process.cpuUsage();
     const wall0 = now();
     const consume = await drain(consumers, push.count, CONCURRENCY, capMs);
     const node = process.cpuUsage(node0);
     const drainSeconds = (now() - wall0) / 1000;
     const cpu1 = await cluster.cpuSeconds();
-    const consumeCommands = queueCommands(await cluster.commandCalls());
+    const consumeSlots = split(consumeSlots0, await cluster.slotCpuUsec());
+    const consumeCalls = await cluster.commandCalls();
+    const consumeUsec = clientUsec(await cluster.commandUsec());
     const stats = await system.service.stats(topic);
     let missing = 0;
     let redelivered = 0;
@@ -211,14 +257,36 @@ async function runScenario(
       if (deliveries[i] === 0) missing++;
       else redelivered += deliveries[i] - 1;
     }
+
+    // Checked empty above; now single pushes, which the next scenario's FLUSHALL clears.
+    const singles = singlesOf(total);
+    await cluster.resetStats();
+    const singleCpu0 = await cluster.cpuSeconds();
+    const singleSlots0 = await cluster.slotCpuUsec();
+    await pushOneByOne(system, push.count, singles);
+    const singleCpu1 = await cluster.cpuSeconds();
+    const singleSlots = split(singleSlots0, await cluster.slotCpuUsec());
+    const singleCalls = await cluster.commandCalls();
     return {
       push: push.rate,
       consume: consume.rate,
       consumed: consume.count,
+      pushed: push.count,
       capped: push.capped || consume.capped,
-      pushCommands,
-      consumeCommands,
+      pushCommands: queueCommands(pushCalls),
+      consumeCommands: queueCommands(consumeCalls),
+      pushScripts: scriptCalls(pushCalls),
+      consumeScripts: scriptCalls(consumeCalls),
+      pushCpu: pushCpu1.map((c, i) => c - pushCpu0[i]),
       consumeCpu: cpu1.map((c, i) => c - cpu0[i]),
+      pushUsec,
+      consumeUsec,
+      pushSlots,
+      consumeSlots,
+      singles,
+      singleCpu: singleCpu1.map((c, i) => c - singleCpu0[i]),
+      singleScripts: scriptCalls(singleCalls),
+      singleSlots,
       nodeCpu: (node.user + node.system) / 1e6,
       drainSeconds,
       firstMs: firstAt - startedAt,
@@ -236,10 +304,60 @@ async function runScenario(
   }
 }
 
+/** Single pushes per scenario: a tenth of the batch-pushed messages. */
+const singlesOf = (total: number) => Math.max(SINGLES_IN_FLIGHT, total / 10);
+
+/** `count` single pushes (seq from `from` on), SINGLES_IN_FLIGHT under way at a time. */
+async function pushOneByOne(system: QueueSystem, from: number, count: number): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await system.push(message(from + next++));
+  };
+  await Promise.all(Array.from({ length: SINGLES_IN_FLIGHT }, lane));
+}
+
 function queueCommands(perNode: Map<string, number>[]): number[] {
   return perNode.map((calls) =>
     [...calls].reduce((sum, [command, n]) => (NOT_QUEUE_WORK.test(command) ? sum : sum + n), 0),
   );
+}
+
+function scriptCalls(perNode: Map<string, number>[]): number[] {
+  return perNode.map((calls) =>
+    [...calls].reduce((sum, [command, n]) => (SCRIPT_COMMANDS.has(command) ? sum + n : sum), 0),
+  );
+}
+
+/**
+ * µs each node spent on what clients sent it: script calls (which include the commands they ran)
+ * and the consumers' blocking pop of the wake list. The one-off partition-count check is left out.
+ */
+function clientUsec(perNode: Map<string, number>[]): number[] {
+  return perNode.map((usec) =>
+    [...usec].reduce((sum, [command, us]) => (SCRIPT_COMMANDS.has(command) || command === 'blpop' ? sum + us : sum), 0),
+  );
+}
+
+/** The slots' CPU between two snapshots, as partition slots per master, the home slot and the rest. */
+function slotSplit(
+  before: Map<number, number>,
+  after: Map<number, number>,
+  tags: string[],
+  topic: string,
+  owner: (slot: number) => number,
+  masters: number,
+): SlotSplit {
+  const partitionSlots = new Set(tags.map(keySlot));
+  const home = keySlot(`${DEFAULT_PREFIX}:${topic}`);
+  const result: SlotSplit = { partitions: Array.from({ length: masters }, () => 0), home: 0, other: 0 };
+  for (const [slot, usec] of after) {
+    const used = usec - (before.get(slot) ?? 0);
+    // An unpartitioned topic's one partition is its home slot: counted as a partition.
+    if (partitionSlots.has(slot)) result.partitions[owner(slot)] += used;
+    else if (slot === home) result.home += used;
+    else result.other += used;
+  }
+  return result;
 }
 
 function problemsOf(sample: Sample, total: number): string[] {
@@ -326,10 +444,109 @@ function details(samples: Map<Scenario, Sample[]>, total: number): string {
   ].join('\n');
 }
 
+/** "1.2 / 1.1 / 1.2 (Σ 3.5)": µs per message on each master, and the topic's total. */
+function perMaster(usec: number[], messages: number): string {
+  const each = usec.map((u) => u / messages);
+  return each.length === 1 ? fmt(each[0], 2) : `${each.map((u) => fmt(u, 2)).join(' / ')} (Σ ${fmt(sum(each), 2)})`;
+}
+
+/** "1.10 / 1.08 / 1.12, home 0.04, other 0.00": CPU µs per message by slot. */
+function bySlot(splits: (SlotSplit | undefined)[], messages: number): string {
+  if (splits.some((s) => s === undefined)) return 'n/a';
+  const all = splits as SlotSplit[];
+  const parts = addUp(all.map((s) => s.partitions)).map((u) => fmt(u / messages, 2));
+  const home = sum(all.map((s) => s.home)) / messages;
+  const other = sum(all.map((s) => s.other)) / messages;
+  return `${parts.join(' / ')}, home ${fmt(home, 3)}, other ${fmt(other, 3)}`;
+}
+
+/**
+ * Per master, what one message of the topic costs: Redis CPU (INFO cpu), µs in the commands
+ * clients sent (commandstats), script calls, and (Valkey) CPU by slot. Totals over every round.
+ */
+function costs(samples: Map<Scenario, Sample[]>): string {
+  const header = [
+    'scenario',
+    'Redis CPU µs per pushed msg, per master',
+    'Redis CPU µs per consumed msg, per master',
+    'commandstats µs per pushed msg, per master',
+    'commandstats µs per consumed msg, per master',
+    'script calls per 1,000 pushed msgs, per master',
+    'script calls per 1,000 consumed msgs, per master',
+    'CPU µs per pushed msg by slot: partitions per master, home, other',
+    'CPU µs per consumed msg by slot: partitions per master, home, other',
+    'Redis CPU µs per single push, per master',
+    'script calls per 1,000 single pushes, per master',
+    'CPU µs per single push by slot: partitions per master, home, other',
+  ];
+  const rows = SCENARIOS.map((scenario) => {
+    const list = samples.get(scenario) ?? [];
+    if (list.length === 0) return [scenario.name, ...header.slice(1).map(() => 'n/a')];
+    const pushed = sum(list.map((s) => s.pushed));
+    const consumed = sum(list.map((s) => s.consumed));
+    const singles = sum(list.map((s) => s.singles));
+    const usec = (pick: (s: Sample) => number[]) => addUp(list.map(pick));
+    const cpu = (pick: (s: Sample) => number[]) => usec(pick).map((seconds) => seconds * 1e6);
+    const perThousand = (counts: number[], messages: number) =>
+      counts.map((c) => fmt((1000 * c) / messages, 1)).join(' / ');
+    return [
+      scenario.name,
+      perMaster(
+        cpu((s) => s.pushCpu),
+        pushed,
+      ),
+      perMaster(
+        cpu((s) => s.consumeCpu),
+        consumed,
+      ),
+      perMaster(
+        usec((s) => s.pushUsec),
+        pushed,
+      ),
+      perMaster(
+        usec((s) => s.consumeUsec),
+        consumed,
+      ),
+      perThousand(
+        usec((s) => s.pushScripts),
+        pushed,
+      ),
+      perThousand(
+        usec((s) => s.consumeScripts),
+        consumed,
+      ),
+      bySlot(
+        list.map((s) => s.pushSlots),
+        pushed,
+      ),
+      bySlot(
+        list.map((s) => s.consumeSlots),
+        consumed,
+      ),
+      perMaster(
+        cpu((s) => s.singleCpu),
+        singles,
+      ),
+      perThousand(
+        usec((s) => s.singleScripts),
+        singles,
+      ),
+      bySlot(
+        list.map((s) => s.singleSlots),
+        singles,
+      ),
+    ];
+  });
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
 function markdown(
   table: string,
   detailTable: string,
+  costTable: string,
   date: Date,
+  startLoad: number[],
   redisVersion: string,
   quick: boolean,
   rounds: number,
@@ -338,22 +555,23 @@ function markdown(
   const cpu = cpuModel();
   const cores = cpus().length;
   const n = total.toLocaleString('en-US');
+  const singles = singlesOf(total);
   return `# Benchmark: one topic on Redis Cluster, unpartitioned and partitioned
 
 ${quick ? '**Quick smoke run: small counts, figures are not meaningful.**\n\n' : ''}- Date: ${date.toISOString()}
-- Machine: ${cpu}, ${cores} cores (load average ${loadavg()
+- Machine: ${cpu}, ${cores} cores (load average ${startLoad.map((l) => l.toFixed(2)).join(' / ')} at the start, ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' / ')} at the end); Node ${process.version}; ${redisVersion}
 - Command: \`npm run bench:cluster${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`; ${libVersion()}
 - Each odd round starts a private cluster of 1 master (one node, CLUSTER ADDSLOTSRANGE 0 16383), runs scenarios 1-2,
   stops it, then starts one of 3 masters (\`redis-cli --cluster create\`, no replicas: equal slot ranges) and runs
-  scenarios 3-5; even rounds do the same in reverse order (5 to 1). Nodes are memory-only (\`--save '' --appendonly no\`); FLUSHALL on every master before each scenario.
+  scenarios 3-6; even rounds do the same in reverse order (6 to 1). Nodes are memory-only (\`--save '' --appendonly no\`); FLUSHALL on every master before each scenario.
   ${rounds} round${rounds === 1 ? '' : 's'}, after one untimed warm-up run of scenario 1; with more than one round, a rate is the median
   (lowest–highest in brackets) and a share is over all rounds. Each scenario keeps its topic name in every round, so
   its slots, and the master serving them, are the same each time.
 - As users run it: a producer-only Nest app (\`RedisAckQueueModule.forRoot({ connection: { cluster: [seeds] }, topics, consumers: false })\`)
   pushes through the injected \`RedisAckQueueService\`; each consumer app is a Nest application context with one
-  \`@QueueHandler(topic, { concurrency: ${CONCURRENCY} })\`. A partitioned topic has \`topics: { [topic]: { partitions: 6 } }\` in
+  \`@QueueHandler(topic, { concurrency: ${CONCURRENCY} })\`. A partitioned topic has \`topics: { [topic]: { partitions: 6 } }\` (or 12) in
   every app. Library defaults otherwise. Everything runs in this one Node process.
 - push/s: ${n} messages of ~100 B JSON in sequential \`pushMany\` calls of ${BATCH.toLocaleString('en-US')} (a partitioned topic splits each call
   by partition, one script per partition, sent at once). consume+ack/s: drain all ${n} at concurrency ${CONCURRENCY} per app,
@@ -379,7 +597,7 @@ one thread, so scenario 5 shows that consumers share the partitions (deliveries 
 would add throughput. Run-to-run spread on this shared machine is wide (see the brackets): read differences
 smaller than the spread as a tie. What the figures do show: the cost of partitioning on one master (scenario 2
 against 1, also in commands per message), that an unpartitioned topic lives on one master whatever the cluster size
-(scenario 3's shares), and whether 6 partitions spread pushes and consumer work over all 3 masters (scenarios 4-5's
+(scenario 3's shares), and whether 6 and 12 partitions spread pushes and consumer work over all 3 masters (scenarios 4-6's
 shares and per-master CPU). Throughput on a cluster with a core per master and consumers on other machines has to be
 measured there.
 
@@ -388,6 +606,26 @@ ${table}
 ## Details
 
 ${detailTable}
+
+## Per-master cost of a message
+
+What one message of the topic costs each master, over every round (push phase: per pushed message; drain: per
+consumed message, acks included). Redis CPU is INFO cpu (\`used_cpu_user\` + \`used_cpu_sys\`, children included) of
+each master over the phase: it holds everything the server did (networking, cron, cluster bus), so it is what a master's
+core must supply, and being CPU time rather than a rate it does not shrink or grow with other load on the machine (only
+cache and scheduling effects do). commandstats µs: time inside the script calls (EVALSHA, which include the commands
+they ran) and the consumers' BLPOP of the wake list, the queue work proper; it is time on the clock while a command
+ran, so on a loaded machine a master that is descheduled mid-command counts more than its CPU (read it, and the slot
+figures, as shares). Script calls per
+1,000 messages show the per-call fixed cost each master pays. By slot (only with Valkey 8.0 or later, whose
+\`CLUSTER SLOT-STATS\` with \`cluster-slot-stats-enabled yes\` charges each command, a script with all it runs, to the
+slot of its keys; n/a on Redis): the topic's partition slots summed per master, its home slot (the plain tag: partition
+count, wake list, history), and every other slot (the prefix-wide topic registry, id counter and data marker). The home
+slot and the other slots are what more masters do not divide. Single pushes: after each drain, ${singles.toLocaleString('en-US')}
+\`push\` calls of one message each, ${SINGLES_IN_FLIGHT} under way at once, no consumer running (a partitioned topic's push
+also wakes its consumers in its home slot: one more script call per call, wherever the message went).
+
+${costTable}
 
 Redeliveries count deliveries beyond the first of a message (at-least-once; none are expected on a healthy run).
 `;
