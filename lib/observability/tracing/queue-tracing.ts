@@ -1,6 +1,7 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { MessageContext, PushManyItem, RedisAckQueueTracingOptions, ReservedMessage } from '../../interfaces';
 import { requirePeer } from '../optional-peer';
+import { spanContextMaker, type SpanContextMaker } from './span-context';
 
 /** `messaging.system` of every span. */
 export const MESSAGING_SYSTEM = 'redis-ack-queue';
@@ -16,11 +17,14 @@ export const ATTEMPT_ATTRIBUTE = 'messaging.redis_ack_queue.attempt';
  */
 export class QueueTracing {
   readonly api: typeof OtelApi;
+  /** A delivery's context: its parent with its span (see spanContextMaker). */
+  readonly spanContext: SpanContextMaker;
   private readonly tracer: OtelApi.Tracer;
 
   constructor(private readonly options: RedisAckQueueTracingOptions = {}) {
     this.api = requirePeer<typeof OtelApi>('@opentelemetry/api', 'The tracing option');
     this.tracer = this.api.trace.getTracer('nestjs-redis-ack-queue');
+    this.spanContext = spanContextMaker(this.api);
   }
 
   /**
@@ -176,7 +180,7 @@ export class DeliveryTracing {
     const parent = this.parentOf(message.headers);
     if (this.unsampled) return this.unsampled;
     const span = this.tracing.startProcess(this.topic, message, parent);
-    return { context: this.api.trace.setSpan(parent, span), span };
+    return { context: this.tracing.spanContext(parent, span), span };
   }
 
   /** Runs `fn(a, b, c)` in `context` (no closure per message). */
