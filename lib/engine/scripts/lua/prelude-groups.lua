@@ -326,6 +326,8 @@ local function start_grouped(count, limits, now)
   local ids, active, moved = {}, { GROUP_PIN, '1' }, 0
   local capacity = limits.gc or 1
   local clock
+  -- Asked once: a group's oldest message an earlier version left there moves first.
+  local legacy = key_filled(K.groupQueue)
   while #ids < count and not held_until do
     local turns, groups
     if weighted then
@@ -350,7 +352,9 @@ local function start_grouped(count, limits, now)
       -- dropped: the group's next end gives it back.
       local head = nil
       if used_slots <= capacity then
-        moved = moved + legacy_move(group)
+        if legacy then
+          moved = moved + legacy_move(group)
+        end
         local key = group_key(group)
         local used, opens = 0, nil
         if limits.gm and redis.call('EXISTS', key) == 1 then
@@ -376,8 +380,9 @@ local function start_grouped(count, limits, now)
           clock = tonumber(turns[2 * i])
           turn_taken(group, clock)
         end
-        if not offer_turn(group, capacity, used_slots) and weighted and used_slots >= capacity
-          and group_waits(group) then
+        if used_slots < capacity then
+          offer_turn(group, capacity, used_slots)
+        elseif weighted and group_waits(group) then
           block(group, taken_next, now)
         end
         taken_group = nil
