@@ -1,8 +1,9 @@
 // Redis commands per grouped message over its life (push, reserve, ack), counted by the server
 // (INFO commandstats, commands run inside scripts included), so the figure does not depend on the
-// machine's speed: GROUPS groups x PER_GROUP messages pushed in batches of 1,000, then consumed at
-// concurrency 50. With --weights the groups get weights 1-5 first (setGroupWeights), if the build
-// has them. Run: npm run bench:group-commands [-- --groups=1000 --per-group=20 --weights]
+// machine's speed, and apart for the push and the consume: GROUPS groups x PER_GROUP messages pushed
+// in batches of 1,000, then consumed at concurrency 50. With --weights the groups get weights 1-5
+// first (setGroupWeights), if the build has them.
+// Run: npm run bench:group-commands [-- --groups=1000 --per-group=20 --weights]
 import { RedisAckQueueService } from '../lib/service/redis-ack-queue.service';
 import { BenchRedis } from './redis-server';
 
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     }
   }
   if (batch.length > 0) await queue.pushMany(topic, batch);
+  const pushed = [...(await commandCounts(redis)).values()].reduce((sum, n) => sum + n, 0);
   let handled = 0;
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
   console.log(
     `${GROUPS} groups x ${PER_GROUP}, weights ${WEIGHTS ? 'on' : 'off'}: ${(all / TOTAL).toFixed(3)} commands per message`,
   );
+  console.log(`  push ${(pushed / TOTAL).toFixed(3)}, consume ${((all - pushed) / TOTAL).toFixed(3)}`);
   console.log(`  script calls per message ${(scripts.reduce((s, [, n]) => s + n, 0) / TOTAL).toFixed(3)}`);
   console.log(`  ${top.map(([name, n]) => `${name} ${(n / TOTAL).toFixed(3)}`).join(', ')}`);
   await queue.close();

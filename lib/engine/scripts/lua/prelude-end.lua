@@ -107,7 +107,7 @@ local function leases_ended(ids)
       unblock(order)
     end
     local slots = redis.call('HMGET', K.groupSlots, unpack(order))
-    local kept, gone = {}, {}
+    local kept, gone, back = {}, {}, {}
     for i, group in ipairs(order) do
       local left = (tonumber(slots[i]) or 0) - freed[group]
       if left > 0 then
@@ -116,8 +116,13 @@ local function leases_ended(ids)
       else
         gone[#gone + 1] = group
       end
-      turned = offer_turn(group, capacity, math.max(left, 0)) or turned
+      if weighted then
+        turned = offer_turn(group, capacity, math.max(left, 0)) or turned
+      elseif left < capacity then
+        back[#back + 1] = group
+      end
     end
+    turned = turns_back(back) or turned
     if #kept > 0 then
       redis.call('HSET', K.groupSlots, unpack(kept))
     end

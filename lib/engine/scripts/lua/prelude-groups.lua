@@ -203,6 +203,73 @@ local function offer_turn(group, capacity, slots, waiting)
   return redis.call('ZADD', K.groupTurns, 'NX', next_turn(group), group) == 1
 end
 
+-- Appends to `out` those of groups[first..last] whose ZSET holds messages: one EXISTS for all of
+-- them, asked again half by half only while some hold messages and some do not.
+local function groups_filled(groups, first, last, out)
+  local keys = {}
+  for i = first, last do
+    keys[#keys + 1] = group_key(groups[i])
+  end
+  local found = redis.call('EXISTS', unpack(keys))
+  if found == #keys then
+    for i = first, last do
+      out[#out + 1] = groups[i]
+    end
+  elseif found > 0 then
+    local middle = math.floor((first + last) / 2)
+    groups_filled(groups, first, middle, out)
+    groups_filled(groups, middle + 1, last, out)
+  end
+end
+
+-- Gives those of `groups` (each with a slot free) that have a message waiting their turn at the
+-- tail of the rotation, unless a rate limit holds them; without weights only. A few commands for
+-- all of them, not a few per group. True if one got a turn.
+local function turns_back(groups)
+  if #groups > 0 and key_filled(K.groupHeld) then
+    local held, free = redis.call('ZMSCORE', K.groupHeld, unpack(groups)), {}
+    for i = 1, #groups do
+      if not held[i] then
+        free[#free + 1] = groups[i]
+      end
+    end
+    groups = free
+  end
+  local waiting = {}
+  if key_filled(K.groupQueue) then
+    -- What an earlier version left waiting is asked about group by group.
+    for _, group in ipairs(groups) do
+      if group_waits(group) then
+        waiting[#waiting + 1] = group
+      end
+    end
+  elseif #groups > 0 then
+    groups_filled(groups, 1, #groups, waiting)
+  end
+  if #waiting == 0 then
+    return false
+  end
+  -- One turn for all: they ended together, and a tie is served in name order (a number each
+  -- would cost a formatting each).
+  local turn = string.format('%d', group_sequence())
+  local args = { 'NX' }
+  for i = 1, #waiting do
+    args[#args + 1] = turn
+    args[#args + 1] = waiting[i]
+  end
+  return redis.call('ZADD', K.groupTurns, unpack(args)) > 0
+end
+
+-- Pops the `count` lowest turns, without weights: their groups only, in two commands (a number in
+-- a reply costs the server a float's formatting each, more than a command).
+local function turns_pop(count)
+  local groups = redis.call('ZRANGE', K.groupTurns, 0, count - 1)
+  if #groups > 0 then
+    redis.call('ZREMRANGEBYRANK', K.groupTurns, 0, #groups - 1)
+  end
+  return groups
+end
+
 -- Group -> whether its ZSET holds messages, as this call found (or made) it: a group gets its
 -- turn when its ZSET is created (one that holds messages has one already, or is full or held:
 -- see above). Push fills it as it checks the keys' types.
@@ -259,19 +326,23 @@ local function start_grouped(count, limits, now)
   local ids, active, moved = {}, { GROUP_PIN, '1' }, 0
   local capacity = limits.gc or 1
   local clock
+  -- Asked once: a group's oldest message an earlier version left there moves first.
+  local legacy = key_filled(K.groupQueue)
   while #ids < count and not held_until do
-    -- Weighted, a group's next turn may come before the others' popped with it: one at a time.
-    local turns = redis.call('ZPOPMIN', K.groupTurns, weighted and 1 or count - #ids)
-    if #turns == 0 then
-      break
+    local turns, groups
+    if weighted then
+      -- Weighted, a group's next turn may come before the others' popped with it: one at a time.
+      turns = redis.call('ZPOPMIN', K.groupTurns, 1)
+      if #turns > 0 and turn_held(tonumber(turns[2]), now) then
+        redis.call('ZADD', K.groupTurns, turns[2], turns[1])
+        break
+      end
+      groups = { turns[1] }
+    else
+      groups = turns_pop(count - #ids)
     end
-    if weighted and turn_held(tonumber(turns[2]), now) then
-      redis.call('ZADD', K.groupTurns, turns[2], turns[1])
+    if #groups == 0 then
       break
-    end
-    local groups = {}
-    for i = 1, #turns, 2 do
-      groups[#groups + 1] = turns[i]
     end
     local slots = redis.call('HMGET', K.groupSlots, unpack(groups))
     local slot_args = { GROUP_PIN, '1' }
@@ -281,7 +352,9 @@ local function start_grouped(count, limits, now)
       -- dropped: the group's next end gives it back.
       local head = nil
       if used_slots <= capacity then
-        moved = moved + legacy_move(group)
+        if legacy then
+          moved = moved + legacy_move(group)
+        end
         local key = group_key(group)
         local used, opens = 0, nil
         if limits.gm and redis.call('EXISTS', key) == 1 then
@@ -299,7 +372,7 @@ local function start_grouped(count, limits, now)
         active[#active + 1] = head
         active[#active + 1] = group
         slot_args[#slot_args + 1] = group
-        slot_args[#slot_args + 1] = string.format('%d', used_slots)
+        slot_args[#slot_args + 1] = used_slots == 1 and '1' or string.format('%d', used_slots)
         if limits.gm then
           rate_record(group, now, 1, rate_keep_ms(limits))
         end
@@ -307,8 +380,9 @@ local function start_grouped(count, limits, now)
           clock = tonumber(turns[2 * i])
           turn_taken(group, clock)
         end
-        if not offer_turn(group, capacity, used_slots) and weighted and used_slots >= capacity
-          and group_waits(group) then
+        if used_slots < capacity then
+          offer_turn(group, capacity, used_slots)
+        elseif weighted and group_waits(group) then
           block(group, taken_next, now)
         end
         taken_group = nil

@@ -241,7 +241,10 @@ if ids then
     if body and string.sub(body, 1, 5) == '{"t":' then
       -- Written by push: a JSON object whose "m", when set, is its last member. The client
       -- parses it anyway and buries it as malformed if someone else damaged the rest.
-      ok, max_attempts = true, tonumber(string.match(string.sub(body, -20), ',"m":(%d+)}$'))
+      -- Only a body ending in a digit and '}' may end with it (a grouped one ends '"}').
+      local last = string.byte(body, -2)
+      ok = true
+      max_attempts = last >= 48 and last <= 57 and tonumber(string.match(string.sub(body, -20), ',"m":(%d+)}$')) or nil
     elseif body and string.find(body, '^%w+|') then
       -- Compact, written by push for a message without maxAttempts (prelude.lua's enqueued_at).
       ok = true
