@@ -13,7 +13,7 @@ import { PendingRequests } from './pending-requests';
 import { PushCoalescer } from './push-coalescer';
 import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
-import { DEFAULT_REPLY_WAIT_MS, REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+import { DEFAULT_REPLY_WAIT_MS, REPLY_INLINE_HEADER, REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
 import { TransportQueue } from './transport-queue';
 import type { RedisAckQueueClientOptions } from './transport-options.interface';
 
@@ -61,6 +61,7 @@ export class RedisAckQueueClient extends ClientProxy {
     this.pending = new PendingRequests(
       {
         take: (topic, request) => this.queue.replies.take(topic, request),
+        markTaken: (topic, request) => this.queue.replies.markTaken(topic, request),
         cancel: (topic, id) => this.service.cancel(topic, id),
       },
       deserializer,
@@ -167,6 +168,7 @@ export class RedisAckQueueClient extends ClientProxy {
       ...withMetadata(push.headers, packet.metadata),
       [REPLY_TO_HEADER]: this.channel,
       [REPLY_TTL_HEADER]: String(timeoutMs),
+      [REPLY_INLINE_HEADER]: '1',
     };
     this.listen()
       .then(() => this.bodyOf({ pattern: packet.pattern, data, id, metadata: packet.metadata }))
@@ -202,14 +204,14 @@ export class RedisAckQueueClient extends ClientProxy {
     return asNestSends(await this.packetSerializer.serialize(packet));
   }
 
-  /** The reply channel, subscribed before the first request is pushed. */
+  /** The reply channels, subscribed before the first request is pushed. */
   private listen(): Promise<ReplyInbox> {
     this.inbox ??= (async () => {
-      const inbox = this.queue.replies.inbox(
-        this.channel,
-        (id) => this.pending.answered(id),
-        () => this.pending.sweepAll(),
-      );
+      const inbox = this.queue.replies.inbox(this.channel, {
+        answered: (id) => this.pending.answered(id),
+        replied: (id, reply) => this.pending.replied(id, reply),
+        resubscribed: () => this.pending.sweepAll(),
+      });
       await inbox.open();
       return inbox;
     })();

@@ -20,8 +20,9 @@ const WRITES: ReplyWrite[] = ['lost', 'sent', 'answered'];
 /**
  * The replies of request-reply (the Nest transport). A request's reply is a STRING
  * `<replies><id>` in its message's partition slot, stored once, by the current lease, and
- * announced on its caller's channel (reply.lua). The caller takes it, leaving a one-byte mark
- * until the TTL ends, so that the request delivered again is seen as answered.
+ * announced on its caller's channel (reply.lua): its id, or the reply itself on the caller's
+ * inline channel. The caller takes it (or, having heard it whole, marks it taken), leaving a
+ * one-byte mark until the TTL ends, so that the request delivered again is seen as answered.
  */
 export class RequestReplies {
   constructor(
@@ -30,11 +31,22 @@ export class RequestReplies {
     private readonly layouts: TopicLayouts,
   ) {}
 
-  /** Stores and announces the reply of a held request. */
-  async write(topic: string, lease: Lease, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
+  /**
+   * Stores and announces the reply of a held request: its id on `channel`, or, given an
+   * `inlineChannel`, the reply itself there (`<reply>\n<id>`, see ReplyInbox).
+   */
+  async write(
+    topic: string,
+    lease: Lease,
+    reply: string,
+    ttlMs: number,
+    channel: string,
+    inlineChannel = '',
+  ): Promise<ReplyWrite> {
     const layout = this.layouts.get(topic);
     const keys = layout.partitions[partitionOfMessage(layout, lease)];
-    const code = await this.scripts.run<number>('reply', topic, keys, [lease.id, lease.token, reply, ttlMs, channel]);
+    const args = [lease.id, lease.token, reply, ttlMs, channel, inlineChannel];
+    const code = await this.scripts.run<number>('reply', topic, keys, args);
     return WRITES[code];
   }
 
@@ -56,6 +68,12 @@ export class RequestReplies {
       () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL', 'GET') as Promise<string | null>,
     );
     return previous === null || previous === TAKEN ? undefined : previous;
+  }
+
+  /** Marks a reply its caller heard whole as taken, as `take` would have (its answer unread). */
+  async markTaken(topic: string, request: RequestRef): Promise<void> {
+    const key = this.keyOf(topic, request);
+    await sendCommand(this.client, 'take a reply', topic, () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL'));
   }
 
   private keyOf(topic: string, request: RequestRef): string {
