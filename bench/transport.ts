@@ -91,13 +91,17 @@ const WORKLOADS: Workload[] = [
   { key: 'issue requests', kind: 'requests', n: ISSUE_MESSAGES, inFlight: ISSUE_IN_FLIGHT },
 ];
 
-/** What one message cost Redis over a workload. */
+/** What one message cost over a workload. */
 interface RedisCost {
   /** EVAL / EVALSHA / FCALL calls. */
   scripts: number;
   /** Every command, those run inside scripts included. */
   commands: number;
+  /** Redis CPU time, µs. */
   cpuUs: number;
+  /** CPU time of the client's process (the driver) and of the server's process, µs. */
+  clientUs: number;
+  serverUs: number;
 }
 
 /** One workload of one round of one system. */
@@ -261,11 +265,20 @@ async function subscribed(admin: Redis): Promise<void> {
 const OWN_COMMANDS = new Set(['info', 'config|resetstat', 'flushall', 'pubsub|numsub']);
 const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 
-/** Runs `work` and says what each of its `n` messages cost Redis. */
-async function costOf<R>(redis: BenchRedis, n: number, work: () => Promise<R>): Promise<R & { cost: RedisCost }> {
+/** Runs `work` and says what each of its `n` messages cost Redis and the two processes. */
+async function costOf<R>(
+  redis: BenchRedis,
+  server: ServerProcess,
+  n: number,
+  work: () => Promise<R>,
+): Promise<R & { cost: RedisCost }> {
   await redis.admin.config('RESETSTAT');
   const cpuBefore = await redis.cpuSeconds();
+  const serverBefore = (await server.ask({ type: 'cpu' }, 'cpu')).us;
+  const clientBefore = process.cpuUsage();
   const result = await work();
+  const client = process.cpuUsage(clientBefore);
+  const serverAfter = (await server.ask({ type: 'cpu' }, 'cpu')).us;
   const cpuAfter = await redis.cpuSeconds();
   let scripts = 0;
   let commands = 0;
@@ -274,10 +287,14 @@ async function costOf<R>(redis: BenchRedis, n: number, work: () => Promise<R>): 
     commands += calls;
     if (SCRIPT_COMMANDS.has(command)) scripts += calls;
   }
-  return {
-    ...result,
-    cost: { scripts: scripts / n, commands: commands / n, cpuUs: ((cpuAfter - cpuBefore) * 1e6) / n },
+  const cost = {
+    scripts: scripts / n,
+    commands: commands / n,
+    cpuUs: ((cpuAfter - cpuBefore) * 1e6) / n,
+    clientUs: (client.user + client.system) / n,
+    serverUs: (serverAfter - serverBefore) / n,
   };
+  return { ...result, cost };
 }
 
 async function round(redis: BenchRedis, system: System): Promise<RoundFigures> {
@@ -293,11 +310,15 @@ async function round(redis: BenchRedis, system: System): Promise<RoundFigures> {
       const { n, inFlight: limit } = workload;
       const measured =
         workload.kind === 'events'
-          ? await costOf(redis, n, async () => ({
+          ? await costOf(redis, server, n, async () => ({
               ...(await events(server, client, n, limit)),
               ...{ p50: NaN, p99: NaN, failed: 0 },
             }))
-          : await costOf(redis, n, async () => ({ ...(await requests(client, n, limit)), lost: 0, lagMs: NaN }));
+          : await costOf(redis, server, n, async () => ({
+              ...(await requests(client, n, limit)),
+              lost: 0,
+              lagMs: NaN,
+            }));
       figures.set(workload.key, measured);
     }
     return figures;
@@ -367,7 +388,8 @@ function reportText(figures: Map<string, RoundFigures[]>, redisVersion: string, 
       const cost = (pick: (c: RedisCost) => number) => medianOf(rounds, workload.key, (f) => pick(f.cost));
       return (
         `| ${workload.key} | ${key} | ${cost((c) => c.scripts).toFixed(2)} | ${cost((c) => c.commands).toFixed(2)} | ` +
-        `${cost((c) => c.cpuUs).toFixed(1)} |`
+        `${cost((c) => c.cpuUs).toFixed(1)} | ${cost((c) => c.clientUs).toFixed(1)} | ${cost((c) => c.serverUs).toFixed(1)} | ` +
+        `${cost((c) => c.cpuUs + c.clientUs + c.serverUs).toFixed(1)} |`
       );
     }),
   );
@@ -410,10 +432,12 @@ function reportText(figures: Map<string, RoundFigures[]>, redisVersion: string, 
     '## What one message costs Redis',
     '',
     'Per event or request, medians over the rounds: script calls (EVAL / EVALSHA), every command (those run inside',
-    "scripts too, as INFO commandstats counts them) and the Redis server's CPU time (used_cpu_user + sys).",
+    "scripts too, as INFO commandstats counts them), the Redis server's CPU time (used_cpu_user + sys), and the CPU",
+    "time of the client's process and of the server's (process.cpuUsage()): on a loaded machine, what a message",
+    'costs is steadier than how fast it goes.',
     '',
-    '| workload | system | script calls | commands | Redis CPU µs |',
-    '| --- | --- | --- | --- | --- |',
+    '| workload | system | script calls | commands | Redis CPU µs | client CPU µs | server CPU µs | all CPU µs |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...costRows,
     '',
     '## Delivery guarantees',
@@ -467,7 +491,8 @@ async function main(): Promise<void> {
           const extra = Number.isNaN(f.p50)
             ? `${f.lost} lost`
             : `p50 ${ms(f.p50)} ms${f.failed ? `, ${f.failed} failed` : ''}`;
-          return `${key} ${count(f.rate)}/s (${extra}, ${f.cost.scripts.toFixed(2)} scripts, ${f.cost.cpuUs.toFixed(1)} µs)`;
+          const cpu = f.cost.cpuUs + f.cost.clientUs + f.cost.serverUs;
+          return `${key} ${count(f.rate)}/s (${extra}, ${f.cost.scripts.toFixed(2)} scripts, ${cpu.toFixed(0)} µs CPU)`;
         }).join('; ');
         process.stdout.write(`round ${i + 1} ${system.key.padEnd(10)} ${line}\n`);
       }

@@ -1,7 +1,9 @@
+import { TurnBatches } from '../../common/turn-batches';
 import type { RedisClient } from '../redis/connection';
 import { sendCommand } from '../redis/redis-command';
 import type { ScriptRunner } from '../scripts/script-runner';
 import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
+import type { QueueKeys } from '../keys/queue-keys';
 import type { Lease } from '../codecs/wire-format';
 
 /** How a reply's write ended: stored and announced, refused (the lease is gone), or refused (answered before). */
@@ -17,14 +19,26 @@ export interface RequestRef {
 const TAKEN = '-';
 const WRITES: ReplyWrite[] = ['lost', 'sent', 'answered'];
 
+/** One reply waiting for its turn's script call. */
+interface PendingWrite {
+  topic: string;
+  keys: QueueKeys;
+  args: (string | number)[];
+  resolve: (write: ReplyWrite) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The replies of request-reply (the Nest transport). A request's reply is a STRING
  * `<replies><id>` in its message's partition slot, stored once, by the current lease, and
  * announced on its caller's channel (reply.lua): its id, or the reply itself on the caller's
  * inline channel. The caller takes it (or, having heard it whole, marks it taken), leaving a
  * one-byte mark until the TTL ends, so that the request delivered again is seen as answered.
+ * The replies of one event-loop turn to one partition go in one script call.
  */
 export class RequestReplies {
+  private readonly writes = new TurnBatches<PendingWrite>((_slot, batch) => void this.send(batch));
+
   constructor(
     private readonly client: RedisClient,
     private readonly scripts: ScriptRunner,
@@ -44,10 +58,27 @@ export class RequestReplies {
     inlineChannel = '',
   ): Promise<ReplyWrite> {
     const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOfMessage(layout, lease)];
+    const partition = partitionOfMessage(layout, lease);
+    const keys = layout.partitions[partition];
     const args = [lease.id, lease.token, reply, ttlMs, channel, inlineChannel];
-    const code = await this.scripts.run<number>('reply', topic, keys, args);
-    return WRITES[code];
+    return new Promise((resolve, reject) =>
+      this.writes.add(`${partition} ${topic}`, { topic, keys, args, resolve, reject }),
+    );
+  }
+
+  private async send(batch: PendingWrite[]): Promise<void> {
+    const [{ topic, keys }] = batch;
+    try {
+      const codes = await this.scripts.run<number[]>(
+        'reply',
+        topic,
+        keys,
+        batch.flatMap((each) => each.args),
+      );
+      for (let i = 0; i < batch.length; i++) batch[i].resolve(WRITES[codes[i]]);
+    } catch (error) {
+      for (const each of batch) each.reject(error);
+    }
   }
 
   /** Whether the request was answered (its reply, or the mark of a taken one, has not expired). */
