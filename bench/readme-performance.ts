@@ -179,7 +179,8 @@ function transport(): string[] {
   const [, concurrency] = line(report, /concurrency: (\d+) \}/);
   const [, spread] = line(report, /^- (Spread over the rounds [^\n]+)\.$/m);
   const guaranteesAt = report.indexOf('## Delivery guarantees');
-  const { header, rows } = table(report.slice(0, guaranteesAt));
+  // The first table: the main workloads (the workload and the costs follow it).
+  const { header, rows } = table(report.slice(0, report.indexOf('\n## ')));
   // The section's lines, up to the next heading.
   const guarantees = report
     .slice(guaranteesAt)

@@ -65,6 +65,9 @@ async function main(): Promise<void> {
       report({ type: 'expecting' });
     } else if (command.type === 'count') {
       report({ type: 'count', count, at: lastAt });
+    } else if (command.type === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      report({ type: 'cpu', us: user + system });
     } else {
       // The IPC channel goes last: the process then exits only if app.close() left nothing open.
       void app.close().then(() => process.disconnect());

@@ -23,7 +23,7 @@ import { FlowTrees, type DeadParentsListener } from './stores/flow-trees';
 import { GroupWeightsStore } from './stores/group-weights';
 import { HistoryStore } from './stores/history-store';
 import { JobRecords } from './stores/job-records';
-import { ReplyInbox } from './redis/reply-inbox';
+import { ReplyInbox, type ReplyNotices } from './redis/reply-inbox';
 import { RequestReplies } from './stores/request-replies';
 import { LeaseSettler } from './stores/lease-settler';
 import { MessageLookup } from './stores/message-lookup';
@@ -187,8 +187,8 @@ export class QueueEngine implements ConsumerEngine {
   }
 
   /** A caller's channel for the replies of its requests, on a pub/sub connection of its own. */
-  replyInbox(channel: string, onAnswered: (id: string) => void, onResubscribed: () => void): ReplyInbox {
-    return new ReplyInbox(this.client, channel, onAnswered, onResubscribed);
+  replyInbox(channel: string, inlineChannel: string, notices: ReplyNotices): ReplyInbox {
+    return new ReplyInbox(this.client, channel, inlineChannel, notices);
   }
 
   /** Checks that the topic's keys in Redis have the layout this service is configured with (partition count). */

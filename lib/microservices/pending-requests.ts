@@ -18,9 +18,13 @@ const RESPONSE_PACKETS: Deserializer = {
   },
 };
 
-/** How a caller's requests reach Redis: taking a reply, cancelling a request nobody waits for. */
+/**
+ * How a caller's requests reach Redis: taking a reply, marking one heard whole as taken,
+ * cancelling a request nobody waits for.
+ */
 export interface RequestChannel {
   take(topic: string, request: { id: string; group?: string }): Promise<string | undefined>;
+  markTaken(topic: string, request: { id: string; group?: string }): Promise<void>;
   cancel(topic: string, id: string): Promise<unknown>;
 }
 
@@ -43,9 +47,10 @@ class PendingRequest {
 }
 
 /**
- * The requests of one client that wait for their replies, by id. A reply is taken once, when
- * its notice arrives (or a sweep finds it: after a reconnect, and every 2 s for requests
- * older than 2 s), and handed to the caller as Nest's client expects: each value, then
+ * The requests of one client that wait for their replies, by id. A reply comes whole on the
+ * inline channel (then it is marked taken in Redis, off the caller's path), or is taken once
+ * when its id's notice arrives (or a sweep finds it: after a reconnect, and every 2 s for
+ * requests older than 2 s), and handed to the caller as Nest's client expects: each value, then
  * completion, or the error. The first reply wins; a request settled (answered, timed out,
  * abandoned) hears nothing more. With a `deserializer` (or for the response packets of a
  * server's `serializer`), each packet goes through it, as Nest's clients read theirs.
@@ -94,6 +99,19 @@ export class PendingRequests {
     if (pending) void this.collect(pending);
   }
 
+  /**
+   * A whole reply: handed to its caller, then marked taken (a redelivered request still finds it
+   * answered). A text this package did not write is left to be taken.
+   */
+  replied(id: string, text: string): void {
+    const pending = this.byId.get(id);
+    if (!pending) return;
+    const reply = decodeReply(text);
+    if (!reply) return void this.collect(pending);
+    this.channel.markTaken(pending.topic, pending).catch(() => undefined); // else it expires with its TTL
+    void this.deliver(pending, reply);
+  }
+
   /** Looks for the replies of every waiting request (after a reconnect, when notices may have been missed). */
   sweepAll(): void {
     for (const pending of this.byId.values()) void this.collect(pending);
@@ -117,7 +135,12 @@ export class PendingRequests {
       return; // Redis unreachable: the next notice, sweep or the timeout settles it.
     }
     const reply = text === undefined ? undefined : decodeReply(text);
-    if (!reply || pending.settled) return;
+    if (reply) await this.deliver(pending, reply);
+  }
+
+  /** Settles the request and hands its caller the reply (the first one only). */
+  private async deliver(pending: PendingRequest, reply: ReplyRecord): Promise<void> {
+    if (pending.settled) return;
     this.settle(pending, undefined);
     let packets: WritePacket[];
     try {

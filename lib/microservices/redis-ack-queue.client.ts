@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClientProxy, type ReadPacket, type Serializer, type WritePacket } from '@nestjs/microservices';
 import { DuplicateRequestError, InvalidOptionError, QueueClosedError } from '../errors';
-import type { PlainPushOptions, PushResult } from '../interfaces';
+import type { KeyedPushResult, PlainPushOptions, PushOptions, PushResult } from '../interfaces';
 import type { ReplyInbox } from '../engine/redis/reply-inbox';
 import { keyModeOf } from '../queue/key-modes';
 import { assertBounded } from '../queue/validation';
@@ -10,9 +10,10 @@ import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { type TransportPacket, withMetadata } from './packet-wire';
 import { topicOfPattern } from './pattern-topic';
 import { PendingRequests } from './pending-requests';
+import { PushCoalescer } from './push-coalescer';
 import { RedisAckQueueRecord, type RedisAckQueueRecordOptions } from './redis-ack-queue.record';
 import type { RedisAckQueueTransportEvents } from './redis-ack-queue.server';
-import { DEFAULT_REPLY_WAIT_MS, REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
+import { DEFAULT_REPLY_WAIT_MS, REPLY_INLINE_HEADER, REPLY_TO_HEADER, REPLY_TTL_HEADER } from './reply-wire';
 import { TransportQueue } from './transport-queue';
 import type { RedisAckQueueClientOptions } from './transport-options.interface';
 
@@ -38,6 +39,8 @@ export class RedisAckQueueClient extends ClientProxy {
   private channel: string;
   private readonly timeoutMs: number;
   private readonly packetSerializer: Serializer | undefined;
+  /** Pushes of one event-loop turn, one call per topic; none with tracing (each push has its caller's span). */
+  private readonly pushes: PushCoalescer | undefined;
   private connecting: Promise<void> | undefined;
   private inbox: Promise<ReplyInbox> | undefined;
   private closed = false;
@@ -58,11 +61,13 @@ export class RedisAckQueueClient extends ClientProxy {
     this.pending = new PendingRequests(
       {
         take: (topic, request) => this.queue.replies.take(topic, request),
+        markTaken: (topic, request) => this.queue.replies.markTaken(topic, request),
         cancel: (topic, id) => this.service.cancel(topic, id),
       },
       deserializer,
     );
     this.packetSerializer = serializer;
+    this.pushes = serviceOptions.tracing ? undefined : new PushCoalescer();
   }
 
   /**
@@ -163,11 +168,12 @@ export class RedisAckQueueClient extends ClientProxy {
       ...withMetadata(push.headers, packet.metadata),
       [REPLY_TO_HEADER]: this.channel,
       [REPLY_TTL_HEADER]: String(timeoutMs),
+      [REPLY_INLINE_HEADER]: '1',
     };
     this.listen()
       .then(() => this.bodyOf({ pattern: packet.pattern, data, id, metadata: packet.metadata }))
       // No key mode here: refused above.
-      .then((body) => this.service.push(topic, body, { ...push, id, headers } as PlainPushOptions))
+      .then((body) => this.pushOne(topic, body, { ...push, id, headers } as PlainPushOptions))
       .then((pushed) => {
         // Another client's request of this id is stored: it is that caller's (reply and cancel).
         if ('duplicate' in pushed && pushed.duplicate) request.fail(new DuplicateRequestError(topic, id));
@@ -182,7 +188,13 @@ export class RedisAckQueueClient extends ClientProxy {
     const { timeoutMs: _requestsOnly, ...push } = options;
     const headers = withMetadata(push.headers, packet.metadata);
     const body = await this.bodyOf({ pattern: packet.pattern, data, metadata: packet.metadata });
-    return (await this.service.push(topicOfPattern(packet.pattern), body, { ...push, headers })) as T;
+    return (await this.pushOne(topicOfPattern(packet.pattern), body, { ...push, headers })) as T;
+  }
+
+  /** Pushes one message: with the others of this turn, unless tracing gives each push its own span. */
+  private pushOne(topic: string, payload: unknown, options: PushOptions): Promise<KeyedPushResult> {
+    if (!this.pushes) return this.service.push(topic, payload, options);
+    return this.pushes.push(this.service, topic, { ...options, payload });
   }
 
   /** A message's body: the data, or what the `serializer` made of the packet (sent through JSON as Nest's are). */
@@ -192,14 +204,14 @@ export class RedisAckQueueClient extends ClientProxy {
     return asNestSends(await this.packetSerializer.serialize(packet));
   }
 
-  /** The reply channel, subscribed before the first request is pushed. */
+  /** The reply channels, subscribed before the first request is pushed. */
   private listen(): Promise<ReplyInbox> {
     this.inbox ??= (async () => {
-      const inbox = this.queue.replies.inbox(
-        this.channel,
-        (id) => this.pending.answered(id),
-        () => this.pending.sweepAll(),
-      );
+      const inbox = this.queue.replies.inbox(this.channel, {
+        answered: (id) => this.pending.answered(id),
+        replied: (id, reply) => this.pending.replied(id, reply),
+        resubscribed: () => this.pending.sweepAll(),
+      });
       await inbox.open();
       return inbox;
     })();

@@ -17,6 +17,7 @@ import { RedisAckQueueRejectException } from './redis-ack-queue-reject.exception
 import {
   DEFAULT_REPLY_WAIT_MS,
   encodeReply,
+  REPLY_INLINE_HEADER,
   REPLY_TO_HEADER,
   REPLY_TTL_HEADER,
   responsePackets,
@@ -243,6 +244,7 @@ export class RedisAckQueueServer
       this.encode(record, context.topic),
       replyTtlMs(message),
       channel,
+      message.headers[REPLY_INLINE_HEADER] === '1',
     );
     if (failure && isRefusal(failure)) throw failure;
   }

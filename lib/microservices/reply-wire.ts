@@ -8,6 +8,12 @@ import { asError } from '../errors/error-text';
 
 /** The request header naming the caller's channel (`<prefix>:reply-to:<uuid>`). */
 export const REPLY_TO_HEADER = 'ackq-reply-to';
+/**
+ * The request header by which a caller asks for its reply whole on its channel's inline twin
+ * (`'1'`), rather than its id to take it by: one round trip fewer. A server older than this
+ * header sends the id, and the caller takes the reply as before.
+ */
+export const REPLY_INLINE_HEADER = 'ackq-reply-inline';
 /** The request header giving how long (ms) the caller waits: how long its reply is kept. */
 export const REPLY_TTL_HEADER = 'ackq-reply-ttl-ms';
 /** How long a caller waits when its `timeoutMs` is left out, and a request without that header's reply is kept. */

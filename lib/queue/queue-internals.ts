@@ -1,5 +1,5 @@
 import type { Lease } from '../engine/codecs/wire-format';
-import type { ReplyInbox } from '../engine/redis/reply-inbox';
+import type { ReplyInbox, ReplyNotices } from '../engine/redis/reply-inbox';
 import type { ReplyWrite, RequestRef } from '../engine/stores/request-replies';
 import type { DeliveryTallies } from './delivery-tally';
 
@@ -18,14 +18,26 @@ export interface ServiceReplies {
   newChannel(): string;
   /** Whether `text` names a caller channel of this prefix. */
   isChannel(text: string | undefined): text is string;
-  /** Stores the reply of a running delivery (its lease) and announces it on `channel`. */
-  send(topic: string, lease: Lease | undefined, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite>;
+  /**
+   * Stores the reply of a running delivery (its lease) and announces it on `channel`: its id, or
+   * with `inline` the reply itself on the channel's inline twin.
+   */
+  send(
+    topic: string,
+    lease: Lease | undefined,
+    reply: string,
+    ttlMs: number,
+    channel: string,
+    inline: boolean,
+  ): Promise<ReplyWrite>;
   /** Whether the request was answered already (by an earlier delivery). */
   answered(topic: string, request: RequestRef): Promise<boolean>;
   /** The request's reply, once; undefined while there is none (or it was taken). */
   take(topic: string, request: RequestRef): Promise<string | undefined>;
-  /** Listens on a caller channel. */
-  inbox(channel: string, onAnswered: (id: string) => void, onResubscribed: () => void): ReplyInbox;
+  /** Marks a reply its caller heard whole as taken. */
+  markTaken(topic: string, request: RequestRef): Promise<void>;
+  /** Listens on a caller channel and its inline twin. */
+  inbox(channel: string, notices: ReplyNotices): ReplyInbox;
 }
 
 /** What a service keeps for the package's own upper parts. */

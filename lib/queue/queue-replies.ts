@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Lease } from '../engine/codecs/wire-format';
-import type { ReplyInbox } from '../engine/redis/reply-inbox';
+import type { ReplyInbox, ReplyNotices } from '../engine/redis/reply-inbox';
 import type { ReplyWrite, RequestRef } from '../engine/stores/request-replies';
 import type { QueueCore } from './queue-core';
 import type { ServiceReplies } from './queue-internals';
 
 /** Where a caller waits for its replies: `<prefix>:reply-to:<uuid>`, one per caller. */
 const CHANNEL_MARK = ':reply-to:';
+/** A caller channel's twin, where whole replies come: `<prefix>:reply-to:<uuid>:inline`. */
+const INLINE_SUFFIX = ':inline';
 
 /**
  * Request-reply over ordinary messages, for the Nest transport: a caller's channel, the
@@ -29,13 +31,22 @@ export class QueueReplies implements ServiceReplies {
 
   /**
    * Stores the reply of a running delivery (its lease, see heldDeliveryOf: undefined for a context
-   * made elsewhere) and announces it on `channel`: 'lost' when its lease is no longer this
-   * delivery's, 'answered' when a reply was stored before.
+   * made elsewhere) and announces it on `channel` (with `inline`, the reply itself on its inline
+   * twin): 'lost' when its lease is no longer this delivery's, 'answered' when a reply was stored
+   * before.
    */
-  send(topic: string, lease: Lease | undefined, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
+  send(
+    topic: string,
+    lease: Lease | undefined,
+    reply: string,
+    ttlMs: number,
+    channel: string,
+    inline: boolean,
+  ): Promise<ReplyWrite> {
     return this.core.call('reply to a request', topic, () => {
       if (!lease) return Promise.resolve<ReplyWrite>('lost');
-      return this.core.engine.replies.write(topic, lease, reply, ttlMs, channel);
+      const inlineChannel = inline ? channel + INLINE_SUFFIX : '';
+      return this.core.engine.replies.write(topic, lease, reply, ttlMs, channel, inlineChannel);
     });
   }
 
@@ -49,9 +60,14 @@ export class QueueReplies implements ServiceReplies {
     return this.core.call('take a reply', topic, () => this.core.engine.replies.take(topic, request));
   }
 
-  /** Listens on a caller channel (see ReplyInbox). */
-  inbox(channel: string, onAnswered: (id: string) => void, onResubscribed: () => void): ReplyInbox {
+  /** Marks a reply its caller heard whole as taken (see RequestReplies). */
+  markTaken(topic: string, request: RequestRef): Promise<void> {
+    return this.core.call('take a reply', topic, () => this.core.engine.replies.markTaken(topic, request));
+  }
+
+  /** Listens on a caller channel and its inline twin (see ReplyInbox). */
+  inbox(channel: string, notices: ReplyNotices): ReplyInbox {
     this.core.assertOpen('listen for replies');
-    return this.core.engine.replyInbox(channel, onAnswered, onResubscribed);
+    return this.core.engine.replyInbox(channel, channel + INLINE_SUFFIX, notices);
   }
 }

@@ -479,6 +479,42 @@ describe('the microservice transport (RedisAckQueueServer, RedisAckQueueClient)'
       expect(ttl).toBeLessThanOrEqual(65_000);
     });
 
+    it('reach the caller whole on its inline channel, and leave the mark of a taken reply in Redis', async () => {
+      const topic = topicOfPattern({ cmd: 'sum' });
+      const listener = fx.client();
+      const notice = new Promise<string>((resolve) =>
+        listener.on('pmessage', (_pattern, _from, text: string) => resolve(text)),
+      );
+      await listener.psubscribe('ackq:reply-to:*:inline');
+      try {
+        const record = new RedisAckQueueRecord([3, 4], { id: 'whole-1' });
+        expect(await firstValueFrom(client.send({ cmd: 'sum' }, record))).toBe(7);
+        expect(await notice).toBe('{"v":[7]}\nwhole-1');
+        // The caller heard the reply itself and marks it taken: a redelivery would find it answered.
+        await eventually(async () => (await fx.redis.get(`{ackq:${topic}}:reply:whole-1`)) === '-');
+      } finally {
+        listener.disconnect();
+      }
+    });
+
+    it('answer a caller older than whole replies with the id on its channel, and keep the reply for it to take', async () => {
+      const topic = topicOfPattern({ cmd: 'sum' });
+      const channel = `ackq:reply-to:${'1'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`;
+      const listener = fx.client();
+      const notice = new Promise<string>((resolve) => listener.on('message', (_from, text: string) => resolve(text)));
+      await listener.subscribe(channel);
+      try {
+        // Its headers name its channel and its wait, and do not ask for the reply whole.
+        const { id } = await queue.push(topic, [2, 5], {
+          headers: { [REPLY_TO_HEADER]: channel, [REPLY_TTL_HEADER]: '10000' },
+        });
+        expect(await notice).toBe(id);
+        expect(await fx.redis.get(`{ackq:${topic}}:reply:${id}`)).toBe('{"v":[7]}');
+      } finally {
+        listener.disconnect();
+      }
+    });
+
     it('list their topics in the registry, as every topic', async () => {
       expect(await queue.topics()).toEqual(
         expect.arrayContaining(['orders.created', 'math.stream', topicOfPattern({ cmd: 'sum' })]),

@@ -1,7 +1,9 @@
+import { TurnBatches } from '../../common/turn-batches';
 import type { RedisClient } from '../redis/connection';
 import { sendCommand } from '../redis/redis-command';
 import type { ScriptRunner } from '../scripts/script-runner';
 import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
+import type { QueueKeys } from '../keys/queue-keys';
 import type { Lease } from '../codecs/wire-format';
 
 /** How a reply's write ended: stored and announced, refused (the lease is gone), or refused (answered before). */
@@ -17,25 +19,66 @@ export interface RequestRef {
 const TAKEN = '-';
 const WRITES: ReplyWrite[] = ['lost', 'sent', 'answered'];
 
+/** One reply waiting for its turn's script call. */
+interface PendingWrite {
+  topic: string;
+  keys: QueueKeys;
+  args: (string | number)[];
+  resolve: (write: ReplyWrite) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The replies of request-reply (the Nest transport). A request's reply is a STRING
  * `<replies><id>` in its message's partition slot, stored once, by the current lease, and
- * announced on its caller's channel (reply.lua). The caller takes it, leaving a one-byte mark
- * until the TTL ends, so that the request delivered again is seen as answered.
+ * announced on its caller's channel (reply.lua): its id, or the reply itself on the caller's
+ * inline channel. The caller takes it (or, having heard it whole, marks it taken), leaving a
+ * one-byte mark until the TTL ends, so that the request delivered again is seen as answered.
+ * The replies of one event-loop turn to one partition go in one script call.
  */
 export class RequestReplies {
+  private readonly writes = new TurnBatches<PendingWrite>((_slot, batch) => void this.send(batch));
+
   constructor(
     private readonly client: RedisClient,
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
   ) {}
 
-  /** Stores and announces the reply of a held request. */
-  async write(topic: string, lease: Lease, reply: string, ttlMs: number, channel: string): Promise<ReplyWrite> {
+  /**
+   * Stores and announces the reply of a held request: its id on `channel`, or, given an
+   * `inlineChannel`, the reply itself there (`<reply>\n<id>`, see ReplyInbox).
+   */
+  async write(
+    topic: string,
+    lease: Lease,
+    reply: string,
+    ttlMs: number,
+    channel: string,
+    inlineChannel = '',
+  ): Promise<ReplyWrite> {
     const layout = this.layouts.get(topic);
-    const keys = layout.partitions[partitionOfMessage(layout, lease)];
-    const code = await this.scripts.run<number>('reply', topic, keys, [lease.id, lease.token, reply, ttlMs, channel]);
-    return WRITES[code];
+    const partition = partitionOfMessage(layout, lease);
+    const keys = layout.partitions[partition];
+    const args = [lease.id, lease.token, reply, ttlMs, channel, inlineChannel];
+    return new Promise((resolve, reject) =>
+      this.writes.add(`${partition} ${topic}`, { topic, keys, args, resolve, reject }),
+    );
+  }
+
+  private async send(batch: PendingWrite[]): Promise<void> {
+    const [{ topic, keys }] = batch;
+    try {
+      const codes = await this.scripts.run<number[]>(
+        'reply',
+        topic,
+        keys,
+        batch.flatMap((each) => each.args),
+      );
+      for (let i = 0; i < batch.length; i++) batch[i].resolve(WRITES[codes[i]]);
+    } catch (error) {
+      for (const each of batch) each.reject(error);
+    }
   }
 
   /** Whether the request was answered (its reply, or the mark of a taken one, has not expired). */
@@ -56,6 +99,12 @@ export class RequestReplies {
       () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL', 'GET') as Promise<string | null>,
     );
     return previous === null || previous === TAKEN ? undefined : previous;
+  }
+
+  /** Marks a reply its caller heard whole as taken, as `take` would have (its answer unread). */
+  async markTaken(topic: string, request: RequestRef): Promise<void> {
+    const key = this.keyOf(topic, request);
+    await sendCommand(this.client, 'take a reply', topic, () => this.client.call('SET', key, TAKEN, 'XX', 'KEEPTTL'));
   }
 
   private keyOf(topic: string, request: RequestRef): string {

@@ -1,25 +1,38 @@
--- reply: answers a request once. Stores its reply under its id, with a TTL, and announces the
--- id on the caller's channel, only while the given token is still its lease and no reply was
+-- reply: answers requests once each. Stores each reply under its request's id, with a TTL, and
+-- announces it to its caller, only while the given token is still its lease and no reply was
 -- stored for it before: a request delivered again (its server killed after replying, before
--- the ack) is not answered twice.
+-- the ack) is not answered twice. A caller that asked for it hears the reply itself, so it need
+-- not fetch it; an older caller hears the id, and takes the reply. The replies of one turn of a
+-- server come in one call.
 --
 -- K.tokens K.replies
--- ARGV[1] id
--- ARGV[2] token
--- ARGV[3] reply    JSON text (the client bounds its size)
--- ARGV[4] ttl      ms the reply is kept for its caller
--- ARGV[5] channel  the caller's pub/sub channel
--- Returns 1 stored and announced, 0 stale token, 2 answered before (nothing changed)
+-- (each reply's key is made here, the replies prefix and its id: in the topic's hash tag)
+-- ARGV, six per reply:
+--   id
+--   token
+--   reply    JSON text (the client bounds its size; JSON.stringify writes no newline)
+--   ttl      ms the reply is kept for its caller
+--   channel  the caller's pub/sub channel: it hears the id
+--   inline   '' or the caller's channel for whole replies: it hears '<reply>\n<id>' instead
+-- Returns one code per reply: 1 stored and announced, 0 stale token, 2 answered before (nothing changed)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-local id, token, channel = ARGV[1], ARGV[2], ARGV[5]
 check_types(K.tokens, 'hash')
 
-if redis.call('HGET', K.tokens, id) ~= token then
-  return 0
+local results = {}
+for i = 1, #ARGV, 6 do
+  local id, reply, inline = ARGV[i], ARGV[i + 2], ARGV[i + 5]
+  local key = K.replies .. id
+  if redis.call('HGET', K.tokens, id) ~= ARGV[i + 1] then
+    results[#results + 1] = 0
+  elseif not redis.call('SET', key, reply, 'NX', 'PX', ARGV[i + 3]) then
+    results[#results + 1] = 2
+  else
+    local channel, notice = ARGV[i + 4], id
+    if inline ~= '' then
+      channel, notice = inline, reply .. '\n' .. id
+    end
+    redis.call('PUBLISH', channel, notice)
+    results[#results + 1] = 1
+  end
 end
-local key = K.replies .. id
-if not redis.call('SET', key, ARGV[3], 'NX', 'PX', ARGV[4]) then
-  return 2
-end
-redis.call('PUBLISH', channel, id)
-return 1
+return results
