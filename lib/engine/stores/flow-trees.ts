@@ -78,7 +78,8 @@ export type DeadParentsListener = (parents: DeadParent[]) => void;
  * to an outbox in its own slot by the script that ends it, which answers it too; the engine's
  * store that ran the script passes it on (passOn) to its parent's slot (flow-notify.lua,
  * idempotent by the end's sequence), which clears it too where parent and child share a slot,
- * else it is cleared after (flow-clear.lua, not waited for). The sweep passes what a process
+ * else it is cleared after (flow-clear.lua, not waited for). All the ends one script wrote go
+ * in one call per parents' slot and one clear, not a pair per child. The sweep passes what a process
  * that died left in an outbox. So no parent starts before every child is acked, and none waits
  * for an end that was written. A parent's children come with its reserve (reserve.lua reads
  * its children's HASH, which lives in the parent's slot), so its handler reads nothing more.
