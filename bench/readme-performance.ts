@@ -214,7 +214,7 @@ function sectionOf(report: string, heading: string): string {
 /**
  * Flows (flows.md, `npm run bench:flows`): flows/s against BullMQ's FlowProducer and against the
  * same messages pushed plain, what a child costs in Redis commands and bytes, and what plain
- * topics pay for flows (the build before them and this one, each against BullMQ in the same rounds).
+ * topics pay for flows (the build given as before and this one, each against BullMQ in the same rounds).
  */
 function flows(): string[] {
   const report = read('flows.md');
@@ -284,7 +284,7 @@ function flows(): string[] {
       ? []
       : [
           '',
-          `Plain topics before flows (${before.replace(/^before \((\w+)\)$/, '$1')}) and with them, each ÷ BullMQ in the same rounds`,
+          `Plain topics on the build before (${before.replace(/^before \((\w+)\)$/, '$1')}) and on this one, each ÷ BullMQ in the same rounds`,
           `(medians of ${rounds}): push/s ${ratio('push/s ÷ BullMQ', before)} before, ${ratio('push/s ÷ BullMQ', after)} now;`,
           `consume+ack/s ${ratio('consume+ack/s ÷ BullMQ', before)} before, ${ratio('consume+ack/s ÷ BullMQ', after)} now.`,
           `Redis CPU per pushed message ${cell(plain, 'Redis CPU µs per pushed', before)} µs before, ` +

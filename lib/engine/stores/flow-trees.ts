@@ -78,7 +78,8 @@ export type DeadParentsListener = (parents: DeadParent[]) => void;
  * to an outbox in its own slot by the script that ends it, which answers it too; the engine's
  * store that ran the script passes it on (passOn) to its parent's slot (flow-notify.lua,
  * idempotent by the end's sequence), which clears it too where parent and child share a slot,
- * else it is cleared after (flow-clear.lua, not waited for). The sweep passes what a process
+ * else it is cleared after (flow-clear.lua, not waited for). All the ends one script wrote go
+ * in one call per parents' slot and one clear, not a pair per child. The sweep passes what a process
  * that died left in an outbox. So no parent starts before every child is acked, and none waits
  * for an end that was written. A parent's children come with its reserve (reserve.lua reads
  * its children's HASH, which lives in the parent's slot), so its handler reads nothing more.
@@ -225,17 +226,15 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
   }
 
   /**
-   * Each outbox entry of `written` (child id, entry, ...) reaches its parent; returns the parents
-   * (up the tree) that went to the dead letters. The ends go out together: each script is atomic
-   * on its own, and a parent hears its children in any order. One that fails waits in its outbox
-   * for the sweep, and takes none of the others' dead parents with it.
+   * The outbox entries of `written` (child id, entry, ...), all of one slot, reach their parents
+   * (see endBatches), the calls sent together: each script is atomic on its own, and a parent
+   * hears its children in any order. Returns the parents (up the tree) that went to the dead
+   * letters. A call that fails leaves its ends in their outbox for the sweep, and takes none of
+   * the other calls' dead parents with it.
    */
   private async hearAll(topic: string, partition: number, written: readonly string[]): Promise<DeadParent[]> {
-    const heard: Promise<DeadParent[]>[] = [];
-    for (let i = 0; i < written.length; i += 2) {
-      heard.push(this.hear({ topic, id: written[i], partition }, written[i + 1]).catch(() => []));
-    }
-    return (await Promise.all(heard)).flat();
+    const heard = endBatches(topic, partition, written).map((ends) => this.hear(ends).catch(() => []));
+    return heard.length === 1 ? heard[0] : (await Promise.all(heard)).flat();
   }
 
   /**
@@ -263,8 +262,8 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
       ]);
       const now = Number(reply[0]);
       const outbox = Number(reply[1]);
-      for (let i = 2; i < 2 + 2 * outbox; i += 2) {
-        dead.push(...(await this.hear({ topic, id: reply[i], partition }, reply[i + 1])));
+      for (const ends of endBatches(topic, partition, reply.slice(2, 2 + 2 * outbox))) {
+        dead.push(...(await this.hear(ends)));
       }
       for (let i = 2 + 2 * outbox; i < reply.length; i += 3) {
         const [id, ref, storedAt] = [reply[i], reply[i + 1], Number(reply[i + 2])];
@@ -307,46 +306,50 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
   }
 
   /**
-   * A child's end reaches its parent; then the child's outbox entry goes (unless a later end
-   * replaced it): in the same call where both share a slot, else after, not waited for (an
-   * entry left behind is passed again by the sweep, and heard once). Returns the parents (up
-   * the tree) that went to the dead letters.
+   * Children's ends, all of one child slot and one parents' slot, reach their parents (one
+   * flow-notify.lua call); then the children's outbox entries go (unless later ends replaced
+   * them): in the same call where both share a slot, else after, in one flow-clear.lua call not
+   * waited for (an entry left behind is passed again by the sweep, and heard once). Returns the
+   * parents (up the tree) that went to the dead letters.
    */
-  private async hear(child: FlowLink, entry: string): Promise<DeadParent[]> {
-    const [seq, outcome, ref, payload] = splitEntry(entry);
-    const link = JSON.parse(ref) as StoredLink;
-    const parent = { topic: link[0], id: link[1], partition: link[2] };
+  private async hear(ends: HeardEnd[]): Promise<DeadParent[]> {
+    const [{ child, parent }] = ends;
     const layout = this.layouts.get(parent.topic);
-    const error = outcome === 'f' ? MESSAGES.childFailed(child.topic, child.id, failureOf(payload).reason) : '';
     const sameSlot = parent.topic === child.topic && parent.partition === child.partition;
-    const heard = await this.scripts.run<number | [number, string[]]>(
+    const args: (string | number)[] = [this.dead.maxCount, this.dead.maxAgeMs];
+    for (const end of ends) {
+      const { seq, outcome, policy, payload, error } = end;
+      args.push(
+        end.parent.id,
+        childField(end.child),
+        seq,
+        outcome,
+        policy,
+        payload,
+        error,
+        sameSlot ? end.child.id : '',
+      );
+    }
+    const codes = await this.scripts.run<(number | string[])[]>(
       'flowNotify',
       parent.topic,
       layout.partitions[parent.partition],
-      [
-        parent.id,
-        childField(child),
-        seq,
-        outcome,
-        link[3],
-        payload,
-        error,
-        this.dead.maxCount,
-        this.dead.maxAgeMs,
-        sameSlot ? child.id : '',
-      ],
+      args,
     );
     if (!sameSlot) {
       const keys = this.keysOf(child.topic, child.partition);
-      this.scripts.run('flowClear', child.topic, keys, [child.id, seq]).catch(() => undefined);
+      const pairs = ends.flatMap(({ child: { id }, seq }) => [id, seq]);
+      this.scripts.run('flowClear', child.topic, keys, pairs).catch(() => undefined);
     }
-    if (heard === 3) await this.scripts.wakeHome(layout);
-    if (!Array.isArray(heard)) return [];
-    // The parent went to the dead letters: if it is a child itself, its own parent hears it.
-    return [
-      { topic: parent.topic, id: parent.id, error },
-      ...(await this.hearAll(parent.topic, parent.partition, heard[1])),
-    ];
+    // flow-notify.lua answers a code per end (2: its parent died of it, 3: its parent became
+    // due), then the outbox entries the dead parents wrote: their own parents hear them.
+    if (codes.includes(3)) await this.scripts.wakeHome(layout);
+    const dead = ends
+      .filter((_, i) => codes[i] === 2)
+      .map(({ parent: { topic, id }, error }) => ({ topic, id, error }));
+    const written = codes[ends.length] as string[];
+    if (written.length === 0) return dead;
+    return [...dead, ...(await this.hearAll(parent.topic, parent.partition, written))];
   }
 
   /**
@@ -387,6 +390,56 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
   private read<R>(topic: string, call: () => Promise<R>): Promise<R> {
     return sendCommand(this.scripts.client, 'read a flow', topic, call);
   }
+}
+
+/** A child's end as its parent hears it (an outbox entry, decoded). */
+interface HeardEnd {
+  child: FlowLink;
+  parent: FlowLink;
+  seq: string;
+  outcome: string;
+  /** The child's onChildFailure ('f' or 'c'). */
+  policy: string;
+  payload: string;
+  /** The text a parent it fails keeps in the dead letters ('' for an end that fails none). */
+  error: string;
+}
+
+function heardEnd(child: FlowLink, entry: string): HeardEnd {
+  const [seq, outcome, ref, payload] = splitEntry(entry);
+  const link = JSON.parse(ref) as StoredLink;
+  const error = outcome === 'f' ? MESSAGES.childFailed(child.topic, child.id, failureOf(payload).reason) : '';
+  return {
+    child,
+    parent: { topic: link[0], id: link[1], partition: link[2] },
+    seq,
+    outcome,
+    policy: link[3],
+    payload,
+    error,
+  };
+}
+
+/**
+ * Outbox entries of one slot (child id, entry, ...) as flow-notify.lua calls take them: by their
+ * parents' slot, at most 500 a call.
+ */
+function endBatches(topic: string, partition: number, written: readonly string[]): HeardEnd[][] {
+  const bySlot = new Map<string, HeardEnd[]>();
+  for (let i = 0; i < written.length; i += 2) {
+    const end = heardEnd({ topic, id: written[i], partition }, written[i + 1]);
+    const slot = `${end.parent.partition} ${end.parent.topic}`;
+    const ends = bySlot.get(slot);
+    if (ends) ends.push(end);
+    else bySlot.set(slot, [end]);
+  }
+  const batches: HeardEnd[][] = [];
+  for (const ends of bySlot.values()) {
+    for (let start = 0; start < ends.length; start += LIMITS.idsPerCall) {
+      batches.push(ends.slice(start, start + LIMITS.idsPerCall));
+    }
+  }
+  return batches;
 }
 
 function byKey<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

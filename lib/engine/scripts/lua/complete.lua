@@ -21,14 +21,18 @@ check_types(K.stepIds, 'set')
 
 local max_count, max_age = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
-local results, ended, extras, gone = {}, {}, {}, {}
+local results, ended, extras = {}, {}, {}
 
+-- Every lease checked with one read.
+local ids = {}
 for i = 3, #ARGV, 3 do
-  local id, token, extra = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local current = redis.call('HGET', K.tokens, id)
+  ids[#ids + 1] = ARGV[i]
+end
+local tokens = redis.call('HMGET', K.tokens, unpack(ids))
+for k, id in ipairs(ids) do
+  local i = 3 * k
+  local token, extra, current = ARGV[i + 1], ARGV[i + 2], tokens[k]
   if current == token and max_count == 0 then
-    message_completed(id, nil, now)
-    gone[#gone + 1] = id
     ended[#ended + 1], extras[#extras + 1] = id, extra
     results[#results + 1] = 1
   elseif current == token then
@@ -52,10 +56,12 @@ for i = 3, #ARGV, 3 do
   end
 end
 
-steps_forget(gone)
 -- A flow's child hands its result (the extra's "r") to its parent; the group's next message may
--- start, a consumer waiting for a concurrency slot wakes.
-if #ended > 0 then
+-- start, a consumer waiting for a concurrency slot wakes. Kept no record: the messages go as
+-- acked ones do, a few commands for the batch.
+if #ended > 0 and max_count == 0 then
+  messages_acked(ended, extras)
+elseif #ended > 0 then
   ended_well(ended, extras)
 end
 -- Last: 1 when a freed group or concurrency slot woke consumers (the caller wakes a partitioned topic's home).

@@ -10,19 +10,33 @@ check_types(K.delayed, 'zset', K.flowParents, 'hash', K.flowUncommitted, 'zset',
   K.priority, 'hash', K.readyLevels, 'zset')
 
 local now = now_ms()
-local released = false
-for _, id in ipairs(ARGV) do
-  if redis.call('ZREM', K.flowUncommitted, id) == 1 and not redis.call('ZSCORE', K.flowWaiting, id) then
-    local score = redis.call('ZSCORE', K.delayed, id)
-    local ref = redis.call('HGET', K.flowParents, id)
-    if score == FLOW_HELD and ref then
-      local link = cjson.decode(ref)
-      flow_release(id, math.max(now + link[8], link[9]), now)
-      released = true
-    end
+-- Read for all ids at once: which still wait for their root, which of those are held leaves.
+local ids = {}
+for i, held in ipairs(redis.call('ZMSCORE', K.flowUncommitted, unpack(ARGV))) do
+  if held then
+    ids[#ids + 1] = ARGV[i]
   end
 end
-if released and redis.call('EXISTS', K.paused) == 0 then
+if #ids == 0 then
+  return 0
+end
+redis.call('ZREM', K.flowUncommitted, unpack(ids))
+local waiting = redis.call('ZMSCORE', K.flowWaiting, unpack(ids))
+local scores = redis.call('ZMSCORE', K.delayed, unpack(ids))
+local refs = redis.call('HMGET', K.flowParents, unpack(ids))
+local leaves, dues = {}, {}
+for i, id in ipairs(ids) do
+  if not waiting[i] and scores[i] == FLOW_HELD and refs[i] then
+    local link = cjson.decode(refs[i])
+    leaves[#leaves + 1] = id
+    dues[#dues + 1] = math.max(now + link[8], link[9])
+  end
+end
+if #leaves == 0 then
+  return 0
+end
+flow_release(leaves, dues, now)
+if redis.call('EXISTS', K.paused) == 0 then
   wake()
   return 1
 end

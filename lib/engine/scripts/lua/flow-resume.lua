@@ -38,7 +38,7 @@ if (tonumber(counts[1]) or 0) > 0 or (tonumber(counts[2]) or 0) > 0 then
   return 1
 end
 local delay, at = string.match(counts[3] or '', '^(%d+) (%d+)$')
-flow_release(id, math.max(now + (tonumber(delay) or 0), tonumber(at) or 0), now)
+flow_release({ id }, { math.max(now + (tonumber(delay) or 0), tonumber(at) or 0) }, now)
 if redis.call('EXISTS', K.paused) == 0 then
   wake()
 end

@@ -22,19 +22,28 @@ end
 
 -- Flow links: a parent's children and their results, a child's link to its parent (a dead child
 -- keeps it: a requeue may still end it well). Callers ask flow_used first: one EXISTS when the
--- slot has no flow.
+-- slot has no flow. A few commands per call, more only for the parents among the ids.
 local function flow_forget(ids)
-  for _, id in ipairs(ids) do
-    if redis.call('SREM', K.flowOpen, id) == 1 then
-      local key = K.flowChildren .. id
-      redis.call('DEL', key)
-      redis.call('ZREM', K.flowWaiting, id)
+  if #ids == 0 then
+    return
+  end
+  local open = {}
+  for i, member in ipairs(redis.call('SMISMEMBER', K.flowOpen, unpack(ids))) do
+    if member == 1 then
+      open[#open + 1] = ids[i]
     end
   end
-  if #ids > 0 then
-    redis.call('HDEL', K.flowParents, unpack(ids))
-    redis.call('ZREM', K.flowUncommitted, unpack(ids))
+  if #open > 0 then
+    local keys = {}
+    for i, id in ipairs(open) do
+      keys[i] = K.flowChildren .. id
+    end
+    redis.call('SREM', K.flowOpen, unpack(open))
+    redis.call('DEL', unpack(keys))
+    redis.call('ZREM', K.flowWaiting, unpack(open))
   end
+  redis.call('HDEL', K.flowParents, unpack(ids))
+  redis.call('ZREM', K.flowUncommitted, unpack(ids))
 end
 
 -- Key modes: an ended message leaves its key: a debounce
@@ -191,21 +200,24 @@ end
 local function ended_well(ids, results)
   leases_ended(ids)
   if flow_used() then
-    for i, id in ipairs(ids) do
-      flow_child_ended(id, 'a', results and results[i] or '')
+    local payloads = {}
+    for i = 1, #ids do
+      payloads[i] = results and results[i] or ''
     end
+    flow_children_ended(ids, 'a', payloads)
     flow_forget(ids)
   end
   redis.call('HINCRBY', K.counters, 'acked', #ids)
 end
 
--- Acked: nothing of the message stays. For the ids whose lease the caller checked.
-local function messages_acked(ids)
+-- Acked: nothing of the message stays. For the ids whose lease the caller checked; results as
+-- for ended_well (complete.lua's, when it keeps no record).
+local function messages_acked(ids, results)
   redis.call('ZREM', K.leased, unpack(ids))
   redis.call('HDEL', K.messages, unpack(ids))
   lived_forget(ids)
   steps_forget(ids)
-  ended_well(ids)
+  ended_well(ids, results)
 end
 
 -- Acks the id/token pairs of ARGV from index `first`: removes each message whose lease is
@@ -229,18 +241,14 @@ local function ack_leases(first)
   return results
 end
 
--- Completed (its lease checked by the caller): its body becomes `record`, listed in K.completed,
--- or goes when no record is kept (nil; then the caller passes it to steps_forget, which a kept
--- record keeps). The caller ends the batch with ended_well.
+-- Completed with a record kept (its lease checked by the caller): its body becomes `record`,
+-- listed in K.completed; its steps stay with it. The caller ends the batch with ended_well (a
+-- message completed with no record kept goes as an acked one, messages_acked).
 local function message_completed(id, record, now)
   redis.call('ZREM', K.leased, id)
   lived_forget({ id })
-  if record then
-    redis.call('HSET', K.messages, id, record)
-    redis.call('ZADD', K.completed, now, id)
-  else
-    redis.call('HDEL', K.messages, id)
-  end
+  redis.call('HSET', K.messages, id, record)
+  redis.call('ZADD', K.completed, now, id)
 end
 
 -- Dead, with a reason (its lease, if any, already left K.leased): its body stays for inspection,

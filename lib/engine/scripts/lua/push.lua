@@ -34,6 +34,8 @@ local now = now_ms()
 local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local earliest = tonumber(first[2])
 local results, ready, stored_count, grouped_count = {}, {}, 0, 0
+-- Written after the loop, one command each: delayed (score, id pairs) and the flow nodes stored.
+local delayed, flow_ids, flow_parents, flow_children = {}, {}, {}, {}
 local must_wake = false
 -- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
 legacy_groups = ARGV[1] ~= '1'
@@ -114,7 +116,8 @@ for m = 1, count do
         -- Reserve moves it into its group when due; the member made now keeps its push order.
         redis.call('HSET', K.groupWaiting, id, group_member(group, id))
       end
-      redis.call('ZADD', K.delayed, due, id)
+      delayed[#delayed + 1] = string.format('%d', due)
+      delayed[#delayed + 1] = id
       -- Consumers sleep until the earliest due time; an earlier one must wake them.
       if earliest == nil or due < earliest then
         earliest = due
@@ -132,7 +135,9 @@ for m = 1, count do
       ready[#ready + 1] = id
     end
     if flow[m] then
-      flow_node_stored(id, ARGV[i + 6], ARGV[i + 7], now)
+      flow_ids[#flow_ids + 1] = id
+      flow_parents[#flow_parents + 1] = ARGV[i + 6]
+      flow_children[#flow_children + 1] = ARGV[i + 7]
     end
   elseif flow[m] and ARGV[i + 6] ~= '' and redis.call('HGET', K.flowParents, id) ~= ARGV[i + 6] then
     results[m] = 3
@@ -140,6 +145,11 @@ for m = 1, count do
   i = flow[m] and i + 8 or long[m] and i + 6 or i + 2
 end
 
+-- Score and id pairs, split at UNPACK_MAX (even).
+push_ids('ZADD', K.delayed, delayed)
+if #flow_ids > 0 then
+  flow_nodes_stored(flow_ids, flow_parents, flow_children, now)
+end
 if stored_count > 0 then
   redis.call('HINCRBY', K.counters, 'pushed', stored_count)
 end

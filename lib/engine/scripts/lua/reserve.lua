@@ -229,8 +229,8 @@ if ids then
     redis.call('HDEL', K.retryDue, unpack(ids))
   end
   local token_base = redis.call('INCRBY', K.sequence, #ids) - #ids
-  -- One read, so a topic without flow parents pays nothing more for them.
-  local open = redis.call('EXISTS', K.flowOpen) == 1
+  -- One read, so a topic without flow parents pays nothing more for them; then one for the batch.
+  local open = redis.call('EXISTS', K.flowOpen) == 1 and redis.call('SMISMEMBER', K.flowOpen, unpack(ids))
   local lease_args, token_args = {}, {}
   -- Numbers passed to redis.call are formatted with %.17g, which costs more than the rest
   -- of a message's work: integers are formatted once here, and with %d.
@@ -269,7 +269,7 @@ if ids then
       token_args[#token_args + 1] = token
       out[#out + 1] = id
       out[#out + 1] = dues[i] and (token .. ' ' .. dues[i] .. ' ' .. body) or (token .. ' ' .. body)
-      if open and redis.call('SISMEMBER', K.flowOpen, id) == 1 then
+      if open and open[i] == 1 then
         local key = K.flowChildren .. id
         parents[#parents + 1] = id
         parents[#parents + 1] = redis.call('HGETALL', key)
