@@ -337,6 +337,32 @@ describe('flows: parents that run after their children', () => {
     expect((await queue.get(child, 'free'))?.dueAt).toBeUndefined();
   });
 
+  it("passes on the ends acked together although one parent's key was overwritten by a foreign type", async () => {
+    const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
+    const queue = await fx.service();
+    await queue.pushFlow(parentOf(parent, 'p1', child, ['c1']));
+    await queue.pushFlow(parentOf(parent, 'p2', child, ['c2']));
+    const damaged = Object.keys(await snapshotTopic(fx.redis, parent)).find((key) => key.endsWith(':flow:p1'))!;
+    await fx.redis.del(damaged);
+    await fx.redis.set(damaged, 'not a hash');
+    // Both children end in one ack call, so their ends reach the parents' slot in one batch.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    queue.consume(
+      child,
+      async () => {
+        if (++started === 2) release();
+        await gate;
+      },
+      { concurrency: 2 },
+    );
+    const ran: string[] = [];
+    queue.consume(parent, (_payload: unknown, context: MessageContext) => void ran.push(context.id));
+    await eventually(() => ran.includes('p2'), 20_000);
+    expect(ran).toEqual(['p2']);
+  });
+
   it('refuses bad flows with typed errors and stores nothing', async () => {
     const [parent, child] = [uniqueTopic('parent'), uniqueTopic('child')];
     const queue = await fx.service();

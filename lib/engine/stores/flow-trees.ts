@@ -1,6 +1,6 @@
 import { LIMITS } from '../../common/redis-ack-queue.constants';
 import { MESSAGES } from '../../common/redis-ack-queue.messages';
-import { FlowIdTakenError } from '../../errors';
+import { FlowIdTakenError, QueueKeyTypeError } from '../../errors';
 import { sendCommand } from '../redis/redis-command';
 import type { MessageWriter } from './message-writer';
 import type { QueueKeys } from '../keys/queue-keys';
@@ -313,6 +313,20 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
    * parents (up the tree) that went to the dead letters.
    */
   private async hear(ends: HeardEnd[]): Promise<DeadParent[]> {
+    try {
+      return await this.hearTogether(ends);
+    } catch (error) {
+      // A foreign key at one parent's HASH fails the whole call: each end alone then, so it fails
+      // only its own (left in the outbox: the sweep's next call for it reports the error).
+      if (!(error instanceof QueueKeyTypeError) || ends.length === 1) throw error;
+      const alone = await Promise.all(ends.map((end) => this.hearTogether([end]).catch(() => undefined)));
+      if (alone.every((dead) => dead === undefined)) throw error;
+      return alone.flatMap((dead) => dead ?? []);
+    }
+  }
+
+  /** `hear` in one flow-notify.lua call. */
+  private async hearTogether(ends: HeardEnd[]): Promise<DeadParent[]> {
     const [{ child, parent }] = ends;
     const layout = this.layouts.get(parent.topic);
     const sameSlot = parent.topic === child.topic && parent.partition === child.partition;
