@@ -27,6 +27,8 @@ export interface ReserveRequest {
   leaseMs: number;
   /** For messages that carry no maxAttempts of their own. */
   maxAttempts: number;
+  /** The consumer's first call after a wait, alone: sent at once, not batched (see ScriptRunner.run). */
+  afterWait?: boolean;
 }
 
 export interface ReserveResult<T> {

@@ -32,9 +32,24 @@ export class ScriptRunner {
     return this.drops !== mark;
   }
 
-  run<T>(name: QueueScriptName, topic: string | undefined, keys: ScriptKeys, args: (string | number)[]): Promise<T> {
+  /**
+   * `eager`: a lone call (a push, a consumer's first reserve after a wait) goes out at once when
+   * the client is idle. Auto-pipelining holds a call until the next check phase, and behind the
+   * pipeline under way: that batches calls under load but makes a lone one wait for nothing.
+   * Only a caller that knows its call is alone says so: the reserves of a busy consumer sent at
+   * once would stop carrying the acks batched behind them.
+   */
+  run<T>(
+    name: QueueScriptName,
+    topic: string | undefined,
+    keys: ScriptKeys,
+    args: (string | number)[],
+    eager = false,
+  ): Promise<T> {
     const { operation } = QUEUE_SCRIPTS[name];
-    const reply = sendCommand(this.client, operation, topic, () => runQueueScript<T>(this.client, name, keys, args));
+    const reply = sendCommand(this.client, operation, topic, (idle) =>
+      runQueueScript<T>(this.client, name, keys, args, eager && idle),
+    );
     if (topic === undefined) return reply;
     return reply.then((value) => {
       this.answeredAt.set(topic, Date.now());
