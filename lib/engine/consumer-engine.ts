@@ -27,7 +27,7 @@ export interface ReserveRequest {
   leaseMs: number;
   /** For messages that carry no maxAttempts of their own. */
   maxAttempts: number;
-  /** The consumer's first call after a wait, alone: sent at once, not batched (see ScriptRunner.run). */
+  /** The consumer's first reserve after a wait, alone: sent at once when it can be (see ScriptRunner.run). */
   afterWait?: boolean;
 }
 

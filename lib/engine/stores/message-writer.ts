@@ -78,7 +78,7 @@ export class MessageWriter {
         for (const chunk of chunks) {
           const [answer] = this.replicated
             ? await this.replicated.push<(string | number)[]>(layout.name, keys, [chunk], ids, 'pushKeyed')
-            : [await this.scripts.run<(string | number)[]>('pushKeyed', layout.name, keys, chunk, true)];
+            : [await this.scripts.run<(string | number)[]>('pushKeyed', layout.name, keys, chunk)];
           answers.push(answer);
         }
         const decoded = answers.flatMap(decodeKeyedReplies);
@@ -106,7 +106,7 @@ export class MessageWriter {
           chunks,
           items.map(({ id }) => id),
         )
-      : await Promise.all(chunks.map((chunk) => this.scripts.run<number[]>('push', layout.name, keys, chunk, true)));
+      : await Promise.all(chunks.map((chunk) => this.scripts.run<number[]>('push', layout.name, keys, chunk)));
     return [...replies.flatMap((reply) => reply.slice(0, -1)), Math.max(...replies.map((reply) => reply.at(-1)!))];
   }
 }
