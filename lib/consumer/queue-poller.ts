@@ -152,7 +152,8 @@ export class QueuePoller<T> {
   /** Reserves and starts up to `count` messages; never rejects (the loop sees fetchError). */
   private async fetchBatch(partition: number, count: number): Promise<void> {
     const { leaseMs, maxAttempts } = this.settings;
-    const request = { count, leaseMs, maxAttempts };
+    // After a wait a reserve probes alone: it goes out at once rather than batched (see ReserveRequest).
+    const request = { count, leaseMs, maxAttempts, afterWait: this.probing };
     // The acks of the handlers that finished meanwhile ride along: one script call, not two.
     // (Of a partitioned topic they may belong to other partitions: they go on their own.)
     const carried = this.partitions.count === 1 ? LIMITS.idsPerCall : 0;

@@ -27,6 +27,8 @@ export interface ReserveRequest {
   leaseMs: number;
   /** For messages that carry no maxAttempts of their own. */
   maxAttempts: number;
+  /** The consumer's first reserve after a wait, alone: sent at once when it can be (see ScriptRunner.run). */
+  afterWait?: boolean;
 }
 
 export interface ReserveResult<T> {

@@ -244,7 +244,7 @@ export class QueueEngine implements ConsumerEngine {
     const mark = this.scripts.mark;
     const reply = decodeReserveReply<T>(
       topic,
-      await this.scripts.run<unknown[]>('reserve', topic, keys, args),
+      await this.scripts.run<unknown[]>('reserve', topic, keys, args, request.afterWait ?? false),
       maxAttempts,
     );
     this.settler.serverOffsetMs = reply.serverNow - Date.now();

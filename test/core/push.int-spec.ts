@@ -1,4 +1,4 @@
-import { commandCounts, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { commandCounts, mastersOf, snapshotTopic, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 describe('push', () => {
   const fx = useRedis();
@@ -11,6 +11,19 @@ describe('push', () => {
     expect(await queue.stats(topic)).toEqual({ ready: 1, delayed: 0, leased: 0, dead: 0, paused: false });
     const [message] = await queue.reserve(topic);
     expect(message).toMatchObject({ id, topic, payload: { order: 1 }, headers: { trace: 't-1' }, attempt: 1 });
+  });
+
+  it('loads its script again when Redis lost its scripts: a lone push goes out past auto-pipelining', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.push(topic, 1);
+    for (const master of await mastersOf(fx.redis)) await master.script('FLUSH');
+    // Nothing else outstanding: sent at once (see ScriptRunner.run), so ioredis' NOSCRIPT retry runs on that path.
+    const { id } = await queue.push(topic, 2);
+    expect((await queue.stats(topic)).ready).toBe(2);
+    const messages = await queue.reserve(topic, { count: 2 });
+    expect(messages.map((m) => m.payload)).toEqual([1, 2]);
+    expect(messages[1].id).toBe(id);
   });
 
   it('gives each message its own id across services', async () => {

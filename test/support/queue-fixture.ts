@@ -129,7 +129,7 @@ export function useRedis(serverOptions: RedisServerOptions = {}) {
 }
 
 /** The masters the client knows (the one server for a plain client). */
-async function mastersOf(redis: TestClient): Promise<Redis[]> {
+export async function mastersOf(redis: TestClient): Promise<Redis[]> {
   if (!(redis instanceof Cluster)) return [redis];
   // Before it is ready a Cluster client knows no node, and a snapshot would be empty.
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));

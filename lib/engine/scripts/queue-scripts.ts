@@ -98,22 +98,35 @@ export function defineQueueScripts(client: Redis | Cluster): void {
   }
 }
 
-/** Runs one script with the topic's keys in KEYS order (scriptKeysOf). */
+/** How ioredis keeps a defined script (its `scriptsSet`, marked internal): called directly, it skips auto-pipelining. */
+interface DefinedScript {
+  execute(client: Redis | Cluster, args: (string | number)[], options: { replyEncoding: 'utf8' }): Promise<unknown>;
+}
+
+/**
+ * Runs one script with the topic's keys in KEYS order (scriptKeysOf). `direct`: written to the
+ * socket now rather than on auto-pipelining's next check phase (see sendCommand).
+ */
 export function runQueueScript<T>(
   client: Redis | Cluster,
   name: QueueScriptName,
   keys: ScriptKeys,
   args: (string | number)[],
+  direct = false,
 ): Promise<T> {
-  const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
   const named = keys as Partial<Record<Key, string>>;
-  return command.call(
-    client,
+  const argv = [
     ...keyLists()
       .get(name)!
       .map((key) => named[key]!),
     ...args,
-  );
+  ];
+  const script = direct
+    ? (client.scriptsSet as Record<string, DefinedScript | undefined>)[COMMAND_PREFIX + name]
+    : undefined;
+  if (script) return script.execute(client, argv, { replyEncoding: 'utf8' }) as Promise<T>;
+  const command = (client as ScriptClient)[COMMAND_PREFIX + name] as (...a: (string | number)[]) => Promise<T>;
+  return command.call(client, ...argv);
 }
 
 /** Queues one script call on a pipeline (replicated pushes end theirs with WAIT). */
