@@ -106,10 +106,14 @@ describe('fault: the microservice transport under killed servers', () => {
     const proxy = await ReplyDroppingProxy.start(fx.server.port);
     try {
       const { servers, client, prefix } = setup({ leaseMs: 1000 });
+      // Announcements on the caller's channels: the request's id, or (to a caller that asks for it,
+      // as this client does) the reply itself followed by a newline and the id.
       const notices: string[] = [];
       const listener = fx.client() as Redis;
       await listener.psubscribe(`${prefix}:reply-to:*`);
-      listener.on('pmessage', (_pattern, _channel, id: string) => notices.push(id));
+      listener.on('pmessage', (_pattern, _channel, text: string) =>
+        notices.push(text.slice(text.lastIndexOf('\n') + 1)),
+      );
 
       const doomed = await servers.start({ REDIS_URL: proxy.url });
       const marker = `marker-${Date.now()}`;
