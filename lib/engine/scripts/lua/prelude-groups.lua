@@ -155,9 +155,11 @@ local hold_ms = 0
 -- and when the hold that stopped this call's starts lapses (nil: none stopped them).
 local blocked_first, held_until
 
+-- (block writes both keys, unblock deletes from both: a group in neither costs only the ZREM.)
 local function unblock(groups)
-  redis.call('ZREM', K.groupBlocked, unpack(groups))
-  redis.call('HDEL', K.groupBlockedAt, unpack(groups))
+  if redis.call('ZREM', K.groupBlocked, unpack(groups)) > 0 then
+    redis.call('HDEL', K.groupBlockedAt, unpack(groups))
+  end
 end
 
 local function block(group, turn, now)
