@@ -15,3 +15,4 @@ export * from './topic-limits.interface';
 export * from './batch.interface';
 export * from './history.interface';
 export * from './queue-flow-api.interface';
+export * from './queue-bulk-api.interface';

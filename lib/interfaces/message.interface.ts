@@ -39,7 +39,36 @@ export interface PushOptionsBase {
    * Not with `priority`.
    */
   group?: string;
+  /**
+   * Start-by deadline, absolute (a Date or epoch ms, at most 8.64e15): a message not started by
+   * then is never started; it ends as `onExpire` says. Judged by the Redis server's clock, never
+   * the caller's. It must lie after the moment the message becomes due (a deadline already past,
+   * by the server's clock, is refused). Not with `expiresInMs`. See docs/deadlines.md.
+   */
+  startBy?: Date | number;
+  /**
+   * Start-by deadline relative to when the message becomes due (ms, a whole number >= 1): its
+   * push, or its due time when delayed. A message not started within it is never started; it
+   * ends as `onExpire` says. Retries keep the first deadline. Not with `startBy`.
+   */
+  expiresInMs?: number;
+  /**
+   * What happens to a message whose start-by deadline passed: `'dead-letter'` (a dead letter
+   * with reason `expired`) or `'drop'` (deleted, as a cancel does). Only with `startBy` or
+   * `expiresInMs`.
+   * @defaultValue `'dead-letter'`
+   */
+  onExpire?: RedisAckQueueOnExpire;
+  /**
+   * Up to 10 tags (each 1-128 bytes of UTF-8, no control characters; repeats are kept once),
+   * stored in the topic's own slot: `list`, `count` and `bulk` select by them, `get` shows them.
+   * A message keeps its tags while it lives, dead or completed included. See docs/tags.md.
+   */
+  tags?: readonly string[];
 }
+
+/** What a message whose start-by deadline passed becomes: a dead letter (`expired`) or nothing. */
+export type RedisAckQueueOnExpire = 'dead-letter' | 'drop';
 
 /** No key mode: a push so typed answers a PushResult. */
 export interface NoKeyMode {
@@ -306,7 +335,8 @@ export interface QueueStats {
 
 /**
  * Why a message went to the dead letters: `failed` (the handler failed on its last attempt),
- * `expired` (its last lease ran out), `malformed` (its stored body could not be read), or
+ * `expired` (its last lease ran out, or its start-by deadline passed before it started: the
+ * error text tells which), `malformed` (its stored body could not be read), or
  * `rejected` (refused without a retry: a guard or pipe refused it, or the handler threw
  * MessageRejectedError), or `child-failed` (a flow's parent whose child went to the dead letters or
  * was cancelled; it comes back when that child is requeued and acked).

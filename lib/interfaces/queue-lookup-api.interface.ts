@@ -1,4 +1,10 @@
-import type { ChildFailure, DeadLetterReason, FlowRef, RedisAckQueueKeyMode } from './message.interface';
+import type {
+  ChildFailure,
+  DeadLetterReason,
+  FlowRef,
+  RedisAckQueueKeyMode,
+  RedisAckQueueOnExpire,
+} from './message.interface';
 
 /**
  * Where a message is: `ready` (waiting in line), `delayed` (waiting for its due time, or for
@@ -76,6 +82,12 @@ export interface MessageInfo<T = unknown> {
    * cut in Redis; `payload` and `result` are then undefined (`get` gives them whole).
    */
   preview?: MessagePreview;
+  /** The tags it was pushed with, when it has any (kept while it lives, dead or completed included). */
+  tags?: string[];
+  /** Of a message not started yet that has a start-by deadline: the deadline (see `startBy`). */
+  startBy?: number;
+  /** Of a message with a start-by deadline: what it becomes when the deadline passes. */
+  onExpire?: RedisAckQueueOnExpire;
   /** Of a flow's child (`pushFlow`): its parent, while the child lives. */
   parent?: FlowRef;
   /** Of a flow's parent: each child and how it stands, until the parent ends. */
@@ -102,8 +114,26 @@ export interface MessagePreview {
   bytes: number;
 }
 
+/**
+ * Which messages of a state `list`, `count` and `bulk` select; every field given must match.
+ * See docs/tags.md.
+ */
+export interface MessageFilter {
+  /** Messages pushed with this tag (compared whole, case-sensitive). */
+  tag?: string;
+  /** Pushed at or after this moment (a Date or epoch ms, Redis server clock). */
+  from?: Date | number;
+  /** Pushed at or before this moment (a Date or epoch ms, Redis server clock). */
+  to?: Date | number;
+  /**
+   * Whose error text contains this (1-1,024 characters, case-sensitive, as given, no patterns):
+   * the last failure's text of a dead letter. Messages of other states have none: none matches.
+   */
+  errorContains?: string;
+}
+
 /** Options of `list`. */
-export interface ListOptions {
+export interface ListOptions extends MessageFilter {
   /**
    * How many to skip (a whole number >= 0).
    * @defaultValue `0`

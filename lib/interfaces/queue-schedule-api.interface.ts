@@ -1,4 +1,4 @@
-import type { PushResult } from './message.interface';
+import type { PushResult, RedisAckQueueOnExpire } from './message.interface';
 
 /**
  * When a schedule ticks and what each tick pushes. Exactly one of `cron` and `everyMs`.
@@ -32,6 +32,17 @@ export interface ScheduleOptions {
   startAt?: Date | number;
   /** No tick after this time (a Date or epoch ms up to 8.64e15); not before `startAt`. */
   endAt?: Date | number;
+  /**
+   * A start-by deadline for every tick's message, relative to its tick (ms, a whole number >= 1):
+   * a tick not started within it (a backlog behind an outage) is never started. One period is a
+   * common choice. See docs/deadlines.md.
+   */
+  expiresInMs?: number;
+  /**
+   * What a tick's message whose deadline passed becomes (only with `expiresInMs`).
+   * @defaultValue `'dead-letter'`
+   */
+  onExpire?: RedisAckQueueOnExpire;
 }
 
 /** One schedule of the module option `schedules`: its topic, its name and its options. */
