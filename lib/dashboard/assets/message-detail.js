@@ -6,6 +6,7 @@ import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
 import { waitsForKey } from './key-mode.js';
+import { tagList } from './tags-and-deadlines.js';
 import { childrenSection, flowSection, parentSection } from './flow-detail.js';
 import { messageHref, routeOf, topicHref } from './routes.js';
 
@@ -57,6 +58,9 @@ export function showMessage(topic, message, changed) {
     message.key !== undefined && ['Key', message.key],
     message.mode !== undefined && ['Mode', message.mode],
     message.priority !== undefined && ['Priority', String(message.priority)],
+    message.tags !== undefined && message.tags.length > 0 && ['Tags', tagList(message.tags)],
+    message.startBy !== undefined && ['Start by', time(message.startBy)],
+    message.onExpire !== undefined && ['On expire', message.onExpire],
     message.dueAt !== undefined && ['Due', time(message.dueAt)],
     waitsForKey(message) && ['Due', 'when the running message of its key ends'],
     message.leaseDeadline !== undefined && ['Lease until', time(message.leaseDeadline)],

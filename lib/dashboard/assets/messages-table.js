@@ -2,6 +2,7 @@
 import { settings } from './api.js';
 import { h, label, scroller, time } from './dom.js';
 import { keyAndMode, waitsForKey } from './key-mode.js';
+import { startBy, tagList } from './tags-and-deadlines.js';
 
 const WHEN = {
   ready: ['Enqueued', 'enqueuedAt'],
@@ -17,6 +18,9 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
   const [whenLabel, whenKey] = WHEN[tab];
   // A key column only where a row has a key (dead letters and completed messages have left theirs).
   const keyed = messages.some((m) => m.key !== undefined);
+  // Tags and start-by deadlines likewise, only where a row has them.
+  const tagged = messages.some((m) => m.tags?.length > 0);
+  const timed = messages.some((m) => m.startBy !== undefined);
   const all = h('input', {
     type: 'checkbox',
     'aria-label': 'Select every dead letter on this page',
@@ -37,6 +41,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
       ? [h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Error')]
       : h('th', { scope: 'col' }, 'Group'),
     keyed ? h('th', { scope: 'col' }, 'Key') : '',
+    tagged ? h('th', { scope: 'col' }, 'Tags') : '',
+    timed ? h('th', { scope: 'col' }, 'Start by') : '',
   );
   const rows = messages.map((m) =>
     h(
@@ -61,6 +67,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
         ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, (m.error ?? '–').split('\n')[0])]
         : h('td', {}, m.group ?? '–'),
       keyed ? h('td', {}, keyAndMode(m)) : '',
+      tagged ? h('td', {}, m.tags?.length > 0 ? tagList(m.tags) : '–') : '',
+      timed ? h('td', {}, startBy(m)) : '',
     ),
   );
   return scroller(
