@@ -69,11 +69,22 @@ async function listMessages(ctx: CliContext, topic: string, state: string, page:
     priority: m.priority,
     mode: m.mode,
     key: m.key,
+    ...deadlineAndTags(m),
   }));
   // Mode and key only when a listed message has a key; the key last, as it may hold spaces.
   const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
-  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...keyed];
+  // Likewise a start-by deadline and tags (before the key: a tag holds no space only by chance).
+  const marked = [
+    ...(messages.some((m) => m.startBy !== undefined) ? ['start-by', 'on-expire'] : []),
+    ...(messages.some((m) => m.tags?.length) ? ['tags'] : []),
+  ];
+  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...marked, ...keyed];
   printTable(ctx.io, rows, columns, `No ${state} messages in ${topic}.`);
+}
+
+/** A row's start-by deadline (ISO), what it becomes after, and its tags (comma separated). */
+function deadlineAndTags(m: MessageInfo): Record<string, string | undefined> {
+  return { 'start-by': time(m.startBy), 'on-expire': m.onExpire, tags: m.tags?.join(',') };
 }
 
 async function getMessage(ctx: CliContext, topic: string, id: string): Promise<void> {
@@ -88,6 +99,8 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),
+    startBy: time(message.startBy),
+    tags: message.tags?.join(', '),
     // As `get` takes them, so the parent's line can be pasted after `get`.
     parent: parent && `${parent.topic} ${parent.id}`,
     children: children && childCounts(children),
