@@ -17,7 +17,11 @@ interface BulkOptions {
   errorContains?: string;
   maxPerSecond?: number;
   dryRun?: boolean;
+  wait?: boolean;
 }
+
+/** How often `--wait` reads where the bulk action stands (ms). */
+const WAIT_POLL_MS = 250;
 
 const NAMES: BulkNames = {
   action: '<action>',
@@ -53,9 +57,10 @@ export function addBulkCommands(program: Command, run: CommandRunner): void {
     .option('--error-contains <text>', "only dead letters whose last error's text contains this")
     .option('--max-per-second <n>', 'the most messages acted on per second (default 50000)', integer)
     .option('--dry-run', 'print how many messages it would select, and change nothing')
+    .option('--wait', 'stay until it ends (running it from here), then print where it ended')
     .action(
       run(async (ctx, topic: string, action: string, options: BulkOptions) =>
-        startBulk(ctx, topic, requestOf(action, options), options.dryRun === true),
+        startBulk(ctx, topic, requestOf(action, options), options),
       ),
     );
   program
@@ -84,7 +89,8 @@ function requestOf(action: string, options: BulkOptions): BulkRequest {
   return bulkRequestOf(fields);
 }
 
-async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, dryRun: boolean): Promise<void> {
+async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, options: BulkOptions): Promise<void> {
+  const dryRun = options.dryRun === true;
   const { state, ...filter } = request.filter;
   const selected = await ctx.onTopic(topic, (queue) => runner(queue).count(topic, state, filter));
   const what = (n: number) => `${n} ${state} message${n === 1 ? '' : 's'} of ${topic}`;
@@ -95,6 +101,7 @@ async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, d
   }
   if (!(await ctx.confirm(`${verb} ${what(selected)}?`))) return;
   const started = await ctx.onTopic(topic, (queue) => runner(queue).bulk(topic, request));
+  if (options.wait) return printStatus(ctx, await ended(ctx, started.id));
   if (ctx.options.json) return printJson(ctx.io, { topic, action: request.action, state, ...started });
   printLine(
     ctx.io,
@@ -106,18 +113,35 @@ async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, d
 async function statusOf(ctx: CliContext, id: string): Promise<BulkStatus> {
   const status = await runner(await ctx.queue()).bulkStatus(id);
   if (!status) throw new CliFailure(`no bulk action ${id}`, EXIT.notFound);
-  return status;
+  // Read through its topic, whose partition count the CLI learns there: progress is kept per partition.
+  return (await ctx.onTopic(status.topic, (queue) => runner(queue).bulkStatus(id))) ?? status;
+}
+
+/**
+ * The bulk action's status once it is no longer running. This process' service started it, so
+ * it runs it meanwhile (another service of the prefix takes it over if this one dies).
+ */
+async function ended(ctx: CliContext, id: string): Promise<BulkStatus> {
+  for (;;) {
+    const status = await statusOf(ctx, id);
+    if (status.state !== 'running') return status;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
 }
 
 async function showStatus(ctx: CliContext, id: string): Promise<void> {
-  const status = await statusOf(ctx, id);
+  printStatus(ctx, await statusOf(ctx, id));
+}
+
+function printStatus(ctx: CliContext, status: BulkStatus): void {
   if (ctx.options.json) return printJson(ctx.io, status);
   printRecord(ctx.io, { ...status, createdAt: time(status.createdAt) });
 }
 
 async function abort(ctx: CliContext, id: string): Promise<void> {
-  const aborted = await runner(await ctx.queue()).abortBulk(id);
-  // Not running: done already, aborted already, or no such bulk action (exit 3).
+  const { topic } = await statusOf(ctx, id);
+  const aborted = await ctx.onTopic(topic, (queue) => runner(queue).abortBulk(id));
+  // Not running: done, or aborted already.
   const state = aborted ? 'aborted' : (await statusOf(ctx, id)).state;
   if (ctx.options.json) return printJson(ctx.io, { id, aborted, state });
   printLine(ctx.io, aborted ? `Aborted bulk action ${id}.` : `Bulk action ${id} was not running: it is ${state}.`);
