@@ -41,6 +41,12 @@ export const PRELUDES = {
       'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
   },
   preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  filter: {
+    file: 'prelude-filter.lua',
+    needs: ['levels'],
+    // prettier-ignore
+    keys: ['tags', 'tagIndex', 'messages', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'flowWaiting'],
+  },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -339,6 +345,15 @@ export const QUEUE_SCRIPTS = {
     operation: 'list messages',
     keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  filterPage: {
+    file: 'filter-page.lua',
+    operation: 'list messages',
+    // prettier-ignore
+    keys: ['ready', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'messages', 'tags', 'readyLevels',
+      'flowWaiting'],
+    uses: ['filter'],
     readOnly: true,
   },
   cancel: {
