@@ -40,7 +40,11 @@ export const PRELUDES = {
       'dead', 'deadInfo', 'completed', 'counters', 'steps', 'stepIds', 'flowOpen', 'flowChildren', 'flowWaiting',
       'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
   },
-  preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  preview: {
+    file: 'prelude-preview.lua',
+    needs: [],
+    keys: ['delayed', 'messages', 'attempts', 'tokens', 'deadInfo', 'keyOf', 'tags'],
+  },
   filter: {
     file: 'prelude-filter.lua',
     needs: ['levels'],
@@ -330,14 +334,22 @@ export const QUEUE_SCRIPTS = {
       'flowChildren',
       'flowWaiting',
       'keyOf',
+      'tags',
     ],
     readOnly: true,
   },
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', 'flowWaiting', 'keyOf'],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'completed', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  listRows: {
+    file: 'list-rows.lua',
+    operation: 'list messages',
+    keys: ['delayed', 'leased', 'dead', 'completed', 'flowWaiting'],
+    uses: ['preview'],
     readOnly: true,
   },
   listOrder: {
