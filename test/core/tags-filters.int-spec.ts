@@ -191,7 +191,7 @@ describe('tags and filters: list and count by tag, push time and error text', ()
       ['to', { from: 2_000, to: 1_000 }],
       ['from', { from: -1 }],
       ['from', { from: new Date(Number.NaN) }],
-      ['to', { to: 1.5 }],
+      ['to', { to: 'tomorrow' }],
       ['errorContains', { errorContains: secret.repeat(100) }],
       ['errorContains', { errorContains: '' }],
       ['filter', secret],
