@@ -203,6 +203,23 @@ describe('tags and filters: list and count by tag, push time and error text', ()
     expect(await queue.purgeDead(topic)).toBe(1);
     expect(await tagTraces(topic, 'dead-2', 'dead-2')).toEqual([]);
     expect(await queue.count(topic, 'dead', { tag: 'dead-2' })).toBe(0);
+    // A completed record keeps its tags until the completed bound (maxCount 1) trims it.
+    const kept = uniqueTopic();
+    const keeping = await fx.service({ keepCompleted: { maxCount: 1 } });
+    for (const id of ['done-1', 'done-2']) {
+      await keeping.push(kept, id, { id, tags: [id] });
+      const [message] = await keeping.reserve(kept);
+      await keeping.ack(message);
+    }
+    expect(await tagTraces(kept, 'done-1', 'done-1')).toEqual([]);
+    expect(await tagTraces(kept, 'done-2', 'done-2')).toEqual([
+      `{ackq:${kept}}:tag:done-2`,
+      `{ackq:${kept}}:tag:done-2 done-2`,
+      `{ackq:${kept}}:tags done-2`,
+    ]);
+    expect(await keeping.list(kept, 'completed', { tag: 'done-2' })).toEqual([
+      expect.objectContaining({ id: 'done-2', state: 'completed', tags: ['done-2'] }),
+    ]);
   });
 
   it('refuses a filter of the wrong shape with InvalidOptionError, never quoting the tag or searched text', async () => {
