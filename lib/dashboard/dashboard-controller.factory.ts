@@ -21,7 +21,7 @@ import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag }
 import { RedisAckQueueRouteOf } from '../nest/redis-ack-queue-route';
 import { bulkOf } from './dashboard-bulk-input';
 import { toHttpException } from './dashboard-errors';
-import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
+import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf, tagOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
 import { DASHBOARD, type Dashboard } from './dashboard';
 
@@ -106,7 +106,15 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
     @Get(['api/messages', 'api/topics/:topic/messages'])
     @Header('Cache-Control', 'no-store')
     messages(@ApiInput() input: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.messages(nameOf(input, 'topic'), stateOf(input.state), pageOf(input)));
+      return answer(() =>
+        this.dashboard.reads.messages(nameOf(input, 'topic'), stateOf(input.state), pageOf(input), tagOf(input.tag)),
+      );
+    }
+
+    @Get('api/count')
+    @Header('Cache-Control', 'no-store')
+    count(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.count(nameOf(input, 'topic'), stateOf(input.state), tagOf(input.tag)));
     }
 
     @Get(['api/message', 'api/topics/:topic/messages/:id'])

@@ -6,7 +6,7 @@ import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
 import { waitsForKey } from './key-mode.js';
-import { tagList } from './tags-and-deadlines.js';
+import { startBy } from './start-by.js';
 import { childrenSection, flowSection, parentSection } from './flow-detail.js';
 import { messageHref, routeOf, topicHref } from './routes.js';
 
@@ -55,12 +55,11 @@ export function showMessage(topic, message, changed) {
     ['Attempt', message.state === 'dead' ? String(message.attempt) : `${message.attempt} of ${message.maxAttempts}`],
     ['Enqueued', time(message.enqueuedAt)],
     message.group !== undefined && ['Group', message.group],
+    message.tags !== undefined && ['Tags', message.tags.join(', ')],
     message.key !== undefined && ['Key', message.key],
     message.mode !== undefined && ['Mode', message.mode],
     message.priority !== undefined && ['Priority', String(message.priority)],
-    message.tags !== undefined && message.tags.length > 0 && ['Tags', tagList(message.tags)],
-    message.startBy !== undefined && ['Start by', time(message.startBy)],
-    message.onExpire !== undefined && ['On expire', message.onExpire],
+    message.startBy !== undefined && ['Start by', startBy(message)],
     message.dueAt !== undefined && ['Due', time(message.dueAt)],
     waitsForKey(message) && ['Due', 'when the running message of its key ends'],
     message.leaseDeadline !== undefined && ['Lease until', time(message.leaseDeadline)],

@@ -2,7 +2,7 @@
 import { settings } from './api.js';
 import { h, label, scroller, time } from './dom.js';
 import { keyAndMode, waitsForKey } from './key-mode.js';
-import { startBy, tagList } from './tags-and-deadlines.js';
+import { startBy } from './start-by.js';
 
 const WHEN = {
   ready: ['Enqueued', 'enqueuedAt'],
@@ -18,8 +18,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
   const [whenLabel, whenKey] = WHEN[tab];
   // A key column only where a row has a key (dead letters and completed messages have left theirs).
   const keyed = messages.some((m) => m.key !== undefined);
-  // Tags and start-by deadlines likewise, only where a row has them.
-  const tagged = messages.some((m) => m.tags?.length > 0);
+  // A tags column only where a row has tags; a start-by column likewise.
+  const tagged = messages.some((m) => m.tags !== undefined);
   const timed = messages.some((m) => m.startBy !== undefined);
   const all = h('input', {
     type: 'checkbox',
@@ -40,8 +40,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
     tab === 'dead'
       ? [h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Error')]
       : h('th', { scope: 'col' }, 'Group'),
-    keyed ? h('th', { scope: 'col' }, 'Key') : '',
     tagged ? h('th', { scope: 'col' }, 'Tags') : '',
+    keyed ? h('th', { scope: 'col' }, 'Key') : '',
     timed ? h('th', { scope: 'col' }, 'Start by') : '',
   );
   const rows = messages.map((m) =>
@@ -66,8 +66,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
       tab === 'dead'
         ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, (m.error ?? '–').split('\n')[0])]
         : h('td', {}, m.group ?? '–'),
+      tagged ? h('td', { class: 'wrap tags' }, (m.tags ?? []).join(', ') || '–') : '',
       keyed ? h('td', {}, keyAndMode(m)) : '',
-      tagged ? h('td', {}, m.tags?.length > 0 ? tagList(m.tags) : '–') : '',
       timed ? h('td', {}, startBy(m)) : '',
     ),
   );

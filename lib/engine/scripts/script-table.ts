@@ -32,15 +32,27 @@ export const PRELUDES = {
       'flowOutboxDue', 'flowSequence', 'delayed', 'groupWaiting'],
   },
   keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
+  extras: { file: 'prelude-extras.lua', needs: [], keys: ['deadlines', 'expiring', 'tags', 'tagIndex'] },
   end: {
     file: 'prelude-end.lua',
     needs: ['groups', 'flows', 'keyModes'],
     // prettier-ignore
     keys: ['messages', 'tokens', 'attempts', 'priority', 'deferrals', 'retryDue', 'progress', 'keyOf', 'leased',
       'dead', 'deadInfo', 'completed', 'counters', 'steps', 'stepIds', 'flowOpen', 'flowChildren', 'flowWaiting',
-      'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
+      'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed', 'deadlines',
+      'expiring', 'tags', 'tagIndex'],
   },
-  preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  preview: {
+    file: 'prelude-preview.lua',
+    needs: [],
+    keys: ['delayed', 'messages', 'attempts', 'tokens', 'deadInfo', 'keyOf', 'tags'],
+  },
+  filter: {
+    file: 'prelude-filter.lua',
+    needs: ['levels'],
+    // prettier-ignore
+    keys: ['tags', 'tagIndex', 'messages', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'flowWaiting'],
+  },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -86,7 +98,7 @@ export const QUEUE_SCRIPTS = {
       'counters',
       'flowParents',
     ],
-    uses: ['groups', 'levels', 'flows'],
+    uses: ['groups', 'levels', 'flows', 'extras'],
     refusedWhenFull: true,
   },
   pushKeyed: {
@@ -113,7 +125,7 @@ export const QUEUE_SCRIPTS = {
       'throttle',
       'stepIds',
     ],
-    uses: ['levels', 'keyModes', 'end'],
+    uses: ['levels', 'keyModes', 'extras', 'end'],
     refusedWhenFull: true,
   },
   reserve: {
@@ -324,14 +336,22 @@ export const QUEUE_SCRIPTS = {
       'flowChildren',
       'flowWaiting',
       'keyOf',
+      'tags',
     ],
     readOnly: true,
   },
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', 'flowWaiting', 'keyOf'],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'completed', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  listRows: {
+    file: 'list-rows.lua',
+    operation: 'list messages',
+    keys: ['delayed', 'leased', 'dead', 'completed', 'flowWaiting'],
+    uses: ['preview'],
     readOnly: true,
   },
   listOrder: {
@@ -339,6 +359,15 @@ export const QUEUE_SCRIPTS = {
     operation: 'list messages',
     keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  filterPage: {
+    file: 'filter-page.lua',
+    operation: 'list messages',
+    // prettier-ignore
+    keys: ['ready', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'messages', 'tags', 'readyLevels',
+      'flowWaiting'],
+    uses: ['filter'],
     readOnly: true,
   },
   cancel: {
