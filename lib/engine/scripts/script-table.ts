@@ -41,6 +41,14 @@ export const PRELUDES = {
       'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
   },
   preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  cancel: {
+    file: 'prelude-cancel.lua',
+    needs: ['end', 'levels', 'groups', 'keyModes'],
+    // prettier-ignore
+    keys: [...MESSAGE_KEYS, 'dead', 'deadInfo', 'completed', 'progress', 'cancelled', 'priority', 'deferrals',
+      'readyLevels', 'groupQueue', 'groupWaiting', 'flowChildren', 'flowWaiting', 'stepIds', 'keyOf'],
+  },
+  filter: { file: 'prelude-filter.lua', needs: [], keys: ['dead', 'messages', 'deadInfo'] },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -341,28 +349,7 @@ export const QUEUE_SCRIPTS = {
     uses: ['levels', 'preview'],
     readOnly: true,
   },
-  cancel: {
-    file: 'cancel.lua',
-    operation: 'cancel a message',
-    keys: [
-      ...MESSAGE_KEYS,
-      'dead',
-      'deadInfo',
-      'completed',
-      'progress',
-      'cancelled',
-      'priority',
-      'deferrals',
-      'readyLevels',
-      'groupQueue',
-      'groupWaiting',
-      'flowChildren',
-      'flowWaiting',
-      'stepIds',
-      'keyOf',
-    ],
-    uses: ['end', 'levels', 'groups', 'keyModes'],
-  },
+  cancel: { file: 'cancel.lua', operation: 'cancel a message', keys: [], uses: ['cancel'] },
   complete: {
     file: 'complete.lua',
     operation: 'complete a message',
@@ -420,6 +407,22 @@ export const QUEUE_SCRIPTS = {
     operation: 'repair flows',
     keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
   },
+  // Bulk actions (lib/engine/stores/bulk-store.ts): a record in the topic's first partition, a
+  // snapshot and progress in each partition.
+  bulkSelect: {
+    file: 'bulk-select.lua',
+    operation: 'start a bulk action',
+    keys: ['bulk', 'bulkIds'],
+    uses: ['filter'],
+  },
+  bulkRecord: { file: 'bulk-record.lua', operation: 'run a bulk action', keys: ['bulk'] },
+  bulkStep: {
+    file: 'bulk-step.lua',
+    operation: 'run a bulk action',
+    keys: ['bulk', 'bulkIds', 'dead', 'deadInfo', 'completed', 'flowOpen', 'flowWaiting', 'wake'],
+    uses: ['cancel', 'end', 'levels'],
+  },
+  bulkAbort: { file: 'bulk-abort.lua', operation: 'abort a bulk action', keys: ['bulk', 'bulkIds'] },
   // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },
