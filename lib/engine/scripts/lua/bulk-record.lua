@@ -6,8 +6,8 @@
 -- K.bulk
 -- ARGV[1]  bulk id
 -- ARGV[2]  'create': ARGV[3] action, ARGV[4] state, ARGV[5] maxPerSecond, ARGV[6] partition
---          count, ARGV[7] how many it selected in all partitions, ARGV[8] ttl (ms) while nobody
---          claims it
+--          count, ARGV[7] how many it selected in all partitions (none: it is done at once),
+--          ARGV[8] ttl (ms) while nobody claims it
 --          'claim': ARGV[3] runner token, ARGV[4] lease (ms), ARGV[5] ttl (ms): taken when the
 --          lease lapsed (or is this runner's), and the lease renewed
 --          'finish': ARGV[3] runner token, ARGV[4] ttl (ms): done, if still this runner's
@@ -21,7 +21,8 @@ local op = ARGV[2]
 local now = now_ms()
 
 if op == 'create' then
-  redis.call('HSET', key, 'a', ARGV[3], 'st', ARGV[4], 'r', ARGV[5], 'k', ARGV[6], 'sel', ARGV[7], 'x', 'running',
+  local state = ARGV[7] == '0' and 'done' or 'running'
+  redis.call('HSET', key, 'a', ARGV[3], 'st', ARGV[4], 'r', ARGV[5], 'k', ARGV[6], 'sel', ARGV[7], 'x', state,
     'c', now, 'o', '', 'l', 0)
   redis.call('PEXPIRE', key, ARGV[8])
   return now
