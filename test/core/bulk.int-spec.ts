@@ -34,7 +34,7 @@ describe('bulk actions by filter', () => {
       return status?.state === 'done' ? status : undefined;
     }, 30_000);
     expect(done).toMatchObject({ topic, action: 'requeue', selected: 1_200, processed: 1_200, skipped: 0 });
-    expect(done.createdAt).toBeGreaterThan(0);
+    expect(done!.createdAt).toBeGreaterThan(0);
     const ready = await queue.list(topic, 'ready', { limit: 10_000 });
     expect(sorted(ready.map((m) => m.id))).toEqual(sorted(selected));
     expect(ready.every((m) => m.attempt === 0)).toBe(true);

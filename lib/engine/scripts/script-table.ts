@@ -40,7 +40,17 @@ export const PRELUDES = {
       'dead', 'deadInfo', 'completed', 'counters', 'steps', 'stepIds', 'flowOpen', 'flowChildren', 'flowWaiting',
       'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
   },
-  preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  preview: {
+    file: 'prelude-preview.lua',
+    needs: [],
+    keys: ['delayed', 'messages', 'attempts', 'tokens', 'deadInfo', 'keyOf', 'tags'],
+  },
+  filter: {
+    file: 'prelude-filter.lua',
+    needs: ['levels'],
+    // prettier-ignore
+    keys: ['tags', 'tagIndex', 'messages', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'flowWaiting'],
+  },
   cancel: {
     file: 'prelude-cancel.lua',
     needs: ['end', 'levels', 'groups', 'keyModes'],
@@ -48,7 +58,6 @@ export const PRELUDES = {
     keys: [...MESSAGE_KEYS, 'dead', 'deadInfo', 'completed', 'progress', 'cancelled', 'priority', 'deferrals',
       'readyLevels', 'groupQueue', 'groupWaiting', 'flowChildren', 'flowWaiting', 'stepIds', 'keyOf'],
   },
-  filter: { file: 'prelude-filter.lua', needs: [], keys: ['dead', 'messages', 'deadInfo'] },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -332,14 +341,22 @@ export const QUEUE_SCRIPTS = {
       'flowChildren',
       'flowWaiting',
       'keyOf',
+      'tags',
     ],
     readOnly: true,
   },
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', 'flowWaiting', 'keyOf'],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'completed', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  listRows: {
+    file: 'list-rows.lua',
+    operation: 'list messages',
+    keys: ['delayed', 'leased', 'dead', 'completed', 'flowWaiting'],
+    uses: ['preview'],
     readOnly: true,
   },
   listOrder: {
@@ -347,6 +364,15 @@ export const QUEUE_SCRIPTS = {
     operation: 'list messages',
     keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  filterPage: {
+    file: 'filter-page.lua',
+    operation: 'list messages',
+    // prettier-ignore
+    keys: ['ready', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'messages', 'tags', 'readyLevels',
+      'flowWaiting'],
+    uses: ['filter'],
     readOnly: true,
   },
   cancel: { file: 'cancel.lua', operation: 'cancel a message', keys: [], uses: ['cancel'] },

@@ -28,7 +28,7 @@ if ARGV[6] ~= '' then
   f.error = ARGV[6]
 end
 
-local count, start = 0, nil
+local count, start = 0, 0
 repeat
   local ids
   ids, start = filter_walk(f, start, 1000)
