@@ -195,14 +195,6 @@ export interface QueueKeys {
    * `<id>\0<window end ms>` that expires as the window ends. Passed so scripts name the slot.
    */
   throttle: string;
-  // Tags (push's `tags`) and the filters of list, count and bulk (lua/prelude-filter.lua).
-  /** HASH id -> its tags joined by NUL, while the message lives (dead and completed included). */
-  tags: string;
-  /**
-   * Not a key: the prefix of each tag's ZSET `<tagIndex><tag>`, id -> push time (ms, server
-   * clock), of the messages that have the tag, while they live. Passed so scripts name the slot.
-   */
-  tagIndex: string;
   // Bulk actions (lib/engine/stores/bulk-store.ts).
   /**
    * Not a key: the prefix of each bulk action's HASH `<bulk><bulkId>`: in every partition it
@@ -305,8 +297,6 @@ export function tagKeys(hashTag: string): QueueKeys {
     keyModes: `${tag}:keys`,
     keyOf: `${tag}:key-of`,
     throttle: `${tag}:throttle:`,
-    tags: `${tag}:tags`,
-    tagIndex: `${tag}:tag:`,
     bulk: `${tag}:bulk:`,
     bulkIds: `${tag}:bulk-ids:`,
   };

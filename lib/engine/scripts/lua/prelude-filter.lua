@@ -43,7 +43,7 @@ local function over_ids(command, key, ids)
 end
 
 -- When a stored body or completed record was pushed (ms); nil when unreadable.
-local function pushed_at(body)
+local function body_pushed_at(body)
   if not body then
     return nil
   end
@@ -142,7 +142,7 @@ local function filter_walk(f, start, budget)
     -- Push time is in the body: read only when a range or ready's sort key asks for it.
     local bodies, flags = over_ids('HMGET', K.messages, ids), {}
     for i = 1, #ids do
-      local at = pushed_at(bodies[i])
+      local at = body_pushed_at(bodies[i])
       if f.state == 'ready' then
         keys[i] = at or 0
       end
