@@ -142,6 +142,7 @@ export class QueueEngine implements ConsumerEngine {
       flows: this.flows,
       requeue,
       lookup: this.lookup,
+      compact: () => this.format.compact,
     });
   }
 

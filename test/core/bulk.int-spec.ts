@@ -69,6 +69,38 @@ describe('bulk actions by filter', () => {
     expect((await queue.list(topic, 'ready')).map((m) => m.id)).toEqual([later.id]);
   });
 
+  it('replays dead letters and completed messages: a copy each (payload, headers, priority, group, tags), originals kept', async () => {
+    const queue = await fx.service({ keepCompleted: true });
+    const topic = uniqueTopic();
+    const dead = await queue.push(topic, { n: 1 }, { headers: { h: 'x' }, priority: 5, tags: ['t1'], maxAttempts: 1 });
+    const [leased] = await queue.reserve(topic);
+    await queue.nack(leased, { error: 'boom' });
+    const grouped = await queue.push(topic, { n: 2 }, { group: 'g', tags: ['t2', 't3'] });
+    const [done] = await queue.reserve(topic);
+    await queue.ack(done, 'result');
+    expect((await queue.get(topic, grouped.id))!.payload).toEqual({ n: 2 });
+
+    const first = await queue.bulk(topic, { action: 'replay' });
+    const second = await queue.bulk(topic, { action: 'replay', filter: { state: 'completed', tag: 't3' } });
+    expect([first.selected, second.selected]).toEqual([1, 1]);
+    for (const { id } of [first, second])
+      await eventually(async () => (await queue.bulkStatus(id))?.state === 'done' || undefined);
+    const ready = await queue.list(topic, 'ready');
+    expect(ready).toHaveLength(1);
+    const copyOfDead = (await queue.get(topic, ready[0].id))!;
+    expect(copyOfDead).toMatchObject({ payload: { n: 1 }, headers: { h: 'x' }, priority: 5, tags: ['t1'] });
+    expect(copyOfDead.id).not.toBe(dead.id);
+    // The grouped copy waits in its group.
+    const [copyOfCompleted] = await queue.list(topic, 'ready', { tag: 't2' });
+    expect(copyOfCompleted).toMatchObject({ payload: { n: 2 }, group: 'g', tags: ['t2', 't3'] });
+    const [run] = await queue.reserve(topic, { count: 10 }).then((all) => all.filter((m) => m.group === 'g'));
+    expect(run.payload).toEqual({ n: 2 });
+    // The originals stay as they were.
+    expect((await queue.get(topic, dead.id))!.state).toBe('dead');
+    expect((await queue.get(topic, grouped.id))!.state).toBe('completed');
+    expect((await queue.bulkStatus(second.id))!).toMatchObject({ processed: 1, skipped: 0 });
+  });
+
   it('passes over a selected message that left the state meanwhile (skipped)', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

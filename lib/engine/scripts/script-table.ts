@@ -447,8 +447,10 @@ export const QUEUE_SCRIPTS = {
   bulkStep: {
     file: 'bulk-step.lua',
     operation: 'run a bulk action',
-    keys: ['bulk', 'bulkIds', 'dead', 'deadInfo', 'completed', 'flowOpen', 'flowWaiting', 'wake'],
-    uses: ['cancel', 'end', 'levels'],
+    // prettier-ignore
+    keys: ['bulk', 'bulkIds', 'dead', 'deadInfo', 'completed', 'flowOpen', 'flowWaiting', 'wake', 'counters',
+      'groupCount'],
+    uses: ['cancel', 'end', 'levels', 'groups', 'extras'],
   },
   bulkAbort: { file: 'bulk-abort.lua', operation: 'abort a bulk action', keys: ['bulk', 'bulkIds'] },
   // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.

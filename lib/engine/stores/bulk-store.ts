@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { BulkAction, BulkState, BulkStatus, MessageState } from '../../interfaces';
 import { linkOfField } from '../codecs/flow-format';
-import { partitionTags } from '../keys/partitions';
+import { encodePushBody, tryDecodeBody } from '../codecs/wire-format';
+import { idInPartition, partitionTags } from '../keys/partitions';
 import { bulkIndexKeys, queueKeys, tagKeys, type BulkIndexKeys, type QueueKeys } from '../keys/queue-keys';
 import type { RedisClient } from '../redis/connection';
 import { sendCommand } from '../redis/redis-command';
@@ -66,7 +67,13 @@ export class BulkStore {
     private readonly scripts: ScriptRunner,
     private readonly layouts: TopicLayouts,
     private readonly prefix: string,
-    private readonly parts: { flows: FlowEnds; requeue: FlowRequeue; lookup: MessageLookup },
+    private readonly parts: {
+      flows: FlowEnds;
+      requeue: FlowRequeue;
+      lookup: MessageLookup;
+      /** Whether push writes the compact form (and grouped messages wait in their groups' ZSETs). */
+      compact: () => boolean;
+    },
   ) {
     this.index = bulkIndexKeys(prefix);
   }
@@ -153,15 +160,50 @@ export class BulkStore {
    */
   async step(bulk: ClaimedBulk, partition: number, count: number): Promise<BulkStep> {
     const { id, topic, action, state } = bulk;
+    const keys = bulk.partitions[partition];
+    const args: (string | number)[] = [id, action, state, count, BULK_TTL_MS];
+    if (action === 'replay') {
+      const peeked = await this.scripts.run<(string | null)[]>('bulkStep', topic, keys, [id, 'peek', state, count, 0]);
+      if (peeked.length === 0) return { acted: 0, skipped: 0, left: 0 };
+      args.push(this.parts.compact() ? '1' : '0', ...this.copies(bulk, partition, peeked));
+    }
     const [acted, skipped, left, written, parents, children] = await this.scripts.run<
       [number, number, number, string[], string[], string[]]
-    >('bulkStep', topic, bulk.partitions[partition], [id, action, state, count, BULK_TTL_MS]);
+    >('bulkStep', topic, keys, args);
     await this.parts.flows.passOn(topic, partition, written);
     for (const parent of parents) await this.parts.requeue.requeue({ topic, id: parent, partition });
     for (const field of children) await this.cancelLive(linkOfField(field));
     if (action === 'requeue' && acted > 0 && bulk.partitions.length > 1)
       await this.scripts.run('wake', topic, bulk.home, []);
     return { acted, skipped, left };
+  }
+
+  /**
+   * Replay's copies of what a peek read (id, body or record, priority, tags per original): each a
+   * new id routed to the original's partition (its group chooses it, when it has one; else its
+   * id), made from the original's id and the bulk action's, so a step run again makes the same
+   * copy. A body that cannot be read, or a record of an earlier release (no body kept), gives ''.
+   */
+  private copies(bulk: ClaimedBulk, partition: number, peeked: (string | null)[]): string[] {
+    const items: string[] = [];
+    for (let i = 0; i < peeked.length; i += 4) {
+      const [original, stored, priority, tags] = peeked.slice(i, i + 4);
+      const copy = idInPartition(`${original}~${bulk.id}`, partition, bulk.partitions.length);
+      const body = stored === null ? {} : tryDecodeBody(bulk.state === 'completed' ? keptBody(stored) : stored);
+      let encoded = '';
+      if ('p' in body && body.p !== undefined) {
+        const { p, h, g, m } = body;
+        encoded = encodePushBody(
+          bulk.topic,
+          p,
+          { headers: h, group: g, maxAttempts: m },
+          Number.MAX_SAFE_INTEGER,
+          this.parts.compact(),
+        );
+      }
+      items.push(String(original), copy, encoded, priority ?? '0', body.g ?? '', tags ?? '');
+    }
+    return items;
   }
 
   /** Marks it done, while this runner still holds it; then out of the running index. */
@@ -253,5 +295,15 @@ export class BulkStore {
 
   private command<T>(operation: string, topic: string | undefined, send: () => Promise<T>): Promise<T> {
     return sendCommand(this.client, operation, topic, send);
+  }
+}
+
+/** The body a completed record keeps (as the string "b"), or null. */
+function keptBody(record: string): string | null {
+  try {
+    const parsed = JSON.parse(record) as { b?: unknown };
+    return typeof parsed.b === 'string' ? parsed.b : null;
+  } catch {
+    return null;
   }
 }
