@@ -52,7 +52,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
     const { queue } = served;
     await queue.pushMany(
       topic,
-      ids.map((id) => ({ id, payload: { id }, options: { maxAttempts: 1 } })),
+      ids.map((id) => ({ id, payload: { id }, maxAttempts: 1 })),
     );
     for (const message of await queue.reserve(topic, { count: ids.length, leaseMs: 60_000 })) {
       await queue.nack(message, { error: new Error(error) });
@@ -185,7 +185,6 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
       ['state the action cannot select', { action: 'requeue', state: 'completed' }],
       ['unknown state', { action: 'cancel', state: 'lost' }],
       ['a tag of 129 bytes', { action: 'purge', tag: `${SECRET}${'x'.repeat(129 - SECRET.length)}` }],
-      ['a tag of 1 MB', { action: 'purge', tag: SECRET.repeat(60_000) }],
       ['a tag with a control character', { action: 'purge', tag: `${SECRET}\n` }],
       ['a tag that is not text', { action: 'purge', tag: [SECRET] }],
       ['from after to', { action: 'purge', tag: SECRET, from: 2_000, to: 1_000 }],
@@ -204,6 +203,9 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
       });
       expect({ why, quoted: refused.text.includes(SECRET) }).toEqual({ why, quoted: false });
     }
+    // A tag of 1 MB: the app's body limit refuses the request before the dashboard reads it.
+    const huge = await post(`/bulk?topic=${topic}`, { action: 'purge', tag: SECRET.repeat(60_000) }, headers);
+    expect({ status: huge.status, quoted: huge.text.includes(SECRET) }).toEqual({ status: 413, quoted: false });
     // The same through the count's query, a tag given twice included.
     for (const query of [
       `action=purge&tag=${SECRET}%0A`,
