@@ -143,6 +143,7 @@ if (!executablePath) {
       `Requeue 3 dead messages of ${topic} (whose error contains "declined")?`,
     );
     expect(await page.locator('#confirm-ok').textContent()).toBe('Requeue 3');
+    await page.screenshot({ path: join(SHOTS, 'bulk-confirm.png') });
     await page.locator('#confirm-ok').click();
     await page
       .getByRole('status')
