@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { bulkProblem, bulkRequestOf, type BulkNames, type BulkRequest, type BulkRunner } from '../common/bulk-request';
+import { bulkProblem, bulkRequestOf, type BulkNames, type BulkRequest } from '../common/bulk-request';
 import type { BulkStatus } from '../interfaces';
-import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
 import { timeOf } from './history-command';
@@ -35,9 +34,6 @@ const NAMES: BulkNames = {
 
 /** What the question and the output call each action. */
 const VERBS = { requeue: 'Requeue', cancel: 'Cancel', purge: 'Purge', replay: 'Replay' } as const;
-
-// TODO(issue 41): the service's own type once count and bulk land on it.
-const runner = (queue: RedisAckQueueService) => queue as RedisAckQueueService & BulkRunner;
 
 /** `bulk`, `bulk-status` and `bulk-abort`: acting on every message a filter selects, as a job that outlives the CLI. */
 export function addBulkCommands(program: Command, run: CommandRunner): void {
@@ -92,7 +88,7 @@ function requestOf(action: string, options: BulkOptions): BulkRequest {
 async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, options: BulkOptions): Promise<void> {
   const dryRun = options.dryRun === true;
   const { state, ...filter } = request.filter;
-  const selected = await ctx.onTopic(topic, (queue) => runner(queue).count(topic, state, filter));
+  const selected = await ctx.onTopic(topic, (queue) => queue.count(topic, state, filter));
   const what = (n: number) => `${n} ${state} message${n === 1 ? '' : 's'} of ${topic}`;
   const verb = VERBS[request.action];
   if (dryRun || selected === 0) {
@@ -100,7 +96,7 @@ async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, o
     return printLine(ctx.io, dryRun ? `Would ${request.action} ${what(selected)}.` : `No ${what(0)}: nothing to do.`);
   }
   if (!(await ctx.confirm(`${verb} ${what(selected)}?`))) return;
-  const started = await ctx.onTopic(topic, (queue) => runner(queue).bulk(topic, request));
+  const started = await ctx.onTopic(topic, (queue) => queue.bulk(topic, request));
   if (options.wait) return printStatus(ctx, await ended(ctx, started.id));
   if (ctx.options.json) return printJson(ctx.io, { topic, action: request.action, state, ...started });
   printLine(
@@ -111,10 +107,10 @@ async function startBulk(ctx: CliContext, topic: string, request: BulkRequest, o
 
 /** The bulk action's status, or exit 3. */
 async function statusOf(ctx: CliContext, id: string): Promise<BulkStatus> {
-  const status = await runner(await ctx.queue()).bulkStatus(id);
+  const status = await (await ctx.queue()).bulkStatus(id);
   if (!status) throw new CliFailure(`no bulk action ${id}`, EXIT.notFound);
   // Read through its topic, whose partition count the CLI learns there: progress is kept per partition.
-  return (await ctx.onTopic(status.topic, (queue) => runner(queue).bulkStatus(id))) ?? status;
+  return (await ctx.onTopic(status.topic, (queue) => queue.bulkStatus(id))) ?? status;
 }
 
 /**
@@ -140,7 +136,7 @@ function printStatus(ctx: CliContext, status: BulkStatus): void {
 
 async function abort(ctx: CliContext, id: string): Promise<void> {
   const { topic } = await statusOf(ctx, id);
-  const aborted = await ctx.onTopic(topic, (queue) => runner(queue).abortBulk(id));
+  const aborted = await ctx.onTopic(topic, (queue) => queue.abortBulk(id));
   // Not running: done, or aborted already.
   const state = aborted ? 'aborted' : (await statusOf(ctx, id)).state;
   if (ctx.options.json) return printJson(ctx.io, { id, aborted, state });

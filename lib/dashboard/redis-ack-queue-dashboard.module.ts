@@ -3,7 +3,6 @@ import { ModuleRef } from '@nestjs/core';
 import { InvalidOptionError } from '../errors';
 import { getQueueToken } from '../nest/queue-tokens';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
-import type { BulkRunner } from '../common/bulk-request';
 import { DashboardActions } from './dashboard-actions';
 import { DashboardBulk } from './dashboard-bulk';
 import { dashboardController } from './dashboard-controller.factory';
@@ -89,7 +88,6 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
     const dashboard = this.moduleRef.get<Dashboard>(DASHBOARD);
     dashboard.reads = new DashboardReads(service);
     dashboard.actions = new DashboardActions(service, readOnly);
-    // TODO(issue 41): the service's own type once count and bulk land on it.
-    dashboard.bulk = new DashboardBulk(service as RedisAckQueueService & BulkRunner, readOnly);
+    dashboard.bulk = new DashboardBulk(service, readOnly);
   }
 }

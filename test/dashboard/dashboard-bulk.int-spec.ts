@@ -1,5 +1,3 @@
-import type { RedisAckQueueService } from '../../lib';
-import type { BulkRunner } from '../../lib/common/bulk-request';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp, type Platform } from './dashboard-app';
 
@@ -23,7 +21,6 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
   afterEach(() => served.close());
 
   const auth = { authorization: OPERATOR };
-  const bulkQueue = () => served.queue as RedisAckQueueService & BulkRunner;
   const get = async (path: string) => {
     const response = await fetch(`${served.url}/api${path}`, { headers: auth });
     return { status: response.status, body: (await response.json()) as Record<string, unknown>, text: '' };
@@ -127,7 +124,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
     const topic = 'guarded';
     await deadLetters(topic, ['g1', 'g2'], 'boom');
     const headers = await session();
-    const started = await bulkQueue().bulk(topic, { action: 'requeue', maxPerSecond: 1 });
+    const started = await served.queue.bulk(topic, { action: 'requeue', maxPerSecond: 1 });
     const attempts: Record<string, string>[] = [
       {},
       { cookie: headers.cookie },
@@ -147,8 +144,8 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
     }
     // Only the bulk action started here: none purged, the one started still running.
     expect(await bulkIndex()).toEqual([started.id]);
-    expect(await bulkQueue().bulkStatus(started.id)).toMatchObject({ state: 'running' });
-    await bulkQueue().abortBulk(started.id);
+    expect(await served.queue.bulkStatus(started.id)).toMatchObject({ state: 'running' });
+    await served.queue.abortBulk(started.id);
   });
 
   it('counts and shows status when read-only, and refuses to start or abort', async () => {
@@ -156,7 +153,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
     served = await startDashboardApp(platform, fx.connection, prefix, { readOnly: true });
     const topic = 'watched';
     await deadLetters(topic, ['w1'], 'boom');
-    const started = await bulkQueue().bulk(topic, { action: 'requeue', maxPerSecond: 1 });
+    const started = await served.queue.bulk(topic, { action: 'requeue', maxPerSecond: 1 });
     const headers = await session();
     expect(await get(`/bulk/count?topic=${topic}&action=purge`)).toMatchObject({ status: 200 });
     expect(await get(`/bulk/status?id=${encodeURIComponent(started.id)}`)).toMatchObject({ status: 200 });
@@ -172,7 +169,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard bulk actions (%s)', (
       });
     }
     expect(await bulkIndex()).toEqual([started.id]);
-    await bulkQueue().abortBulk(started.id);
+    await served.queue.abortBulk(started.id);
   });
 
   it('answers bad input with a typed 400 that names the field and never quotes a tag or a searched text', async () => {
