@@ -7,9 +7,13 @@ import type { TopicLayouts } from '../scripts/topic-layouts';
 
 /** A checked MessageFilter: times as epoch ms. */
 export interface EngineFilter {
+  /** Messages pushed with this tag. */
   tag?: string;
+  /** Pushed at or after (epoch ms). */
   from?: number;
+  /** Pushed at or before (epoch ms). */
   to?: number;
+  /** Dead letters whose last error text contains this. */
   errorContains?: string;
 }
 
