@@ -4,7 +4,7 @@ import type { PushOptionsBase } from '../interfaces';
 import { toEpochMs } from './validation';
 
 /** Control characters: a tag holds none (NUL joins a message's tags in Redis). */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
+// eslint-disable-next-line no-control-regex -- matching them is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
