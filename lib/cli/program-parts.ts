@@ -27,9 +27,13 @@ export function integer(text: string): number {
 
 /** `--tag`, `--from`, `--to` and `--error-contains` of a command that lists or counts messages. */
 export interface FilterOptions {
+  /** `--tag`: messages pushed with this tag. */
   tag?: string;
+  /** `--from`: pushed at or after (epoch ms). */
   from?: number;
+  /** `--to`: pushed at or before (epoch ms). */
   to?: number;
+  /** `--error-contains`: dead letters whose last error text contains this. */
   errorContains?: string;
 }
 
