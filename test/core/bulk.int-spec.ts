@@ -61,7 +61,10 @@ describe('bulk actions by filter', () => {
   it('cancels the ready messages it selected, not those pushed after', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 50 }, (_, i) => ({ payload: i })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 50 }, (_, i) => ({ payload: i })),
+    );
     const { id, selected } = await queue.bulk(topic, { action: 'cancel', filter: { state: 'ready' } });
     expect(selected).toBe(50);
     const later = await queue.push(topic, 'later');
@@ -170,9 +173,9 @@ describe('bulk actions by filter', () => {
     for (const options of bad)
       await expect(queue.bulk(topic, options as never)).rejects.toBeInstanceOf(InvalidOptionError);
     const secret = 'tenant-secret-42';
-    await expect(
-      queue.bulk(topic, { action: 'requeue', filter: { tag: `${secret}\u0000` } }),
-    ).rejects.not.toThrow(secret);
+    await expect(queue.bulk(topic, { action: 'requeue', filter: { tag: `${secret}\u0000` } })).rejects.not.toThrow(
+      secret,
+    );
     expect(await queue.stats(topic)).toEqual(before);
     expect(await fx.redis.keys(`{ackq:${topic}}:bulk*`)).toEqual([]);
     await expect(queue.bulkStatus(42 as never)).rejects.toBeInstanceOf(InvalidOptionError);
