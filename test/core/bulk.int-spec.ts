@@ -108,8 +108,8 @@ describe('bulk actions by filter', () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
     const ids = await deadLetters(queue, topic, 10, 'x');
-    // Slow (a message a step, 4 a second): the requeue by hand of the 5 newest, last in line, comes first.
-    const { id } = await queue.bulk(topic, { action: 'purge', maxPerSecond: 4 });
+    // Slow (a message a step, 2 a second): the requeue by hand of the 5 newest, last in line, comes first.
+    const { id } = await queue.bulk(topic, { action: 'purge', maxPerSecond: 2 });
     await queue.requeueDead(topic, ids.slice(5));
     const done = await eventually(async () => {
       const status = await queue.bulkStatus(id);
