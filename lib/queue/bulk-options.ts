@@ -54,7 +54,7 @@ function filterOf(filter: unknown): BulkFilter {
   const plain = typeof filter === 'object' && Object.getPrototypeOf(filter) === Object.prototype;
   if (!plain || Object.keys(filter).some((key) => !FILTER_KEYS.has(key)))
     throw new InvalidOptionError('filter', filter, 'a plain object of state, tag, from, to, errorContains', true);
-  return filter as BulkFilter;
+  return filter;
 }
 
 function checkTag(tag: unknown): string {

@@ -4,6 +4,9 @@ import { bulkSelection } from './bulk-options';
 import type { QueueCore } from './queue-core';
 import { assertTopic, isWellFormed } from './validation';
 
+/** How much longer than commandTimeoutMs a selection may take (a script per partition over each match). */
+const SELECTION_EXTRA_MS = 60_000;
+
 /** Told when this service started a bulk action: its runner loop then runs (see ServiceBulkRunner). */
 export interface BulkStarts {
   started(): void;
@@ -20,11 +23,17 @@ export class QueueBulk {
   ) {}
 
   async bulk(topic: string, options: BulkOptions): Promise<BulkStarted> {
-    const started = await this.core.call('start a bulk action', topic, async () => {
-      assertTopic(topic);
-      const selection = bulkSelection(options);
-      return this.core.engine.bulks.start(topic, selection);
-    });
+    const started = await this.core.call(
+      'start a bulk action',
+      topic,
+      async () => {
+        assertTopic(topic);
+        const selection = bulkSelection(options);
+        return this.core.engine.bulks.start(topic, selection);
+        // The selection is one script per partition over every matching message: given longer.
+      },
+      SELECTION_EXTRA_MS,
+    );
     if (started.selected > 0) this.runners.started();
     return started;
   }

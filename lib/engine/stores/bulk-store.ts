@@ -271,9 +271,7 @@ export class BulkStore {
 
   /** Its topic and keys (by the partition count it was started with), from the index. */
   private async locate(id: string): Promise<{ topic: string; partitions: QueueKeys[]; home: QueueKeys } | null> {
-    const value = await this.command('read a bulk action', undefined, () =>
-      this.client.hget(this.index.bulkIndex, id),
-    );
+    const value = await this.command('read a bulk action', undefined, () => this.client.hget(this.index.bulkIndex, id));
     if (value === null) return null;
     const [topic, count] = JSON.parse(value) as [string, number];
     return {
