@@ -26,8 +26,13 @@ describe('redis-ack-queue CLI: bulk actions', () => {
       topic,
       ids.map((id) => ({ id, payload: { id } })),
     );
-    for (const message of await queue.reserve(topic, { count: ids.length, leaseMs: 60_000 }))
-      await queue.nack(message, { error: new Error(error) });
+    // A partitioned topic's reserve takes from one partition per call: reserve until every one died.
+    for (let left = ids.length; left > 0;) {
+      for (const message of await queue.reserve(topic, { count: left, leaseMs: 60_000 })) {
+        await queue.nack(message, { error: new Error(error) });
+        left--;
+      }
+    }
   }
 
   it('bulk --dry-run prints how many it would select and changes nothing', async () => {
@@ -80,6 +85,27 @@ describe('redis-ack-queue CLI: bulk actions', () => {
     expect(started.stdout).toMatch(
       new RegExp(`^Started bulk action (\\S+): purge 1 dead message of ${topic} \\(bulk-status \\1\\)\\.\\n$`),
     );
+  });
+
+  it('bulk runs over every partition of a partitioned topic, found by its recorded partition count', async () => {
+    const { prefix, cli } = await setUp();
+    const topic = uniqueTopic('parted');
+    const queue = await fx.service({ prefix, maxAttempts: 1, topics: { [topic]: { partitions: 3 } } });
+    await deadLetters(
+      queue,
+      topic,
+      Array.from({ length: 9 }, (_, i) => `p${i}`),
+      'boom',
+    );
+    expect(JSON.parse((await cli('bulk', topic, 'requeue', '--dry-run', '--json')).stdout)).toMatchObject({
+      selected: 9,
+    });
+    const waited = JSON.parse((await cli('bulk', topic, 'requeue', '--yes', '--wait', '--json')).stdout) as {
+      id: string;
+    };
+    expect(waited).toMatchObject({ state: 'done', selected: 9, processed: 9 });
+    expect(JSON.parse((await cli('bulk-status', waited.id, '--json')).stdout)).toEqual(waited);
+    expect(await queue.stats(topic)).toMatchObject({ dead: 0, ready: 9 });
   });
 
   it('bulk-abort stops a running bulk action; both commands exit 3 for one that does not exist', async () => {
