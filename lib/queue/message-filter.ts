@@ -1,32 +1,17 @@
 import type { EngineFilter } from '../engine/stores/message-filters';
 import { InvalidOptionError } from '../errors';
 import type { MessageFilter } from '../interfaces';
-import { isPlainObject, isWellFormed } from './validation';
+import { assertTag } from './push-extras';
+import { isPlainObject, isWellFormed, toEpochMs } from './validation';
 
-/** A tag's size as push allows it (UTF-8 bytes). */
-const TAG_MAX_BYTES = 128;
 /** The longest `errorContains` (characters). */
 const ERROR_CONTAINS_MAX = 1_024;
-/** The latest moment a Date can hold (ms). */
-const LAST_DATE_MS = 8.64e15;
-/** Control characters: a tag holds none (NUL joins a message's tags in Redis). */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** A tag as push accepts it: 1-128 UTF-8 bytes, no control character, no unpaired surrogate. */
-export function isTag(tag: unknown): tag is string {
-  if (typeof tag !== 'string' || tag === '' || CONTROL.test(tag) || !isWellFormed(tag)) return false;
-  return Buffer.byteLength(tag) <= TAG_MAX_BYTES;
-}
-
-/** `from` or `to`: a valid Date or epoch ms (a whole number a Date can hold). */
+/** `from` (rounded up) or `to` (rounded down): a valid Date or epoch ms, as push takes `startBy`. */
 function momentOf(option: 'from' | 'to', value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > LAST_DATE_MS) {
-    throw new InvalidOptionError(option, value instanceof Date ? 'an invalid Date' : value, 'a Date or epoch ms');
-  }
-  return ms;
+  const ms = toEpochMs(option, value as Date | number);
+  return option === 'to' && typeof value === 'number' ? Math.floor(value) : ms;
 }
 
 /**
@@ -41,8 +26,7 @@ export function filterOf(filter: unknown): EngineFilter {
   const { tag, from, to, errorContains } = filter as MessageFilter;
   const checked: EngineFilter = {};
   if (tag !== undefined) {
-    if (!isTag(tag))
-      throw new InvalidOptionError('tag', tag, 'a string of 1-128 UTF-8 bytes without control characters', true);
+    assertTag('tag', tag);
     checked.tag = tag;
   }
   checked.from = momentOf('from', from);

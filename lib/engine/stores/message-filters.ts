@@ -7,9 +7,13 @@ import type { TopicLayouts } from '../scripts/topic-layouts';
 
 /** A checked MessageFilter: times as epoch ms. */
 export interface EngineFilter {
+  /** Messages pushed with this tag. */
   tag?: string;
+  /** Pushed at or after (epoch ms). */
   from?: number;
+  /** Pushed at or before (epoch ms). */
   to?: number;
+  /** Dead letters whose last error text contains this. */
   errorContains?: string;
 }
 
@@ -41,11 +45,17 @@ export class MessageFilters {
     private readonly defaultMaxAttempts: number,
   ) {}
 
-  /** How many messages of the state match, over every partition. */
+  /** How many messages of the state match, over every partition (list-order.lua's size without a filter). */
   async count(topic: string, state: MessageState, filter: EngineFilter): Promise<number> {
     const { partitions } = this.layouts.get(topic);
+    // Without a filter, the state's size: one call per partition, whatever its size.
+    const whole = Object.keys(filter).length === 0;
     const counts = await Promise.all(
-      partitions.map(async (keys) => (await this.walk(topic, keys, state, filter, 'count')).count),
+      partitions.map(async (keys) =>
+        whole
+          ? Number((await this.scripts.run<(number | string)[]>('listOrder', topic, keys, [state, 0]))[0])
+          : (await this.walk(topic, keys, state, filter, 'count')).count,
+      ),
     );
     return counts.reduce((sum, n) => sum + n, 0);
   }
