@@ -63,10 +63,12 @@ async function requeueAll(queue: RedisAckQueueService, topic: string, maxPerSeco
 async function traffic(queue: RedisAckQueueService, topic: string, seconds: number, during?: Promise<unknown>) {
   let pushed = 0;
   let consumed = 0;
+  let all = 0;
   let running = true;
   const consumer = queue.consume(
     topic,
     (payload: { live?: boolean }) => {
+      all++;
       if (payload.live) consumed++;
     },
     { concurrency: 100 },
@@ -81,12 +83,19 @@ async function traffic(queue: RedisAckQueueService, topic: string, seconds: numb
     }
   })();
   const startedAt = Date.now();
-  await Promise.race([new Promise((resolve) => setTimeout(resolve, seconds * 1000)), during?.then(() => undefined)]);
+  // The window ends after `seconds`, or when the bulk action it measures beside ends.
+  const window = new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  await (during ? Promise.race([window, during]) : window);
   const ms = Date.now() - startedAt;
   running = false;
   await producer;
   await consumer.close();
-  return { pushedPerSecond: (pushed * 1000) / ms, consumedPerSecond: (consumed * 1000) / ms, ms };
+  return {
+    pushedPerSecond: (pushed * 1000) / ms,
+    consumedPerSecond: (consumed * 1000) / ms,
+    allPerSecond: (all * 1000) / ms,
+    ms,
+  };
 }
 
 async function main(): Promise<void> {
@@ -123,12 +132,13 @@ async function main(): Promise<void> {
         `topic's own traffic (1 producer of 100-message batches, 1 consumer at concurrency 100), ${SECONDS} s windows\n` +
         `  without a bulk action: pushed ${n(without.pushedPerSecond)}/s, consumed ${n(without.consumedPerSecond)}/s\n` +
         `  while a bulk requeue runs: pushed ${n(withBulk.pushedPerSecond)}/s, consumed ${n(withBulk.consumedPerSecond)}/s ` +
+        `of them (and ${n(withBulk.allPerSecond - withBulk.consumedPerSecond)}/s requeued ones) ` +
         `(${((withBulk.pushedPerSecond / without.pushedPerSecond) * 100).toFixed(0)} % / ` +
         `${((withBulk.consumedPerSecond / without.consumedPerSecond) * 100).toFixed(0)} % of the idle figures, over ${n(withBulk.ms)} ms)\n` +
         `machine: ${cpuModel()}, ${cpus().length} cores, load average ${startLoad.map((l) => l.toFixed(2)).join(' / ')} at the start, ` +
         `${loadavg()
           .map((l) => l.toFixed(2))
-          .join(' / ')} at the end; Redis ${redis.version()}; ${libVersion()}\n`,
+          .join(' / ')} at the end; ${redis.version()}; ${libVersion()}\n`,
     );
   } finally {
     await redis.stop();

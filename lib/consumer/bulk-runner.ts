@@ -9,7 +9,7 @@ export const BULK_POLL_MS = 1_000;
 /** A runner's lease on a bulk action (server clock): another service takes it over once it lapses. */
 export const BULK_LEASE_MS = 5_000;
 /** Ids per step: one script of a few ms at most, so the topic's own calls come in between. */
-export const BULK_STEP_IDS = 500;
+export const BULK_STEP_IDS = 200;
 /** The pause after a failed round (Redis down), before trying again. */
 const RETRY_MS = 1_000;
 

@@ -243,7 +243,7 @@ if (!executablePath) {
 
   it("filters a topic's messages by tag and shows each row's tags", async () => {
     const { queue } = served;
-    const topic = 'tenants.mail';
+    const topic = 'tenant.notices';
     await queue.push(topic, 1, { id: 'm-42', tags: ['tenant:42', 'spring'] });
     await queue.push(topic, 2, { id: 'm-7', tags: ['tenant:7'] });
     await queue.push(topic, 3, { id: 'm-none' });

@@ -17,24 +17,37 @@ export const BULK_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** What a bulk action selects: a state and the filter's fields as the select script takes them. */
 export interface BulkSelection {
+  /** What it does to each selected message. */
   action: BulkAction;
+  /** The state it selects. */
   state: MessageState;
+  /** Only messages with this tag. */
   tag?: string;
+  /** Only messages pushed at or after this (epoch ms). */
   from?: number;
+  /** Only messages pushed at or before this (epoch ms). */
   to?: number;
+  /** Only dead letters whose last error text contains this. */
   errorContains?: string;
+  /** Its pace: at most this many messages a second. */
   maxPerSecond: number;
 }
 
 /** A bulk action a runner holds: where its keys are and what it does. */
 export interface ClaimedBulk {
+  /** Its id. */
   id: string;
+  /** The topic it acts on. */
   topic: string;
+  /** What it does. */
   action: BulkAction;
+  /** The state it selected. */
   state: MessageState;
+  /** Its pace (messages a second). */
   maxPerSecond: number;
   /** Keys of each partition of its topic, by the count it was started with. */
   partitions: QueueKeys[];
+  /** Its topic's plain-tag keys (a partitioned topic's consumers wait on its wake list). */
   home: QueueKeys;
 }
 
@@ -46,7 +59,9 @@ export type BulkClaim =
 
 /** What one step did in one partition. */
 export interface BulkStep {
+  /** Ids it acted on. */
   acted: number;
+  /** Ids it passed over: no longer in the selected state. */
   skipped: number;
   /** Ids left in that partition's snapshot. */
   left: number;

@@ -113,6 +113,7 @@ local function replay()
     end
   end
   if stored > 0 then
+    extras_flush()
     redis.call('HINCRBY', K.counters, 'pushed', stored)
     if grouped > 0 then
       redis.call('INCRBY', K.groupCount, grouped)
