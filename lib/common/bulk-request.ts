@@ -1,4 +1,5 @@
 import type { BulkAction, BulkFilter, MessageFilter, MessageState, RedisAckQueueBulkApi } from '../interfaces';
+import { LIMITS } from './redis-ack-queue.constants';
 import { MESSAGES } from './redis-ack-queue.messages';
 
 /** Every bulk action, in the order the tools offer them. */
@@ -14,8 +15,6 @@ export const BULK_STATES: Readonly<Record<BulkAction, readonly MessageState[]>> 
   replay: ['dead', 'completed'],
 };
 
-/** The most bytes of a tag (as push takes them). */
-const TAG_BYTES = 128;
 const ERROR_TEXT_CHARS = 1_024;
 const MAX_RATE = 1_000_000;
 
@@ -75,10 +74,11 @@ export function bulkRequestOf(fields: BulkFields): BulkRequest {
   return { action: action as BulkAction, filter, ...(maxPerSecond === undefined ? {} : { maxPerSecond }) };
 }
 
-/** A tag as push takes one: 1-128 UTF-8 bytes, no control characters. */
-function isTag(tag: string): boolean {
+/** A tag as push takes one: 1-128 bytes of UTF-8, no control characters (push, filters and the tools share this rule). */
+export function isTag(tag: unknown): tag is string {
+  if (typeof tag !== 'string') return false;
   const bytes = Buffer.byteLength(tag, 'utf8');
-  return bytes >= 1 && bytes <= TAG_BYTES && !/\p{Cc}/u.test(tag);
+  return bytes >= 1 && bytes <= LIMITS.tagBytes && !/\p{Cc}/u.test(tag);
 }
 
 /** What counts and runs bulk actions: the queue service's `count` and bulk calls. */

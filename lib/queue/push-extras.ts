@@ -1,11 +1,8 @@
+import { isTag } from '../common/bulk-request';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { InvalidOptionError } from '../errors';
 import type { PushOptionsBase } from '../interfaces';
 import { toEpochMs } from './validation';
-
-/** Control characters: a tag holds none (NUL joins a message's tags in Redis). */
-// eslint-disable-next-line no-control-regex -- matching them is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
  * A push's start-by deadline and tags, checked and encoded as push.lua's extras
@@ -60,9 +57,12 @@ export function encodeTags(tags: unknown): string {
   return [...kept].join('\0');
 }
 
-/** One tag: 1-128 bytes of UTF-8 without control characters. Never quoted in the error (user data). */
+/**
+ * One tag: 1-128 bytes of UTF-8 without control characters (NUL joins a message's tags in Redis).
+ * Never quoted in the error (user data).
+ */
 export function assertTag(option: string, tag: unknown): asserts tag is string {
-  if (typeof tag !== 'string' || tag === '' || Buffer.byteLength(tag) > LIMITS.tagBytes || CONTROL.test(tag)) {
+  if (!isTag(tag)) {
     throw new InvalidOptionError(
       option,
       tag,

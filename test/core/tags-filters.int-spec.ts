@@ -267,4 +267,20 @@ describe('tags and filters: list and count by tag, push time and error text', ()
     expect(await queue.count(topic, 'ready', { tag: 'x' })).toBe(1);
     await expect(queue.count(topic, 'nowhere' as MessageState)).rejects.toBeInstanceOf(InvalidOptionError);
   });
+  it('lists a page of 10,000 rows, ready and dead, with and without a tag (one command takes at most 1,000 ids)', async () => {
+    const queue = await fx.service({ deadLetters: { maxCount: 20_000 } });
+    const topic = uniqueTopic('page-10k');
+    const items = Array.from({ length: 10_500 }, (_, i) => ({ payload: i, tags: ['t'], maxAttempts: 1 }));
+    for (let i = 0; i < items.length; i += 2_000) await queue.pushMany(topic, items.slice(i, i + 2_000));
+    expect(await queue.list(topic, 'ready', { limit: 10_000 })).toHaveLength(10_000);
+    expect(await queue.list(topic, 'ready', { limit: 10_000, tag: 't' })).toHaveLength(10_000);
+    for (let left = items.length; left > 0;) {
+      const leased = await queue.reserve(topic, { count: 1_000 });
+      await Promise.all(leased.map((message) => queue.nack(message, { error: 'boom' })));
+      left -= leased.length;
+    }
+    expect(await queue.list(topic, 'dead', { limit: 10_000 })).toHaveLength(10_000);
+    expect(await queue.list(topic, 'dead', { limit: 10_000, tag: 't', errorContains: 'boom' })).toHaveLength(10_000);
+    expect(await queue.count(topic, 'dead', { tag: 't' })).toBe(10_500);
+  });
 });

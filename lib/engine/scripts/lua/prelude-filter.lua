@@ -30,18 +30,6 @@ local FILTER_STATE_ZSETS = {
   ['waiting-children'] = K.flowWaiting,
 }
 
--- One command over many ids (HMGET, ZMSCORE), UNPACK_MAX at a time: the answers in the ids' order.
-local function over_ids(command, key, ids)
-  local out = {}
-  for i = 1, #ids, UNPACK_MAX do
-    local part = redis.call(command, key, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
-    for k = 1, #part do
-      out[i + k - 1] = part[k]
-    end
-  end
-  return out
-end
-
 -- When a stored body or completed record was pushed (ms); nil when unreadable.
 local function body_pushed_at(body)
   if not body then

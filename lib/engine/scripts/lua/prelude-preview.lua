@@ -108,11 +108,12 @@ local function listed_rows(state, ids, scores, preview)
   if #ids == 0 then
     return out
   end
-  local bodies = redis.call('HMGET', K.messages, unpack(ids))
+  -- A page may hold 10,000 rows: more than one unpack takes.
+  local bodies = over_ids('HMGET', K.messages, ids)
   local key = state == 'leased' and K.tokens or state == 'dead' and K.deadInfo or K.attempts
-  local extra = redis.call('HMGET', key, unpack(ids))
-  local keyed = redis.call('HMGET', K.keyOf, unpack(ids))
-  local tagged = redis.call('HMGET', K.tags, unpack(ids))
+  local extra = over_ids('HMGET', key, ids)
+  local keyed = over_ids('HMGET', K.keyOf, ids)
+  local tagged = over_ids('HMGET', K.tags, ids)
   for i, id in ipairs(ids) do
     out[#out + 1] = id
     out[#out + 1] = scores[i] or false

@@ -93,6 +93,18 @@ end
 -- passes a list of any length goes through push_ids or steps by this.
 local UNPACK_MAX = 1000
 
+-- One command over many ids (HMGET, ZMSCORE), UNPACK_MAX at a time: the answers in the ids' order.
+local function over_ids(command, key, ids)
+  local out = {}
+  for i = 1, #ids, UNPACK_MAX do
+    local part = redis.call(command, key, unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)))
+    for k = 1, #part do
+      out[i + k - 1] = part[k]
+    end
+  end
+  return out
+end
+
 -- Pushes many ids with one command per UNPACK_MAX.
 local function push_ids(command, key, ids)
   for i = 1, #ids, UNPACK_MAX do
