@@ -154,7 +154,16 @@ export function decodeGetReply<T>(
   const childHash = reply[10];
   if (Array.isArray(childHash) && childHash.length > 0) info.children = decodeChildPairs(childHash).map(childInfo);
   addKeyMode(info, reply[11] as string | null | undefined);
+  addDeadline(info, reply[12] as string | null | undefined);
   return info;
+}
+
+/** A message's start-by deadline and what it becomes then, from its K.deadlines value (`<ms>` or `<ms>:drop`). */
+function addDeadline(info: MessageInfo<unknown>, deadline: string | null | undefined): void {
+  const at = deadline ? Number.parseInt(deadline, 10) : NaN;
+  if (!Number.isFinite(at)) return;
+  info.startBy = at;
+  info.onExpire = deadline!.endsWith(':drop') ? 'drop' : 'dead-letter';
 }
 
 /** The key modes of K.keyOf's values (their first character): supersede cancelling or keeping its running one. */
@@ -197,7 +206,8 @@ function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePrev
 
 /**
  * list.lua answers `{ id, score, key mode, body, attempts or token, ... }`, five per message;
- * with a preview, eight: the body without its payload (or result), then text, cut and size.
+ * with a preview, eight: the body without its payload (or result), then text, cut and size;
+ * then, of a topic with start-by deadlines, an array of each row's deadline.
  */
 export function decodeListReply<T>(
   state: MessageState,
@@ -207,13 +217,17 @@ export function decodeListReply<T>(
 ): MessageInfo<T>[] {
   const infos: MessageInfo<T>[] = [];
   const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
-  for (let i = 0; i < reply.length; i += preview ? 8 : 5) {
+  const last = reply[reply.length - 1] as unknown;
+  const deadlines = Array.isArray(last) ? (last as (string | null)[]) : undefined;
+  const rows = deadlines ? reply.length - 1 : reply.length;
+  for (let i = 0; i < rows; i += preview ? 8 : 5) {
     const info = decodeInfo<T>(state, String(reply[i]), text(i + 3), text(i + 1), text(i + 4), defaultMaxAttempts);
     if (preview) {
       const shown = decodePreview(reply[i + 5], reply[i + 6], reply[i + 7]);
       if (shown) info.preview = shown;
     }
     addKeyMode(info, text(i + 2));
+    if (deadlines) addDeadline(info, deadlines[infos.length]);
     infos.push(info);
   }
   return infos;

@@ -2,6 +2,7 @@
 -- by priority level (9 first), head first within a level, delayed by due time, leased by deadline, completed newest first.
 --
 -- K.ready K.delayed K.leased K.messages K.attempts K.tokens K.completed K.readyLevels K.flowWaiting K.keyOf
+-- K.deadlines
 -- ARGV[1] state   'ready', 'delayed', 'leased', 'completed' or 'waiting-children' (a flow's
 --                 node held in delayed at FLOW_HELD is not listed as delayed)
 -- ARGV[2] offset  entries to skip (>= 0)
@@ -11,7 +12,8 @@
 --         false, ... } (5 per message; the fourth is the token for leased messages, the attempts
 --         count otherwise); with a preview, 8 per message: the body without its payload (or
 --         result), then the preview text or false, 1 when it was cut (else 0), the payload's
---         (result's) size in bytes
+--         (result's) size in bytes; then, when the topic (partition) has start-by deadlines, one
+--         array last: each row's deadline ('<ms>' or '<ms>:drop') or false, in row order
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash',
   K.tokens, 'hash', K.completed, 'zset', K.readyLevels, 'zset')
@@ -63,5 +65,9 @@ for i, id in ipairs(ids) do
     out[#out + 1] = bodies[i] or false
     out[#out + 1] = extra[i] or false
   end
+end
+-- One EXISTS for a topic without deadlines.
+if redis.call('EXISTS', K.deadlines) == 1 then
+  out[#out + 1] = redis.call('HMGET', K.deadlines, unpack(ids))
 end
 return out
