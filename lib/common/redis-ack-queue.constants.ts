@@ -91,6 +91,9 @@ export const LIMITS = {
   maxSteps: 100,
   /** Longest name of a durable step (characters). */
   stepNameLength: 256,
+  /** Tags one message may hold, and the longest tag (bytes of UTF-8). */
+  tagsPerMessage: 10,
+  tagBytes: 128,
   /** Longest prefix, queue name (of a module registration) or schedule name (characters). */
   nameLength: 100,
   /** The longest timer Node can set (a longer one fires at once), and so the longest lease or timeout (ms). */

@@ -32,6 +32,10 @@ export const MESSAGES = {
     `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
   invalidOption: (option: string, value: unknown, expected: string, userData = false) =>
     `Invalid ${option} ${userData ? kindOf(value) : describe(value)}: expected ${expected}`,
+  /** A start-by deadline refused by push.lua: the server's clock judged it (its value is not said). */
+  deadlineNotAhead: (option: string) =>
+    `Invalid ${option}: expected a start-by deadline after the moment the message becomes due ` +
+    `(by the Redis server's clock) and within the Date range (8.64e15 epoch ms)`,
   keyType: (key: string, actual: string, expected: string) =>
     `Redis key "${key}" holds a ${actual} where the queue keeps a ${expected}: ` +
     `another program uses this key; choose another prefix or topic, or remove the key`,

@@ -1,7 +1,11 @@
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { InvalidOptionError } from './input.errors';
 import { RedisAckQueueError } from './redis-ack-queue.error';
 import { QueueKeyTypeError, RedisCommandError, RedisUnavailableError } from './redis.errors';
 
 const WRONGTYPE_FROM_SCRIPT = /ACKQ_WRONGTYPE (\S+) (\S+) (\S+)/;
+/** push.lua's refusal of a deadline that does not lie after its message's due time (server clock). */
+const DEADLINE_FROM_SCRIPT = /ACKQ_DEADLINE \d+ (startBy|expiresInMs)/;
 
 /** ioredis' ways of saying that no connection could carry the command. */
 const UNAVAILABLE =
@@ -18,6 +22,12 @@ export function mapRedisError(error: unknown, operation: string, topic?: string)
   if (!(error instanceof Error)) return new RedisUnavailableError(operation, topic, String(error));
   const scripted = WRONGTYPE_FROM_SCRIPT.exec(error.message);
   if (scripted) return new QueueKeyTypeError(scripted[1], scripted[2], scripted[3]);
+  const deadline = DEADLINE_FROM_SCRIPT.exec(error.message);
+  if (deadline) {
+    const refused = new InvalidOptionError(deadline[1], undefined, 'a deadline after its due time', true);
+    refused.message = MESSAGES.deadlineNotAhead(deadline[1]);
+    return refused;
+  }
   if (error.name !== 'ReplyError') {
     const reason = error.message.split('\n')[0];
     return new RedisUnavailableError(operation, topic, reason, { cause: redactedCause(error) });

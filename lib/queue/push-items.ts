@@ -1,5 +1,6 @@
 import { encodePushBody, type EncodedPush } from '../engine/codecs/wire-format';
 import { encodeKeyMode } from './key-modes';
+import { encodePushExtras } from './push-extras';
 import { InvalidOptionError } from '../errors';
 import type { PushManyItem } from '../interfaces';
 import {
@@ -37,9 +38,10 @@ export function encodePushItem(
   assertBounded('priority', priority);
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
+  const extras = encodePushExtras(item);
   const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact, flowRole);
-  if (keyed) return { id, body, keyed, options: [Math.ceil(delayMs), at, priority, ''] };
-  const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined;
+  if (keyed) return { id, body, keyed, extras, options: [Math.ceil(delayMs), at, priority, ''] };
+  const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined && extras === undefined;
   if (plain) return { id, body };
-  return { id, body, group, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
+  return { id, body, group, extras, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
 }

@@ -29,6 +29,11 @@ export interface EncodedPush {
   flow?: [parent: string, children: string];
   /** Its key mode (push-keyed.lua, with `options`): on a partitioned topic, the key chooses the partition. */
   keyed?: KeyedPush;
+  /**
+   * Its start-by deadline and tags, as prelude-extras.lua reads them (with `options`):
+   * `<deadline>\n<onExpire>\n<tags joined by NUL>`; absent when it has neither.
+   */
+  extras?: string;
 }
 
 /**
@@ -59,10 +64,10 @@ export interface KeyedReply {
 /** push-keyed.lua's ARGV: nine per message, see its header. */
 export function keyedPushArguments(items: EncodedPush[]): (string | number)[] {
   const args: (string | number)[] = [];
-  for (const { id, body, options, keyed } of items) {
+  for (const { id, body, options, keyed, extras = '' } of items) {
     const [delayMs, availableAt, priority] = options ?? [0, 0, 0];
     const { mode, key, extra = '' } = keyed!;
-    args.push(mode, key, id, body, mode === 'd' ? keyed!.delayMs! : delayMs, availableAt, priority, extra, '');
+    args.push(mode, key, id, body, mode === 'd' ? keyed!.delayMs! : delayMs, availableAt, priority, extra, extras);
   }
   return args;
 }
@@ -80,20 +85,21 @@ export function decodeKeyedReplies(reply: (string | number)[]): KeyedReply[] {
  * release runs, so grouped messages wait in their groups' ZSETs), a shape, then id and body per
  * message, followed by its four options in the long form. The shape is '' when no message has
  * options (the common case costs one item), else one character per message: 's' short form, 'l'
- * long form.
+ * long form, 'f' flow form, 'x' and 'y' the long and flow forms followed by their extras.
  */
 export function pushArguments(items: EncodedPush[], compact: boolean): (string | number)[] {
   const args: (string | number)[] = [compact ? '1' : '0', ''];
   let shapes = '';
   let long = false;
-  for (const { id, body, options, flow } of items) {
+  for (const { id, body, options, flow, extras } of items) {
     args.push(id, body);
     if (options) {
       args.push(...options);
       long = true;
     }
     if (flow) args.push(...flow);
-    shapes += flow ? 'f' : options ? 'l' : 's';
+    if (extras) args.push(extras);
+    shapes += flow ? (extras ? 'y' : 'f') : !options ? 's' : extras ? 'x' : 'l';
   }
   if (long) args[1] = shapes;
   return args;

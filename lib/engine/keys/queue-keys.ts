@@ -82,6 +82,21 @@ export interface QueueKeys {
   steps: string;
   /** SET of the ids that have durable steps: removing a message of a topic without any costs one EXISTS. */
   stepIds: string;
+  // Start-by deadlines and tags (lua/prelude-extras.lua; deleted by lua/prelude-end.lua).
+  /**
+   * HASH id -> its start-by deadline (ms, server clock), `<ms>` (it becomes a dead letter) or
+   * `<ms>:drop`, while it lives and is not dead (a dead letter keeps none: a requeue runs it).
+   */
+  deadlines: string;
+  /** ZSET id -> start-by deadline (ms), of messages with one that wait for a start: the sweep's index. */
+  expiring: string;
+  /** HASH id -> its tags joined by NUL, while it lives (dead or completed included). */
+  tags: string;
+  /**
+   * Not a key: the prefix of each tag's ZSET `<tagIndex><tag>` (id -> push time, ms), the
+   * messages holding that tag. Passed so scripts name the slot.
+   */
+  tagIndex: string;
   // Ordered groups (lua/prelude-groups.lua) and fleet-wide limits (lua/prelude-limits.lua).
   /**
    * ZSET, scores 0, of earlier versions: grouped messages waiting, as `<group>\0<sequence>\0<id>`.
@@ -244,6 +259,10 @@ export function tagKeys(hashTag: string): QueueKeys {
     progress: `${tag}:progress`,
     steps: `${tag}:steps:`,
     stepIds: `${tag}:step-ids`,
+    deadlines: `${tag}:deadlines`,
+    expiring: `${tag}:expiring`,
+    tags: `${tag}:tags`,
+    tagIndex: `${tag}:tag:`,
     groupQueue: `${tag}:group-queue`,
     groupWaiting: `${tag}:group-waiting`,
     groups: `${tag}:group:`,

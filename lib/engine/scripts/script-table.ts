@@ -32,13 +32,15 @@ export const PRELUDES = {
       'flowOutboxDue', 'flowSequence', 'delayed', 'groupWaiting'],
   },
   keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
+  extras: { file: 'prelude-extras.lua', needs: [], keys: ['deadlines', 'expiring', 'tags', 'tagIndex'] },
   end: {
     file: 'prelude-end.lua',
     needs: ['groups', 'flows', 'keyModes'],
     // prettier-ignore
     keys: ['messages', 'tokens', 'attempts', 'priority', 'deferrals', 'retryDue', 'progress', 'keyOf', 'leased',
       'dead', 'deadInfo', 'completed', 'counters', 'steps', 'stepIds', 'flowOpen', 'flowChildren', 'flowWaiting',
-      'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed'],
+      'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed', 'deadlines',
+      'expiring', 'tags', 'tagIndex'],
   },
   preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
@@ -86,7 +88,7 @@ export const QUEUE_SCRIPTS = {
       'counters',
       'flowParents',
     ],
-    uses: ['groups', 'levels', 'flows'],
+    uses: ['groups', 'levels', 'flows', 'extras'],
     refusedWhenFull: true,
   },
   pushKeyed: {
@@ -113,7 +115,7 @@ export const QUEUE_SCRIPTS = {
       'throttle',
       'stepIds',
     ],
-    uses: ['levels', 'keyModes', 'end'],
+    uses: ['levels', 'keyModes', 'extras', 'end'],
     refusedWhenFull: true,
   },
   reserve: {

@@ -20,6 +20,28 @@ local function steps_forget(ids)
   end
 end
 
+-- Start-by deadlines (push's startBy, expiresInMs): callers ask once whether the topic has any.
+local function deadline_forget(ids)
+  push_ids('HDEL', K.deadlines, ids)
+  push_ids('ZREM', K.expiring, ids)
+end
+
+-- Tags: each id's entry in its tags' indexes (a tag's ZSET goes with its last member), then its
+-- tags. Callers ask once whether the topic has any.
+local function tags_forget(ids)
+  for i = 1, #ids, UNPACK_MAX do
+    local chunk = { unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)) }
+    for k, text in ipairs(redis.call('HMGET', K.tags, unpack(chunk))) do
+      if text then
+        for tag in string.gmatch(text, '[^%z]+') do
+          redis.call('ZREM', K.tagIndex .. tag, chunk[k])
+        end
+      end
+    end
+    redis.call('HDEL', K.tags, unpack(chunk))
+  end
+end
+
 -- Flow links: a parent's children and their results, a child's link to its parent (a dead child
 -- keeps it: a requeue may still end it well). Callers ask flow_used first: one EXISTS when the
 -- slot has no flow. A few commands per call, more only for the parents among the ids.
@@ -150,16 +172,21 @@ end
 
 -- What a message holds beside its body while it lives: its lease's token, the deliveries before
 -- it, then what most topics never have, read with one EXISTS: priority, deferrals, retry due
--- time, progress and its key. `key`: nil leaves the key (keys_ended), 'drain' keeps it while a
--- cancelled handler may still run, 'left' drops only its entry (the caller updated the key).
-local function lived_forget(ids, key)
+-- time, progress, its key, its start-by deadline and its tags (`keep_tags`: a completed record
+-- keeps them). `key`: nil leaves the key (keys_ended), 'drain' keeps it while a cancelled handler
+-- may still run, 'left' drops only its entry (the caller updated the key).
+local function lived_forget(ids, key, keep_tags)
   redis.call('HDEL', K.tokens, unpack(ids))
   redis.call('HDEL', K.attempts, unpack(ids))
-  if redis.call('EXISTS', K.priority, K.deferrals, K.retryDue, K.progress, K.keyOf) > 0 then
+  if redis.call('EXISTS', K.priority, K.deferrals, K.retryDue, K.progress, K.keyOf, K.deadlines, K.tags) > 0 then
     redis.call('HDEL', K.priority, unpack(ids))
     redis.call('HDEL', K.deferrals, unpack(ids))
     redis.call('HDEL', K.retryDue, unpack(ids))
     redis.call('HDEL', K.progress, unpack(ids))
+    deadline_forget(ids)
+    if not keep_tags then
+      tags_forget(ids)
+    end
     if key == nil then
       keys_ended(ids)
     elseif key == 'left' then
@@ -177,6 +204,9 @@ local function records_purged(ids)
     push_ids('HDEL', K.priority, ids)
     push_ids('HDEL', K.attempts, ids)
     push_ids('HDEL', K.progress, ids)
+  end
+  if redis.call('EXISTS', K.tags) == 1 then
+    tags_forget(ids)
   end
   if flow_used() then
     flow_forget(ids)
@@ -246,7 +276,7 @@ end
 -- message completed with no record kept goes as an acked one, messages_acked).
 local function message_completed(id, record, now)
   redis.call('ZREM', K.leased, id)
-  lived_forget({ id })
+  lived_forget({ id }, nil, true)
   redis.call('HSET', K.messages, id, record)
   redis.call('ZADD', K.completed, now, id)
 end
@@ -259,6 +289,10 @@ local function message_dead(id, reason, message, attempt, max_attempts, now, max
   redis.call('HDEL', K.tokens, id)
   redis.call('HDEL', K.attempts, id)
   redis.call('HDEL', K.deferrals, id)
+  if redis.call('EXISTS', K.deadlines) == 1 then
+    -- A dead letter keeps no deadline: a requeue means run it.
+    deadline_forget({ id })
+  end
   redis.call('ZADD', K.dead, now, id)
   redis.call('HSET', K.deadInfo, id, cjson.encode({ r = reason, e = message, a = attempt, m = max_attempts, t = now }))
   leases_ended({ id })

@@ -21,12 +21,15 @@
 --   availableAt  earliest due time in epoch ms, or 0
 --   priority     0-9
 --   windowMs     of throttle: its window; of debounce: maxWaitMs, or '' for none
---   spare        ''
+--   extras       '' or its start-by deadline, what it becomes once past, and tags (prelude-extras.lua):
+--                a message that takes a later push's payload takes its extras too (a relative
+--                deadline counts from its new due time)
 -- Returns  per message three items: its code (1 stored, 0 duplicate: the window's holder, 4
 --          debounced, 5 superseded: the key's pending message took the payload), the id it
 --          names, and the id of a message it cancelled ('' for none); then 1 if consumers were
 --          woken, else 0
--- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+-- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>; ACKQ_DEADLINE <index> <option>: a message's
+--          deadline does not lie after its due time (nothing is written)
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.tokens, 'hash',
   K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
   K.keyModes, 'hash', K.keyOf, 'hash', K.wake, 'list')
@@ -44,6 +47,22 @@ for i = 1, #ARGV, 9 do
 end
 
 local now = now_ms()
+-- Each message's extras, read and checked before the first write (its due time as a new message).
+local extras = {}
+for i = 1, #ARGV, 9 do
+  local own = extras_read(ARGV[i + 8])
+  if own then
+    local delay, max_wait = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 7])
+    local due = ARGV[i] == 'd' and now + math.min(delay, max_wait or delay) or math.max(now + delay, tonumber(ARGV[i + 5]))
+    extras_deadline(own, due, (i - 1) / 9 + 1)
+    extras[i] = own
+  end
+end
+if next(extras) then
+  extras_check(extras)
+end
+-- The extras of the push being applied (set per message below).
+local current
 local stamp, compact_stamp = body_stamps(now)
 local results, stored, must_wake = {}, 0, false
 -- Consumers sleep until the earliest due time: only an earlier one, or a ready message, wakes them.
@@ -89,18 +108,34 @@ local function place(id, due, parked)
   must_wake = true
 end
 
+-- The current push's deadline (counted from `due`) and tags, given to message `id`. Checked
+-- against its due time as a new message before any write; one that waits longer for its key (a
+-- drain) expires if its deadline comes first.
+local function extras_given(id, due)
+  if current then
+    local deadline = current.kind and (current.kind == 'a' and current.ms or due + current.ms)
+    extras_stored(id, current, deadline, now)
+  end
+end
+
 local function store(id, body, level, mode, key, due, parked)
   redis.call('HSET', K.messages, id, stamped(body))
   set_level(id, level)
   redis.call('HSET', K.keyOf, id, mode .. key)
   place(id, due, parked)
+  extras_given(id, due)
   stored = stored + 1
 end
 
--- A message that has not started takes a new body and level, and is placed again; one ready
--- at the same level that stays due keeps its place in line (no scan of the ready LIST).
+-- A message that has not started takes a new body, level and extras, and is placed again; one
+-- ready at the same level that stays due keeps its place in line (no scan of the ready LIST).
 local function replace(id, body, level, due, parked)
   redis.call('HSET', K.messages, id, stamped(body))
+  if redis.call('EXISTS', K.deadlines, K.tags) > 0 then
+    deadline_forget({ id })
+    tags_forget({ id })
+  end
+  extras_given(id, due)
   local in_delayed = redis.call('ZREM', K.delayed, id) == 1
   if not in_delayed and not parked and due <= now and (tonumber(redis.call('HGET', K.priority, id)) or 0) == level then
     return
@@ -198,6 +233,7 @@ for i = 1, #ARGV, 9 do
   local delay, at, level = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
   local due = math.max(now + delay, at)
   local code, target, cancelled
+  current = extras[i]
   if mode == 'd' then
     code, target = debounce(id, key, body, level, delay, tonumber(ARGV[i + 7]))
   elseif mode == 't' then

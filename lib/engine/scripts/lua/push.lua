@@ -25,9 +25,12 @@
 -- makes it due), the long form's six and then:
 --   parent       its parent's reference (K.flowParents' value), '' for the root
 --   children     '' for a leaf; a parent's `<delayMs> <availableAt>`, then a line per child field
+-- or either of the last two followed by its extras (shape 'x': long form, 'y': flow form):
+--   extras       a start-by deadline, what it becomes once past, tags (prelude-extras.lua)
 -- Returns  one integer per message: 1 stored, 0 duplicate (3: a flow node whose id a message outside
 --          its flow holds); then 1 if consumers were woken, else 0
--- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
+-- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>; ACKQ_DEADLINE <index> <option>: a message's
+--          deadline does not lie after its due time (nothing is written)
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'list', K.counters, 'hash')
 
 local now = now_ms()
@@ -40,22 +43,29 @@ local must_wake = false
 -- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
 legacy_groups = ARGV[1] ~= '1'
 local shapes, long, long_at, flow = ARGV[2], {}, {}, {}
+-- Messages with extras (shapes 'x' and 'y'): extras[m] read, deadlines[m] its deadline or nil.
+local extras, extras_at, deadlines = {}, {}, {}
 local count = (#ARGV - 2) / 2
 if shapes ~= '' then
   count = #shapes
   local i = 3
   for m = 1, count do
     local shape = string.byte(shapes, m)
-    if shape == 102 then
+    local at = i
+    if shape == 102 or shape == 121 then
       long[m], flow[m] = true, true
       long_at[#long_at + 1] = i
       i = i + 8
-    elseif shape == 108 then
+    elseif shape == 108 or shape == 120 then
       long[m] = true
       long_at[#long_at + 1] = i
       i = i + 6
     else
       i = i + 2
+    end
+    if shape == 120 or shape == 121 then
+      extras[m], extras_at[m] = extras_read(ARGV[i]), at
+      i = i + 1
     end
   end
 end
@@ -89,6 +99,15 @@ for _, i in ipairs(long_at) do
       error({ err = 'ACKQ_WRONGTYPE ' .. (string.find(key, '%s') and K.groups .. '*' or key) .. ' ' .. kind .. ' zset' })
     end
     groups_waiting[group] = kind == 'zset'
+  end
+end
+
+-- Deadlines and tags, all checked before the first write: a bad one fails the call unchanged.
+if next(extras) then
+  extras_check(extras)
+  for m, own in pairs(extras) do
+    local at = extras_at[m]
+    deadlines[m] = extras_deadline(own, math.max(now + tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])), m)
   end
 end
 
@@ -134,6 +153,9 @@ for m = 1, count do
     else
       ready[#ready + 1] = id
     end
+    if extras[m] then
+      extras_stored(id, extras[m], deadlines[m], now)
+    end
     if flow[m] then
       flow_ids[#flow_ids + 1] = id
       flow_parents[#flow_parents + 1] = ARGV[i + 6]
@@ -142,7 +164,7 @@ for m = 1, count do
   elseif flow[m] and ARGV[i + 6] ~= '' and redis.call('HGET', K.flowParents, id) ~= ARGV[i + 6] then
     results[m] = 3
   end
-  i = flow[m] and i + 8 or long[m] and i + 6 or i + 2
+  i = (flow[m] and i + 8 or long[m] and i + 6 or i + 2) + (extras_at[m] and 1 or 0)
 end
 
 -- Score and id pairs, split at UNPACK_MAX (even).
