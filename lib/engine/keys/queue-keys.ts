@@ -195,14 +195,6 @@ export interface QueueKeys {
    * `<id>\0<window end ms>` that expires as the window ends. Passed so scripts name the slot.
    */
   throttle: string;
-  // Start-by deadlines (docs/deadlines.md).
-  /**
-   * HASH id -> `<deadline ms>` (onExpire dead-letter) or `<deadline ms>:drop`: a message's start-by
-   * deadline while it lives and is not dead.
-   */
-  deadlines: string;
-  /** ZSET id -> deadline ms, of the messages with a deadline that wait to start (reserve's sweep reads it). */
-  expiring: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -295,8 +287,6 @@ export function tagKeys(hashTag: string): QueueKeys {
     keyModes: `${tag}:keys`,
     keyOf: `${tag}:key-of`,
     throttle: `${tag}:throttle:`,
-    deadlines: `${tag}:deadlines`,
-    expiring: `${tag}:expiring`,
   };
 }
 
