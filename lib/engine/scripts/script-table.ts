@@ -29,7 +29,7 @@ export const PRELUDES = {
     needs: ['levels'],
     // prettier-ignore
     keys: ['flowParents', 'flowChildren', 'flowOpen', 'flowWaiting', 'flowUncommitted', 'flowOutbox',
-      'flowOutboxDue', 'flowSequence', 'delayed', 'groupWaiting'],
+      'flowOutboxDue', 'flowSequence', 'delayed', 'groupWaiting', 'deadlines', 'expiring'],
   },
   keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
   extras: { file: 'prelude-extras.lua', needs: [], keys: ['deadlines', 'expiring', 'tags', 'tagIndex'] },

@@ -3,7 +3,8 @@ import { LIMITS } from '../../common/redis-ack-queue.constants';
 import { encodeBody } from '../../engine/codecs/wire-format';
 import { InvalidOptionError, InvalidScheduleError } from '../../errors';
 import type { ScheduleOptions } from '../../interfaces';
-import { assertBounded, assertHeaders, assertOptionalInteger, toEpochMs } from '../validation';
+import { assertOnExpire, relativeDeadline } from '../push-extras';
+import { assertBounded, assertHeaders, toEpochMs } from '../validation';
 
 const NAME = /^[A-Za-z0-9._:-]+$/;
 
@@ -44,11 +45,8 @@ export function resolveSchedule(topic: string, name: string, options: unknown, m
     throw invalid(`unknown time zone ${JSON.stringify(tz)}: use an IANA name`);
   if (cron !== undefined) assertCron(cron, tz, invalid);
   if (headers !== undefined) assertHeaders(headers);
-  assertOptionalInteger('expiresInMs', expiresInMs, 1, LIMITS.maxDateMs);
-  if (onExpire !== undefined && onExpire !== 'dead-letter' && onExpire !== 'drop')
-    throw new InvalidOptionError('onExpire', onExpire, "'dead-letter' or 'drop'");
-  if (onExpire !== undefined && expiresInMs === undefined)
-    throw new InvalidOptionError('onExpire', onExpire, 'left out without expiresInMs (a tick without a deadline never expires)');
+  if (expiresInMs !== undefined) relativeDeadline('expiresInMs', expiresInMs);
+  if (onExpire !== undefined) assertOnExpire(onExpire, expiresInMs !== undefined);
   const spec: ScheduleSpec = {
     ...(cron !== undefined && { cron }),
     ...(everyMs !== undefined && { everyMs }),
