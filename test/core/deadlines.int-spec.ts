@@ -376,7 +376,7 @@ describe('start-by deadlines', () => {
     const before = await snapshotTopic(fx.redis, topic);
     const now = await serverNow(fx.redis);
     const refused = async (options: object, option: string) => {
-      const failure = queue.push(topic, 'x', options as never);
+      const failure = queue.push(topic, 'x', options);
       await expect(failure).rejects.toBeInstanceOf(InvalidOptionError);
       await expect(failure).rejects.toMatchObject({ option });
     };
@@ -391,7 +391,10 @@ describe('start-by deadlines', () => {
     for (const expiresInMs of [0, -5, 1.5, Number.NaN, '100']) await refused({ expiresInMs }, 'expiresInMs');
     // One bad message refuses the whole call.
     await expect(
-      queue.pushMany(topic, [{ payload: 'a', expiresInMs: 1_000 }, { payload: 'b', startBy: now - 1_000 }]),
+      queue.pushMany(topic, [
+        { payload: 'a', expiresInMs: 1_000 },
+        { payload: 'b', startBy: now - 1_000 },
+      ]),
     ).rejects.toBeInstanceOf(InvalidOptionError);
     await expect(queue.upsertSchedule(topic, 's', { everyMs: 1_000, expiresInMs: 0 })).rejects.toBeInstanceOf(
       InvalidOptionError,

@@ -35,7 +35,9 @@ queue
     for (let n = 0; plan && n < count; n++) {
       const step = plan[n % plan.length];
       const deadline =
-        step.startByAheadMs === undefined ? { expiresInMs: step.expiresInMs } : { startBy: Date.now() + step.startByAheadMs };
+        step.startByAheadMs === undefined
+          ? { expiresInMs: step.expiresInMs }
+          : { startBy: Date.now() + step.startByAheadMs };
       try {
         const { id } = await queue.push(topic, { n, from: process.pid }, { ...options, ...deadline });
         say({ type: 'pushed', n: 1, ids: [id], ...deadline });

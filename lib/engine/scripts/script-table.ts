@@ -298,7 +298,17 @@ export const QUEUE_SCRIPTS = {
   scheduleTick: {
     file: 'schedule-tick.lua',
     operation: 'run a schedule tick',
-    keys: ['schedules', 'scheduleDue', 'scheduleLast', 'messages', 'ready', 'wake', 'counters', 'deadlines', 'expiring'],
+    keys: [
+      'schedules',
+      'scheduleDue',
+      'scheduleLast',
+      'messages',
+      'ready',
+      'wake',
+      'counters',
+      'deadlines',
+      'expiring',
+    ],
     refusedWhenFull: true,
   },
   scheduleRun: {
