@@ -26,17 +26,25 @@ local function deadline_forget(ids)
   push_ids('ZREM', K.expiring, ids)
 end
 
--- Tags: each id's entry in its tags' indexes (a tag's ZSET goes with its last member), then its
--- tags. Callers ask once whether the topic has any.
+-- Tags: each id's entry in its tags' indexes (one ZREM per tag per call; a tag's ZSET goes with
+-- its last member), then its tags. Callers ask once whether the topic has any.
 local function tags_forget(ids)
   for i = 1, #ids, UNPACK_MAX do
     local chunk = { unpack(ids, i, math.min(i + UNPACK_MAX - 1, #ids)) }
+    local by_tag, order = {}, {}
     for k, text in ipairs(redis.call('HMGET', K.tags, unpack(chunk))) do
       if text then
         for tag in string.gmatch(text, '[^%z]+') do
-          redis.call('ZREM', K.tagIndex .. tag, chunk[k])
+          if not by_tag[tag] then
+            by_tag[tag] = {}
+            order[#order + 1] = tag
+          end
+          by_tag[tag][#by_tag[tag] + 1] = chunk[k]
         end
       end
+    end
+    for _, tag in ipairs(order) do
+      redis.call('ZREM', K.tagIndex .. tag, unpack(by_tag[tag]))
     end
     redis.call('HDEL', K.tags, unpack(chunk))
   end

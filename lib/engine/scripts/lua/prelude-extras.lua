@@ -62,19 +62,47 @@ local function deadline_field(deadline, drop)
   return drop and text .. ':drop' or text
 end
 
+-- What extras_stored collected, written by extras_flush with one command per key.
+local extras_pending = { deadlines = {}, expiring = {}, tags = {}, by_tag = {}, tag_order = {} }
+
 -- A new message's deadline (nil: none) and tags (pushed_at, its enqueue time, scores the tag
--- index: `list` and `bulk` select by push time within a tag).
+-- index: `list` and `bulk` select by push time within a tag), written at the next extras_flush.
 local function extras_stored(id, extras, deadline, pushed_at)
+  local p = extras_pending
   if deadline then
-    redis.call('HSET', K.deadlines, id, deadline_field(deadline, extras.drop))
+    p.deadlines[#p.deadlines + 1] = id
+    p.deadlines[#p.deadlines + 1] = deadline_field(deadline, extras.drop)
+    -- A held flow node's expiresInMs ('r<ms>') joins the sweep once its flow lets it run.
     if type(deadline) == 'number' then
-      redis.call('ZADD', K.expiring, deadline, id)
+      p.expiring[#p.expiring + 1] = string.format('%d', deadline)
+      p.expiring[#p.expiring + 1] = id
     end
   end
   if extras and extras.tags ~= '' then
-    redis.call('HSET', K.tags, id, extras.tags)
+    p.tags[#p.tags + 1] = id
+    p.tags[#p.tags + 1] = extras.tags
+    local at = string.format('%d', pushed_at)
     for tag in string.gmatch(extras.tags, '[^%z]+') do
-      redis.call('ZADD', K.tagIndex .. tag, pushed_at, id)
+      local members = p.by_tag[tag]
+      if not members then
+        members = {}
+        p.by_tag[tag] = members
+        p.tag_order[#p.tag_order + 1] = tag
+      end
+      members[#members + 1] = at
+      members[#members + 1] = id
     end
   end
+end
+
+-- Writes what extras_stored collected: a batch of messages costs one command per key, not per message.
+local function extras_flush()
+  local p = extras_pending
+  push_ids('HSET', K.deadlines, p.deadlines)
+  push_ids('ZADD', K.expiring, p.expiring)
+  push_ids('HSET', K.tags, p.tags)
+  for _, tag in ipairs(p.tag_order) do
+    push_ids('ZADD', K.tagIndex .. tag, p.by_tag[tag])
+  end
+  extras_pending = { deadlines = {}, expiring = {}, tags = {}, by_tag = {}, tag_order = {} }
 end

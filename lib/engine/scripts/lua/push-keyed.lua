@@ -241,6 +241,10 @@ for i = 1, #ARGV, 9 do
   else
     code, target, cancelled = supersede(id, key, body, level, due, mode)
   end
+  if current then
+    -- Now, not once at the end: a later push of the same key may replace what this one gave.
+    extras_flush()
+  end
   results[#results + 1] = code
   results[#results + 1] = target
   results[#results + 1] = cancelled or ''

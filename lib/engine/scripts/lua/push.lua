@@ -171,6 +171,9 @@ end
 
 -- Score and id pairs, split at UNPACK_MAX (even).
 push_ids('ZADD', K.delayed, delayed)
+if next(extras) then
+  extras_flush()
+end
 if #flow_ids > 0 then
   flow_nodes_stored(flow_ids, flow_parents, flow_children, now)
 end
