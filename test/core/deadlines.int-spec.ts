@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
+import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { InvalidOptionError, RedisAckQueueMetrics, type RedisAckQueueService } from '../../lib';
 import type { RedisAckQueueEvent } from '../../lib';
 import { ConsumerProcesses } from '../support/consumer-processes';
@@ -405,13 +406,20 @@ describe('start-by deadlines', () => {
     expect(await snapshotTopic(fx.redis, topic)).toEqual(before);
   });
 
-  it('counts expired messages: the event, the metric by on_expire, the history (dead letters in dead too)', async () => {
-    const queue = await fx.service();
+  it('counts expired messages: the event (fleet events too), the metric by on_expire, the history (dead letters in dead too)', async () => {
+    const queue = await fx.service({ fleetEvents: true });
     const registry = new Registry();
     const metrics = new RedisAckQueueMetrics(queue, { registry });
     try {
       const topic = uniqueTopic();
       const events = expiredEvents(queue);
+      const fleet = firstValueFrom(
+        queue.fleetEvents$({ from: 'start' }).pipe(
+          filter((event) => event.topic === topic && event.type === 'expired'),
+          take(2),
+          toArray(),
+        ),
+      );
       const dead = await queue.push(topic, 'd', { expiresInMs: 20 });
       const dropped = await queue.push(topic, 'x', { expiresInMs: 20, onExpire: 'drop' });
       const startBys = await Promise.all([dead, dropped].map(async ({ id }) => (await queue.get(topic, id))!.startBy!));
@@ -420,6 +428,10 @@ describe('start-by deadlines', () => {
       expect(events.map((e) => [e.id, e.onExpire])).toEqual([
         [dead.id, 'dead-letter'],
         [dropped.id, 'drop'],
+      ]);
+      expect((await fleet).map((e) => [e.id, e.onExpire, e.reason])).toEqual([
+        [dead.id, 'dead-letter', 'expired'],
+        [dropped.id, 'drop', undefined],
       ]);
       const text = await registry.metrics();
       expect(text).toContain(`redis_ack_queue_expired_total{topic="${topic}",on_expire="dead-letter"} 1`);
