@@ -211,27 +211,42 @@ describe('start-by deadlines', () => {
   it('keeps the first deadline through retries: a retry past it never starts', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();
-    const { id } = await queue.push(topic, 'x', { expiresInMs: 400 });
-    const { startBy } = (await queue.get(topic, id))!;
-    const [first] = await queue.reserve(topic);
-    expect(first.attempt).toBe(1);
-    // Back to delayed for long after its deadline: the sweep ends it there.
-    expect(await queue.nack(first, { delayMs: 600_000 })).toBe('retry');
-    expect((await queue.get(topic, id))!.startBy).toBe(startBy);
-    await serverPast(fx.redis, startBy!);
+    /**
+     * Pushes a message with a short expiresInMs and leases it before its deadline; a machine too slow
+     * to do that in time tries again with twice as long, so the case never depends on its speed.
+     */
+    const leasedInTime = async (leaseMs = LEASE_MS) => {
+      for (let ms = 300; ms < 120_000; ms *= 2) {
+        const { id } = await queue.push(topic, ms, { expiresInMs: ms });
+        const [message] = await queue.reserve(topic, { leaseMs });
+        if (message) return { message, startBy: (await queue.get(topic, id))!.startBy! };
+      }
+      throw new Error('never leased before its deadline');
+    };
+
+    // Back to delayed for long after its deadline (nack): the sweep ends it there.
+    const nacked = await leasedInTime();
+    expect(nacked.message.attempt).toBe(1);
+    expect(await queue.nack(nacked.message, { delayMs: 600_000 })).toBe('retry');
+    expect((await queue.get(topic, nacked.message.id))!.startBy).toBe(nacked.startBy);
+    await serverPast(fx.redis, nacked.startBy);
     expect(await queue.reserve(topic)).toEqual([]);
-    const letter = (await queue.get(topic, id))!;
+    const letter = (await queue.get(topic, nacked.message.id))!;
     expect(letter).toMatchObject({ state: 'dead', reason: 'expired', attempt: 1 });
-    expect(letter.deadAt).toBeGreaterThan(startBy!);
+    expect(letter.deadAt).toBeGreaterThan(nacked.startBy);
 
     // Released (a consumer's shutdown) and ready again: the start check ends it.
-    const second = await queue.push(topic, 'y', { expiresInMs: 300 });
-    const [leased] = await queue.reserve(topic);
-    await queue.release(leased);
-    const deadline = (await queue.get(topic, second.id))!.startBy!;
-    await serverPast(fx.redis, deadline);
+    const released = await leasedInTime();
+    await queue.release(released.message);
+    await serverPast(fx.redis, released.startBy);
     expect(await queue.reserve(topic)).toEqual([]);
-    expect(await queue.get(topic, second.id)).toMatchObject({ state: 'dead', reason: 'expired' });
+    expect(await queue.get(topic, released.message.id)).toMatchObject({ state: 'dead', reason: 'expired' });
+
+    // Its lease ran out (a consumer died): back in line, and ended, not started again.
+    const lost = await leasedInTime(10);
+    await serverPast(fx.redis, Math.max(lost.startBy, lost.message.leaseDeadline));
+    expect(await queue.reserve(topic)).toEqual([]);
+    expect(await queue.get(topic, lost.message.id)).toMatchObject({ state: 'dead', reason: 'expired', attempt: 1 });
   });
 
   it("fails a flow's parent when a child expires (onChildFailure 'fail'); 'continue' lets it run", async () => {
