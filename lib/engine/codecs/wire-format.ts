@@ -373,6 +373,7 @@ export interface ReserveReply<T> {
 
 /** A message a reserve ended because its start-by deadline passed before it started. */
 export interface ExpiredMessage {
+  /** The message's id. */
   id: string;
   /** How it ended: a dead letter (reason `expired`) or dropped. */
   onExpire: RedisAckQueueOnExpire;
