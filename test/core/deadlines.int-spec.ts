@@ -16,7 +16,8 @@ async function serverNow(redis: TestClient): Promise<number> {
 }
 
 /** Waits until the server's clock is past `ms` (a deadline passes when now > deadline). */
-async function serverPast(redis: TestClient, ms: number): Promise<void> {
+async function serverPast(redis: TestClient, ms: number | undefined): Promise<void> {
+  if (typeof ms !== 'number') throw new Error(`no deadline to wait for (${ms})`);
   await eventually(async () => (await serverNow(redis)) > ms, 60_000, 10);
 }
 
@@ -91,7 +92,7 @@ describe('start-by deadlines', () => {
     const late = await Promise.all(
       children.map((child) => producers.waitFor((e) => e.pid === child.pid && e.expiresInMs === 150, 60_000)),
     );
-    for (const { ids } of late) await serverPast(fx.redis, (await queue.get(topic, ids![0]))!.startBy!);
+    for (const { ids } of late) await serverPast(fx.redis, (await queue.get(topic, ids![0]))!.startBy);
     const starts = await consumeSlowly(queue, topic, 40, async () => {
       if (producing) return false;
       const { ready, delayed, leased } = await queue.stats(topic);
@@ -171,7 +172,7 @@ describe('start-by deadlines', () => {
 
     const short = await queue.push(topic, 'soon', { delayMs: 50, expiresInMs: 50 });
     const { startBy } = (await queue.get(topic, short.id))!;
-    await serverPast(fx.redis, startBy!);
+    await serverPast(fx.redis, startBy);
     expect(await queue.reserve(topic)).toEqual([]);
     const letter = (await queue.get(topic, short.id))!;
     expect(letter).toMatchObject({ state: 'dead', reason: 'expired' });
@@ -188,7 +189,7 @@ describe('start-by deadlines', () => {
     const events = expiredEvents(queue);
     const head = await queue.push(topic, 'head', { group: 'g', expiresInMs: 30 });
     const next = await queue.push(topic, 'next', { group: 'g' });
-    await serverPast(fx.redis, (await queue.get(topic, head.id))!.startBy!);
+    await serverPast(fx.redis, (await queue.get(topic, head.id))!.startBy);
     // One reserve of one: the expired head ends and the group's next message starts in its place.
     expect((await queue.reserve(topic, { count: 1 })).map((m) => m.payload)).toEqual(['next']);
     expect(await queue.get(topic, head.id)).toMatchObject({ state: 'dead', reason: 'expired' });
@@ -199,9 +200,11 @@ describe('start-by deadlines', () => {
     const other = uniqueTopic();
     await queue.push(other, 'runs', { group: 'h' });
     const waits = await queue.push(other, 'waits', { group: 'h', expiresInMs: 30 });
+    // Read before any reserve: on a slow machine the reserve below may end it already.
+    const { startBy } = (await queue.get(other, waits.id))!;
     const [running] = await queue.reserve(other);
     expect(running.payload).toBe('runs');
-    await serverPast(fx.redis, (await queue.get(other, waits.id))!.startBy!);
+    await serverPast(fx.redis, startBy);
     expect(await queue.reserve(other)).toEqual([]);
     expect(await queue.get(other, waits.id)).toMatchObject({ state: 'dead', reason: 'expired' });
     expect(await queue.stats(other)).toMatchObject({ ready: 0, delayed: 0, leased: 1, dead: 1 });
@@ -272,8 +275,8 @@ describe('start-by deadlines', () => {
         },
       ],
     });
-    await serverPast(fx.redis, (await queue.get(children, 'late-1'))!.startBy!);
-    await serverPast(fx.redis, (await queue.get(children, 'late-2'))!.startBy!);
+    await serverPast(fx.redis, (await queue.get(children, 'late-1'))!.startBy);
+    await serverPast(fx.redis, (await queue.get(children, 'late-2'))!.startBy);
     expect(await queue.reserve(children, { count: 5 })).toEqual([]);
     await eventually(async () => (await queue.get(parents, 'failing'))?.state === 'dead');
     expect(await queue.get(parents, 'failing')).toMatchObject({ reason: 'child-failed' });
@@ -317,7 +320,7 @@ describe('start-by deadlines', () => {
     await queue.push(topic, 2, { debounce, expiresInMs: 50 });
     const moved = (await queue.get(topic, first.id))!;
     expect(moved.startBy).toBe(moved.dueAt! + 50);
-    await serverPast(fx.redis, moved.startBy!);
+    await serverPast(fx.redis, moved.startBy);
     expect(await queue.reserve(topic)).toEqual([]);
     expect(await queue.get(topic, first.id)).toMatchObject({ state: 'dead', reason: 'expired' });
     // The key left with its message: the next push is a new message.
@@ -332,7 +335,7 @@ describe('start-by deadlines', () => {
     const events = expiredEvents(queue);
     const { id } = await queue.push(topic, 'x', { expiresInMs: 20, onExpire: 'drop' });
     expect(await queue.get(topic, id)).toMatchObject({ onExpire: 'drop' });
-    await serverPast(fx.redis, (await queue.get(topic, id))!.startBy!);
+    await serverPast(fx.redis, (await queue.get(topic, id))!.startBy);
     expect(await queue.reserve(topic)).toEqual([]);
     expect(await queue.get(topic, id)).toBeNull();
     expect(await queue.stats(topic)).toMatchObject({ ready: 0, delayed: 0, leased: 0, dead: 0 });
@@ -346,7 +349,7 @@ describe('start-by deadlines', () => {
     await queue.pause(topic);
     const { id } = await queue.push(topic, 'x', { expiresInMs: 30 });
     const plain = await queue.push(topic, 'plain');
-    await serverPast(fx.redis, (await queue.get(topic, id))!.startBy!);
+    await serverPast(fx.redis, (await queue.get(topic, id))!.startBy);
     await queue.resume(topic);
     expect((await queue.reserve(topic, { count: 5 })).map((m) => m.id)).toEqual([plain.id]);
     expect(await queue.get(topic, id)).toMatchObject({ state: 'dead', reason: 'expired' });
@@ -357,7 +360,7 @@ describe('start-by deadlines', () => {
     const topic = uniqueTopic();
     const low = await queue.push(topic, 'low', { priority: 1 });
     const high = await queue.push(topic, 'high', { priority: 9, expiresInMs: 20 });
-    await serverPast(fx.redis, (await queue.get(topic, high.id))!.startBy!);
+    await serverPast(fx.redis, (await queue.get(topic, high.id))!.startBy);
     expect((await queue.reserve(topic)).map((m) => m.id)).toEqual([low.id]);
     expect(await queue.get(topic, high.id)).toMatchObject({ state: 'dead', reason: 'expired' });
   });
