@@ -3,12 +3,19 @@ import type { MessageInfo, MessageState } from '../interfaces';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
 import { printJson, printLine, printRecord, printTable, shortJson, time } from './output';
-import { pageOptions, type CommandRunner, type PageOptions } from './program-parts';
+import {
+  filterOf,
+  filterOptions,
+  pageOptions,
+  type CommandRunner,
+  type FilterOptions,
+  type PageOptions,
+} from './program-parts';
 import { childCounts, flowCommand, printChildren } from './flow-command';
 import { historyCommand } from './history-command';
 import { noTopics, statsCommand } from './stats-command';
 
-/** Read-only commands: topics, stats, history, list, get, flow, dead, schedules. */
+/** Read-only commands: topics, stats, history, list, count, get, flow, dead, schedules. */
 export function addInspectCommands(program: Command, run: CommandRunner): void {
   program
     .command('topics')
@@ -18,11 +25,27 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
   statsCommand(program, run);
   historyCommand(program, run);
 
-  pageOptions(
+  filterOptions(
+    pageOptions(
+      program
+        .command('list <topic> <state>')
+        .description(
+          'list messages of a topic in a state: ready, delayed, leased, waiting-children, dead or completed',
+        ),
+    ),
+  ).action(
+    run(async (ctx, topic: string, state: string, page: PageOptions & FilterOptions) =>
+      listMessages(ctx, topic, state, page),
+    ),
+  );
+
+  filterOptions(
     program
-      .command('list <topic> <state>')
-      .description('list messages of a topic in a state: ready, delayed, leased, waiting-children, dead or completed'),
-  ).action(run(async (ctx, topic: string, state: string, page: PageOptions) => listMessages(ctx, topic, state, page)));
+      .command('count <topic> <state>')
+      .description('count the messages of a topic in a state, by --tag, --from, --to and --error-contains'),
+  ).action(
+    run(async (ctx, topic: string, state: string, filter: FilterOptions) => countMessages(ctx, topic, state, filter)),
+  );
 
   program
     .command('get <topic> <id>')
@@ -31,9 +54,9 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
 
   flowCommand(program, run);
 
-  pageOptions(program.command('dead <topic>').description('list the dead letters of a topic, oldest first')).action(
-    run(async (ctx, topic: string, page: PageOptions) => listDead(ctx, topic, page)),
-  );
+  filterOptions(
+    pageOptions(program.command('dead <topic>').description('list the dead letters of a topic, oldest first')),
+  ).action(run(async (ctx, topic: string, page: PageOptions & FilterOptions) => listDead(ctx, topic, page)));
 
   program
     .command('schedules [topic]')
@@ -57,8 +80,17 @@ const waitsForKey = (m: MessageInfo) => m.state === 'delayed' && m.dueAt === und
 /** The time column of a list by state: what the time means (a dead letter's is when it died, not a due time). */
 const TIME_COLUMN: Partial<Record<string, string>> = { leased: 'lease-ends', dead: 'died', completed: 'completed' };
 
-async function listMessages(ctx: CliContext, topic: string, state: string, page: PageOptions): Promise<void> {
-  const messages = await ctx.onTopic(topic, (queue) => queue.list(topic, state as MessageState, page));
+async function listMessages(
+  ctx: CliContext,
+  topic: string,
+  state: string,
+  options: PageOptions & FilterOptions,
+): Promise<void> {
+  const { offset, limit } = options;
+  const filter = filterOf(options);
+  const messages = await ctx.onTopic(topic, (queue) =>
+    queue.list(topic, state as MessageState, { offset, limit, ...filter }),
+  );
   if (ctx.options.json) return printJson(ctx.io, messages);
   const timeColumn = TIME_COLUMN[state] ?? 'due';
   const rows = messages.map((m) => ({
@@ -67,13 +99,23 @@ async function listMessages(ctx: CliContext, topic: string, state: string, page:
     enqueued: time(m.enqueuedAt),
     [timeColumn]: waitsForKey(m) ? WAITING_FOR_KEY : time(m.dueAt ?? m.leaseDeadline ?? m.deadAt ?? m.completedAt),
     priority: m.priority,
+    tags: m.tags?.join(','),
     mode: m.mode,
     key: m.key,
   }));
-  // Mode and key only when a listed message has a key; the key last, as it may hold spaces.
+  // Tags, mode and key only when a listed message has them; the key last, as it may hold spaces.
+  const tagged = messages.some((m) => m.tags !== undefined) ? ['tags'] : [];
   const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
-  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...keyed];
-  printTable(ctx.io, rows, columns, `No ${state} messages in ${topic}.`);
+  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...tagged, ...keyed];
+  const none =
+    Object.keys(filter).length > 0 ? `No ${state} messages in ${topic} match.` : `No ${state} messages in ${topic}.`;
+  printTable(ctx.io, rows, columns, none);
+}
+
+async function countMessages(ctx: CliContext, topic: string, state: string, options: FilterOptions): Promise<void> {
+  const count = await ctx.onTopic(topic, (queue) => queue.count(topic, state as MessageState, filterOf(options)));
+  if (ctx.options.json) return printJson(ctx.io, { topic, state, count });
+  printLine(ctx.io, String(count));
 }
 
 async function getMessage(ctx: CliContext, topic: string, id: string): Promise<void> {
@@ -88,6 +130,7 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),
+    tags: message.tags?.join(', '),
     // As `get` takes them, so the parent's line can be pasted after `get`.
     parent: parent && `${parent.topic} ${parent.id}`,
     children: children && childCounts(children),
@@ -100,8 +143,14 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
   }
 }
 
-async function listDead(ctx: CliContext, topic: string, page: PageOptions): Promise<void> {
-  const letters = await ctx.onTopic(topic, (queue) => queue.deadLetters(topic, page));
+async function listDead(ctx: CliContext, topic: string, options: PageOptions & FilterOptions): Promise<void> {
+  const { offset, limit } = options;
+  const filter = filterOf(options);
+  // A filter is list's (its rows are MessageInfo); without one, the dead letters as before.
+  const letters =
+    Object.keys(filter).length > 0
+      ? await ctx.onTopic(topic, (queue) => queue.list(topic, 'dead', { offset, limit, ...filter }))
+      : await ctx.onTopic(topic, (queue) => queue.deadLetters(topic, { offset, limit }));
   if (ctx.options.json) return printJson(ctx.io, letters);
   // The error's first line only (its stack stays in --json and `get`), so each letter is one row.
   const rows = letters.map((l) => ({ ...l, deadAt: time(l.deadAt), error: l.error?.split('\n')[0] }));

@@ -20,7 +20,7 @@ import {
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
 import { RedisAckQueueRouteOf } from '../nest/redis-ack-queue-route';
 import { toHttpException } from './dashboard-errors';
-import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf } from './dashboard-input';
+import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf, tagOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
 import { DASHBOARD, type Dashboard } from './dashboard';
 
@@ -105,7 +105,15 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
     @Get(['api/messages', 'api/topics/:topic/messages'])
     @Header('Cache-Control', 'no-store')
     messages(@ApiInput() input: Record<string, unknown>) {
-      return answer(() => this.dashboard.reads.messages(nameOf(input, 'topic'), stateOf(input.state), pageOf(input)));
+      return answer(() =>
+        this.dashboard.reads.messages(nameOf(input, 'topic'), stateOf(input.state), pageOf(input), tagOf(input.tag)),
+      );
+    }
+
+    @Get('api/count')
+    @Header('Cache-Control', 'no-store')
+    count(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.count(nameOf(input, 'topic'), stateOf(input.state), tagOf(input.tag)));
     }
 
     @Get(['api/message', 'api/topics/:topic/messages/:id'])

@@ -47,6 +47,16 @@ export function stateOf(value: unknown): MessageState {
   return value as MessageState;
 }
 
+/**
+ * A tag to filter messages by, from a call's query: undefined when absent or empty; the queue
+ * checks the rest (a 400 that never quotes it).
+ */
+export function tagOf(value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw refuse('tag must be given once, as text');
+  return value;
+}
+
 /** A search text: at most 200 characters, empty for none. */
 export function searchOf(value: unknown): string {
   if (value === undefined) return '';

@@ -41,8 +41,13 @@ export class DashboardReads {
    * of their payload, cut in Redis (the table never shows payloads): a topic of 1 MiB
    * messages costs a page of previews per refresh, not a page of bodies.
    */
-  messages(topic: string, state: MessageState, page: Page): Promise<MessageInfo[]> {
-    return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES });
+  messages(topic: string, state: MessageState, page: Page, tag?: string): Promise<MessageInfo[]> {
+    return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES, ...(tag !== undefined && { tag }) });
+  }
+
+  /** How many messages of one state have the tag: the total a filtered page counts to. */
+  async count(topic: string, state: MessageState, tag: string | undefined): Promise<{ count: number }> {
+    return { count: await this.queue.count(topic, state, tag === undefined ? {} : { tag }) };
   }
 
   /**

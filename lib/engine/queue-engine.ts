@@ -26,6 +26,7 @@ import { JobRecords } from './stores/job-records';
 import { ReplyInbox, type ReplyNotices } from './redis/reply-inbox';
 import { RequestReplies } from './stores/request-replies';
 import { LeaseSettler } from './stores/lease-settler';
+import { MessageFilters } from './stores/message-filters';
 import { MessageLookup } from './stores/message-lookup';
 import { MessageWriter } from './stores/message-writer';
 import { QueueInspector } from './stores/queue-inspector';
@@ -82,6 +83,8 @@ export class QueueEngine implements ConsumerEngine {
   private readonly layouts: TopicLayouts;
   /** get, list and cancel by id. */
   readonly lookup: MessageLookup;
+  /** count, and list by a filter (tag, push time, error text). */
+  readonly filters: MessageFilters;
   /** stats, gauges and the dead letters. */
   readonly inspector: QueueInspector;
   readonly pauses: TopicPauses;
@@ -126,6 +129,7 @@ export class QueueEngine implements ConsumerEngine {
     const policyOf = (topic: string) => config.keepCompleted(topic);
     this.records = new JobRecords(this.scripts, this.layouts, this.settler, policyOf, this.flows);
     this.lookup = new MessageLookup(this.scripts, this.layouts, config.maxAttempts, this.flows);
+    this.filters = new MessageFilters(this.scripts, this.layouts, config.maxAttempts);
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);

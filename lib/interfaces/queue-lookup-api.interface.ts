@@ -200,19 +200,46 @@ export interface RedisAckQueueLookupApi {
   /**
    * A page of the messages of one state, in the order they will be served: `ready` head first,
    * `delayed` by due time, `leased` by lease deadline, `completed` newest first, `dead` oldest
-   * first (the page of `deadLetters`, shown as MessageInfo). Of a partitioned topic, the
+   * first (the page of `deadLetters`, shown as MessageInfo). With a filter (`tag`, `from`, `to`,
+   * `errorContains`: see MessageFilter and docs/tags.md), only the messages that match, in the same
+   * order, or with a `tag` by push time (oldest first). Of a partitioned topic, the
    * partitions are merged in that order (ready ones by push time, since partitions take turns;
    * each partition keeps its own order): their sizes are read first (a page past the end reads
    * nothing more), then the sort keys of each one's first `offset + limit`, never a body, then
    * only the rows of the page.
-   * @param state - `'ready' | 'delayed' | 'leased' | 'completed' | 'dead'`.
+   * @param state - `'ready' | 'delayed' | 'leased' | 'completed' | 'dead' | 'waiting-children'`.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
-   * @throws {InvalidOptionError} when `state` is not one of those, or `offset`, `limit` or `preview` is out of range.
+   * @throws {InvalidOptionError} when `state` is not one of those, or `offset`, `limit`, `preview`
+   *   or a filter's field is out of range (its message never quotes a tag or a searched text).
    * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
    *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * const failed = await queue.list('emails', 'dead', { tag: 'tenant:42', errorContains: 'timeout' });
+   * ```
    */
   list<T = unknown>(topic: string, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]>;
+
+  /**
+   * How many messages of one state match a filter (all of the state without one), over every
+   * partition. Counted a bounded batch per Redis call, so a large state never holds Redis for
+   * long; a message that moves while it counts may be counted in either state (or neither).
+   * Equal to the length of `list` with the same filter and a limit that takes them all.
+   * @param state - `'ready' | 'delayed' | 'leased' | 'completed' | 'dead' | 'waiting-children'`.
+   * @param filter - `tag`, `from`, `to`, `errorContains` (see MessageFilter); left out or null: none.
+   * @throws {QueueClosedError} when the service is closed (or closing).
+   * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
+   * @throws {InvalidOptionError} when `state` is not one of those, `filter` is not an object, or
+   *   one of its fields is out of range (its message never quotes a tag or a searched text).
+   * @throws {RedisUnavailableError | RedisCommandError | QueueKeyTypeError} when Redis cannot be
+   *   reached, refuses the call, or holds a foreign value under a queue key.
+   * @example
+   * ```ts
+   * const stuck = await queue.count('emails', 'dead', { tag: 'tenant:42', from: Date.now() - 3_600_000 });
+   * ```
+   */
+  count(topic: string, state: MessageState, filter?: MessageFilter | null): Promise<number>;
 
   /**
    * Removes a message for good, whatever its state, with everything stored about it; emits

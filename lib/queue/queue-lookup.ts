@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../common/redis-ack-queue.constants';
-import { deadLetterInfo } from '../engine/codecs/lookup-format';
 import { InvalidOptionError } from '../errors';
-import type { ListOptions, MessageInfo, MessageState, Topic } from '../interfaces';
+import type { ListOptions, MessageFilter, MessageInfo, MessageState, Topic } from '../interfaces';
+import { filterOf, filters } from './message-filter';
 import type { QueueCore } from './queue-core';
 import {
   assertBounded,
@@ -13,6 +13,11 @@ import {
 } from './validation';
 
 const STATES: readonly MessageState[] = ['ready', 'delayed', 'leased', 'dead', 'completed', 'waiting-children'];
+
+function assertState(state: unknown): asserts state is MessageState {
+  if (!STATES.includes(state as MessageState))
+    throw new InvalidOptionError('state', state, `one of ${STATES.join(', ')}`);
+}
 
 /**
  * Looking messages up, listing them by state and cancelling them (see RedisAckQueueLookupApi):
@@ -39,18 +44,25 @@ export class QueueLookup {
 
   list<T>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
     const { engine } = this.core;
-    return this.core.call('list messages', topic, async () => {
+    return this.core.call('list messages', topic, () => {
       assertTopic(topic);
-      if (!STATES.includes(state)) throw new InvalidOptionError('state', state, `one of ${STATES.join(', ')}`);
+      assertState(state);
       const { offset = 0, limit = DEFAULTS.pageLimit, preview } = optionsOf(options);
       assertInteger('offset', offset, 0);
       assertBounded('listPage', limit, 'limit');
       assertOptionalBounded('listPreview', preview, 'preview');
+      const filter = filterOf(options);
       const maxAttempts = this.maxAttemptsOf(topic);
-      if (state !== 'dead') return engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
-      // Dead letters have their own page (oldest first); shown here in the same shape.
-      const letters = await engine.inspector.deadLetters<T>(topic, offset, limit, preview);
-      return letters.map((letter) => deadLetterInfo(letter, maxAttempts));
+      if (!filters(filter)) return engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
+      return engine.filters.list<T>(topic, state, filter, offset, limit, preview, maxAttempts);
+    });
+  }
+
+  count(topic: string, state: MessageState, filter?: MessageFilter | null): Promise<number> {
+    return this.core.call('count messages', topic, () => {
+      assertTopic(topic);
+      assertState(state);
+      return this.core.engine.filters.count(topic, state, filterOf(filter));
     });
   }
 

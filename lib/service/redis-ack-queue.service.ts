@@ -9,6 +9,7 @@ import type {
   GroupWeights,
   ListOptions,
   MessageInfo,
+  MessageFilter,
   MessageState,
   NackOptions,
   NackResult,
@@ -250,6 +251,9 @@ export class RedisAckQueueService
 
   list<T = unknown>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
     return this.lookup.list(topic, state, options);
+  }
+  count(topic: string, state: MessageState, filter?: MessageFilter | null): Promise<number> {
+    return this.lookup.count(topic, state, filter);
   }
 
   cancel(topic: string, id: string): Promise<MessageState | null> {

@@ -135,6 +135,41 @@ describe('redis-ack-queue CLI', () => {
     expect(await exited).toBe(0);
   });
 
+  it('list, count and dead take --tag, --from, --to and --error-contains; get shows tags', async () => {
+    const { queue, cli } = await setUp();
+    const topic = uniqueTopic('tags');
+    await queue.pushMany(topic, [
+      { id: 't1', payload: 1, tags: ['tenant:42', 'spring'] },
+      { id: 't2', payload: 2, tags: ['tenant:7'] },
+      { id: 't3', payload: 3, maxAttempts: 1, tags: ['tenant:42'] },
+    ]);
+    const [first, second, third] = await queue.reserve(topic, { count: 3 });
+    await queue.release(first);
+    await queue.release(second);
+    await queue.nack(third, { error: new Error('upstream timeout') });
+    const listed = await cli('list', topic, 'ready', '--tag', 'tenant:42');
+    expect(listed.stdout).toMatch(/^ID\s+ATTEMPT\s+ENQUEUED\s+DUE\s+PRIORITY\s+TAGS$/m);
+    expect(listed.stdout).toMatch(/^t1\s.*tenant:42,spring$/m);
+    expect(listed.stdout).not.toMatch(/^t2\s/m);
+    expect((await cli('count', topic, 'ready', '--tag', 'tenant:42')).stdout).toBe('1\n');
+    expect(JSON.parse((await cli('count', topic, 'dead', '--error-contains', 'timeout', '--json')).stdout)).toEqual({
+      topic,
+      state: 'dead',
+      count: 1,
+    });
+    expect((await cli('count', topic, 'ready', '--from', new Date(Date.now() + 3_600_000).toISOString())).stdout).toBe(
+      '0\n',
+    );
+    expect((await cli('count', topic, 'ready', '--to', String(Date.now() + 3_600_000))).stdout).toBe('2\n');
+    expect((await cli('dead', topic, '--tag', 'tenant:42', '--error-contains', 'timeout')).stdout).toMatch(/^t3\s/m);
+    expect((await cli('dead', topic, '--tag', 'tenant:7')).stdout).toBe(`No dead letters in ${topic}.\n`);
+    expect((await cli('get', topic, 't1')).stdout).toMatch(/^tags:\s+tenant:42, spring$/m);
+    expect((await cli('count', topic, 'ready', '--from', 'yesterday')).code).toBe(2);
+    const refused = await cli('count', topic, 'ready', '--tag', 'x'.repeat(200));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).not.toContain('x'.repeat(200));
+  });
+
   it('list and get show messages; get of a missing id exits 3', async () => {
     const { queue, cli } = await setUp();
     const topic = uniqueTopic('list');

@@ -20,6 +20,7 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     ping: () => queue.ping(),
     get: () => queue.get(topic, message.id),
     list: () => queue.list(topic, 'ready'),
+    count: () => queue.count(topic, 'ready', { tag: 'x' }),
     cancel: () => queue.cancel(topic, message.id),
     pause: () => queue.pause(topic),
     resume: () => queue.resume(topic),

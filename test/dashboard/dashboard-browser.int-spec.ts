@@ -196,6 +196,38 @@ if (!executablePath) {
     ]);
   });
 
+  it("filters a topic's messages by tag and shows each row's tags", async () => {
+    const { queue } = served;
+    const topic = 'tenant.notices';
+    await queue.push(topic, 1, { id: 'm-42', tags: ['tenant:42', 'spring'] });
+    await queue.push(topic, 2, { id: 'm-7', tags: ['tenant:7'] });
+    await queue.push(topic, 3, { id: 'm-none' });
+    await page.goto(`${served.url}#/topic/${topic}`);
+    await loaded();
+    const row = (id: string) => page.locator(`#messages-table tr[data-id="${id}"]`);
+    await row('m-none').waitFor();
+    expect(await page.locator('#messages-table thead th').allTextContents()).toEqual([
+      'Id',
+      'Attempt',
+      'Enqueued',
+      'Group',
+      'Tags',
+    ]);
+    expect(await row('m-42').locator('td').last().textContent()).toBe('tenant:42, spring');
+    expect(await row('m-none').locator('td').last().textContent()).toBe('–');
+    await page.locator('#tag-filter').fill('tenant:42');
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await eventually(async () => (await page.locator('#messages-table tbody tr').count()) === 1);
+    expect(await page.locator('#messages-table tbody tr').getAttribute('data-id')).toBe('m-42');
+    await expect(page.locator('#messages').textContent()).resolves.toMatch(/1–1 of 1/);
+    await page.locator('#tag-filter').fill('tenant:none');
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByText('No ready message with this tag.').waitFor();
+    await page.locator('#tag-clear').click();
+    await row('m-7').waitFor();
+    expect(await page.locator('#messages-table tbody tr').count()).toBe(3);
+  });
+
   it("shows a message's durable steps in its details, each result as a short line of JSON", async () => {
     const { queue } = served;
     const consumer = queue.consume(

@@ -134,6 +134,35 @@ describe.each<Platform>(['express', 'fastify'])('dashboard over HTTP (%s)', (pla
     expect(await json(`/api/topic?topic=${topic}`)).toMatchObject({ gauges: { ready: 1, dead: 1 }, schedules: [] });
   });
 
+  it("filters a topic's messages by tag, counts them, and shows each row's tags", async () => {
+    const { queue } = served;
+    const topic = 'tenants';
+    await queue.push(topic, 1, { id: 't1', tags: ['tenant:42', 'spring'] });
+    await queue.push(topic, 2, { id: 't2', tags: ['tenant:7'] });
+    await queue.push(topic, 3, { id: 't3' });
+    const tag = encodeURIComponent('tenant:42');
+    expect(await json(`/api/messages?topic=${topic}&state=ready&tag=${tag}`)).toEqual([
+      expect.objectContaining({ id: 't1', tags: ['tenant:42', 'spring'] }),
+    ]);
+    expect(await json(`/api/count?topic=${topic}&state=ready&tag=${tag}`)).toEqual({ count: 1 });
+    expect(await json(`/api/count?topic=${topic}&state=ready`)).toEqual({ count: 3 });
+    const all = (await json(`/api/messages?topic=${topic}&state=ready`)) as unknown as {
+      id: string;
+      tags?: string[];
+    }[];
+    expect(all.map((m) => [m.id, m.tags])).toEqual([
+      ['t1', ['tenant:42', 'spring']],
+      ['t2', ['tenant:7']],
+      ['t3', undefined],
+    ]);
+    expect(await json(`/api/message?topic=${topic}&id=t2`)).toMatchObject({ tags: ['tenant:7'] });
+    // A tag the queue refuses: a 400 that does not quote it.
+    const refused = await get(`/api/messages?topic=${topic}&state=ready&tag=${'secret-tag'.repeat(20)}`);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).not.toContain('secret-tag');
+    expect((await get(`/api/count?topic=${topic}&state=ready&tag=a&tag=b`)).status).toBe(400);
+  });
+
   it("answers a flow: a parent's children with their outcomes, a child's parent, the tree with states", async () => {
     const { queue } = served;
     await queue.pushFlow({

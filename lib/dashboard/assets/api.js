@@ -53,7 +53,8 @@ async function call(method, path, query, body) {
 export const api = {
   topics: (search, offset, limit) => call('GET', '/topics', { search, offset, limit }),
   topic: (topic) => call('GET', '/topic', { topic }),
-  messages: (topic, state, offset, limit) => call('GET', '/messages', { topic, state, offset, limit }),
+  messages: (topic, state, offset, limit, tag) => call('GET', '/messages', { topic, state, offset, limit, tag }),
+  count: (topic, state, tag) => call('GET', '/count', { topic, state, tag }),
   message: (topic, id) => call('GET', '/message', { topic, id }),
   flow: (topic, id, limit) => call('GET', '/flow', { topic, id, limit }),
   history: (topic, range) => call('GET', '/history', { topic, ...range }),

@@ -54,6 +54,7 @@ export function showMessage(topic, message, changed) {
     ['Attempt', message.state === 'dead' ? String(message.attempt) : `${message.attempt} of ${message.maxAttempts}`],
     ['Enqueued', time(message.enqueuedAt)],
     message.group !== undefined && ['Group', message.group],
+    message.tags !== undefined && ['Tags', message.tags.join(', ')],
     message.key !== undefined && ['Key', message.key],
     message.mode !== undefined && ['Mode', message.mode],
     message.priority !== undefined && ['Priority', String(message.priority)],

@@ -17,6 +17,8 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
   const [whenLabel, whenKey] = WHEN[tab];
   // A key column only where a row has a key (dead letters and completed messages have left theirs).
   const keyed = messages.some((m) => m.key !== undefined);
+  // A tags column only where a row has tags.
+  const tagged = messages.some((m) => m.tags !== undefined);
   const all = h('input', {
     type: 'checkbox',
     'aria-label': 'Select every dead letter on this page',
@@ -36,6 +38,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
     tab === 'dead'
       ? [h('th', { scope: 'col' }, 'Reason'), h('th', { scope: 'col' }, 'Error')]
       : h('th', { scope: 'col' }, 'Group'),
+    tagged ? h('th', { scope: 'col' }, 'Tags') : '',
     keyed ? h('th', { scope: 'col' }, 'Key') : '',
   );
   const rows = messages.map((m) =>
@@ -60,6 +63,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
       tab === 'dead'
         ? [h('td', {}, m.reason ?? '–'), h('td', { class: 'wrap' }, (m.error ?? '–').split('\n')[0])]
         : h('td', {}, m.group ?? '–'),
+      tagged ? h('td', { class: 'wrap tags' }, (m.tags ?? []).join(', ') || '–') : '',
       keyed ? h('td', {}, keyAndMode(m)) : '',
     ),
   );

@@ -37,6 +37,37 @@ export function topicView(state, rerender) {
     find,
     h('button', { type: 'submit' }, 'Find'),
   );
+  // A tag filter of the messages' tabs: each tab then lists, and counts, only the messages with the tag.
+  const tagInput = h('input', {
+    id: 'tag-filter',
+    type: 'search',
+    autocomplete: 'off',
+    placeholder: 'Tag',
+    value: state.tag ?? '',
+  });
+  const tagForm = h(
+    'form',
+    {
+      class: 'toolbar',
+      id: 'tag-form',
+      onsubmit: (event) => (
+        event.preventDefault(),
+        rerender({ tag: tagInput.value || undefined, offset: 0, selected: new Set() })
+      ),
+    },
+    h('label', { for: 'tag-filter' }, 'Filter messages by tag'),
+    tagInput,
+    h('button', { type: 'submit' }, 'Filter'),
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'tag-clear',
+        onclick: () => ((tagInput.value = ''), rerender({ tag: undefined, offset: 0, selected: new Set() })),
+      },
+      'Clear',
+    ),
+  );
   /** Opens a message's details; `routed` when the address named it (kept on what is shown). */
   async function open(id, routed = false) {
     if (!id) return;
@@ -56,6 +87,7 @@ export function topicView(state, rerender) {
     history.element,
     findForm,
     h('h2', {}, 'Messages'),
+    tagForm,
     tabs,
     list,
     h('h2', {}, 'Schedules'),
@@ -67,9 +99,11 @@ export function topicView(state, rerender) {
     const offset = state.offset ?? 0;
     const selected = state.selected ?? (state.selected = new Set());
     list.setAttribute('aria-labelledby', `tab-${tab}`);
-    const [detail, messages] = await Promise.all([
+    const tag = state.tag;
+    const [detail, messages, matching] = await Promise.all([
       api.topic(topic),
-      api.messages(topic, tab, offset, PAGE),
+      api.messages(topic, tab, offset, PAGE, tag),
+      tag === undefined ? undefined : api.count(topic, tab, tag),
       history.refresh(),
     ]);
     const { gauges } = detail;
@@ -95,9 +129,9 @@ export function topicView(state, rerender) {
     list.replaceChildren(
       tab === 'dead' && !settings.readOnly ? deadActions(topic, gauges.dead, selected, refreshAll) : '',
       messages.length === 0
-        ? h('p', { class: 'empty' }, `No ${tab} message.`)
+        ? h('p', { class: 'empty' }, tag === undefined ? `No ${tab} message.` : `No ${tab} message with this tag.`)
         : messageTable(topic, tab, messages, selected, open, rerender),
-      pager({ offset, limit: PAGE, shown: messages.length, total: gaugeOf(gauges, tab) }, (next) =>
+      pager({ offset, limit: PAGE, shown: messages.length, total: matching?.count ?? gaugeOf(gauges, tab) }, (next) =>
         rerender({ offset: next, selected: new Set() }),
       ),
     );

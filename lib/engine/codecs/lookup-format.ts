@@ -133,15 +133,7 @@ export function decodeGetReply<T>(
     state === 'leased' ? token : attempts,
     defaultMaxAttempts,
   );
-  if (state === 'dead') {
-    const dead = tryDecodeBody(deadInfo) as DeadInfo;
-    info.attempt = dead.a ?? 0;
-    // Recorded at death after 0.1.0; of a letter 0.1.0 buried, the body's own or the service's (0.1.x compatibility, see keys/release-0.1.ts).
-    if (dead.m !== undefined) info.maxAttempts = dead.m;
-    info.reason = dead.r ?? 'unknown';
-    info.deadAt = dead.t ?? (score === null ? undefined : Number(score));
-    info.error = dead.e ?? null;
-  }
+  if (state === 'dead') addDeadInfo(info, deadInfo, score);
   if (progress) info.progress = parseOr(progress);
   if (priority) info.priority = Number(priority);
   const steps = reply[8];
@@ -154,7 +146,8 @@ export function decodeGetReply<T>(
   const childHash = reply[10];
   if (Array.isArray(childHash) && childHash.length > 0) info.children = decodeChildPairs(childHash).map(childInfo);
   addKeyMode(info, reply[11] as string | null | undefined);
-  addDeadline(info, reply[12] as string | null | undefined);
+  addTags(info, reply[12] as string | null | undefined);
+  addDeadline(info, reply[13] as string | null | undefined);
   return info;
 }
 
@@ -164,6 +157,22 @@ function addDeadline(info: MessageInfo<unknown>, deadline: string | null | undef
   if (!Number.isFinite(at)) return;
   info.startBy = at;
   info.onExpire = deadline!.endsWith(':drop') ? 'drop' : 'dead-letter';
+}
+
+/** A dead letter's death as its info record says it (see {@link DeadInfo}); `score` is its time of death in K.dead. */
+function addDeadInfo(info: MessageInfo<unknown>, deadInfo: string | null, score: string | null): void {
+  const dead = tryDecodeBody(deadInfo) as DeadInfo;
+  info.attempt = dead.a ?? 0;
+  // Recorded at death after 0.1.0; of a letter 0.1.0 buried, the body's own or the service's (0.1.x compatibility, see keys/release-0.1.ts).
+  if (dead.m !== undefined) info.maxAttempts = dead.m;
+  info.reason = dead.r ?? 'unknown';
+  info.deadAt = dead.t ?? (score === null ? undefined : Number(score));
+  info.error = dead.e ?? null;
+}
+
+/** A message's tags from its K.tags value (joined by NUL; tags hold no control character); nothing when it has none. */
+function addTags(info: MessageInfo<unknown>, joined: string | null | undefined): void {
+  if (joined) info.tags = joined.split('\0');
 }
 
 /** The key modes of K.keyOf's values (their first character): supersede cancelling or keeping its running one. */
@@ -205,9 +214,10 @@ function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePrev
 }
 
 /**
- * list.lua answers `{ id, score, key mode, body, attempts or token, ... }`, five per message;
- * with a preview, eight: the body without its payload (or result), then text, cut and size;
- * then, of a topic with start-by deadlines, an array of each row's deadline.
+ * list.lua and list-rows.lua answer `{ id, score, key mode, tags, body, attempts or token or dead
+ * info, ... }`, six per message; with a preview, nine: the body without its payload (or result),
+ * then text, cut and size (prelude-preview.lua's listed_rows); then, of a topic with start-by
+ * deadlines, an array of each row's deadline.
  */
 export function decodeListReply<T>(
   state: MessageState,
@@ -220,13 +230,16 @@ export function decodeListReply<T>(
   const last = reply[reply.length - 1] as unknown;
   const deadlines = Array.isArray(last) ? (last as (string | null)[]) : undefined;
   const rows = deadlines ? reply.length - 1 : reply.length;
-  for (let i = 0; i < rows; i += preview ? 8 : 5) {
-    const info = decodeInfo<T>(state, String(reply[i]), text(i + 3), text(i + 1), text(i + 4), defaultMaxAttempts);
+  for (let i = 0; i < rows; i += preview ? 9 : 6) {
+    const extra = state === 'dead' ? null : text(i + 5);
+    const info = decodeInfo<T>(state, String(reply[i]), text(i + 4), text(i + 1), extra, defaultMaxAttempts);
+    if (state === 'dead') addDeadInfo(info, text(i + 5), text(i + 1));
     if (preview) {
-      const shown = decodePreview(reply[i + 5], reply[i + 6], reply[i + 7]);
+      const shown = decodePreview(reply[i + 6], reply[i + 7], reply[i + 8]);
       if (shown) info.preview = shown;
     }
     addKeyMode(info, text(i + 2));
+    addTags(info, text(i + 3));
     if (deadlines) addDeadline(info, deadlines[infos.length]);
     infos.push(info);
   }
@@ -235,23 +248,6 @@ export function decodeListReply<T>(
 
 /** A dead letter as dead-list.lua answers it with a preview: the payload left out and shown cut. */
 export type PreviewedDeadLetter<T> = DeadLetter<T> & { preview?: MessagePreview };
-
-/** A dead letter as `list(topic, 'dead')` shows it. */
-export function deadLetterInfo<T>(letter: PreviewedDeadLetter<T>, defaultMaxAttempts: number): MessageInfo<T> {
-  return {
-    ...(letter.preview && { preview: letter.preview }),
-    id: letter.id,
-    state: 'dead',
-    payload: letter.payload,
-    headers: letter.headers,
-    attempt: letter.attempt,
-    maxAttempts: letter.maxAttempts ?? defaultMaxAttempts,
-    enqueuedAt: letter.enqueuedAt,
-    deadAt: letter.deadAt,
-    reason: letter.reason,
-    error: letter.error,
-  };
-}
 
 /**
  * dead-list.lua answers id, info, body per letter (with a preview: the body without its

@@ -42,7 +42,17 @@ export const PRELUDES = {
       'flowParents', 'flowUncommitted', 'groupActive', 'groupSlots', 'limits', 'keyModes', 'delayed', 'deadlines',
       'expiring', 'tags', 'tagIndex'],
   },
-  preview: { file: 'prelude-preview.lua', needs: [], keys: ['delayed'] },
+  preview: {
+    file: 'prelude-preview.lua',
+    needs: [],
+    keys: ['delayed', 'messages', 'attempts', 'tokens', 'deadInfo', 'keyOf', 'tags', 'deadlines'],
+  },
+  filter: {
+    file: 'prelude-filter.lua',
+    needs: ['levels'],
+    // prettier-ignore
+    keys: ['tags', 'tagIndex', 'messages', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'flowWaiting'],
+  },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -342,6 +352,7 @@ export const QUEUE_SCRIPTS = {
       'flowChildren',
       'flowWaiting',
       'keyOf',
+      'tags',
       'deadlines',
     ],
     readOnly: true,
@@ -349,8 +360,15 @@ export const QUEUE_SCRIPTS = {
   list: {
     file: 'list.lua',
     operation: 'list messages',
-    keys: [...MESSAGE_KEYS, 'completed', 'readyLevels', 'flowWaiting', 'keyOf', 'deadlines'],
+    keys: ['ready', 'delayed', 'leased', 'dead', 'completed', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  listRows: {
+    file: 'list-rows.lua',
+    operation: 'list messages',
+    keys: ['delayed', 'leased', 'dead', 'completed', 'flowWaiting'],
+    uses: ['preview'],
     readOnly: true,
   },
   listOrder: {
@@ -358,6 +376,15 @@ export const QUEUE_SCRIPTS = {
     operation: 'list messages',
     keys: ['ready', 'delayed', 'leased', 'messages', 'completed', 'dead', 'readyLevels', 'flowWaiting'],
     uses: ['levels', 'preview'],
+    readOnly: true,
+  },
+  filterPage: {
+    file: 'filter-page.lua',
+    operation: 'list messages',
+    // prettier-ignore
+    keys: ['ready', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'messages', 'tags', 'readyLevels',
+      'flowWaiting'],
+    uses: ['filter'],
     readOnly: true,
   },
   cancel: {

@@ -45,7 +45,7 @@ export class MessageLookup {
    */
   async list<T>(
     topic: string,
-    state: Exclude<MessageState, 'dead'>,
+    state: MessageState,
     offset: number,
     limit: number,
     preview = 0,

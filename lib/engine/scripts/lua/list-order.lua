@@ -1,6 +1,6 @@
 -- list-order: how many messages one state holds, and the sort keys of the first `count` in
 -- serving order, never a body: what a page merged over partitions needs to know which rows of
--- each partition it takes (list.lua or dead-list.lua then reads only those).
+-- each partition it takes (list.lua then reads only those).
 -- Ready ones are keyed by push time, read from the start of each stored body (server-side only).
 --
 -- K.ready K.delayed K.leased K.messages K.completed K.dead K.readyLevels K.flowWaiting

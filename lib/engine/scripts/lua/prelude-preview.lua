@@ -87,3 +87,43 @@ local function delayed_page(first, last)
   return page
 end
 
+
+-- The rows of a listed page, 6 per message: id, score or false, key mode and key or false, tags
+-- (joined by NUL) or false, body or false, then its attempts count (ready, delayed,
+-- waiting-children, completed), its lease token (leased) or its dead info record (dead), or false.
+-- With a preview (bytes > 0), 9: the body without its payload (or result), then the fourth, then
+-- the preview text or false, 1 when it was cut (else 0), and the payload's (result's) size.
+local function listed_rows(state, ids, scores, preview)
+  local out = {}
+  if #ids == 0 then
+    return out
+  end
+  local bodies = redis.call('HMGET', K.messages, unpack(ids))
+  local key = state == 'leased' and K.tokens or state == 'dead' and K.deadInfo or K.attempts
+  local extra = redis.call('HMGET', key, unpack(ids))
+  local keyed = redis.call('HMGET', K.keyOf, unpack(ids))
+  local tagged = redis.call('HMGET', K.tags, unpack(ids))
+  for i, id in ipairs(ids) do
+    out[#out + 1] = id
+    out[#out + 1] = scores[i] or false
+    out[#out + 1] = keyed[i] or false
+    out[#out + 1] = tagged[i] or false
+    if preview > 0 then
+      local body, text, cut, size = preview_row(bodies[i], preview)
+      out[#out + 1] = body
+      out[#out + 1] = extra[i] or false
+      out[#out + 1] = text
+      out[#out + 1] = cut
+      out[#out + 1] = size
+    else
+      out[#out + 1] = bodies[i] or false
+      out[#out + 1] = extra[i] or false
+    end
+  end
+  -- Start-by deadlines: one array last, each row's ('<ms>', '<ms>:drop') or false; one EXISTS
+  -- for a topic without any.
+  if redis.call('EXISTS', K.deadlines) == 1 then
+    out[#out + 1] = redis.call('HMGET', K.deadlines, unpack(ids))
+  end
+  return out
+end
