@@ -217,6 +217,8 @@ export const MESSAGES = {
   invalidSchedule: (topic: string, name: unknown, reason: string) =>
     `Invalid schedule ${describe(name)} of topic "${topic}": ${reason}`,
   schedulerFailed: (reason: string) => `Scheduler paused: ${reason}; retrying every second`,
+  bulkRunnerFailed: (reason: string) =>
+    `Bulk action runner paused: ${reason}; retrying every second (another service may take its bulk action over once its lease lapses)`,
   // Look-up, cancel, completed records and progress.
   messageCancelled: (topic: string, id: string) =>
     `Message ${id} of "${topic}" was cancelled while its handler ran: its outcome is ignored`,

@@ -32,6 +32,7 @@ import { MessageWriter } from './stores/message-writer';
 import { QueueInspector } from './stores/queue-inspector';
 import { FlowRequeue } from './stores/flow-requeue';
 import { FleetEventStream } from './stores/fleet-event-stream';
+import { BulkStore } from './stores/bulk-store';
 import { idPrefixCounterKey, prefixInKeys } from './keys/queue-keys';
 import { sendCommand } from './redis/redis-command';
 import { release01UnescapedKeys } from './keys/release-0.1';
@@ -106,6 +107,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly fleetEvents: FleetEventStream;
   /** The form push stores plain messages in. */
   readonly format: StoredFormat;
+  /** Bulk actions by filter: their selection, records, steps and index. */
+  readonly bulks: BulkStore;
   private readonly writer: MessageWriter;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
@@ -141,6 +144,12 @@ export class QueueEngine implements ConsumerEngine {
     this.fleetEvents = new FleetEventStream(client, prefix);
     const requeue = new FlowRequeue(this.scripts, this.layouts, this.flows);
     this.inspector = new QueueInspector(this.scripts, this.layouts, requeue);
+    this.bulks = new BulkStore(client, this.scripts, this.layouts, prefix, {
+      flows: this.flows,
+      requeue,
+      lookup: this.lookup,
+      compact: () => this.format.compact,
+    });
   }
 
   /**

@@ -21,9 +21,12 @@ export interface MessageInfo<T = unknown> {
   id: string;
   /** Where it is now. */
   state: MessageState;
-  /** The payload; undefined for a completed message (its record keeps no payload) or an unreadable body. */
+  /**
+   * The payload; undefined for an unreadable body, and for a completed message whose record an
+   * earlier release wrote (records keep the payload since bulk actions came: `replay`).
+   */
   payload: T | undefined;
-  /** String metadata given at push (`{}` when none, and for a completed message). */
+  /** String metadata given at push (`{}` when none, and for a completed message of an earlier release). */
   headers: Record<string, string>;
   /**
    * Deliveries so far: of a leased message, the number of the running delivery; of a ready

@@ -2,8 +2,13 @@ import type { OnApplicationShutdown } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { ConsumerRegistry } from '../consumer/consumer-registry';
 import { schedulerEnabled, ServiceScheduler } from '../consumer/service-scheduler';
+import { ServiceBulkRunner } from '../consumer/service-bulk-runner';
 import type {
   BatchOptions,
+  BulkOptions,
+  BulkStarted,
+  BulkStatus,
+  RedisAckQueueBulkApi,
   ConsumerLiveness,
   DeadLetter,
   GroupWeights,
@@ -58,6 +63,7 @@ import { QueueDeclarations } from '../queue/declarations';
 import { QueueHistory } from '../queue/queue-history';
 import { FleetEvents } from '../queue/fleet-events';
 import { QueueInspection } from '../queue/queue-inspection';
+import { QueueBulk } from '../queue/queue-bulk';
 import { QueueLeases } from '../queue/queue-leases';
 import { QueueLookup } from '../queue/queue-lookup';
 import { QueueProducer } from '../queue/queue-producer';
@@ -95,6 +101,7 @@ export class RedisAckQueueService
     RedisAckQueuePauseApi,
     RedisAckQueueScheduleApi,
     RedisAckQueueTopicsApi,
+    RedisAckQueueBulkApi,
     OnApplicationShutdown
 {
   /**
@@ -116,6 +123,8 @@ export class RedisAckQueueService
   private readonly leases: QueueLeases;
   private readonly consumers: ConsumerRegistry;
   private readonly scheduler: ServiceScheduler;
+  private readonly bulkRunner: ServiceBulkRunner;
+  private readonly bulks: QueueBulk;
   private readonly declarations: QueueDeclarations;
   private closing: Promise<void> | undefined;
 
@@ -151,6 +160,8 @@ export class RedisAckQueueService
       },
       () => this.consumers.size > 0,
     );
+    this.bulkRunner = new ServiceBulkRunner(engine.bulks, logger, () => this.consumers.size > 0);
+    this.bulks = new QueueBulk(core, this.bulkRunner);
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
     // For the package's own metrics and transport only (see queue-internals).
@@ -260,6 +271,18 @@ export class RedisAckQueueService
     return this.lookup.cancel(topic, id);
   }
 
+  bulk(topic: string, options: BulkOptions): Promise<BulkStarted> {
+    return this.bulks.bulk(topic, options);
+  }
+
+  bulkStatus(id: string): Promise<BulkStatus | null> {
+    return this.bulks.bulkStatus(id);
+  }
+
+  abortBulk(id: string): Promise<boolean> {
+    return this.bulks.abortBulk(id);
+  }
+
   pause(topic: string): Promise<void> {
     return this.controls.pause(topic);
   }
@@ -363,6 +386,7 @@ export class RedisAckQueueService
     assertTopic(topic);
     const consumer = this.consumers.consume(topic, handler, optionsOf(options));
     this.scheduler.start();
+    this.bulkRunner.start();
     // Registered in the background: a failure is retried by the next push, reserve or consume.
     this.core.engine.topics.note(topic)?.catch(() => undefined);
     return consumer;
@@ -397,6 +421,7 @@ export class RedisAckQueueService
     this.closing ??= (async () => {
       this.core.refuseCalls();
       await this.scheduler.stop();
+      await this.bulkRunner.stop();
       await this.consumers.closeAll(drainMs);
       // What this process counted since the last second, bounded like any call to Redis.
       const { history, settings } = this.core;

@@ -227,6 +227,7 @@ describe('Lua scripts', () => {
     'reserve.lua': ['tokens', 'retryDue', 'flowWaiting'],
     // A dead letter comes back (requeued; a parent whose failed children were requeued).
     'dead-requeue.lua': ['deadInfo', 'attempts', 'priority'],
+    'bulk-step.lua': ['deadInfo', 'attempts', 'priority'],
     'flow-resume.lua': ['deadInfo', 'attempts'],
     'flow-notify.lua': ['deadInfo', 'flowWaiting'],
     // A flow's root is stored; a parent heard its child's end.

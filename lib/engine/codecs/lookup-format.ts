@@ -23,11 +23,14 @@ function childInfo({ topic, id, outcome, result, failure }: FlowChildRecord): Fl
  * The formats of look-up, completed records, progress and dead letters: what get.lua, list.lua
  * and dead-list.lua answer, and what complete.lua, progress.lua and bury store. A completed record replaces the body under
  * the message's id in `messages`: `{ c: completedAt, t: enqueuedAt, a: attempt, m?: maxAttempts,
- * d?: durationMs, r?: result }` (complete.lua writes c, t, a and m; the client's extra ends it).
+ * b?: the stored body (a string), d?: durationMs, r?: result }` (complete.lua writes c, t, a, m and
+ * b; the client's extra ends it).
  */
 
 interface CompletedRecord {
   c?: number;
+  /** The message's stored body, as a JSON string (records of earlier releases have none). */
+  b?: string;
   t?: number;
   a?: number;
   m?: number;
@@ -85,11 +88,14 @@ function decodeInfo<T>(
 ): MessageInfo<T> {
   const body = tryDecodeBody(raw) as ReturnType<typeof tryDecodeBody> & CompletedRecord;
   const at = score === null ? undefined : Number(score);
+  // A completed record keeps its message's body as the string "b" (none before this release).
+  const kept = state === 'completed' && typeof body.b === 'string' ? tryDecodeBody(body.b) : {};
+  const payload = state === 'completed' ? kept.p : body.p;
   const info: MessageInfo<T> = {
     id,
     state,
-    payload: state === 'completed' ? undefined : (body.p as T | undefined),
-    headers: body.h ?? {},
+    payload: payload as T | undefined,
+    headers: (state === 'completed' ? kept.h : body.h) ?? {},
     attempt: Number(attemptsOrToken ?? 0),
     maxAttempts: body.m ?? defaultMaxAttempts,
     enqueuedAt: body.t,

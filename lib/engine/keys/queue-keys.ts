@@ -195,6 +195,16 @@ export interface QueueKeys {
    * `<id>\0<window end ms>` that expires as the window ends. Passed so scripts name the slot.
    */
   throttle: string;
+  // Bulk actions (lib/engine/stores/bulk-store.ts).
+  /**
+   * Not a key: the prefix of each bulk action's HASH `<bulk><bulkId>`: in every partition it
+   * selected in, `n` selected, `p` processed, `s` skipped there; in the topic's first partition
+   * also the action's record (action, state, createdAt, maxPerSecond, partitions, where it
+   * stands, runner and lease). Passed so scripts name the slot.
+   */
+  bulk: string;
+  /** Not a key: the prefix of each bulk action's snapshot, a ZSET `<bulkIds><bulkId>` of the ids it has yet to act on. */
+  bulkIds: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -287,6 +297,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     keyModes: `${tag}:keys`,
     keyOf: `${tag}:key-of`,
     throttle: `${tag}:throttle:`,
+    bulk: `${tag}:bulk:`,
+    bulkIds: `${tag}:bulk-ids:`,
   };
 }
 
@@ -353,4 +365,20 @@ export function idPrefixCounterKey(prefix: string): string {
  */
 export function fleetEventsKey(prefix: string): string {
   return `{${prefix}:#events}`;
+}
+
+/**
+ * The prefix-wide index of bulk actions, in the prefix's slot of its own (tag `{<prefix>:}`):
+ * every bulk action's topic by id (what `bulkStatus(id)` reads), and the ids still running (what
+ * the runners poll).
+ */
+export interface BulkIndexKeys {
+  /** HASH bulk id -> its topic. */
+  bulkIndex: string;
+  /** SET of the ids of bulk actions not yet done or aborted. */
+  bulkRunning: string;
+}
+
+export function bulkIndexKeys(prefix: string): BulkIndexKeys {
+  return { bulkIndex: `{${prefix}:}:bulks`, bulkRunning: `{${prefix}:}:bulks-running` };
 }

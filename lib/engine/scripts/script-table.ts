@@ -53,6 +53,13 @@ export const PRELUDES = {
     // prettier-ignore
     keys: ['tags', 'tagIndex', 'messages', 'delayed', 'leased', 'dead', 'deadInfo', 'completed', 'flowWaiting'],
   },
+  cancel: {
+    file: 'prelude-cancel.lua',
+    needs: ['end', 'levels', 'groups', 'keyModes'],
+    // prettier-ignore
+    keys: [...MESSAGE_KEYS, 'dead', 'deadInfo', 'completed', 'progress', 'cancelled', 'priority', 'deferrals',
+      'readyLevels', 'groupQueue', 'groupWaiting', 'flowChildren', 'flowWaiting', 'stepIds', 'keyOf'],
+  },
 } as const satisfies Record<string, { file: string; needs: readonly string[]; keys: readonly Key[] }>;
 export const CORE_PRELUDE = 'prelude.lua';
 export type PreludeName = keyof typeof PRELUDES;
@@ -387,28 +394,7 @@ export const QUEUE_SCRIPTS = {
     uses: ['filter'],
     readOnly: true,
   },
-  cancel: {
-    file: 'cancel.lua',
-    operation: 'cancel a message',
-    keys: [
-      ...MESSAGE_KEYS,
-      'dead',
-      'deadInfo',
-      'completed',
-      'progress',
-      'cancelled',
-      'priority',
-      'deferrals',
-      'readyLevels',
-      'groupQueue',
-      'groupWaiting',
-      'flowChildren',
-      'flowWaiting',
-      'stepIds',
-      'keyOf',
-    ],
-    uses: ['end', 'levels', 'groups', 'keyModes'],
-  },
+  cancel: { file: 'cancel.lua', operation: 'cancel a message', keys: [], uses: ['cancel'] },
   complete: {
     file: 'complete.lua',
     operation: 'complete a message',
@@ -466,6 +452,24 @@ export const QUEUE_SCRIPTS = {
     operation: 'repair flows',
     keys: ['flowOutbox', 'flowOutboxDue', 'flowUncommitted', 'flowParents'],
   },
+  // Bulk actions (lib/engine/stores/bulk-store.ts): a record in the topic's first partition, a
+  // snapshot and progress in each partition.
+  bulkSelect: {
+    file: 'bulk-select.lua',
+    operation: 'start a bulk action',
+    keys: ['bulk', 'bulkIds'],
+    uses: ['filter'],
+  },
+  bulkRecord: { file: 'bulk-record.lua', operation: 'run a bulk action', keys: ['bulk'] },
+  bulkStep: {
+    file: 'bulk-step.lua',
+    operation: 'run a bulk action',
+    // prettier-ignore
+    keys: ['bulk', 'bulkIds', 'dead', 'deadInfo', 'completed', 'flowOpen', 'flowWaiting', 'wake', 'counters',
+      'groupCount'],
+    uses: ['cancel', 'end', 'levels', 'groups', 'extras'],
+  },
+  bulkAbort: { file: 'bulk-abort.lua', operation: 'abort a bulk action', keys: ['bulk', 'bulkIds'] },
   // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },

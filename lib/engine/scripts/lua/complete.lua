@@ -1,6 +1,6 @@
 -- complete: acks leased messages of a topic that keeps completed messages: each one, while
 -- the given token is still its lease, leaves the leased set, and its body is replaced by its
--- completed record, kept under its id (a push of the same id stays a duplicate) and listed in
+-- completed record (which keeps the body, for get and a bulk replay), kept under its id (a push of the same id stays a duplicate) and listed in
 -- completed. The completed set is bounded like the dead letters: the oldest beyond maxCount,
 -- or older than maxAgeMs, are deleted for good (at most 100 per call). With maxCount 0 it
 -- keeps nothing and acks as ack.lua does, also deleting the progress that ack.lua leaves.
@@ -43,6 +43,9 @@ for k, id in ipairs(ids) do
     if max_attempts then
       record = record .. ',"m":' .. max_attempts
     end
+    -- The stored body, as a JSON string (its payload and headers, for get and a bulk replay):
+    -- before "d" and "r", and no ',"d":' or ',"r":' can occur in a string, so a preview finds them.
+    record = record .. ',"b":' .. cjson.encode(body)
     record = record .. (extra == '{}' and '}' or ',' .. string.sub(extra, 2))
     message_completed(id, record, now)
     ended[#ended + 1], extras[#extras + 1] = id, extra

@@ -4,7 +4,8 @@
 -- cut here, in Redis, so a page of 1 MiB messages costs a page of previews on the wire. A body
 -- push wrote is '{"t":<ms>,"p":<payload>[,"h":{...}][,"g":"..."][,"m":<n>]}' (the payload is
 -- cut), or compact '<enqueuedAt in base 36>|<payload>' (the payload is); a completed record is
--- '{"c":..,"t":..,"a":..[,"m":..][,"d":..][,"r":<result>]}' (the result is).
+-- '{"c":..,"t":..,"a":..[,"m":..][,"b":"<body>"][,"d":..][,"r":<result>]}' (the result is; the
+-- body, a JSON string, is left out).
 
 -- Where the members after the payload start (',"h":', ',"g":' or ',"m":', the first present):
 -- quotes inside strings are escaped, so the last unescaped ',"<name>":' of the body whose rest
@@ -59,7 +60,16 @@ local function preview_row(body, n)
     local text, cut, size = cut_text(body, first, #body, n)
     return string.sub(body, 1, first - 1), text, cut, size
   end
-  local result = string.match(body, '^{"c":%d+,') and string.find(body, ',"r":', 1, true)
+  if not string.match(body, '^{"c":%d+,') then
+    return #body <= n and body or false, false, 0, #body
+  end
+  -- A record keeps its message's body as the string "b", before "d" and "r": the row goes without it.
+  local kept = string.find(body, ',"b":"', 1, true)
+  if kept then
+    local after = string.find(body, ',"d":', kept, true) or string.find(body, ',"r":', kept, true) or #body
+    body = string.sub(body, 1, kept - 1) .. string.sub(body, after)
+  end
+  local result = string.find(body, ',"r":', 1, true)
   if result then
     local text, cut, size = cut_text(body, result + 5, #body - 1, n)
     return string.sub(body, 1, result - 1) .. '}', text, cut, size

@@ -75,7 +75,7 @@ local function deadline_passed(id, how, state, now)
 end
 
 -- The group a stored body names ("g"), or nil (a compact body has none).
-local function body_group(body)
+local function stored_group(body)
   if not body or string.sub(body, 1, 1) ~= '{' then
     return nil
   end
@@ -99,7 +99,7 @@ local function take_waiting(id)
   if member then
     return 'ready'
   end
-  local group = body_group(redis.call('HGET', K.messages, id))
+  local group = stored_group(redis.call('HGET', K.messages, id))
   local key = group and group_key(group)
   if key and redis.call('ZREM', key, id) == 1 then
     group_count_add(-1)
