@@ -47,7 +47,7 @@ export function requestOf(options: HistoryOptions): HistoryRequest {
 }
 
 /** Epoch ms, or an ISO 8601 date or date-time (UTC unless it names a zone). */
-function timeOf(text: string | undefined, name: string): number | undefined {
+export function timeOf(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
   // JavaScript reads a date-time without a zone as local time: the CLI reads it as UTC, as it prints.
   const zoned = /T.*(Z|[+-]\d\d(:?\d\d)?)$/i.test(text) || !text.includes('T') ? text : `${text}Z`;

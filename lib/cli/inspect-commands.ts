@@ -102,11 +102,14 @@ async function listMessages(
     tags: m.tags?.join(','),
     mode: m.mode,
     key: m.key,
+    ...deadlineOf(m),
   }));
   // Tags, mode and key only when a listed message has them; the key last, as it may hold spaces.
   const tagged = messages.some((m) => m.tags !== undefined) ? ['tags'] : [];
   const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
-  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...tagged, ...keyed];
+  // Likewise a start-by deadline and what it becomes after.
+  const timed = messages.some((m) => m.startBy !== undefined) ? ['start-by', 'on-expire'] : [];
+  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...timed, ...tagged, ...keyed];
   const none =
     Object.keys(filter).length > 0 ? `No ${state} messages in ${topic} match.` : `No ${state} messages in ${topic}.`;
   printTable(ctx.io, rows, columns, none);
@@ -116,6 +119,11 @@ async function countMessages(ctx: CliContext, topic: string, state: string, opti
   const count = await ctx.onTopic(topic, (queue) => queue.count(topic, state as MessageState, filterOf(options)));
   if (ctx.options.json) return printJson(ctx.io, { topic, state, count });
   printLine(ctx.io, String(count));
+}
+
+/** A row's start-by deadline (ISO) and what it becomes after. */
+function deadlineOf(m: MessageInfo): Record<string, string | undefined> {
+  return { 'start-by': time(m.startBy), 'on-expire': m.onExpire };
 }
 
 async function getMessage(ctx: CliContext, topic: string, id: string): Promise<void> {
@@ -130,6 +138,7 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
     leaseDeadline: time(message.leaseDeadline),
     completedAt: time(message.completedAt),
     deadAt: time(message.deadAt),
+    startBy: time(message.startBy),
     tags: message.tags?.join(', '),
     // As `get` takes them, so the parent's line can be pasted after `get`.
     parent: parent && `${parent.topic} ${parent.id}`,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_PREFIX } from '../common/redis-ack-queue.constants';
+import { addBulkCommands } from './bulk-commands';
 import { CliContext, type GlobalOptions } from './cli-context';
 import { processIo, type CliIo } from './cli-io';
 import { addControlCommands } from './control-commands';
@@ -22,7 +23,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
     .addOption(new Option('--cluster <seeds>', 'Redis Cluster seeds, host:port,host:port (env REDIS_CLUSTER)'))
     .option('--prefix <prefix>', 'key prefix of the queue', DEFAULT_PREFIX)
     .option('--json', 'print machine-readable JSON')
-    .option('-y, --yes', 'do not ask before requeue, purge or cancel')
+    .option('-y, --yes', 'do not ask before requeue, purge, cancel or bulk')
     .option('--timeout <ms>', 'how long to wait for Redis (ms)', integer, 3000);
 
   const run: CommandRunner =
@@ -38,6 +39,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
     };
   addInspectCommands(program, run);
   addControlCommands(program, run);
+  addBulkCommands(program, run);
   return program;
 }
 

@@ -252,6 +252,14 @@ export const MESSAGES = {
   historyOrder: (from: string, to: string) => `${from} must not be after ${to}`,
   historyTooManySteps: (steps: number, max: number) =>
     `the range holds ${steps} steps, over ${max}: narrow it or take a longer step`,
+  // A bulk action as the dashboard and the CLI take it: refused before anything is counted or changed.
+  // None quotes the value: a tag or an error text is the user's data.
+  bulkAction: (name: string, actions: readonly string[]) => `${name} must be one of ${actions.join(', ')}`,
+  bulkState: (name: string, action: string, states: readonly string[]) =>
+    `${name} must be one of ${states.join(', ')} for ${action}`,
+  bulkTag: (name: string) => `${name} must be 1 to 128 bytes of text without control characters`,
+  bulkErrorContains: (name: string) => `${name} must be 1 to 1,024 characters of text`,
+  bulkRate: (name: string) => `${name} must be a whole number from 1 to 1,000,000`,
 } as const;
 
 /** The connection strings the library reads, as the refusal of another one lists them. */

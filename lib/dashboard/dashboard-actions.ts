@@ -1,6 +1,6 @@
 import type { MessageState, PushResult } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
-import { DashboardRequestError, notFound } from './dashboard-errors';
+import { notFound, readOnly } from './dashboard-errors';
 
 /** What an operator can do from the dashboard; each action is one call of the service's API. */
 export class DashboardActions {
@@ -49,6 +49,6 @@ export class DashboardActions {
   }
 
   private assertWritable(): void {
-    if (this.readOnly) throw new DashboardRequestError(403, 'READ_ONLY', 'this dashboard is read-only');
+    if (this.readOnly) throw readOnly();
   }
 }

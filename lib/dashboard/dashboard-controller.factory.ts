@@ -19,6 +19,7 @@ import {
 } from '@nestjs/common';
 import { assertSameSite, csrfCookie, csrfTokenOf, newCsrfToken, type HeaderBag } from './dashboard-csrf';
 import { RedisAckQueueRouteOf } from '../nest/redis-ack-queue-route';
+import { bulkOf } from './dashboard-bulk-input';
 import { toHttpException } from './dashboard-errors';
 import { deadSelectionOf, flowBudgetOf, historyOf, nameOf, pageOf, searchOf, stateOf, tagOf } from './dashboard-input';
 import { CONTENT_SECURITY_POLICY } from './dashboard-page';
@@ -179,6 +180,32 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       return this.act(request, () =>
         this.dashboard.actions.removeSchedule(nameOf(input, 'topic'), nameOf(input, 'schedule')),
       );
+    }
+
+    // Bulk actions: the page counts what one selects (GET, the filter in the query) and shows it
+    // in its confirmation before it starts one (POST, the filter in the JSON body).
+    @Get('api/bulk/count')
+    @Header('Cache-Control', 'no-store')
+    bulkCount(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.bulk.count(nameOf(input, 'topic'), bulkOf(input, ['topic'])));
+    }
+
+    @Post('api/bulk')
+    @HttpCode(200)
+    bulk(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>, @Body() body: unknown) {
+      return this.act(request, () => this.dashboard.bulk.start(nameOf(input, 'topic'), bulkOf(body)));
+    }
+
+    @Get('api/bulk/status')
+    @Header('Cache-Control', 'no-store')
+    bulkStatus(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.bulk.status(nameOf(input, 'id')));
+    }
+
+    @Post('api/bulk/abort')
+    @HttpCode(200)
+    abortBulk(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>) {
+      return this.act(request, () => this.dashboard.bulk.abort(nameOf(input, 'id')));
     }
 
     /** A mutating call: refused unless it comes from the dashboard's own page. */

@@ -22,6 +22,9 @@ export class DashboardRequestError extends Error {
 /** A 404: the message (or schedule) the request names is not there. */
 export const notFound = (what: string) => new DashboardRequestError(404, 'NOT_FOUND', `no ${what}`);
 
+/** A 403: this dashboard is read-only and the request would change something. */
+export const readOnly = () => new DashboardRequestError(403, 'READ_ONLY', 'this dashboard is read-only');
+
 /** The HTTP status of each error code the queue raises for a dashboard request. */
 const STATUS_OF_CODE: Record<string, number> = {
   INVALID_TOPIC: 400,

@@ -1,4 +1,5 @@
 import type { DashboardActions } from './dashboard-actions';
+import type { DashboardBulk } from './dashboard-bulk';
 import type { DashboardPage } from './dashboard-page';
 import type { DashboardReads } from './dashboard-reads';
 
@@ -13,5 +14,6 @@ export interface Dashboard {
   page: DashboardPage;
   reads: DashboardReads;
   actions: DashboardActions;
+  bulk: DashboardBulk;
   settings: { refreshMs: number; readOnly: boolean };
 }

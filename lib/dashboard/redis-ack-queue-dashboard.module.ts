@@ -4,6 +4,7 @@ import { InvalidOptionError } from '../errors';
 import { getQueueToken } from '../nest/queue-tokens';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import { DashboardActions } from './dashboard-actions';
+import { DashboardBulk } from './dashboard-bulk';
 import { dashboardController } from './dashboard-controller.factory';
 import type { RedisAckQueueDashboardOptions } from './dashboard-options.interface';
 import { DashboardPage } from './dashboard-page';
@@ -87,5 +88,6 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
     const dashboard = this.moduleRef.get<Dashboard>(DASHBOARD);
     dashboard.reads = new DashboardReads(service);
     dashboard.actions = new DashboardActions(service, readOnly);
+    dashboard.bulk = new DashboardBulk(service, readOnly);
   }
 }

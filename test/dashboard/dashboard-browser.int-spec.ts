@@ -112,6 +112,51 @@ if (!executablePath) {
     expect((await served.queue.stats('orders.payment')).paused).toBe(false);
   });
 
+  it('counts a bulk requeue before its confirmation, starts it once confirmed and follows it to done', async () => {
+    const { queue } = served;
+    const topic = 'orders.bulk';
+    for (const [id, error] of [
+      ['b1', 'card declined'],
+      ['b2', 'card declined'],
+      ['b3', 'card declined'],
+      ['b4', 'timeout'],
+    ]) {
+      await queue.push(topic, { id }, { id, maxAttempts: 1 });
+      await queue.nack((await queue.reserve(topic))[0], { error: new Error(error) });
+    }
+    await page.goto(`${served.url}#/topic/${topic}`);
+    await loaded();
+    const form = page.getByRole('form', { name: 'Bulk action' });
+    await form.getByLabel('Action').selectOption('requeue');
+    await form.getByLabel('Error contains').fill('declined');
+    const confirm = page.locator('#confirm');
+    // Kept as is: counted, nothing started.
+    await form.getByRole('button', { name: 'Count and confirm…' }).click();
+    await confirm.waitFor({ state: 'visible' });
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await served.queue.stats(topic)).toMatchObject({ dead: 4, ready: 0 });
+
+    await form.getByRole('button', { name: 'Count and confirm…' }).click();
+    await confirm.waitFor({ state: 'visible' });
+    expect(await page.locator('#confirm-text').textContent()).toContain(
+      `Requeue 3 dead messages of ${topic} (whose error contains "declined")?`,
+    );
+    expect(await page.locator('#confirm-ok').textContent()).toBe('Requeue 3');
+    await page.screenshot({ path: join(SHOTS, 'bulk-confirm.png') });
+    await page.locator('#confirm-ok').click();
+    await page
+      .getByRole('status')
+      .getByText(/^Started bulk action .+: 3 messages selected\.$/)
+      .waitFor();
+    await eventually(async () => (await served.queue.stats(topic)).ready === 3);
+    expect(await served.queue.stats(topic)).toMatchObject({ dead: 1, ready: 3 });
+    const row = page.locator('#bulk-table tbody tr');
+    await row.getByText('done').waitFor();
+    expect(await row.locator('td').nth(2).textContent()).toContain('3 of 3');
+    await page.locator('#bulks').screenshot({ path: join(SHOTS, 'bulk.png') });
+  });
+
   it("opens a message's details, payload included, and runs a schedule now", async () => {
     await page.goto(`${served.url}#/topic/orders.payment`);
     await loaded();

@@ -63,4 +63,9 @@ export const api = {
   setPaused: (topic, paused) => call('POST', paused ? '/pause' : '/resume', { topic }),
   runSchedule: (topic, schedule) => call('POST', '/run', { topic, schedule }),
   removeSchedule: (topic, schedule) => call('POST', '/unschedule', { topic, schedule }),
+  // A bulk action's filter: { action, state, tag, from, to, errorContains, maxPerSecond }.
+  bulkCount: (topic, bulk) => call('GET', '/bulk/count', { topic, ...bulk }),
+  bulk: (topic, bulk) => call('POST', '/bulk', { topic }, bulk),
+  bulkStatus: (id) => call('GET', '/bulk/status', { id }),
+  abortBulk: (id) => call('POST', '/bulk/abort', { id }),
 };

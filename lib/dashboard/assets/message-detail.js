@@ -6,6 +6,7 @@ import { api, settings } from './api.js';
 import { duration, h, json, time } from './dom.js';
 import { act } from './feedback.js';
 import { waitsForKey } from './key-mode.js';
+import { startBy } from './start-by.js';
 import { childrenSection, flowSection, parentSection } from './flow-detail.js';
 import { messageHref, routeOf, topicHref } from './routes.js';
 
@@ -58,6 +59,7 @@ export function showMessage(topic, message, changed) {
     message.key !== undefined && ['Key', message.key],
     message.mode !== undefined && ['Mode', message.mode],
     message.priority !== undefined && ['Priority', String(message.priority)],
+    message.startBy !== undefined && ['Start by', startBy(message)],
     message.dueAt !== undefined && ['Due', time(message.dueAt)],
     waitsForKey(message) && ['Due', 'when the running message of its key ends'],
     message.leaseDeadline !== undefined && ['Lease until', time(message.leaseDeadline)],

@@ -2,6 +2,7 @@
 import { settings } from './api.js';
 import { h, label, scroller, time } from './dom.js';
 import { keyAndMode, waitsForKey } from './key-mode.js';
+import { startBy } from './start-by.js';
 
 const WHEN = {
   ready: ['Enqueued', 'enqueuedAt'],
@@ -17,8 +18,9 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
   const [whenLabel, whenKey] = WHEN[tab];
   // A key column only where a row has a key (dead letters and completed messages have left theirs).
   const keyed = messages.some((m) => m.key !== undefined);
-  // A tags column only where a row has tags.
+  // A tags column only where a row has tags; a start-by column likewise.
   const tagged = messages.some((m) => m.tags !== undefined);
+  const timed = messages.some((m) => m.startBy !== undefined);
   const all = h('input', {
     type: 'checkbox',
     'aria-label': 'Select every dead letter on this page',
@@ -40,6 +42,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
       : h('th', { scope: 'col' }, 'Group'),
     tagged ? h('th', { scope: 'col' }, 'Tags') : '',
     keyed ? h('th', { scope: 'col' }, 'Key') : '',
+    timed ? h('th', { scope: 'col' }, 'Start by') : '',
   );
   const rows = messages.map((m) =>
     h(
@@ -65,6 +68,7 @@ export function messageTable(topic, tab, messages, selected, open, rerender) {
         : h('td', {}, m.group ?? '–'),
       tagged ? h('td', { class: 'wrap tags' }, (m.tags ?? []).join(', ') || '–') : '',
       keyed ? h('td', {}, keyAndMode(m)) : '',
+      timed ? h('td', {}, startBy(m)) : '',
     ),
   );
   return scroller(

@@ -1,6 +1,8 @@
 // One topic: its gauges, pause state, history charts, messages by state (paged, found by id),
-// dead-letter actions on one, the selected or all, and its schedules with "run now".
+// dead-letter actions on one, the selected or all, bulk actions by filter, and its schedules with "run now".
 import { api, settings } from './api.js';
+import { bulkForm } from './bulk-form.js';
+import { bulkStatusTable, followForm } from './bulk-status.js';
 import { count, duration, h, label, pager } from './dom.js';
 import { act, announce } from './feedback.js';
 import { historyPanel } from './history-panel.js';
@@ -29,6 +31,14 @@ export function topicView(state, rerender) {
   });
   const list = h('div', { id: 'messages', role: 'tabpanel' });
   const schedules = h('div', { id: 'schedules' });
+  // Made once, not at each refresh: what the operator typed in the form stays.
+  const bulks = h('div', { id: 'bulks' });
+  const bulkSection = [
+    h('h2', {}, 'Bulk actions'),
+    settings.readOnly ? '' : bulkForm(topic, refreshAll),
+    followForm(topic, refreshAll),
+    bulks,
+  ];
   const find = h('input', { id: 'find-id', type: 'search', autocomplete: 'off', placeholder: 'Message id' });
   const findForm = h(
     'form',
@@ -90,6 +100,7 @@ export function topicView(state, rerender) {
     tagForm,
     tabs,
     list,
+    bulkSection,
     h('h2', {}, 'Schedules'),
     schedules,
   );
@@ -136,6 +147,7 @@ export function topicView(state, rerender) {
       ),
     );
     schedules.replaceChildren(scheduleTable(topic, detail.schedules));
+    bulks.replaceChildren(await bulkStatusTable(topic, refreshAll));
   }
   return { view, refresh, open };
 }
