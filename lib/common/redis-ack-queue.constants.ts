@@ -23,6 +23,7 @@ export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [
   'deferred',
   'cancelled',
   'progress',
+  'expired',
 ];
 
 /** What `ExecutionContext.getType()` says in a guard, interceptor, pipe or filter of a @QueueHandler. */

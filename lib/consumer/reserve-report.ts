@@ -2,13 +2,14 @@ import type { ReserveResult } from '../engine/consumer-engine';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { ConsumerReporting } from './failed-deliveries';
 
-/** Events of a reserve (built only while someone listens); unreadable bodies are logged too. */
+/** Events of a reserve (built only while someone listens; expired messages counted too); unreadable bodies are logged too. */
 export function reportReserve<T>(
   topic: string,
   { events, logger }: ConsumerReporting,
-  { messages, buried, deadInRedis }: ReserveResult<T>,
+  { messages, buried, deadInRedis, expired }: ReserveResult<T>,
 ): void {
   for (let i = 0; i < deadInRedis; i++) events.tally.settled(topic, 'dead', undefined, undefined);
+  events.expired(topic, expired);
   for (const { id, attempt } of buried) {
     logger.error(MESSAGES.deadLettered(topic, id, attempt, 'malformed', MESSAGES.malformedBody));
     events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });

@@ -1,5 +1,6 @@
 import type { DeadLetterReason, NackResult, ReservedMessage } from '../interfaces';
 import type { ConsumerFlows } from './stores/flow-trees';
+import type { ExpiredMessage } from './codecs/wire-format';
 import type {
   CompletedLease,
   CompletedPolicy,
@@ -10,6 +11,7 @@ import type {
 } from './codecs/lease-shapes';
 
 export type { ConsumerFlows } from './stores/flow-trees';
+export type { ExpiredMessage } from './codecs/wire-format';
 export {
   completedLease,
   type CompletedLease,
@@ -53,6 +55,11 @@ export interface ReserveResult<T> {
    * Redis could not read the body): no event names them, the history counts them.
    */
   deadInRedis: number;
+  /**
+   * Messages whose start-by deadline passed, ended by this reserve (dead-lettered as `expired`, or
+   * dropped) instead of leased; absent from a fake's answer.
+   */
+  expired?: ExpiredMessage[];
 }
 
 /**

@@ -44,7 +44,13 @@ import { TopicPauses } from './stores/topic-pauses';
 import { TopicRegistry } from './stores/topic-registry';
 import { BlockingWakeSignal } from './redis/wake-signal';
 import { byPartition, partitionOfMessage, TopicLayouts } from './scripts/topic-layouts';
-import { decodeReserveReply, type EncodedPush, type KeyedReply, type Lease } from './codecs/wire-format';
+import {
+  decodeReserveReply,
+  type EncodedPush,
+  type ExpiredMessage,
+  type KeyedReply,
+  type Lease,
+} from './codecs/wire-format';
 
 /** What the engine needs to know of the settings. */
 export interface EngineConfig {
@@ -276,8 +282,8 @@ export class QueueEngine implements ConsumerEngine {
       layout.helpWokenAt = Date.now();
       this.scripts.wakeHome(layout).catch(() => undefined);
     }
-    const { messages, nextDueInMs, paused, rateLimited, deadInRedis, flowRepair } = reply;
-    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis, flowRepair };
+    const { messages, nextDueInMs, paused, rateLimited, deadInRedis, flowRepair, expired } = reply;
+    return { messages, nextDueInMs, paused, rateLimited, acked, buried, deadInRedis, flowRepair, expired };
   }
 
   /** Reserves from the partitions in turn (each call starts at the next); the first that has messages answers. */
@@ -285,15 +291,17 @@ export class QueueEngine implements ConsumerEngine {
     const layout = this.layouts.get(topic);
     await this.layouts.verify(layout, 'reserve');
     const buried: ReserveResult<T>['buried'] = [];
+    const expired: ExpiredMessage[] = [];
     let deadInRedis = 0;
     for (let tried = 0; tried < layout.partitions.length; tried++) {
       layout.cursor = (layout.cursor + 1) % layout.partitions.length;
       const batch = await this.reserve<T>(topic, layout.cursor, request, []);
       buried.push(...batch.buried);
+      expired.push(...(batch.expired ?? []));
       deadInRedis += batch.deadInRedis;
-      if (batch.messages.length > 0) return { ...batch, buried, deadInRedis };
+      if (batch.messages.length > 0) return { ...batch, buried, deadInRedis, expired };
     }
-    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried, deadInRedis };
+    return { messages: [], nextDueInMs: -1, paused: false, rateLimited: false, buried, deadInRedis, expired };
   }
 
   /**

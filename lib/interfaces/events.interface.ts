@@ -1,4 +1,4 @@
-import type { DeadLetterReason } from './message.interface';
+import type { DeadLetterReason, RedisAckQueueOnExpire } from './message.interface';
 
 /**
  * `pushed`: a message was stored (not a duplicate). `reserved`: leased, by `reserve()` or a
@@ -11,10 +11,22 @@ import type { DeadLetterReason } from './message.interface';
  * the attempt (past `maxDeferrals` it counts, and the event is `retried` or `dead` instead).
  * `cancelled`: `cancel()` removed a message (from the service that cancelled it). `progress`:
  * a handler's `context.progress` value was stored (from the consumer; the value itself is not
- * in the event).
+ * in the event). `expired`: a message's start-by deadline passed before it started, so it never
+ * will: it became a dead letter (reason `expired`) or was dropped, as `onExpire` says (from the
+ * consumer, or the `reserve()` call, that found it; see docs/deadlines.md).
  */
 export type RedisAckQueueEventType =
-  'pushed' | 'reserved' | 'acked' | 'retried' | 'dead' | 'lease-lost' | 'error' | 'deferred' | 'cancelled' | 'progress';
+  | 'pushed'
+  | 'reserved'
+  | 'acked'
+  | 'retried'
+  | 'dead'
+  | 'lease-lost'
+  | 'error'
+  | 'deferred'
+  | 'cancelled'
+  | 'progress'
+  | 'expired';
 
 /**
  * One entry of `service.events$`. Never carries payloads. The events of this service only, in
@@ -29,8 +41,10 @@ export interface RedisAckQueueEvent {
   id?: string;
   /** The delivery's number; absent on `pushed` and where `id` is absent. */
   attempt?: number;
-  /** On `dead`: why it went to the dead letters, as its dead letter says. */
+  /** On `dead`: why it went to the dead letters, as its dead letter says; on `expired`: `expired` when it became a dead letter. */
   reason?: DeadLetterReason;
+  /** On `expired`: what the message became, a dead letter (`'dead-letter'`) or nothing (`'drop'`). */
+  onExpire?: RedisAckQueueOnExpire;
   /** For retried, dead, lease-lost and error events. */
   error?: Error;
   /**
@@ -66,8 +80,10 @@ export interface RedisAckQueueFleetEvent {
   id?: string;
   /** The delivery's number, where the process's own event has one. */
   attempt?: number;
-  /** On `dead`: why it went to the dead letters. */
+  /** On `dead`: why it went to the dead letters; on `expired`: `expired` when it became a dead letter. */
   reason?: DeadLetterReason;
+  /** On `expired`: what the message became, a dead letter or nothing (see RedisAckQueueEvent). */
+  onExpire?: RedisAckQueueOnExpire;
   /** When Redis stored it: ms since the epoch on the Redis server's clock (the time of `streamId`). */
   at: number;
   /** The process that saw it happen: `<hostname>:<pid>`. */

@@ -50,6 +50,11 @@ export interface TopicHistoryPoint {
   dead: number;
   /** Messages removed by `cancel()`. */
   cancelled: number;
+  /**
+   * Messages whose start-by deadline passed before they started (docs/deadlines.md): those that
+   * became dead letters are counted in `dead` too; dropped ones only here.
+   */
+  expired: number;
   /** From due (the push, or a retry's due time) to the reserve that leased it. */
   wait: HistoryTimes;
   /** Handler run time of settled deliveries (acked, retried, dead). */

@@ -69,6 +69,10 @@ export interface ScheduleInfo {
   nextRunAt: number | null;
   /** The last tick that pushed a message; absent before the first. */
   lastRunAt?: number;
+  /** Each tick's start-by deadline after its tick (ms), when it has one. */
+  expiresInMs?: number;
+  /** What a tick's message whose deadline passed becomes, when it has a deadline. */
+  onExpire?: RedisAckQueueOnExpire;
   /**
    * Present when code declared it (the module's `schedules`, `declareSchedules`): a later startup
    * whose `schedules` no longer lists it removes it. Absent when upserted by hand.

@@ -23,7 +23,11 @@ const STATES = [
   ['completed', 'completed'],
   ['waiting-children', 'waitingChildren'],
 ] as const;
+/** Messages whose start-by deadline passed, by topic and how they ended (its `on_expire` label). */
+const EXPIRED_NAME = 'redis_ack_queue_expired_total';
+const ON_EXPIRE = ['dead-letter', 'drop'] as const;
 const GAUGE_AND_HISTOGRAM_NAMES = [
+  EXPIRED_NAME,
   'redis_ack_queue_handler_duration_seconds',
   'redis_ack_queue_wait_seconds',
   'redis_ack_queue_messages',
@@ -59,6 +63,8 @@ export class RedisAckQueueMetrics {
   private readonly names: string[] = [];
   /** Per topic, the counts since the last scrape (each counter's collect hands its own over). */
   private readonly pending = new Map<string, Pending>();
+  /** Per topic, the expired messages since the last scrape, by ON_EXPIRE index. */
+  private readonly expired = new Map<string, number[]>();
   private readonly untally: () => void;
   /** The gauge reads of the scrape under way, shared by both gauges' collect. */
   private reading: Promise<Map<string, QueueGauges>> | undefined;
@@ -90,6 +96,18 @@ export class RedisAckQueueMetrics {
       });
       this.counters.set(type, counter);
     }
+    const expired: Counter<'topic' | 'on_expire'> = new prom.Counter({
+      name: EXPIRED_NAME,
+      help: 'Messages whose start-by deadline passed before they started, by how they ended (per topic)',
+      labelNames: ['topic', 'on_expire'],
+      registers,
+      collect: () => {
+        for (const [topic, counts] of this.expired) {
+          ON_EXPIRE.forEach((on_expire, i) => counts[i] > 0 && expired.inc({ topic, on_expire }, counts[i]));
+          counts.fill(0);
+        }
+      },
+    });
     const buckets = options.buckets ?? BUCKETS;
     this.duration = new TallyHistogram(
       'redis_ack_queue_handler_duration_seconds',
@@ -151,6 +169,12 @@ export class RedisAckQueueMetrics {
     pushed: (topic, count) => (this.countOf(topic)[AT.pushed] += count),
     cancelled: (topic, count) => (this.countOf(topic)[AT.cancelled] += count),
     leaseLost: (topic) => this.countOf(topic)[AT['lease-lost']]++,
+    expired: (topic, onExpire) => {
+      this.countOf(topic);
+      let counts = this.expired.get(topic);
+      if (!counts) this.expired.set(topic, (counts = ON_EXPIRE.map(() => 0)));
+      counts[onExpire === 'drop' ? 1 : 0]++;
+    },
     settled: (topic, outcome, durationMs, waitMs, reason) => {
       const counts = this.countOf(topic);
       counts[AT[outcome]]++;

@@ -1,4 +1,4 @@
-import type { DeadLetterReason } from '../interfaces';
+import type { DeadLetterReason, RedisAckQueueOnExpire } from '../interfaces';
 
 /** How a delivery ended, as a tally counts it. */
 export type SettledOutcome = 'acked' | 'retried' | 'dead';
@@ -32,6 +32,11 @@ export interface DeliveryTally {
    * rather than on `events$`, since any subscriber there makes every delivery build its events.
    */
   leaseLost?(topic: string): void;
+  /**
+   * A message's start-by deadline passed before it started, and it ended as `onExpire` says (a
+   * dead letter is told to `settled` as `dead` too). Optional, as `leaseLost`.
+   */
+  expired?(topic: string, onExpire: RedisAckQueueOnExpire): void;
 }
 
 /** Every tally of one service, called in turn. */
@@ -70,5 +75,9 @@ export class DeliveryTallies implements DeliveryTally {
 
   leaseLost(topic: string): void {
     for (const sink of this.sinks) sink.leaseLost?.(topic);
+  }
+
+  expired(topic: string, onExpire: RedisAckQueueOnExpire): void {
+    for (const sink of this.sinks) sink.expired?.(topic, onExpire);
   }
 }

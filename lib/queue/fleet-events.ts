@@ -9,6 +9,7 @@ import type {
   RedisAckQueueEventType,
   RedisAckQueueFleetEvent,
   RedisAckQueueFleetEventsOptions,
+  RedisAckQueueOnExpire,
 } from '../interfaces';
 import { InvalidOptionError } from '../errors';
 import type { QueueLogger } from '../observability/queue-logger';
@@ -137,6 +138,7 @@ export class FleetEvents {
     if (event.id !== undefined) fields.push('id', event.id);
     if (event.attempt !== undefined) fields.push('attempt', String(event.attempt));
     if (event.reason !== undefined) fields.push('reason', event.reason);
+    if (event.onExpire !== undefined) fields.push('onExpire', event.onExpire);
     return fields;
   }
 }
@@ -158,5 +160,7 @@ function eventOf([streamId, pairs]: FleetEventEntry): RedisAckQueueFleetEvent {
   if (attempt !== undefined) event.attempt = Number(attempt);
   const reason = fields.get('reason');
   if (reason !== undefined) event.reason = reason as DeadLetterReason;
+  const onExpire = fields.get('onExpire');
+  if (onExpire !== undefined) event.onExpire = onExpire as RedisAckQueueOnExpire;
   return event;
 }

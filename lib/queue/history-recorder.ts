@@ -68,6 +68,10 @@ export class HistoryRecorder implements DeliveryTally {
     this.recordOf(topic, performance.now()).cancelled += count;
   }
 
+  expired(topic: string): void {
+    this.recordOf(topic, performance.now()).expired += 1;
+  }
+
   /** Stops the timer and sends what is left (once; a failure is logged, not thrown). */
   async close(): Promise<void> {
     this.closed = true;

@@ -1,6 +1,6 @@
 import { type Observable, Subject } from 'rxjs';
 import { IdleTimeoutError } from '../errors';
-import type { QueueStats, RedisAckQueueEvent } from '../interfaces';
+import type { QueueStats, RedisAckQueueEvent, RedisAckQueueOnExpire } from '../interfaces';
 import { DeliveryTallies } from './delivery-tally';
 
 /**
@@ -20,6 +20,19 @@ export class QueueEvents {
 
   emit(event: RedisAckQueueEvent): void {
     if (this.subject.observed) this.subject.next(event);
+  }
+
+  /**
+   * Messages a reserve ended because their start-by deadline passed: an `expired` event each, the
+   * tally's count (a dead letter counts as dead too, with reason `expired`).
+   */
+  expired(topic: string, ended: readonly { id: string; onExpire: RedisAckQueueOnExpire }[] = []): void {
+    for (const { id, onExpire } of ended) {
+      this.tally.expired(topic, onExpire);
+      const dead = onExpire === 'dead-letter';
+      if (dead) this.tally.settled(topic, 'dead', undefined, undefined, 'expired');
+      this.emit({ type: 'expired', topic, id, onExpire, ...(dead && { reason: 'expired' as const }) });
+    }
   }
 
   complete(): void {

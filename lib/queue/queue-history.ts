@@ -68,6 +68,7 @@ function pointsOf(topic: string, stepMs: number, { from, to, records }: StoredHi
     const step = steps.get(at) ?? new MinuteRecord(at / MINUTE_MS);
     const point = { at } as TopicHistoryPoint;
     for (const name of COUNT_NAMES) point[name] = step[name];
+    point.expired = step.expired;
     point.wait = step.wait.times();
     point.handling = step.handling.times();
     points.push(point);

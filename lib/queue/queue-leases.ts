@@ -17,13 +17,14 @@ export class QueueLeases {
 
   async reserve<T>(topic: Topic<T>, options?: ReserveOptions | null): Promise<ReservedMessage<T>[]> {
     const { engine, events } = this.core;
-    const { messages, buried, deadInRedis } = await this.core.call('reserve', topic, () => {
+    const { messages, buried, deadInRedis, expired } = await this.core.call('reserve', topic, () => {
       assertTopic(topic);
       const request = resolveReserveRequest(options, this.core.settings);
       const noted = engine.topics.note(topic);
       return noted ? noted.then(() => engine.reserveAny<T>(topic, request)) : engine.reserveAny<T>(topic, request);
     });
     for (let i = 0; i < deadInRedis; i++) events.tally.settled(topic, 'dead', undefined, undefined);
+    events.expired(topic, expired);
     for (const { id, attempt } of buried) {
       events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
       events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');

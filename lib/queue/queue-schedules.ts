@@ -107,6 +107,7 @@ function scheduleInfo(topic: string, stored: StoredSchedule): ScheduleInfo | und
     ...(spec.tz !== undefined && { tz: spec.tz }),
     nextRunAt: stored.nextRunAt,
     ...(stored.lastRunAt !== null && { lastRunAt: stored.lastRunAt }),
+    ...(spec.expiresInMs !== undefined && { expiresInMs: spec.expiresInMs, onExpire: spec.onExpire ?? 'dead-letter' }),
     ...(spec.declared && { declared: true as const }),
   };
 }

@@ -19,7 +19,9 @@ export interface ConsumerEvent {
     | 'closed'
     // Scheduler processes (scheduler-process.js): a tick this process pushed; producer
     // processes (producer-process.js): a push or pushMany, with `n`.
-    | 'pushed';
+    | 'pushed'
+    // Producer processes with a PLAN of deadlines: a push refused (InvalidOptionError).
+    | 'refused';
   /** Of a consumer process' lines about a message: its topic. */
   topic?: string;
   id?: string;
@@ -46,6 +48,12 @@ export interface ConsumerEvent {
   n?: number;
   /** Of a producer process' pushed (producer-process.js): the ids that call stored. */
   ids?: string[];
+  /** Of a producer process' pushed or refused with a PLAN: the startBy it computed from its own clock (ms). */
+  startBy?: number;
+  /** Of a producer process' pushed or refused with a PLAN: the expiresInMs it gave. */
+  expiresInMs?: number;
+  /** Of a producer process' refused: the option its InvalidOptionError named. */
+  option?: string;
 }
 
 /** The reports that end a process' hold on a message: none of its lines about it comes later. */

@@ -222,8 +222,9 @@ describe('Lua scripts', () => {
     'release.lua': ['tokens'],
     'defer.lua': ['tokens'],
     'nack.lua': ['tokens'],
-    // Expired leases go back to ready; a retry's due time is read as it is leased again.
-    'reserve.lua': ['tokens', 'retryDue'],
+    // Expired leases go back to ready; a retry's due time is read as it is leased again; a flow
+    // parent whose start-by deadline passed while it waited for its children stops waiting as it ends.
+    'reserve.lua': ['tokens', 'retryDue', 'flowWaiting'],
     // A dead letter comes back (requeued; a parent whose failed children were requeued).
     'dead-requeue.lua': ['deadInfo', 'attempts', 'priority'],
     'bulk-step.lua': ['deadInfo', 'attempts', 'priority'],

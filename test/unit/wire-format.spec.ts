@@ -102,4 +102,18 @@ describe('message codec', () => {
       ['c', '5.2', 2, undefined, 1],
     ]);
   });
+
+  it('reads the three arrays a full reserve answer ends with: outbox entries, flow parents, expired messages', () => {
+    const body = '{"t":1700000000000,"p":1}';
+    const reply = [5, -1, 90, 0, 0, 1, 'a', `3.1 ${body}`, ['c', 'entry'], [], ['x', 'd', 'y', 'x']];
+    const { messages, deadInRedis, flowEnded, flowParents, expired } = decodeReserveReply('t', reply, 5);
+    expect(messages.map((m) => m.id)).toEqual(['a']);
+    expect([deadInRedis, flowEnded, flowParents]).toEqual([1, ['c', 'entry'], []]);
+    expect(expired).toEqual([
+      { id: 'x', onExpire: 'dead-letter' },
+      { id: 'y', onExpire: 'drop' },
+    ]);
+    // An idle answer has none of them.
+    expect(decodeReserveReply('t', [5, 100, 90, 0, 0], 5)).toMatchObject({ messages: [], expired: [], flowEnded: [] });
+  });
 });

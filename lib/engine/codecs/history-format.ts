@@ -7,6 +7,10 @@ import type { HistoryTimes } from '../../interfaces';
  *
  *   `<minute>|<pushed>|<acked>|<retried>|<dead>|<cancelled>|<wait sum>|<handling sum>|<wait buckets>|<handling buckets>`
  *
+ * and, for a minute in which messages expired (their start-by deadline passed), the field
+ * `x<minute % HISTORY_SLOTS>` holds `<minute>|<expired>`: a field of its own, so the records of
+ * releases that do not count it keep their layout (history-read.lua appends it as an 11th value).
+ *
  * `minute` is epoch ms / 60 000 (server clock); sums are ms; buckets are `<index>:<count>`
  * joined by ',' (only those that counted something). history-record.lua merges records
  * from any number of processes in Redis.
@@ -111,6 +115,8 @@ export class MinuteRecord implements MinuteCounts {
   retried = 0;
   dead = 0;
   cancelled = 0;
+  /** Messages whose start-by deadline passed (kept in a field of its own, see above). */
+  expired = 0;
   readonly wait = new TimeHistogram();
   readonly handling = new TimeHistogram();
 
@@ -118,11 +124,12 @@ export class MinuteRecord implements MinuteCounts {
 
   merge(other: MinuteRecord): void {
     for (const name of COUNT_NAMES) this[name] += other[name];
+    this.expired += other.expired;
     this.wait.merge(other.wait);
     this.handling.merge(other.handling);
   }
 
-  /** The ten arguments history-record.lua takes per minute, in the stored order. */
+  /** The eleven arguments history-record.lua takes per minute: the stored order, then `expired`. */
   toArgs(): string[] {
     return [
       String(this.minute),
@@ -131,19 +138,21 @@ export class MinuteRecord implements MinuteCounts {
       String(this.handling.sum),
       this.wait.encode(),
       this.handling.encode(),
+      String(this.expired),
     ];
   }
 
-  /** A stored record; undefined when it is not one (damaged, or of another layout). */
+  /** A stored record (with `expired` as an 11th value, as history-read.lua answers it); undefined when it is not one. */
   static decode(stored: string): MinuteRecord | undefined {
     const fields = stored.split('|');
-    if (fields.length !== 10) return undefined;
+    if (fields.length !== 10 && fields.length !== 11) return undefined;
     const minute = Number(fields[0]);
     if (!Number.isInteger(minute)) return undefined;
     const record = new MinuteRecord(minute);
     COUNT_NAMES.forEach((name, i) => (record[name] = Number(fields[i + 1]) || 0));
     record.wait.merge(TimeHistogram.decode(fields[8], fields[6]));
     record.handling.merge(TimeHistogram.decode(fields[9], fields[7]));
+    record.expired = Number(fields[10]) || 0;
     return record;
   }
 }

@@ -153,7 +153,16 @@ export function decodeGetReply<T>(
   if (Array.isArray(childHash) && childHash.length > 0) info.children = decodeChildPairs(childHash).map(childInfo);
   addKeyMode(info, reply[11] as string | null | undefined);
   addTags(info, reply[12] as string | null | undefined);
+  addDeadline(info, reply[13] as string | null | undefined);
   return info;
+}
+
+/** A message's start-by deadline and what it becomes then, from its K.deadlines value (`<ms>` or `<ms>:drop`). */
+function addDeadline(info: MessageInfo<unknown>, deadline: string | null | undefined): void {
+  const at = deadline ? Number.parseInt(deadline, 10) : NaN;
+  if (!Number.isFinite(at)) return;
+  info.startBy = at;
+  info.onExpire = deadline!.endsWith(':drop') ? 'drop' : 'dead-letter';
 }
 
 /** A dead letter's death as its info record says it (see {@link DeadInfo}); `score` is its time of death in K.dead. */
@@ -213,7 +222,8 @@ function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePrev
 /**
  * list.lua and list-rows.lua answer `{ id, score, key mode, tags, body, attempts or token or dead
  * info, ... }`, six per message; with a preview, nine: the body without its payload (or result),
- * then text, cut and size (prelude-preview.lua's listed_rows).
+ * then text, cut and size (prelude-preview.lua's listed_rows); then, of a topic with start-by
+ * deadlines, an array of each row's deadline.
  */
 export function decodeListReply<T>(
   state: MessageState,
@@ -223,7 +233,10 @@ export function decodeListReply<T>(
 ): MessageInfo<T>[] {
   const infos: MessageInfo<T>[] = [];
   const text = (i: number) => (reply[i] === null ? null : String(reply[i]));
-  for (let i = 0; i < reply.length; i += preview ? 9 : 6) {
+  const last = reply[reply.length - 1] as unknown;
+  const deadlines = Array.isArray(last) ? (last as (string | null)[]) : undefined;
+  const rows = deadlines ? reply.length - 1 : reply.length;
+  for (let i = 0; i < rows; i += preview ? 9 : 6) {
     const extra = state === 'dead' ? null : text(i + 5);
     const info = decodeInfo<T>(state, String(reply[i]), text(i + 4), text(i + 1), extra, defaultMaxAttempts);
     if (state === 'dead') addDeadInfo(info, text(i + 5), text(i + 1));
@@ -233,6 +246,7 @@ export function decodeListReply<T>(
     }
     addKeyMode(info, text(i + 2));
     addTags(info, text(i + 3));
+    if (deadlines) addDeadline(info, deadlines[infos.length]);
     infos.push(info);
   }
   return infos;

@@ -1,5 +1,5 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../../errors';
-import type { PushOptions, ReservedMessage } from '../../interfaces';
+import type { PushOptions, RedisAckQueueOnExpire, ReservedMessage } from '../../interfaces';
 import { MESSAGES } from '../../common/redis-ack-queue.messages';
 
 /**
@@ -367,13 +367,34 @@ export interface ReserveReply<T> {
   flowEnded: string[];
   /** The flow parents it leased, each with its children's HASH (id, HGETALL's answer, ...). */
   flowParents: (string | string[])[];
+  /** Messages whose start-by deadline passed, ended by this reserve as their `onExpire` said. */
+  expired: ExpiredMessage[];
+}
+
+/** A message a reserve ended because its start-by deadline passed before it started. */
+export interface ExpiredMessage {
+  /** The message's id. */
+  id: string;
+  /** How it ended: a dead letter (reason `expired`) or dropped. */
+  onExpire: RedisAckQueueOnExpire;
+}
+
+/** reserve.lua's list of expired messages (id, 'd' dead-lettered or 'x' dropped, ...). */
+function decodeExpired(raw: unknown): ExpiredMessage[] {
+  if (!Array.isArray(raw)) return [];
+  const expired: ExpiredMessage[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    expired.push({ id: String(raw[i]), onExpire: raw[i + 1] === 'x' ? 'drop' : 'dead-letter' });
+  }
+  return expired;
 }
 
 /**
  * reserve.lua answers `{ now, nextDueInMs (-2: paused), deadline, flags (1 rate limited, 2 flow repair), n,
  * n ack flags, dead (absent from an idle answer), then per message its id and '<token> <body>', or '<token> <due> <body>' for a
  * retry (a JSON body never starts with a digit; a compact one has a '|' before any space), then (not in an idle answer)
- * two arrays: the outbox entries written and the flow parents leased with their children }`.
+ * three arrays: the outbox entries written, the flow parents leased with their children, and the messages
+ * whose start-by deadline passed (id, 'd' or 'x', ...) }`.
  */
 export function decodeReserveReply<T>(
   topic: string,
@@ -387,9 +408,9 @@ export function decodeReserveReply<T>(
   const messages: ReservedMessage<T>[] = [];
   const unreadable: ReserveReply<T>['unreadable'] = [];
   const deadInRedis = Number(reply[5 + ackCount] ?? 0);
-  // The two arrays last: an answer without them (idle) ends with a message or the counts.
+  // The three arrays last: an answer without them (idle) ends with a message or the counts.
   const flows = Array.isArray(reply[reply.length - 1]);
-  const end = flows ? reply.length - 2 : reply.length;
+  const end = flows ? reply.length - 3 : reply.length;
   for (let i = 6 + ackCount; i < end; i += 2) {
     const id = String(reply[i]);
     const leased = String(reply[i + 1]);
@@ -429,6 +450,7 @@ export function decodeReserveReply<T>(
     deadInRedis,
     flowEnded: flows ? (reply[end] as string[]) : [],
     flowParents: flows ? (reply[end + 1] as (string | string[])[]) : [],
+    expired: flows ? decodeExpired(reply[end + 2]) : [],
   };
 }
 

@@ -1,4 +1,4 @@
-import type { FlowChildInfo, FlowNode, MessageInfo } from '../../interfaces';
+import type { ChildFailure, FlowChildInfo, FlowNode, MessageInfo } from '../../interfaces';
 import type { MessageLookup } from './message-lookup';
 
 /** Messages a flow's read looks up at once: one page, bounded on its own. */
@@ -54,13 +54,21 @@ function nodeOf(topic: string, info: MessageInfo): FlowNode {
   };
 }
 
+/**
+ * Whether a failed child left nothing behind: cancelled, or dropped at its start-by deadline
+ * (`onExpire: 'drop'`: reason `expired` without the error text a dead letter keeps).
+ */
+function droppedFailure(failure: ChildFailure | undefined): boolean {
+  return failure?.reason === 'cancelled' || (failure?.reason === 'expired' && failure.error === undefined);
+}
+
 /** A child that left Redis: acked (or ended, its parent not told yet), or cancelled. */
 function goneNode(child: FlowChildInfo): FlowNode {
   const failed = child.outcome === 'failed';
   return {
     topic: child.topic,
     id: child.id,
-    state: failed ? (child.failure?.reason === 'cancelled' ? 'cancelled' : 'dead') : 'completed',
+    state: failed ? (droppedFailure(child.failure) ? 'cancelled' : 'dead') : 'completed',
     children: [],
   };
 }

@@ -3,9 +3,11 @@
 -- times already is left alone (the caller nacks it instead: that deferral counts as an
 -- attempt). A stale token changes nothing. With `hold` (rateLimited: a downstream rate limit
 -- said wait), the message's group, or the topic (this partition) for an ungrouped message,
--- starts nothing more until the same time.
+-- starts nothing more until the same time. The message keeps its start-by deadline: it is in
+-- the sweep's index (K.expiring) again while it waits.
 --
 -- K.leased K.delayed K.tokens K.deferrals K.wake K.groupActive K.groupTurns K.groupHeld K.held K.retryDue
+-- K.deadlines K.expiring
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs       wait before the next delivery (>= 0)
@@ -37,6 +39,11 @@ end
 if (tonumber(redis.call('HGET', K.deferrals, id)) or 0) >= max_deferrals then
   return 3
 end
+-- Read before any write: the message keeps its start-by deadline (a foreign key fails the call here).
+local deadline = redis.call('HGET', K.deadlines, id)
+if deadline then
+  check_types(K.expiring, 'zset')
+end
 redis.call('HINCRBY', K.deferrals, id, 1)
 -- The attempt was only in the token: the attempts hash keeps the count before it.
 redis.call('ZREM', K.leased, id)
@@ -47,6 +54,9 @@ local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
 local due = now_ms() + delay_ms
 redis.call('ZADD', K.delayed, due, id)
 redis.call('HSET', K.retryDue, id, due)
+if deadline then
+  redis.call('ZADD', K.expiring, string.match(deadline, '^%d+'), id)
+end
 if ARGV[5] == '1' and delay_ms > 0 then
   hold_starts(id, due, delay_ms)
 end

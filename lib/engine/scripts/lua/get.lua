@@ -3,13 +3,13 @@
 -- expired lease, stays where it is until the next reserve moves it).
 --
 -- K.delayed K.leased K.messages K.attempts K.tokens K.dead K.deadInfo K.completed K.progress K.priority
--- K.steps K.flowParents K.flowChildren K.flowWaiting K.keyOf K.tags
+-- K.steps K.flowParents K.flowChildren K.flowWaiting K.keyOf K.tags K.deadlines
 -- ARGV[1] id
 -- Returns false when no message has this id, else { state, body or false, score or false,
 --         attempts or false, token or false, dead info or false, progress or false, priority or false,
 --         { step name, result JSON, ... }, flow parent reference or false, its children's HASH as
 --         field, value, ... (empty: none), its key mode and key or false, its tags joined by NUL or
---         false }
+--         false, its start-by deadline ('<ms>' or '<ms>:drop') or false }
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 local id = ARGV[1]
 check_types(K.delayed, 'zset', K.leased, 'zset', K.messages, 'hash', K.attempts, 'hash', K.tokens, 'hash',
@@ -54,4 +54,5 @@ return {
   redis.call('HGETALL', key),
   redis.call('HGET', K.keyOf, id) or false,
   redis.call('HGET', K.tags, id) or false,
+  redis.call('HGET', K.deadlines, id) or false,
 }

@@ -10,7 +10,8 @@
 -- ARGV[4]  to       epoch ms, or '' for now
 -- ARGV[5]  last     the range's length (ms) when `from` is 
 -- Returns  { from, to, record... }: the first and last steps' starts (ms), then the records of
---          minutes from `from` to the end of the step that starts at `to`
+--          minutes from `from` to the end of the step that starts at `to`, each with '|<expired>'
+--          appended where its minute counted expired messages (the field 'x<slot>')
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.history, 'hash')
 
@@ -41,11 +42,20 @@ for minute = first, last do
   if #fields == slots then break end
 end
 local stored = redis.call('HMGET', K.history, unpack(fields))
+local extras = {}
+for i = 1, #fields do
+  extras[i] = 'x' .. fields[i]
+end
+extras = redis.call('HMGET', K.history, unpack(extras))
 for i = 1, #fields do
   local record = stored[i]
   if record then
     local minute = tonumber(string.match(record, '^(%d+)|'))
     if minute and minute >= first and minute <= last then
+      local expired_minute, expired = string.match(extras[i] or '', '^(%d+)|(%d+)$')
+      if tonumber(expired_minute) == minute then
+        record = record .. '|' .. expired
+      end
       out[#out + 1] = record
     end
   end

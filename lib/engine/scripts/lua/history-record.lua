@@ -6,8 +6,10 @@
 -- K.history
 -- ARGV[1]  slots    fields kept (minutes)
 -- ARGV[2]  ttlMs    the key expires this long after its last write
--- ARGV[3..] per minute, 10 arguments in the stored order: minute, the five counts, the two
---          sums (ms), the two bucket lists ('<index>:<count>' joined by ',')
+-- ARGV[3..] per minute, 11 arguments: the 10 of the stored order (minute, the five counts, the two
+--          sums (ms), the two bucket lists ('<index>:<count>' joined by ',')), then the messages
+--          expired (start-by deadline passed), added to the field 'x<minute % slots>' as
+--          '<minute>|<count>' (a field of its own: the main record keeps the layout older releases read)
 -- Returns  the server's time (ms), from which the client learns its clock's offset
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.history, 'hash')
@@ -52,7 +54,7 @@ local function add_buckets(stored, added)
 end
 
 local wrote = false
-for g = 3, #ARGV - 9, 10 do
+for g = 3, #ARGV - 10, 11 do
   local minute = tonumber(ARGV[g])
   if minute and minute > this_minute - slots and minute <= this_minute + 1 then
     local field = string.format('%d', minute % slots)
@@ -72,6 +74,15 @@ for g = 3, #ARGV - 9, 10 do
       end
     end
     redis.call('HSET', K.history, field, table.concat(record, '|'))
+    local expired = tonumber(ARGV[g + 10]) or 0
+    if expired > 0 then
+      local extra = 'x' .. field
+      local kept = split(redis.call('HGET', K.history, extra) or '')
+      if tonumber(kept[1]) == minute then
+        expired = expired + (tonumber(kept[2]) or 0)
+      end
+      redis.call('HSET', K.history, extra, string.format('%d|%d', minute, expired))
+    end
     wrote = true
   end
 end

@@ -1,9 +1,10 @@
 -- nack: ends a lease after a failed delivery. With attempts left the message waits in
 -- delayed until now + delayMs (or goes straight to its level's ready when delayMs is 0); after the
--- last attempt it goes to dead with the error. A stale token changes nothing.
+-- last attempt it goes to dead with the error. A stale token changes nothing. A retry keeps its
+-- start-by deadline: it waits in K.expiring again, for reserve's sweep.
 --
 -- K.leased K.delayed K.ready K.attempts K.tokens K.dead K.deadInfo K.wake K.messages K.priority K.deferrals
--- K.readyLevels K.retryDue K.stepIds
+-- K.readyLevels K.retryDue K.stepIds K.deadlines K.expiring
 -- ARGV[1] id
 -- ARGV[2] token
 -- ARGV[3] delayMs      wait before the next attempt (>= 0)
@@ -26,6 +27,11 @@ if redis.call('HGET', K.tokens, id) ~= token then
   key_drained(id)
   return 0
 end
+-- Read before any write: a retry keeps its start-by deadline (a foreign key fails the call here).
+local deadline = redis.call('HGET', K.deadlines, id)
+if deadline then
+  check_types(K.expiring, 'zset')
+end
 redis.call('ZREM', K.leased, id)
 redis.call('HDEL', K.tokens, id)
 
@@ -43,6 +49,9 @@ redis.call('HSET', K.attempts, id, attempt)
 concurrency_freed()
 -- When the retry is due: the next delivery's wait (waitMs) counts from there.
 redis.call('HSET', K.retryDue, id, now + delay_ms)
+if deadline then
+  redis.call('ZADD', K.expiring, string.match(deadline, '^%d+'), id)
+end
 if delay_ms > 0 then
   local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
   local due = now + delay_ms

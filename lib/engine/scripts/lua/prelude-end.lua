@@ -313,12 +313,13 @@ end
 
 -- Cancelled (cancel, or superseded by a keyed push) in `state`, after the caller took it out of
 -- where it waited: nothing of it stays. A flow's child's cancel counts as its failure unless it
--- was dead already; a parent's children go. `key` as for lived_forget.
-local function message_cancelled(id, state, key)
+-- was dead already, with `reason` ('cancelled' when nil; 'expired' for a start-by deadline's
+-- drop); a parent's children go. `key` as for lived_forget.
+local function message_cancelled(id, state, key, reason)
   leases_ended({ id })
   if flow_used() then
     if state ~= 'dead' then
-      flow_child_ended(id, 'f', cjson.encode({ r = 'cancelled' }))
+      flow_child_ended(id, 'f', cjson.encode({ r = reason or 'cancelled' }))
     end
     redis.call('ZREM', K.flowWaiting, id)
     flow_forget({ id })

@@ -22,9 +22,14 @@ end
 -- not lie after `due` (a startBy already past, by this server's clock, or before the delay ends)
 -- or past the Date range: callers ask it for every message before their first write. `index`
 -- (the message's place in the call) and the option's name are all the error says.
-local function extras_deadline(extras, due, index)
+-- A flow's node (`held`, due once its flow lets it: flow_release) is judged against `due` = now,
+-- and its expiresInMs stays unanchored ('r<ms>') until then.
+local function extras_deadline(extras, due, index, held)
   if not extras or not extras.kind then
     return nil
+  end
+  if held and extras.kind == 'r' then
+    return 'r' .. string.format('%d', extras.ms)
   end
   local deadline = extras.kind == 'a' and extras.ms or due + extras.ms
   if deadline <= due or deadline > MAX_DATE_MS then
@@ -51,9 +56,9 @@ local function extras_check(all)
   end
 end
 
--- The deadline as K.deadlines keeps it: '<ms>', or '<ms>:drop'.
+-- The deadline as K.deadlines keeps it: '<ms>', or '<ms>:drop' ('r<ms>...' for a held flow node's).
 local function deadline_field(deadline, drop)
-  local text = string.format('%d', deadline)
+  local text = type(deadline) == 'string' and deadline or string.format('%d', deadline)
   return drop and text .. ':drop' or text
 end
 
@@ -67,8 +72,11 @@ local function extras_stored(id, extras, deadline, pushed_at)
   if deadline then
     p.deadlines[#p.deadlines + 1] = id
     p.deadlines[#p.deadlines + 1] = deadline_field(deadline, extras.drop)
-    p.expiring[#p.expiring + 1] = string.format('%d', deadline)
-    p.expiring[#p.expiring + 1] = id
+    -- A held flow node's expiresInMs ('r<ms>') joins the sweep once its flow lets it run.
+    if type(deadline) == 'number' then
+      p.expiring[#p.expiring + 1] = string.format('%d', deadline)
+      p.expiring[#p.expiring + 1] = id
+    end
   end
   if extras and extras.tags ~= '' then
     p.tags[#p.tags + 1] = id

@@ -4,7 +4,8 @@
 
 -- Held nodes that may start: ids[i] at dues[i]. One due now goes straight to ready (its
 -- level's), unless it is grouped (reserve moves it into its group, at its place); a later one
--- waits in delayed. A few commands for all of them, none per node. Returns how many are ready now.
+-- waits in delayed. A few commands for all of them, none per node (one EXISTS more for start-by
+-- deadlines). Returns how many are ready now.
 local function flow_release(ids, dues, now)
   local grouped = {}
   if redis.call('EXISTS', K.groupWaiting) == 1 then
@@ -18,6 +19,23 @@ local function flow_release(ids, dues, now)
     else
       ready[#ready + 1] = id
     end
+  end
+  -- A node's start-by deadline given as expiresInMs counts from now, as it becomes due: stored
+  -- unanchored ('r<ms>', push.lua), it becomes due + ms here and joins reserve's sweep.
+  if redis.call('EXISTS', K.deadlines) == 1 then
+    local marks, anchored, swept = redis.call('HMGET', K.deadlines, unpack(ids)), {}, {}
+    for i, id in ipairs(ids) do
+      local ms, rest = string.match(marks[i] or '', '^r(%d+)(.*)$')
+      if ms then
+        local at = string.format('%d', dues[i] + tonumber(ms))
+        anchored[#anchored + 1] = id
+        anchored[#anchored + 1] = at .. rest
+        swept[#swept + 1] = at
+        swept[#swept + 1] = id
+      end
+    end
+    push_ids('HSET', K.deadlines, anchored)
+    push_ids('ZADD', K.expiring, swept)
   end
   -- Due time and id pairs, split at UNPACK_MAX (even).
   push_ids('ZADD', K.delayed, later)

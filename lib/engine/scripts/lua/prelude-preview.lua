@@ -131,5 +131,10 @@ local function listed_rows(state, ids, scores, preview)
       out[#out + 1] = extra[i] or false
     end
   end
+  -- Start-by deadlines: one array last, each row's ('<ms>', '<ms>:drop') or false; one EXISTS
+  -- for a topic without any.
+  if redis.call('EXISTS', K.deadlines) == 1 then
+    out[#out + 1] = redis.call('HMGET', K.deadlines, unpack(ids))
+  end
   return out
 end

@@ -107,7 +107,9 @@ if next(extras) then
   extras_check(extras)
   for m, own in pairs(extras) do
     local at = extras_at[m]
-    deadlines[m] = extras_deadline(own, math.max(now + tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])), m)
+    -- A flow's node is held (FLOW_HELD): its deadline is judged against now (prelude-extras.lua).
+    local due = flow[m] and now or math.max(now + tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]))
+    deadlines[m] = extras_deadline(own, due, m, flow[m])
   end
 end
 

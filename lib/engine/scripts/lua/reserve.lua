@@ -7,11 +7,14 @@
 -- nextDueInMs -2; a held one (rateLimited) or one at a fleet-wide limit leases no more than the
 -- limit allows and answers when it opens.
 -- A body that is not a JSON object goes to dead as 'malformed'; a message whose last
--- allowed attempt ended by lease expiry goes to dead as 'expired'.
+-- allowed attempt ended by lease expiry goes to dead as 'expired'. A message whose start-by
+-- deadline passed (K.deadlines: now > deadline, server clock) never starts: the start check ends
+-- one it takes (a group's next message may start in its place), and the sweep ends those
+-- waiting (K.expiring, at most maxMoves a call), each as its onExpire says (docs/deadlines.md).
 --
 -- K.ready K.delayed K.leased K.messages K.attempts K.tokens K.dead K.deadInfo K.sequence K.wake K.paused
 -- K.readyLevels K.groupQueue K.groupWaiting K.groupCount K.groupActive K.groupSlots K.groupTurns K.groupHeld
--- K.limits K.rateLog K.rateLast K.held K.counters K.retryDue K.stepIds
+-- K.limits K.rateLog K.rateLast K.held K.counters K.retryDue K.stepIds K.deadlines K.expiring
 -- ARGV[1]  count        messages to lease at most (>= 1)
 -- ARGV[2]  leaseMs      lease length in ms
 -- ARGV[3]  maxAttempts  default when a message carries none ("m" in its body)
@@ -32,11 +35,135 @@
 --          became due, ms; two reply items per message, not four, are cheaper to read), then
 --          (not in the idle answers) two arrays: the outbox entries written (child id, entry,
 --          ...: flow children acked or dead, for the caller to pass on) and the flow parents
---          leased (id, its children's HASH as HGETALL reads it, ...: their handlers read no more) }
+--          leased (id, its children's HASH as HGETALL reads it, ...: their handlers read no more),
+--          then (not in the idle answers) the messages whose start-by deadline passed, ended by
+--          this call (id, 'd' dead-lettered or 'x' dropped, ...) }
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 
 -- Moving and taking work by priority level and group (only reserve does it; the preludes it
 -- carries (levels, groups, limits, flows and the end of a message) have the rest).
+
+-- Start-by deadlines: `timed` (one EXISTS a call) is whether any message of the topic (partition)
+-- has one, so a topic without deadlines pays nothing more for them. A message may start while
+-- now <= its deadline; `expired` lists those this call ended (id, 'd' or 'x'), for the reply.
+local timed, expired = false, {}
+local dead_max_count, dead_max_age
+
+-- A K.deadlines value: the deadline (ms) and whether the message is dropped ('x') or
+-- dead-lettered ('d') once it passes; nil for none.
+local function deadline_of(value)
+  if not value then
+    return nil
+  end
+  local at, rest = string.match(value, '^(%d+)(.*)$')
+  return tonumber(at), rest == ':drop' and 'x' or 'd'
+end
+
+-- Ends a message whose deadline passed, taken out of where it waited (`state`: 'ready' or
+-- 'delayed'), as its onExpire says: a dead letter 'expired' (its deadline goes with it) or gone
+-- as a cancel leaves it (a flow's child fails its parent with reason 'expired' either way).
+local function deadline_passed(id, how, state, now)
+  if how == 'x' then
+    message_cancelled(id, state, nil, 'expired')
+  else
+    local attempt = tonumber(redis.call('HGET', K.attempts, id)) or 0
+    message_dead(id, 'expired', 'the start-by deadline passed before it started', attempt, nil, now,
+      dead_max_count, dead_max_age)
+  end
+  expired[#expired + 1] = id
+  expired[#expired + 1] = how
+end
+
+-- The group a stored body names ("g"), or nil (a compact body has none).
+local function stored_group(body)
+  if not body or string.sub(body, 1, 1) ~= '{' then
+    return nil
+  end
+  local ok, decoded = pcall(cjson.decode, body)
+  return ok and type(decoded) == 'table' and type(decoded.g) == 'string' and decoded.g or nil
+end
+
+-- Takes a waiting message out of where it waits: delayed (with its group's place, or as a flow
+-- parent waiting for its children), its group's ZSET, or its level's ready LIST. Returns the
+-- state it was in, or nil when it waits nowhere (it started, or ended, meanwhile).
+local function take_waiting(id)
+  local member = redis.call('HGET', K.groupWaiting, id)
+  if member then
+    redis.call('HDEL', K.groupWaiting, id)
+    redis.call('ZREM', K.groupQueue, member)
+  end
+  if redis.call('ZREM', K.delayed, id) == 1 then
+    redis.call('ZREM', K.flowWaiting, id)
+    return 'delayed'
+  end
+  if member then
+    return 'ready'
+  end
+  local group = stored_group(redis.call('HGET', K.messages, id))
+  local key = group and group_key(group)
+  if key and redis.call('ZREM', key, id) == 1 then
+    group_count_add(-1)
+    return 'ready'
+  end
+  return remove_ready(id) == 1 and 'ready' or nil
+end
+
+-- The sweep: messages whose deadline passed while they wait (K.expiring scores below now, at
+-- most max_moves) are taken out and ended. One that a release ignoring deadlines leased runs on.
+local function sweep_expired(now, max_moves)
+  local ids = redis.call('ZRANGE', K.expiring, '-inf', '(' .. string.format('%d', now), 'BYSCORE', 'LIMIT', 0, max_moves)
+  if #ids == 0 then
+    return
+  end
+  redis.call('ZREM', K.expiring, unpack(ids))
+  local marks = redis.call('HMGET', K.deadlines, unpack(ids))
+  local leased = redis.call('ZMSCORE', K.leased, unpack(ids))
+  for i, id in ipairs(ids) do
+    local at, how = deadline_of(marks[i])
+    if at and at < now and not leased[i] then
+      local state = take_waiting(id)
+      if state then
+        deadline_passed(id, how, state, now)
+      end
+    end
+  end
+end
+
+-- Messages that wait to start again (their leases expired) keep their first deadline: back in
+-- the sweep's index.
+local function expiring_again(ids)
+  local marks = redis.call('HMGET', K.deadlines, unpack(ids))
+  local args = {}
+  for i, id in ipairs(ids) do
+    local at = deadline_of(marks[i])
+    if at then
+      args[#args + 1] = string.format('%d', at)
+      args[#args + 1] = id
+    end
+  end
+  push_ids('ZADD', K.expiring, args)
+end
+
+-- The start check of the ids taken to lease: those whose deadline passed are ended (their group's
+-- slot freed, so the group's next message may start), the others leave the sweep's index.
+-- Returns those that may start.
+local function startable(ids, now)
+  local marks = redis.call('HMGET', K.deadlines, unpack(ids))
+  local live, started = {}, {}
+  for i, id in ipairs(ids) do
+    local at, how = deadline_of(marks[i])
+    if at and at < now then
+      deadline_passed(id, how, 'ready', now)
+    else
+      live[#live + 1] = id
+      if at then
+        started[#started + 1] = id
+      end
+    end
+  end
+  push_ids('ZREM', K.expiring, started)
+  return live
+end
 
 -- Due delayed messages (at most max_moves) join the tail of their level in due order; a grouped
 -- one waiting for its first start joins its group instead (when `gated`). They are the lowest
@@ -83,6 +210,9 @@ local function ready_expired(now, max_moves)
   redis.call('HSET', K.retryDue, unpack(due_args))
   push_ids('HDEL', K.tokens, expired)
   redis.call('ZREMRANGEBYRANK', K.leased, 0, #expired - 1)
+  if timed then
+    expiring_again(expired)
+  end
   return make_ready('LPUSH', expired)
 end
 
@@ -123,10 +253,15 @@ end
 
 -- When something becomes ready without a push: the first due time or lease deadline, the end of a
 -- group's hold (with `gated`), or `opens` (a limit's end) while work waits for it; math.huge if none.
+-- With deadlines, the moment after the first one of a waiting message: the sweep ends it then.
 local function next_due_at(used, gated, opens)
   local next_delayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
   local next_lease = redis.call('ZRANGE', K.leased, 0, 0, 'WITHSCORES')[2]
   local at = math.min(tonumber(next_delayed) or math.huge, tonumber(next_lease) or math.huge)
+  if timed then
+    local next_deadline = tonumber(redis.call('ZRANGE', K.expiring, 0, 0, 'WITHSCORES')[2])
+    at = math.min(at, next_deadline and next_deadline + 1 or math.huge)
+  end
   if gated then
     at = math.min(at, tonumber(redis.call('ZRANGE', K.groupHeld, 0, 0, 'WITHSCORES')[2]) or math.huge, held_until or math.huge)
     if opens < at and (plain_left(used) or redis.call('ZCARD', K.groupTurns) > 0) then
@@ -138,7 +273,7 @@ end
 
 local count, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local default_max, max_moves = tonumber(ARGV[3]), tonumber(ARGV[4])
-local dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
+dead_max_count, dead_max_age = tonumber(ARGV[5]), tonumber(ARGV[6])
 local anchor = ARGV[7] == '1'
 legacy_groups = not anchor
 hold_ms = lease_ms
@@ -146,6 +281,7 @@ hold_ms = lease_ms
 local paused = redis.call('EXISTS', K.paused) == 1
 -- Groups, limits or a hold in use: one read, so a plain topic pays nothing more for them.
 local gated = redis.call('EXISTS', K.limits, K.groupTurns, K.groupHeld, K.groupWaiting, K.held) > 0
+timed = redis.call('EXISTS', K.deadlines) == 1
 
 -- An idle consumer's periodic look: no acks, nothing ready, due or expired (or paused). A few
 -- reads answer it, without the type checks: it writes nothing. A foreign key among those it
@@ -162,11 +298,14 @@ if #ARGV == 7 and not gated then
   end
   local first_delayed = redis.pcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
   local first_lease = redis.pcall('ZRANGE', K.leased, 0, 0, 'WITHSCORES')
-  if ready == 0 and not first_delayed.err and not first_lease.err then
+  -- With deadlines: the moment after the first one of a waiting message (then the sweep is due).
+  local first_deadline = timed and redis.pcall('ZRANGE', K.expiring, 0, 0, 'WITHSCORES') or {}
+  if ready == 0 and not first_delayed.err and not first_lease.err and not first_deadline.err then
     local next_delayed = tonumber(first_delayed[2]) or math.huge
     local next_lease = tonumber(first_lease[2]) or math.huge
-    if next_delayed > now and next_lease > now then
-      local next_due = math.min(next_delayed, next_lease)
+    local next_sweep = first_deadline[2] and tonumber(first_deadline[2]) + 1 or math.huge
+    if next_delayed > now and next_lease > now and next_sweep > now then
+      local next_due = math.min(next_delayed, next_lease, next_sweep)
       return { now, next_due == math.huge and -1 or next_due - now, now + lease_ms, flow_repair_due(now), 0 }
     end
   end
@@ -176,6 +315,9 @@ check_types(K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.messages, 'h
   K.tokens, 'hash', K.dead, 'zset', K.deadInfo, 'hash', K.sequence, 'string', K.wake, 'list', K.readyLevels, 'zset',
   K.counters, 'hash', K.retryDue, 'hash')
 check_types(K.stepIds, 'set')
+if timed then
+  check_types(K.deadlines, 'hash', K.expiring, 'zset', K.flowWaiting, 'zset')
+end
 if gated then
   check_types(K.groupQueue, 'zset', K.groupWaiting, 'hash', K.groupCount, 'string', K.groupActive, 'hash',
     K.groupSlots, 'hash', K.groupTurns, 'zset', K.groupHeld, 'zset', K.limits, 'hash', K.rateLog, 'zset',
@@ -191,6 +333,10 @@ end
 local acked = ack_leases(8)
 local now = now_ms()
 local limits = gated and group_limits() or {}
+-- Swept first, so one expired while delayed leaves delayed without a trip through ready.
+if timed then
+  sweep_expired(now, max_moves)
+end
 -- A level now in use: `used` just needs to be non-empty (pop_ready reads the levels itself).
 if ready_due(now, max_moves, gated, limits.gc or 1) then
   used = { '1' }
@@ -218,6 +364,23 @@ if gated and not paused then
   room, opens = limits_room(count, limits, now)
 end
 local ids = room > 0 and take_ready(room, used, gated, limits, now)
+-- Those past their deadline end instead of starting; others are taken in their place (a few
+-- rounds at most, so one call stays short).
+if ids and timed then
+  local live, batch = {}, ids
+  for round = 1, 4 do
+    local checked = startable(batch, now)
+    for _, id in ipairs(checked) do
+      live[#live + 1] = id
+    end
+    local missing = #batch - #checked
+    batch = missing > 0 and round < 4 and take_ready(missing, used, gated, limits, now)
+    if not batch then
+      break
+    end
+  end
+  ids = #live > 0 and live
+end
 if ids then
   -- One command per batch, not per message: bodies and attempts are read together.
   local bodies = redis.call('HMGET', K.messages, unpack(ids))
@@ -301,6 +464,7 @@ end
 -- Paused: the consumer waits for resume's wake-up, not for due times.
 out[#out + 1] = flow_ended
 out[#out + 1] = parents
+out[#out + 1] = expired
 if paused then
   out[2] = -2
   return out
