@@ -134,7 +134,7 @@ local function listed_rows(state, ids, scores, preview)
   -- Start-by deadlines: one array last, each row's ('<ms>', '<ms>:drop') or false; one EXISTS
   -- for a topic without any.
   if redis.call('EXISTS', K.deadlines) == 1 then
-    out[#out + 1] = redis.call('HMGET', K.deadlines, unpack(ids))
+    out[#out + 1] = over_ids('HMGET', K.deadlines, ids)
   end
   return out
 end
