@@ -355,6 +355,30 @@ describe('start-by deadlines', () => {
     expect(await queue.get(topic, id)).toMatchObject({ state: 'dead', reason: 'expired' });
   });
 
+  it('ends expired messages behind a deep backlog over several sweeps, none of them started', async () => {
+    const queue = await fx.service();
+    const topic = uniqueTopic();
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 2_000 }, (_, n) => ({ payload: n })),
+    );
+    const timed = await queue.pushMany(
+      topic,
+      Array.from({ length: 300 }, (_, n) => ({ payload: n, expiresInMs: 30 })),
+    );
+    const timedIds = new Set(timed.map(({ id }) => id));
+    await serverPast(fx.redis, (await queue.get(topic, timed[299].id))!.startBy);
+    // Each reserve sweeps (a bounded number of LIST scans a call) and leases one of the backlog.
+    await eventually(async () => {
+      for (const message of await queue.reserve(topic)) {
+        expect(timedIds.has(message.id)).toBe(false);
+        await queue.ack(message);
+      }
+      return (await queue.count(topic, 'dead')) === 300;
+    });
+    for (const { id } of timed) expect(await queue.get(topic, id)).toMatchObject({ state: 'dead', reason: 'expired' });
+  });
+
   it('serves the next priority when a higher one expired', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic();

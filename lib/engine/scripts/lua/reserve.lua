@@ -84,9 +84,10 @@ local function stored_group(body)
 end
 
 -- Takes a waiting message out of where it waits: delayed (with its group's place, or as a flow
--- parent waiting for its children), its group's ZSET, or its level's ready LIST. Returns the
--- state it was in, or nil when it waits nowhere (it started, or ended, meanwhile).
-local function take_waiting(id)
+-- parent waiting for its children), its group's ZSET, or its level's ready LIST (only when
+-- `may_scan`). Returns the state it was in, nil when it waits nowhere (it started, or ended,
+-- meanwhile), or false when only a LIST scan would find it; then true when it scanned a LIST.
+local function take_waiting(id, may_scan)
   local member = redis.call('HGET', K.groupWaiting, id)
   if member then
     redis.call('HDEL', K.groupWaiting, id)
@@ -105,8 +106,16 @@ local function take_waiting(id)
     group_count_add(-1)
     return 'ready'
   end
-  return remove_ready(id) == 1 and 'ready' or nil
+  if not may_scan then
+    return false
+  end
+  return (remove_ready(id) == 1 and 'ready' or nil), true
 end
+
+-- Ready LISTs a sweep may scan for the messages it ends (LREM reads from the head up to the
+-- id): bounded, so a deep backlog behind expired messages never makes one call long. The rest
+-- stay in K.expiring for the next call; the start check ends any of them reached first.
+local SWEEP_LIST_SCANS = 50
 
 -- The sweep: messages whose deadline passed while they wait (K.expiring scores below now, at
 -- most max_moves) are taken out and ended. One that a release ignoring deadlines leased runs on.
@@ -115,18 +124,26 @@ local function sweep_expired(now, max_moves)
   if #ids == 0 then
     return
   end
-  redis.call('ZREM', K.expiring, unpack(ids))
   local marks = redis.call('HMGET', K.deadlines, unpack(ids))
   local leased = redis.call('ZMSCORE', K.leased, unpack(ids))
+  local done, scans = {}, 0
   for i, id in ipairs(ids) do
     local at, how = deadline_of(marks[i])
+    local state, scanned = nil, false
     if at and at < now and not leased[i] then
-      local state = take_waiting(id)
+      state, scanned = take_waiting(id, scans < SWEEP_LIST_SCANS)
       if state then
         deadline_passed(id, how, state, now)
       end
     end
+    if state ~= false then
+      done[#done + 1] = id
+    end
+    if scanned then
+      scans = scans + 1
+    end
   end
+  push_ids('ZREM', K.expiring, done)
 end
 
 -- Messages that wait to start again (their leases expired) keep their first deadline: back in
