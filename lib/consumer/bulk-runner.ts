@@ -3,6 +3,7 @@ import type { BulkStore, ClaimedBulk } from '../engine/stores/bulk-store';
 import { errorSummary } from '../errors/error-text';
 import type { QueueLogger } from '../observability/queue-logger';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { BackgroundLoop } from './background-loop';
 
 /** How often an idle runner looks for bulk actions to run (one SMEMBERS). */
 export const BULK_POLL_MS = 1_000;
@@ -10,8 +11,6 @@ export const BULK_POLL_MS = 1_000;
 export const BULK_LEASE_MS = 5_000;
 /** Ids per step: one script of a few ms at most, so the topic's own calls come in between. */
 export const BULK_STEP_IDS = 200;
-/** The pause after a failed round (Redis down), before trying again. */
-const RETRY_MS = 1_000;
 
 /**
  * Every service that has consumers or started a bulk action runs one of these: it looks for
@@ -24,63 +23,42 @@ const RETRY_MS = 1_000;
 export class BulkRunnerLoop {
   /** This runner's token: its lease is its own, and a claim by it renews rather than competes. */
   private readonly token = randomBytes(9).toString('base64url');
-  private stopped = false;
-  private failing = false;
-  private running: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private wakeUp: (() => void) | undefined;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly store: BulkStore,
-    private readonly logger: QueueLogger,
+    logger: QueueLogger,
     /** Whether the service still wants it (it has consumers, or started a bulk action): else the loop ends. */
-    private readonly wanted: () => boolean,
+    wanted: () => boolean,
     private readonly timing = { pollMs: BULK_POLL_MS, leaseMs: BULK_LEASE_MS },
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop(
+      async () => ((await this.runOne()) ? 0 : this.timing.pollMs),
+      wanted,
+      (error, first) => {
+        if (first) logger.warn(MESSAGES.bulkRunnerFailed(errorSummary(error)));
+      },
+    );
+  }
 
   start(): void {
-    if (this.running || this.stopped) return;
-    this.running = this.run();
+    this.loop.start();
   }
 
   /** A bulk action was started in this process: look now. */
   nudge(): void {
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
-  /** Stops the loop; waits at most RETRY_MS for a step in flight (atomic either way). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeUp?.();
-    let bound: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise((resolve) => (bound = setTimeout(resolve, RETRY_MS)))]);
-    clearTimeout(bound);
-  }
-
-  private async run(): Promise<void> {
-    await this.loop();
-    this.running = undefined;
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped && this.wanted()) {
-      try {
-        const ran = await this.runOne();
-        if (this.failing) this.failing = false;
-        if (!ran) await this.sleep(this.timing.pollMs);
-      } catch (error) {
-        if (this.stopped) return;
-        if (!this.failing) this.logger.warn(MESSAGES.bulkRunnerFailed(errorSummary(error)));
-        this.failing = true;
-        await this.sleep(RETRY_MS);
-      }
-    }
+  /** Stops the loop (see BackgroundLoop.stop): a step is atomic either way. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Claims the first bulk action it can and runs it; false when there was none to take. */
   private async runOne(): Promise<boolean> {
     for (const id of shuffled(await this.store.running())) {
-      if (this.stopped) return false;
+      if (this.loop.isStopped) return false;
       const claim = await this.store.claim(id, this.token, this.timing.leaseMs);
       if (claim.outcome !== 'running') continue;
       await this.runBulk(claim.bulk);
@@ -102,13 +80,13 @@ export class BulkRunnerLoop {
     let taken = 0;
     while (open.size > 0) {
       for (const partition of [...open]) {
-        if (this.stopped) return;
+        if (this.loop.isStopped) return;
         const { acted, skipped, left } = await this.store.step(bulk, partition, batch);
         taken += acted + skipped;
         if (left === 0) open.delete(partition);
         // Paced by wall time since the claim; at least a turn of the event loop between steps.
         const aheadMs = (taken / maxPerSecond) * 1000 - (Date.now() - started);
-        await (aheadMs > 1 ? this.sleep(aheadMs) : new Promise((resolve) => setImmediate(resolve)));
+        await (aheadMs > 1 ? this.loop.sleep(aheadMs) : new Promise((resolve) => setImmediate(resolve)));
         if (Date.now() - renewedAt > this.timing.leaseMs / 3) {
           renewedAt = Date.now();
           if ((await this.store.claim(bulk.id, this.token, this.timing.leaseMs)).outcome !== 'running') return;
@@ -116,19 +94,6 @@ export class BulkRunnerLoop {
       }
     }
     await this.store.finish(bulk, this.token);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(this.timer);
-        this.wakeUp = undefined;
-        resolve();
-      };
-      this.wakeUp = done;
-      this.timer = setTimeout(done, ms);
-    });
   }
 }
 

@@ -5,13 +5,12 @@ import type { QueueLogger } from '../observability/queue-logger';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { decodeDefinition, type ScheduleSpec } from '../queue/schedules/schedule-spec';
 import { tickToRun } from '../queue/schedules/schedule-times';
+import { BackgroundLoop } from './background-loop';
 
 /** How often an idle scheduler asks whether a schedule changed elsewhere (one GET): the pickup bound. */
 export const SCHEDULE_POLL_MS = 2_000;
 /** A full reload now and then, in case a change's version bump was lost with its process. */
 const RELOAD_MS = 60_000;
-/** The pause after a failed round (Redis down), before trying again. */
-const RETRY_MS = 1_000;
 
 interface Entry {
   topic: string;
@@ -34,69 +33,50 @@ export class SchedulerLoop {
   private reloadedAt = 0;
   private polledAt = 0;
   private reloadNeeded = true;
-  private stopped = false;
-  private failing = false;
-  private running: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private wakeUp: (() => void) | undefined;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly store: ScheduleStore,
-    private readonly logger: QueueLogger,
+    logger: QueueLogger,
     private readonly emit: (event: RedisAckQueueEvent) => void,
     /** Whether the service still wants it (it has consumers, or changed schedules): else the loop ends. */
-    private readonly wanted: () => boolean,
-  ) {}
+    wanted: () => boolean,
+  ) {
+    this.loop = new BackgroundLoop(
+      () => this.round(),
+      wanted,
+      (error, first) => {
+        if (first) logger.warn(MESSAGES.schedulerFailed(errorSummary(error)));
+        this.reloadNeeded = true;
+      },
+    );
+  }
 
   get started(): boolean {
-    return this.running !== undefined;
+    return this.loop.started;
   }
 
   start(): void {
-    if (this.running || this.stopped) return;
-    this.running = this.run();
+    this.loop.start();
   }
 
   /** A schedule changed in this process: reload and recompute the sleep now. */
   nudge(): void {
     this.reloadNeeded = true;
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
-  /**
-   * Stops the loop. Waits at most RETRY_MS for a call in flight (one Redis waits out is
-   * left to finish or fail with the connection): a tick is atomic either way.
-   */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeUp?.();
-    let bound: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise((resolve) => (bound = setTimeout(resolve, RETRY_MS)))]);
-    clearTimeout(bound);
+  /** Stops the loop (see BackgroundLoop.stop): a tick is atomic either way. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  private async run(): Promise<void> {
-    await this.loop();
-    // Checked and cleared in one synchronous step: a start() from now on starts a new loop.
-    this.running = undefined;
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped && this.wanted()) {
-      try {
-        await this.pollVersion();
-        if (this.reloadNeeded || Date.now() - this.reloadedAt > RELOAD_MS) await this.reload();
-        await this.runDueTicks();
-        if (this.failing) this.failing = false;
-        await this.sleep(await this.msUntilNextTick());
-      } catch (error) {
-        if (this.stopped) return;
-        if (!this.failing) this.logger.warn(MESSAGES.schedulerFailed(errorSummary(error)));
-        this.failing = true;
-        this.reloadNeeded = true;
-        await this.sleep(RETRY_MS);
-      }
-    }
+  /** Runs the due ticks; resolves with how long to sleep until the next one. */
+  private async round(): Promise<number> {
+    await this.pollVersion();
+    if (this.reloadNeeded || Date.now() - this.reloadedAt > RELOAD_MS) await this.reload();
+    await this.runDueTicks();
+    return this.msUntilNextTick();
   }
 
   private async pollVersion(): Promise<void> {
@@ -123,7 +103,7 @@ export class SchedulerLoop {
 
   /** Runs every due tick; a missed one after another at once, so a short gap is caught up. */
   private async runDueTicks(): Promise<void> {
-    for (let round = 0; round < 1_000 && !this.stopped && !this.reloadNeeded; round++) {
+    for (let round = 0; round < 1_000 && !this.loop.isStopped && !this.reloadNeeded; round++) {
       const now = await this.store.serverNow();
       const due = this.entries.filter((entry) => entry.nextRunAt <= now);
       if (due.length === 0) return;
@@ -156,18 +136,5 @@ export class SchedulerLoop {
     if (this.entries.length === 0) return SCHEDULE_POLL_MS;
     const earliest = Math.min(...this.entries.map((entry) => entry.nextRunAt));
     return Math.max(0, Math.min(earliest - (await this.store.serverNow()) + 1, SCHEDULE_POLL_MS));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(this.timer);
-        this.wakeUp = undefined;
-        resolve();
-      };
-      this.wakeUp = done;
-      this.timer = setTimeout(done, ms);
-    });
   }
 }
