@@ -189,7 +189,7 @@ describe('Lua scripts', () => {
 
   // One end of a message. A message's per-message state is what it holds beside where it waits:
   // PER_MESSAGE below (body, lease token, attempts, progress, priority, deferrals, retry due, dead
-  // reason, group slot, key, flow links and outbox, durable steps). Deleting any of it (HDEL, DEL,
+  // reason, group slot, key, flow links and outbox, durable steps, start-by deadline, tags). Deleting any of it (HDEL, DEL,
   // SREM, ZREM, ZREMRANGEBY*, or push_ids('HDEL', ...) naming K.<key>, or DEL of a key built from the
   // K.steps or K.flowChildren prefix) is an end, and only prelude-end.lua does it, for every way a
   // message ends (acked, completed, cancelled, dead, purged). The exceptions below are transitions
@@ -215,6 +215,9 @@ describe('Lua scripts', () => {
     'flowOutbox',
     'flowOutboxDue',
     'stepIds',
+    'deadlines',
+    'expiring',
+    'tags',
   ];
   const ALIVE: Record<string, string[]> = {
     // A lease ends and the message waits again (released, deferred, retried, expired); nack ends
@@ -223,11 +226,11 @@ describe('Lua scripts', () => {
     'defer.lua': ['tokens'],
     'nack.lua': ['tokens'],
     // Expired leases go back to ready; a retry's due time is read as it is leased again; a flow
-    // parent whose start-by deadline passed while it waited for its children stops waiting as it ends.
-    'reserve.lua': ['tokens', 'retryDue', 'flowWaiting'],
+    // parent whose start-by deadline passed while it waited for its children stops waiting as it
+    // ends; a message that starts leaves the deadline sweep's index (its deadline stays for a retry).
+    'reserve.lua': ['tokens', 'retryDue', 'flowWaiting', 'expiring'],
     // A dead letter comes back (requeued; a parent whose failed children were requeued).
-    'dead-requeue.lua': ['deadInfo', 'attempts', 'priority'],
-    'bulk-step.lua': ['deadInfo', 'attempts', 'priority'],
+    'prelude-requeue.lua': ['deadInfo', 'attempts', 'priority'],
     'flow-resume.lua': ['deadInfo', 'attempts'],
     'flow-notify.lua': ['deadInfo', 'flowWaiting'],
     // A flow's root is stored; a parent heard its child's end.
@@ -246,7 +249,7 @@ describe('Lua scripts', () => {
 
   it('deletes per-message state only in the end prelude, but for transitions that keep a message alive', () => {
     const deletion =
-      /redis\.call\('(?:HDEL|DEL|UNLINK|SREM|ZREM|ZREMRANGEBYRANK|ZREMRANGEBYSCORE|ZREMRANGEBYLEX)', K\.(\w+)|push_ids\('HDEL', K\.(\w+)/g;
+      /redis\.call\('(?:HDEL|DEL|UNLINK|SREM|ZREM|ZREMRANGEBYRANK|ZREMRANGEBYSCORE|ZREMRANGEBYLEX)', K\.(\w+)|push_ids\('(?:HDEL|ZREM)', K\.(\w+)/g;
     const files = readdirSync(LUA_DIR).filter((file) => file.endsWith('.lua') && file !== END);
     const found: string[] = [];
     for (const file of files) {
@@ -272,7 +275,7 @@ describe('Lua scripts', () => {
     for (const key of PER_MESSAGE.filter((key) => !['flowOutbox', 'flowOutboxDue'].includes(key)))
       expect([
         key,
-        new RegExp(`'(?:HDEL|SREM|ZREM)', K\\.${key}\\b|push_ids\\('HDEL', K\\.${key}\\b`).test(text),
+        new RegExp(`'(?:HDEL|SREM|ZREM)', K\\.${key}\\b|push_ids\\('(?:HDEL|ZREM)', K\\.${key}\\b`).test(text),
       ]).toEqual([key, true]);
     expect(text).toMatch(/K\.steps \.\./);
     expect(text).toMatch(/K\.flowChildren \.\./);

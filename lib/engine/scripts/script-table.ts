@@ -33,6 +33,11 @@ export const PRELUDES = {
   },
   keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
   extras: { file: 'prelude-extras.lua', needs: [], keys: ['deadlines', 'expiring', 'tags', 'tagIndex'] },
+  requeue: {
+    file: 'prelude-requeue.lua',
+    needs: [],
+    keys: ['dead', 'deadInfo', 'attempts', 'messages', 'priority', 'flowOpen'],
+  },
   end: {
     file: 'prelude-end.lua',
     needs: ['groups', 'flows', 'keyModes'],
@@ -247,7 +252,7 @@ export const QUEUE_SCRIPTS = {
     file: 'dead-requeue.lua',
     operation: 'requeue dead letters',
     keys: ['dead', 'deadInfo', 'messages', 'attempts', 'ready', 'wake', 'priority', 'readyLevels', 'flowOpen'],
-    uses: ['levels'],
+    uses: ['levels', 'requeue'],
   },
   deadPurge: {
     file: 'dead-purge.lua',
@@ -465,9 +470,8 @@ export const QUEUE_SCRIPTS = {
     file: 'bulk-step.lua',
     operation: 'run a bulk action',
     // prettier-ignore
-    keys: ['bulk', 'bulkIds', 'dead', 'deadInfo', 'completed', 'flowOpen', 'flowWaiting', 'wake', 'counters',
-      'groupCount'],
-    uses: ['cancel', 'end', 'levels', 'groups', 'extras'],
+    keys: ['bulk', 'bulkIds', 'dead', 'completed', 'flowOpen', 'flowWaiting', 'wake', 'counters', 'groupCount'],
+    uses: ['cancel', 'end', 'levels', 'groups', 'extras', 'requeue'],
   },
   bulkAbort: { file: 'bulk-abort.lua', operation: 'abort a bulk action', keys: ['bulk', 'bulkIds'] },
   // Topic registry (lib/engine/stores/topic-registry.ts): one prefix-wide SET.

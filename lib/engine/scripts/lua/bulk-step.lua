@@ -13,7 +13,7 @@
 --     id routed to this partition, its body as push takes it), and stores it as push would, ready
 --     now, while the original is still in the snapshot and the state: the copy is made once
 --
--- K.bulk K.bulkIds K.dead K.deadInfo K.completed K.flowOpen K.flowWaiting K.wake K.counters K.groupCount
+-- K.bulk K.bulkIds K.dead K.completed K.flowOpen K.flowWaiting K.wake K.counters K.groupCount
 -- ARGV[1]  bulk id
 -- ARGV[2]  action: 'requeue', 'purge', 'cancel', 'peek' or 'replay'
 -- ARGV[3]  the state it selected
@@ -55,15 +55,6 @@ local function in_state(id)
     and not redis.call('ZSCORE', K.leased, id)
     and not redis.call('ZSCORE', K.dead, id)
     and not redis.call('ZSCORE', K.completed, id)
-end
-
--- A parent that went to the dead letters because a child failed, whose children are still recorded.
-local function child_failed_parent(id)
-  if redis.call('SISMEMBER', K.flowOpen, id) == 0 then
-    return false
-  end
-  local ok, info = pcall(cjson.decode, redis.call('HGET', K.deadInfo, id) or '')
-  return ok and type(info) == 'table' and info.r == 'child-failed'
 end
 
 -- The next ids and what a copy of each needs, or false where it left the state.
@@ -149,15 +140,8 @@ for _, id in ipairs(action == 'replay' and {} or ids) do
     acted = acted + 1
     if child_failed_parent(id) then
       parents[#parents + 1] = id
-    else
-      redis.call('ZREM', K.dead, id)
-      redis.call('HDEL', K.deadInfo, id)
-      redis.call('HDEL', K.attempts, id)
-      if redis.call('HEXISTS', K.messages, id) == 1 then
-        requeued[#requeued + 1] = id
-      else
-        redis.call('HDEL', K.priority, id)
-      end
+    elseif dead_letter_back(id) then
+      requeued[#requeued + 1] = id
     end
   elseif action == 'purge' then
     acted = acted + 1

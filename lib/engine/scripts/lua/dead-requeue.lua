@@ -13,15 +13,6 @@
 check_types(K.dead, 'zset', K.deadInfo, 'hash', K.messages, 'hash', K.attempts, 'hash', K.ready, 'list', K.wake, 'list',
   K.priority, 'hash', K.readyLevels, 'zset', K.flowOpen, 'set')
 
--- A parent that went to the dead letters because a child failed, whose children are still recorded.
-local function child_failed_parent(id)
-  if redis.call('SISMEMBER', K.flowOpen, id) == 0 then
-    return false
-  end
-  local ok, info = pcall(cjson.decode, redis.call('HGET', K.deadInfo, id) or '')
-  return ok and type(info) == 'table' and info.r == 'child-failed'
-end
-
 local ids = { unpack(ARGV, 3) }
 if #ids == 0 then
   local skip = tonumber(ARGV[2])
@@ -31,14 +22,8 @@ local requeued, parents = {}, {}
 for _, id in ipairs(ids) do
   if redis.call('ZSCORE', K.dead, id) and child_failed_parent(id) then
     parents[#parents + 1] = id
-  elseif redis.call('ZREM', K.dead, id) == 1 then
-    redis.call('HDEL', K.deadInfo, id)
-    redis.call('HDEL', K.attempts, id)
-    if redis.call('HEXISTS', K.messages, id) == 1 then
-      requeued[#requeued + 1] = id
-    else
-      redis.call('HDEL', K.priority, id)
-    end
+  elseif dead_letter_back(id) then
+    requeued[#requeued + 1] = id
   end
 end
 if #requeued > 0 then
