@@ -5,8 +5,12 @@ import type { QueueLogger } from '../observability/queue-logger';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { BackgroundLoop } from './background-loop';
 
-/** How often an idle runner looks for bulk actions to run (one SMEMBERS). */
-export const BULK_POLL_MS = 1_000;
+/**
+ * How often an idle runner looks for bulk actions to run (one SMEMBERS): as often as an idle
+ * consumer's wait, so an idle service pays one command per cycle for them; a dead runner's bulk
+ * action is taken over within its lease plus this.
+ */
+export const BULK_POLL_MS = 5_000;
 /** A runner's lease on a bulk action (server clock): another service takes it over once it lapses. */
 export const BULK_LEASE_MS = 5_000;
 /** Ids per step: one script of a few ms at most, so the topic's own calls come in between. */
