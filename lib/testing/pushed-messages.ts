@@ -37,7 +37,8 @@ const recorded = new WeakMap<object, PushedMessage[]>();
 /**
  * Records every push, pushMany and pushFlow the service resolves, in order, by wrapping the
  * three methods of this one instance (a test's service only): what was pushed stays readable
- * after its handler acked it, when the queue keeps no payload. A push that rejects records nothing.
+ * after its handler acked it, when the queue keeps no payload (a topic without keepCompleted).
+ * A push that rejects records nothing.
  */
 export function recordPushes(service: Producer): void {
   if (recorded.has(service)) return;

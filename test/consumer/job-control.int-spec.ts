@@ -142,7 +142,7 @@ describe('job control in handlers: cancel, progress, completed results', () => {
     expect(kept[0]).toEqual({
       id: 'k5',
       state: 'completed',
-      payload: undefined,
+      payload: 5,
       headers: {},
       attempt: 1,
       maxAttempts: 5,

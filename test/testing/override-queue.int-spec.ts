@@ -226,8 +226,10 @@ describe('overrideQueueForTesting', () => {
     await queue.waitUntilIdle(ORDERS);
     await reports.waitUntilIdle(REPORTS);
 
-    // The handler acked them: the queue keeps their results, not their payloads.
-    expect((await messagesOf(queue, ORDERS)).map(({ payload }) => payload)).toEqual([undefined, undefined]);
+    // The handler acked them: the queue keeps their completed records, with results and payloads.
+    expect((await messagesOf(queue, ORDERS)).map(({ payload }) => payload)).toEqual(
+      expect.arrayContaining([{ orderId: 'o-2' }, { orderId: 'o-1', lines: [{ sku: 'book', qty: 2 }] }]),
+    );
     const pushed = await pushedTo<{ orderId: string }>(queue, ORDERS);
     expect(pushed).toEqual([
       {
