@@ -150,8 +150,9 @@ export interface ListOptions extends MessageFilter {
   /**
    * Give each row a preview of its payload (of a completed message: of its result) instead of
    * the whole value: its JSON text cut to this many bytes in Redis (1-65,536), in `preview`,
-   * with `payload` and `result` left undefined. A page of large messages then costs about
-   * `limit * preview` bytes from Redis, not `limit` whole bodies; `get` gives one whole.
+   * with `payload` and `result` left undefined (a completed row's `headers` too: they are kept
+   * with its payload). A page of large messages then costs about `limit * preview` bytes from
+   * Redis, not `limit` whole bodies; `get` gives one whole.
    * @defaultValue undefined: whole payloads and results, as before
    */
   preview?: number;
