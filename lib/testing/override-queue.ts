@@ -24,7 +24,7 @@ export interface QueueTestingOptions {
   prefix?: string;
   /**
    * Replaces every registration's `keepCompleted`, so a test can read what was acked
-   * (`messagesOf`; a completed message keeps its id, attempt and result, not its payload).
+   * (`messagesOf`; a completed message keeps its id, attempt, result and payload).
    * @defaultValue `true`
    */
   keepCompleted?: boolean | KeepCompletedOptions;

@@ -18,8 +18,8 @@ function expectedInfo(model: QueueModel, id: string): Partial<MessageInfo> | nul
   return {
     id,
     state: message.state,
-    // A completed message is kept as a compact record: its payload is not kept (docs/lookup.md).
-    payload: message.state === 'completed' ? undefined : message.payload,
+    // A completed message's record keeps its payload beside its result (docs/lookup.md).
+    payload: message.payload,
     attempt: message.attempt,
     maxAttempts: message.maxAttempts,
     ...(live && message.key
