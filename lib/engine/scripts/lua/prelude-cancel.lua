@@ -14,12 +14,6 @@ local function cancel_check_types()
   check_types(K.stepIds, 'set')
 end
 
--- The group a stored body names ("g"), or nil.
-local function body_group(body)
-  local ok, decoded = pcall(cjson.decode, body or '')
-  return ok and type(decoded) == 'table' and type(decoded.g) == 'string' and decoded.g or nil
-end
-
 -- A message waiting for its first start in its group leaves it: out of its group's ZSET (or an
 -- earlier version's groupQueue), out of groupWaiting if delayed. True if it waited in a group
 -- (not in a ready LIST). A started one's slot is freed as it ends (prelude-end.lua).

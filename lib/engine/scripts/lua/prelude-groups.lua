@@ -30,6 +30,16 @@ local function group_member(group, id)
   return group .. '\0' .. string.format('%015d', group_sequence()) .. '\0' .. id
 end
 
+-- The group a stored body names ("g"), or nil (a compact body has none): for a message that
+-- leaves its group other than by its turn (cancelled, expired).
+local function body_group(body)
+  if not body or string.sub(body, 1, 1) ~= '{' then
+    return nil
+  end
+  local ok, decoded = pcall(cjson.decode, body)
+  return ok and type(decoded) == 'table' and type(decoded.g) == 'string' and decoded.g or nil
+end
+
 -- The ZSET of a group's messages waiting for their first start.
 local function group_key(group)
   return K.groups .. group

@@ -74,15 +74,6 @@ local function deadline_passed(id, how, state, now)
   expired[#expired + 1] = how
 end
 
--- The group a stored body names ("g"), or nil (a compact body has none).
-local function stored_group(body)
-  if not body or string.sub(body, 1, 1) ~= '{' then
-    return nil
-  end
-  local ok, decoded = pcall(cjson.decode, body)
-  return ok and type(decoded) == 'table' and type(decoded.g) == 'string' and decoded.g or nil
-end
-
 -- Takes a waiting message out of where it waits: delayed (with its group's place, or as a flow
 -- parent waiting for its children), its group's ZSET, or its level's ready LIST (only when
 -- `may_scan`). Returns the state it was in, nil when it waits nowhere (it started, or ended,
@@ -100,7 +91,7 @@ local function take_waiting(id, may_scan)
   if member then
     return 'ready'
   end
-  local group = stored_group(redis.call('HGET', K.messages, id))
+  local group = body_group(redis.call('HGET', K.messages, id))
   local key = group and group_key(group)
   if key and redis.call('ZREM', key, id) == 1 then
     group_count_add(-1)
