@@ -183,6 +183,7 @@ describe('fleet-wide limits', () => {
   });
 
   it('a RateLimitedError from a grouped message holds that group only', async () => {
+    const HOLD_MS = 5_000;
     const topic = uniqueTopic();
     const queue = await fx.service();
     await queue.pushMany(topic, [
@@ -199,7 +200,8 @@ describe('fleet-wide limits', () => {
         seen.push(payload);
         if (payload === 'a1' && !refused) {
           refused = true;
-          throw new RateLimitedError(400);
+          // Long enough that b's two messages finish inside it on a loaded machine.
+          throw new RateLimitedError(HOLD_MS);
         }
       },
       { concurrency: 2 },
@@ -207,7 +209,7 @@ describe('fleet-wide limits', () => {
     await eventually(() => seen.includes('b2'));
     // Group b went on while a was held; a's order holds after the hold.
     expect(seen.filter((p) => p.startsWith('a'))).toEqual(['a1']);
-    await eventually(() => seen.length === 5);
+    await eventually(() => seen.length === 5, HOLD_MS + 10_000);
     expect(seen.filter((p) => p.startsWith('a'))).toEqual(['a1', 'a1', 'a2']);
   });
 

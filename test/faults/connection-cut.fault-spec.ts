@@ -102,12 +102,13 @@ describe('fault: connections cut by the server', () => {
     });
     const ownId = String(await fx.redis.call('CLIENT', 'ID'));
     // Connections that the idle timeout may close: all but blocked waits (Redis spares those) and our own.
-    const idleable = async () =>
+    const idleableLines = async () =>
       String(await fx.redis.call('CLIENT', 'LIST', 'TYPE', 'normal'))
         .split('\n')
         .filter((line) => line.includes(' cmd=') && !line.includes(' cmd=blpop '))
-        .map((line) => /^id=(\d+)/.exec(line)?.[1])
-        .filter((id): id is string => id !== undefined && id !== ownId);
+        .filter((line) => /^id=(\d+)/.exec(line)?.[1] !== ownId);
+    const idOf = (line: string) => /^id=(\d+)/.exec(line)?.[1] ?? '';
+    const idleable = async () => (await idleableLines()).map(idOf);
     try {
       await fx.redis.config('SET', 'timeout', '1');
       const pushedAt: number[] = [];
@@ -116,7 +117,13 @@ describe('fault: connections cut by the server', () => {
       for (let round = 0; round < 4; round++) {
         // Idle until the server has closed the idle connections it had at the start of the round.
         const before = new Set(await idleable());
-        await eventually(async () => !(await idleable()).some((id) => before.has(id)), 10_000, 100);
+        await eventually(async () => !(await idleable()).some((id) => before.has(id)), 20_000, 100).catch(
+          async (error: Error) => {
+            // Which connections stayed busy, and with what: enough to tell whose loop kept them.
+            const open = (await idleableLines()).filter((line) => before.has(idOf(line)));
+            throw new Error(`${error.message}; still open:\n${open.join('\n')}`);
+          },
+        );
         closedIdle += before.size;
         // Then a small burst: every one must be taken, the first without waiting out the idle wait.
         pushedAt.push(Date.now());
@@ -135,5 +142,5 @@ describe('fault: connections cut by the server', () => {
       await fx.redis.config('SET', 'timeout', '0');
       await Promise.all(consumers.map((c) => c.close()));
     }
-  }, 90_000);
+  }, 150_000);
 });
