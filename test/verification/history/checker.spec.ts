@@ -309,6 +309,31 @@ describe('history checker (total-queue model)', () => {
     expect(verdict.explainedBy).toEqual({ repush: 1 });
   });
 
+  it('explains a second delivery by a failed push the client sent once Redis was back, only when another push made the first copy', () => {
+    // Seed 7002 on Valkey: attempts 1 and 2 failed with REDIS_UNAVAILABLE while Redis was down, both
+    // were sent when it came back, each stored the id (the first copy acked in between), and attempt 3
+    // then found the second copy (duplicate: true).
+    const twoFailed = [
+      push('a', 'invoke'),
+      push('a', 'info', { error: 'REDIS_UNAVAILABLE' }),
+      push('a', 'invoke', { attempt: 2 }),
+      push('a', 'info', { attempt: 2, error: 'REDIS_UNAVAILABLE' }),
+      push('a', 'invoke', { attempt: 3 }),
+      deliver('a', 1, 1),
+      ack('a', 1, 1),
+      deliver('a', 1, 1),
+      push('a', 'ok', { attempt: 3, duplicate: true }),
+      ack('a', 1, 1),
+      finalRead(),
+    ];
+    const explained = checkHistory(history(...twoFailed));
+    expect(explained.valid).toBe(true);
+    expect(explained.explainedBy).toEqual({ repush: 1 });
+    // One failed push can have stored the id only once: it made the first copy, nothing made the second.
+    const oneFailed = twoFailed.filter((op) => op.attempt !== 2);
+    expect(checkHistory(history(...oneFailed)).counts.unexplainedDuplicates).toBe(1);
+  });
+
   it('reports a confirmed push lost by a failover right after it as lost-to-failover, with the failover', () => {
     const verdict = checkHistory(
       history(

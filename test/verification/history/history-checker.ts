@@ -174,6 +174,14 @@ function checkDuplicates(
   // and deleted): it explains one more delivery.
   const storingPushes = pushes.filter((op) => op.type === 'ok' && op.duplicate === false);
   const usedPushes = new Set<ClientOp>();
+  // A push that failed with REDIS_UNAVAILABLE was not withdrawn: the client may still send it once
+  // Redis is back, after a later attempt's copy was acked (docs/guarantees.md, At-least-once). Each
+  // such push may have stored the id once; one of all the pushes that may have stored it made the
+  // first copy, so they explain at most one delivery fewer than there are of them.
+  const indeterminate = pushes.filter((op) => op.type === 'info');
+  const mayHaveStored = storingPushes.length + indeterminate.length;
+  const invokedAt = (info: ClientOp) =>
+    pushes.find((op) => op.type === 'invoke' && op.attempt === info.attempt)?.time ?? info.time;
   for (let k = 1; k < deliveries.length; k++) {
     const delivery = deliveries[k];
     const earlier = deliveries.slice(0, k);
@@ -209,6 +217,13 @@ function checkDuplicates(
       const push = storingPushes.find(
         (p) => !usedPushes.has(p) && p.time >= earlier[0].time && p.time <= delivery.time,
       );
+      if (push) {
+        usedPushes.add(push);
+        cause = 'repush';
+      }
+    }
+    if (!cause && usedPushes.size + 1 < mayHaveStored) {
+      const push = indeterminate.find((p) => !usedPushes.has(p) && invokedAt(p) <= delivery.time);
       if (push) {
         usedPushes.add(push);
         cause = 'repush';
