@@ -1,5 +1,6 @@
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
-import { quietFor } from '../support/waits';
+import { CATCH_UP_AFTER_MS } from '../../lib/queue/schedules/schedule-times';
+import { quietFor, watchStalls } from '../support/waits';
 
 describe('schedule upserts while the schedule runs', () => {
   const fx = useRedis();
@@ -24,12 +25,14 @@ describe('schedule upserts while the schedule runs', () => {
     const other = second.consume(uniqueTopic('other'), () => undefined);
 
     // An operator (or a deploy) changes the definition every 10-40 ms for a few seconds.
+    const stallWatch = watchStalls(fx.redis, CATCH_UP_AFTER_MS / 4);
     const until = Date.now() + 5_000;
     for (let version = 1; Date.now() < until; version++) {
       await operator.upsertSchedule(topic, 'busy', { everyMs, payload: version });
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 30));
     }
     await operator.removeSchedule(topic, 'busy');
+    const stalls = await stallWatch.stop();
     await eventually(async () => {
       const { ready, leased } = await first.stats(topic);
       return ready + leased === 0;
@@ -39,11 +42,15 @@ describe('schedule upserts while the schedule runs', () => {
     const ticks = handled.map(tickOf);
     const twice = ticks.filter((tick, i) => ticks.indexOf(tick) !== i);
     expect(twice).toEqual([]);
-    // Same cadence throughout, so every tick from the first to the last ran: no gap.
+    // Same cadence throughout, so every tick from the first to the last ran: no gap. The one
+    // documented exception: this process or Redis stuck for over CATCH_UP_AFTER_MS (a loaded CI
+    // machine can do that) collapses the ticks missed meanwhile into the latest. Such a stall
+    // shows as a wait of the watcher's round trips; without one, every gap is a defect.
     const sorted = [...ticks].sort((a, b) => a - b);
     expect(sorted.length).toBeGreaterThan(50);
     const gaps = sorted.filter((tick, i) => i > 0 && tick - sorted[i - 1] !== everyMs);
-    expect(gaps).toEqual([]);
+    if (gaps.length > 0) console.log(`gaps at ticks ${gaps.join(', ')}; stalls of ${stalls.join(', ')} ms`);
+    expect(gaps.length).toBeLessThanOrEqual(stalls.length);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { eventually } from './queue-fixture';
+import { eventually, type TestClient } from './queue-fixture';
 
 /**
  * Lets `ms` pass on purpose, for a negative check: something must NOT happen meanwhile (no
@@ -61,4 +61,32 @@ export async function withDelayOutlasting(
     if (await attempt(delayMs)) return;
   }
   throw new Error(`the first steps outlasted every delay up to ${firstMs * 2 ** (tries - 1)} ms`);
+}
+
+/**
+ * Watches for stalls of this process or of Redis while a test runs: one TIME round trip every
+ * 25 ms, noting each wait between two answers longer than `overMs`. A scheduler that must keep a
+ * pace cannot keep it through such a stall (its documented bound is a blocked event loop or
+ * Redis), so a test that checks the pace can tell a stall of the machine from a defect.
+ */
+export function watchStalls(redis: TestClient, overMs = 500): { stop(): Promise<number[]> } {
+  const stalls: number[] = [];
+  let stopped = false;
+  const watching = (async () => {
+    let last = Date.now();
+    while (!stopped) {
+      await redis.time();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const now = Date.now();
+      if (now - last > overMs) stalls.push(now - last);
+      last = now;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await watching;
+      return stalls;
+    },
+  };
 }
