@@ -111,6 +111,8 @@ describe('tags and filters: list and count by tag, push time and error text', ()
         await queue.push(topic, id, { id, maxAttempts: 1, tags });
         const [message] = await queue.reserve(topic, { leaseMs: 60_000 });
         await queue.nack(message, { error: new Error(id.includes('timeout') ? 'upstream timeout' : 'bad input') });
+        // Dead letters list oldest first by the millisecond they died; two in the same one list by id.
+        await pastMs(fx.redis, await serverNow(fx.redis));
       };
       await push('early-timeout', ['t']);
       await push('early-bad', ['t']);
