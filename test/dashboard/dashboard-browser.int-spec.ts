@@ -420,8 +420,12 @@ if (!executablePath) {
     await page.getByRole('dialog', { name: 'Message part-wait' }).waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
-    // The address follows in the dialog's close event, a task after the dialog is hidden.
-    await page.waitForFunction("location.hash === '#/topic/report.part'");
+    // The address follows in the dialog's close event, a task after the dialog is hidden. A
+    // function, not a string: Playwright evals a string again at each poll, which the page's
+    // content policy (no 'unsafe-eval') refuses once it is no longer true at the first look.
+    await page.waitForFunction(
+      () => (globalThis as unknown as { location: { hash: string } }).location.hash === '#/topic/report.part',
+    );
     expect(new URL(page.url()).hash).toBe('#/topic/report.part');
     await page.evaluate("location.hash = '#/topic/report.part/message/part-wait'");
     await page.getByRole('dialog', { name: 'Message part-wait' }).waitFor();
