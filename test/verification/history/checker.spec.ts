@@ -334,6 +334,32 @@ describe('history checker (total-queue model)', () => {
     expect(checkHistory(history(...oneFailed)).counts.unexplainedDuplicates).toBe(1);
   });
 
+  it('explains a second copy by a failed push that ran before a Redis kill lost its reply and ran again when ioredis resent it', () => {
+    // Seed 7002 on Redis 7: attempt 1 ran and the kill lost its reply (REDIS_UNAVAILABLE); the consumer
+    // took and acked that copy once Redis was back; then the producer's connection came back and
+    // ioredis resent attempt 1, which stored the id again; attempt 2 found that copy (duplicate: true).
+    const resent = (withKill: boolean) => [
+      push('a', 'invoke'),
+      ...(withKill ? [fault('kill-redis'), fault('restart-redis')] : []),
+      push('a', 'info', { error: 'REDIS_UNAVAILABLE' }),
+      deliver('a', 1, 1),
+      ack('a', 1, 1),
+      push('a', 'invoke', { attempt: 2 }),
+      push('a', 'ok', { attempt: 2, duplicate: true }),
+      deliver('a', 1, 1),
+      ack('a', 1, 1),
+      finalRead(),
+    ];
+    const explained = checkHistory(history(...resent(true)));
+    expect(explained.valid).toBe(true);
+    expect(explained.explainedBy).toEqual({ repush: 1 });
+    // Without a fault that lost replies after it was sent, nothing resent it: it stored the id once.
+    expect(checkHistory(history(...resent(false))).counts.unexplainedDuplicates).toBe(1);
+    // One kill lets it run twice, not three times.
+    const third = [...resent(true).slice(0, -1), deliver('a', 1, 1), ack('a', 1, 1), finalRead()];
+    expect(checkHistory(history(...third)).counts.unexplainedDuplicates).toBe(1);
+  });
+
   it('reports a confirmed push lost by a failover right after it as lost-to-failover, with the failover', () => {
     const verdict = checkHistory(
       history(

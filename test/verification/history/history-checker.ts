@@ -148,7 +148,7 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
         });
     }
 
-    checkDuplicates(deliveries, pushes, failovers, ended, verdict);
+    checkDuplicates(deliveries, pushes, faults, ended, verdict);
   }
 
   counts.lost = verdict.lost.length;
@@ -164,10 +164,11 @@ export function checkHistory(history: readonly HistoryOp[], options: CheckOption
 function checkDuplicates(
   deliveries: ClientOp[],
   pushes: ClientOp[],
-  failovers: FaultOp[],
+  faults: FaultOp[],
   ended: (delivery: ClientOp) => DeliveryEnd | undefined,
   verdict: HistoryVerdict,
 ): void {
+  const failovers = faults.filter((op) => op.kind === 'failover');
   const usedDeliveries = new Set<ClientOp>();
   const usedFailovers = new Set<FaultOp>();
   // A push answered `duplicate: false` after the id was delivered stored it again (the first was acked
@@ -176,12 +177,18 @@ function checkDuplicates(
   const usedPushes = new Set<ClientOp>();
   // A push that failed with REDIS_UNAVAILABLE was not withdrawn: the client may still send it once
   // Redis is back, after a later attempt's copy was acked (docs/guarantees.md, At-least-once). Each
-  // such push may have stored the id once; one of all the pushes that may have stored it made the
-  // first copy, so they explain at most one delivery fewer than there are of them.
+  // such push may have stored the id once, and once more for each fault that lost replies after it
+  // was sent: ioredis resends a command whose reply a dropped connection lost, so one that ran before
+  // the fault runs again after it. One of all the stores made the first copy, so together they
+  // explain at most one delivery fewer than they could have stored.
   const indeterminate = pushes.filter((op) => op.type === 'info');
-  const mayHaveStored = storingPushes.length + indeterminate.length;
   const invokedAt = (info: ClientOp) =>
     pushes.find((op) => op.type === 'invoke' && op.attempt === info.attempt)?.time ?? info.time;
+  const storesBy = (info: ClientOp, until: number) =>
+    invokedAt(info) > until
+      ? 0
+      : 1 + faults.filter((f) => REPLY_LOSING.has(f.kind) && f.time >= invokedAt(info) && f.time <= until).length;
+  const indeterminateUses = new Map<ClientOp, number>();
   for (let k = 1; k < deliveries.length; k++) {
     const delivery = deliveries[k];
     const earlier = deliveries.slice(0, k);
@@ -222,10 +229,13 @@ function checkDuplicates(
         cause = 'repush';
       }
     }
-    if (!cause && usedPushes.size + 1 < mayHaveStored) {
-      const push = indeterminate.find((p) => !usedPushes.has(p) && invokedAt(p) <= delivery.time);
-      if (push) {
-        usedPushes.add(push);
+    if (!cause) {
+      const stores = (p: ClientOp) => storesBy(p, delivery.time);
+      const mayHaveStored = storingPushes.length + indeterminate.reduce((sum, p) => sum + stores(p), 0);
+      const used = usedPushes.size + [...indeterminateUses.values()].reduce((sum, n) => sum + n, 0);
+      const push = indeterminate.find((p) => (indeterminateUses.get(p) ?? 0) < stores(p));
+      if (push && used + 1 < mayHaveStored) {
+        indeterminateUses.set(push, (indeterminateUses.get(push) ?? 0) + 1);
         cause = 'repush';
       }
     }
