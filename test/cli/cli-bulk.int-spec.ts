@@ -72,6 +72,8 @@ describe('redis-ack-queue CLI: bulk actions', () => {
     expect((await queue.list(topic, 'dead')).map((m) => m.id)).toEqual(['d4']);
 
     const id = status.id as string;
+    // Hex: one in 64 base64url ids began with '-', which commander took for an unknown option (exit 2).
+    expect(id).toMatch(/^[0-9a-f]{18}$/);
     const shown = await cli('bulk-status', id);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(`^id: +${id}$`, 'm'));

@@ -97,7 +97,8 @@ export class BulkStore {
   async start(topic: string, selection: BulkSelection): Promise<{ id: string; selected: number }> {
     const layout = this.layouts.get(topic);
     if (!layout.verified) await this.layouts.verify(layout, 'start a bulk action');
-    const id = randomBytes(9).toString('base64url');
+    // Hex: never a leading '-', which a CLI would take for an option (`bulk-status <id>`).
+    const id = randomBytes(9).toString('hex');
     const { action, state, tag, from, to, errorContains, maxPerSecond } = selection;
     const args = [id, state, tag ?? '', from ?? '', to ?? '', errorContains ?? '', BULK_TTL_MS];
     const counts = await Promise.all(
