@@ -30,6 +30,20 @@ export const MESSAGES = {
   payloadTooLarge: (topic: string, bytes: number, limit: number) =>
     `The payload for topic "${topic}" is ${bytes} bytes with its headers, over the limit of ${limit}: ` +
     `store large data elsewhere and push a reference, or raise maxPayloadBytes`,
+  /** Never the value, nor a key: its id, which is not secret, names which key an operator must configure. */
+  valueUndecodable: (topic: string, reason: string, keyId: string | undefined) =>
+    reason === 'no-codec'
+      ? `A stored value of topic "${topic}" was written by a codec (see docs/codecs.md) this process lacks: ` +
+        `configure the same codec here (option codec or topicCodecs)`
+      : reason === 'unknown-key'
+        ? `A stored value of topic "${topic}" is encrypted with key "${keyId ?? ''}", which this process does not ` +
+          `have: add that key to the codec's keys (keep a key while values it encrypted are stored)`
+        : reason === 'authentication-failed'
+          ? `A stored value of topic "${topic}" failed authentication under key "${keyId ?? ''}": it was changed ` +
+            `in Redis after it was written, or the key with this id is not the one that encrypted it`
+          : `A stored value of topic "${topic}" could not be decoded by its codec (${reason}): check the codec`,
+  codecKey: (keyId: string, problem: string) =>
+    `Invalid encryption key "${keyId}": ${problem} (the key itself is never shown)`,
   invalidOption: (option: string, value: unknown, expected: string, userData = false) =>
     `Invalid ${option} ${userData ? kindOf(value) : describe(value)}: expected ${expected}`,
   /** A start-by deadline refused by push.lua: the server's clock judged it (its value is not said). */

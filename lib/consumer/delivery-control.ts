@@ -63,7 +63,10 @@ export class DeliveryControl<T> {
       const text = this.policy ? MESSAGES.resultDropped : MESSAGES.childResultDropped;
       this.report.logger.warn(text(this.topic, id, encoded.problem));
     }
-    entry.completion = completionExtra(encoded && 'json' in encoded ? encoded.json : undefined, entry.durationMs);
+    const json = encoded && 'json' in encoded ? encoded.json : undefined;
+    // A topic with a codec seals the result on its way to Redis (sendAcks).
+    if (json !== undefined && this.report.codecs?.writer(this.topic)) entry.resultToSeal = json;
+    entry.completion = completionExtra(entry.resultToSeal ? undefined : json, entry.durationMs);
     return entry;
   }
 
@@ -72,6 +75,7 @@ export class DeliveryControl<T> {
     const completing = entries.filter((entry) => entry.completion !== undefined);
     if (completing.length === 0) return this.engine.settle('ack', this.topic, messagesOf(entries));
     const plain = entries.filter((entry) => entry.completion === undefined);
+    await Promise.all(completing.map((entry) => this.sealResult(entry)));
     const leases = completing.map(({ message, completion }) => completedLease(message, completion!));
     const [completed, acked] = await Promise.all([
       this.engine.complete(this.topic, leases),
@@ -85,6 +89,13 @@ export class DeliveryControl<T> {
 
   close(): void {
     this.stopListening?.();
+  }
+
+  private async sealResult(entry: InFlight<T>): Promise<void> {
+    const json = entry.resultToSeal;
+    if (json === undefined) return;
+    entry.resultToSeal = undefined;
+    entry.completion = completionExtra(undefined, entry.durationMs, await this.report.codecs!.seal(this.topic, json));
   }
 
   private cancelled(token: string, id: string): void {

@@ -1,5 +1,5 @@
 import type { ConsumerEngine } from '../engine/consumer-engine';
-import { MessageRejectedError, RateLimitedError, RetryLaterError } from '../errors';
+import { MessageRejectedError, PayloadDecodeError, RateLimitedError, RetryLaterError } from '../errors';
 import { asError, errorSummary } from '../errors/error-text';
 import type { DeadLetterReason, ReservedMessage } from '../interfaces';
 import type { QueueLogger } from '../observability/queue-logger';
@@ -9,6 +9,10 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import type { CancelSignals } from '../engine/redis/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
+import type { ValueCodecs } from '../queue/value-codecs';
+
+/** How long a message sealed by a codec this process lacks waits before it is offered again (ms). */
+const NO_CODEC_RETRY_MS = 5_000;
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
@@ -16,12 +20,16 @@ export interface ConsumerReporting {
   logger: QueueLogger;
   /** Where it hears of its leased messages being cancelled (see CancelSignals). */
   cancels?: CancelSignals;
+  /** The topics' codecs: what opens sealed messages and seals what handlers store (see ValueCodecs). */
+  codecs?: ValueCodecs;
 }
 
 /**
  * Ends failed deliveries of one topic: a retry after the backoff while attempts remain, else
  * the dead letters; a MessageRejectedError goes to the dead letters at once (`rejected`); a
- * RetryLaterError defers it without an attempt (see retry-later.ts).
+ * RetryLaterError defers it without an attempt (see retry-later.ts). A PayloadDecodeError (a
+ * sealed message, see docs/codecs.md) goes to the dead letters at once (`undecodable`), or, when
+ * this process lacks the codec, is deferred for a process that has it.
  * Each one is emitted and logged (topic, id, attempt and the error's first line, never the
  * payload).
  */
@@ -41,20 +49,28 @@ export class FailedDeliveries {
       if (buried) this.dead(message, 'rejected', error, timings, error.reason);
       return buried;
     }
+    if (error instanceof PayloadDecodeError && error.reason !== 'no-codec') {
+      const [buried] = await this.engine.bury(this.topic, [message], 'undecodable', error, maxAttempts);
+      if (buried) this.dead(message, 'undecodable', error, timings);
+      return buried;
+    }
     let delayMs: number;
-    if (error instanceof RetryLaterError || error instanceof RateLimitedError) {
+    // Sealed by a codec this process lacks (a rolling deploy): it waits for a process that has it.
+    const codecElsewhere = error instanceof PayloadDecodeError;
+    if (error instanceof RetryLaterError || error instanceof RateLimitedError || codecElsewhere) {
+      const wait = codecElsewhere ? NO_CODEC_RETRY_MS : error.delayMs;
       const deferred = await deferDelivery(
         this.engine,
         this.topic,
         this.settings,
         this.report,
         message,
-        error.delayMs,
+        wait,
         timings,
         error instanceof RateLimitedError,
       );
       if (deferred !== 'over') return deferred;
-      delayMs = error.delayMs;
+      delayMs = wait;
     } else delayMs = this.settings.backoff(attempt, error);
     const result = await this.engine.nack(this.topic, message, { delayMs, maxAttempts, error });
     if (result === 'lost') return false;

@@ -23,6 +23,8 @@ export interface InFlight<T> extends ContextTarget, DeliveryTimings {
    * completed record (duration, result) where the topic keeps them, '{}' when it reported progress.
    */
   completion?: string;
+  /** A result's JSON its topic's codec seals before the ack (see DeliveryControl.sendAcks). */
+  resultToSeal?: string;
   /** With tracing: the context its handler runs in and its span, ended when the handler settles. */
   trace?: DeliveryTrace;
 }

@@ -13,6 +13,8 @@ import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
+import type { ValueCodecs } from '../queue/value-codecs';
+import { openChildren, openMessage } from './sealed-messages';
 import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 /** How often the heartbeat extends the running leases: every third of a lease (ms). */
@@ -54,6 +56,8 @@ export class LeaseKeeper<T> {
   private readonly logger: ConsumerReporting['logger'];
   /** With the service's tracing: each handler runs in its delivery's context, its span ended in `finished`. */
   private readonly tracing: DeliveryTracing | undefined;
+  /** The topics' codecs (see ValueCodecs): a sealed message is opened before its handler runs. */
+  private readonly codecs: ValueCodecs | undefined;
 
   constructor(
     private readonly engine: ConsumerEngine,
@@ -66,6 +70,7 @@ export class LeaseKeeper<T> {
     this.events = report.events;
     this.logger = report.logger;
     this.tracing = report.tracing;
+    this.codecs = report.codecs;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
     const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>));
@@ -86,15 +91,20 @@ export class LeaseKeeper<T> {
     this.inFlight.set(message.token, entry);
     if (this.events.observed || this.events.tally.active) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
-    const context = new HandlerContext(entry, this.leases);
+    // Its context is made once the message is open: a sealed one's headers are read then.
+    const invoke = () => this.invoke(entry, new HandlerContext(entry, this.leases));
     let work: Promise<unknown>;
     // A flow's parent reads its children's ends first: its context hands them over at once.
     if (message.flowRole !== undefined && (message.flowRole & FLOW_PARENT) !== 0) {
-      work = this.engine.flows.recordOf(this.topic, message).then(({ children }) => {
-        entry.children = children;
-        return this.invoke(entry, context);
+      work = this.engine.flows.recordOf(this.topic, message).then(async ({ children }) => {
+        await openMessage(this.codecs, message);
+        entry.children = await openChildren(this.codecs, this.topic, children);
+        return invoke();
       });
-    } else work = this.invoke(entry, context);
+    } else if (message.sealed !== undefined) {
+      // Sealed by a codec: opened first; one that cannot be fails the delivery with PayloadDecodeError.
+      work = openMessage(this.codecs, message).then(invoke);
+    } else work = invoke();
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(

@@ -7,3 +7,4 @@ export * from './retry-later.error';
 export * from './schedule.errors';
 export * from './job-control.errors';
 export * from './transport.errors';
+export * from './codec.errors';

@@ -16,3 +16,4 @@ export * from './batch.interface';
 export * from './history.interface';
 export * from './queue-flow-api.interface';
 export * from './queue-bulk-api.interface';
+export * from './codec.interface';

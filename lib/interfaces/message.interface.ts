@@ -279,6 +279,8 @@ export interface ReservedMessage<T = unknown> extends QueueMessage<T> {
   dueAt?: number;
   /** @internal Its place in a flow (bits: 1 has a parent, 2 has children); absent outside flows. */
   flowRole?: number;
+  /** @internal Its payload and headers as a codec sealed them, until the consumer opens them (see docs/codecs.md). */
+  sealed?: string;
 }
 
 /** Options of `reserve`. */
@@ -339,9 +341,10 @@ export interface QueueStats {
  * error text tells which), `malformed` (its stored body could not be read), or
  * `rejected` (refused without a retry: a guard or pipe refused it, or the handler threw
  * MessageRejectedError), or `child-failed` (a flow's parent whose child went to the dead letters or
- * was cancelled; it comes back when that child is requeued and acked).
+ * was cancelled; it comes back when that child is requeued and acked), or `undecodable` (its codec
+ * could not decode its payload: changed in Redis, or a key this process lacks; see docs/codecs.md).
  */
-export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected' | 'child-failed';
+export type DeadLetterReason = 'failed' | 'expired' | 'malformed' | 'rejected' | 'child-failed' | 'undecodable';
 
 /** The counts of {@link QueueStats} and the topic's lag, read in one script call per partition. */
 export interface QueueGauges extends QueueStats {

@@ -3,6 +3,7 @@ import type { BackoffOption } from './backoff.interface';
 import type { ScheduleDefinition } from './queue-schedule-api.interface';
 import type { KeepCompletedOptions } from './queue-lookup-api.interface';
 import type { TopicOptions } from './topic-limits.interface';
+import type { Codec } from './codec.interface';
 
 /** A Redis Cluster the queue connects to (and closes) itself: its seed nodes and ioredis options. */
 export interface RedisAckQueueClusterConnection {
@@ -194,6 +195,22 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @defaultValue `true`
    */
   scheduler?: boolean;
+
+  /**
+   * The codec of every topic's stored user data (payloads with their headers, results, step
+   * results, transport requests and replies, progress; dead letters and completed records keep
+   * what was sealed): `createEncryptionCodec`, `createCompressionCodec`, `chainCodecs(...)` or your
+   * own. Ids, topics, groups, keys, tags, times and error texts stay readable. See docs/codecs.md.
+   * @defaultValue none: values are stored as JSON
+   */
+  codec?: Codec;
+
+  /**
+   * Codecs by topic, over `codec`: a topic's own, or `null` to write its new values as JSON (its
+   * values sealed before are still read with `codec`).
+   * @defaultValue none
+   */
+  topicCodecs?: Record<string, Codec | null>;
 }
 
 /** Module options: the service options plus what only a Nest app has. */

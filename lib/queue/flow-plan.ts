@@ -14,7 +14,12 @@ const FLOW_KEYS = new Set(['topic', 'payload', 'id', 'options', 'children']);
  * bad node, before anything is stored. Nodes without an id get '' (the caller gives them one).
  * A node is named in errors by its path (`flow.children[2].children[0]`), never by its data.
  */
-export function planFlow(flow: Flow, maxPayloadBytes: number, compact: boolean): FlowPlanNode {
+export function planFlow(
+  flow: Flow,
+  maxPayloadBytes: number,
+  compact: boolean,
+  sealing: (topic: string) => boolean = () => false,
+): FlowPlanNode {
   let count = 0;
   const seen = new Set<string>();
   const plan = (node: unknown, path: string, depth: number, isChild: boolean): FlowPlanNode => {
@@ -61,7 +66,7 @@ export function planFlow(flow: Flow, maxPayloadBytes: number, compact: boolean):
       );
     }
     const role = (isChild ? FLOW_CHILD : 0) | (children.length > 0 ? FLOW_PARENT : 0);
-    const item = encodePushItem(topic, { ...pushOptions, id, payload }, maxPayloadBytes, compact, role);
+    const item = encodePushItem(topic, { ...pushOptions, id, payload }, maxPayloadBytes, compact, role, sealing(topic));
     if (item.id !== '') {
       const key = `${topic}\n${item.id}`;
       if (seen.has(key)) throw new InvalidOptionError(`${path}.id`, item.id, 'an id used once per topic in the flow');

@@ -1,4 +1,5 @@
-import { encodePushBody, type EncodedPush } from '../engine/codecs/wire-format';
+import { encodePushBody, encodeSealableBody, sealedPushBody, type EncodedPush } from '../engine/codecs/wire-format';
+import type { ValueCodecs } from './value-codecs';
 import { encodeKeyMode } from './key-modes';
 import { encodePushExtras } from './push-extras';
 import { InvalidOptionError } from '../errors';
@@ -18,6 +19,7 @@ import {
  * An item without an id gets '' here: the caller gives it one once every item passed (see MessageIds).
  * `compact`: the prefix's stored format lets a message without headers, group or maxAttempts be compact.
  * `flowRole`: its place in a flow (wire-format's FLOW_CHILD and FLOW_PARENT bits), kept in its body.
+ * `sealing`: the topic has a codec: the body waits in `sealable` for sealItems (see ValueCodecs).
  */
 export function encodePushItem(
   topic: string,
@@ -25,6 +27,7 @@ export function encodePushItem(
   maxPayloadBytes: number,
   compact: boolean,
   flowRole = 0,
+  sealing = false,
 ): EncodedPush {
   if (typeof item !== 'object' || item === null) {
     throw new InvalidOptionError('item', item, 'an object { payload, ...options }', true);
@@ -39,9 +42,25 @@ export function encodePushItem(
   if (group !== undefined) assertGroup(group, priority);
   const at = availableAt === undefined ? 0 : toEpochMs('availableAt', availableAt);
   const extras = encodePushExtras(item);
-  const body = encodePushBody(topic, item.payload, item, maxPayloadBytes, compact, flowRole);
-  if (keyed) return { id, body, keyed, extras, options: [Math.ceil(delayMs), at, priority, ''] };
-  const plain = delayMs === 0 && at === 0 && priority === 0 && group === undefined && extras === undefined;
-  if (plain) return { id, body };
-  return { id, body, group, extras, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
+  const sealable = sealing ? encodeSealableBody(topic, item.payload, item, maxPayloadBytes, flowRole) : undefined;
+  const body = sealable ? '' : encodePushBody(topic, item.payload, item, maxPayloadBytes, compact, flowRole);
+  let encoded: EncodedPush;
+  if (keyed) encoded = { id, body, keyed, extras, options: [Math.ceil(delayMs), at, priority, ''] };
+  else if (delayMs === 0 && at === 0 && priority === 0 && group === undefined && extras === undefined)
+    encoded = { id, body };
+  else encoded = { id, body, group, extras, options: [Math.ceil(delayMs), at, priority, group ?? ''] };
+  if (sealable) encoded.sealable = sealable;
+  return encoded;
+}
+
+/** Seals the bodies of items encoded with `sealing` under the topic's codec (see ValueCodecs). */
+export async function sealItems(codecs: ValueCodecs, topic: string, items: EncodedPush[]): Promise<void> {
+  await Promise.all(
+    items.map(async (item) => {
+      const { sealable } = item;
+      if (!sealable) return;
+      item.body = sealedPushBody(await codecs.seal(topic, sealable.json), sealable.tail);
+      delete item.sealable;
+    }),
+  );
 }

@@ -9,6 +9,7 @@ import { reportDeadParents } from './flow-deaths';
 import { HistoryRecorder } from './history-recorder';
 import { QueueEvents } from './queue-events';
 import { resolveServiceSettings, type ServiceSettings } from './settings';
+import { ValueCodecs } from './value-codecs';
 
 /**
  * What every part of a service shares, built once per service: settings, logger, connection,
@@ -24,6 +25,8 @@ export class QueueCore {
   readonly tracing: QueueTracing | undefined;
   /** What this process adds to the topics' history; undefined with `history: false`. */
   readonly history: HistoryRecorder | undefined;
+  /** The topics' codecs (options `codec` and `topicCodecs`): what seals and opens their stored values. */
+  readonly codecs: ValueCodecs;
   private refusing = false;
 
   /**
@@ -32,6 +35,7 @@ export class QueueCore {
    */
   constructor(options: RedisAckQueueOptions) {
     this.settings = resolveServiceSettings(options);
+    this.codecs = ValueCodecs.of(options);
     this.logger = new QueueLogger(this.settings.logLevel);
     // Checked before the connection is made: a bad option leaves nothing behind.
     this.tracing = tracingFor(options.tracing);

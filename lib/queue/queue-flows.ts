@@ -2,6 +2,7 @@ import { flowNodeOf } from '../engine/stores/flow-read';
 import type { FlowPlanNode } from '../engine/stores/flow-trees';
 import type { Flow, FlowNode, FlowResult } from '../interfaces';
 import { flowNodes, planFlow } from './flow-plan';
+import { sealItems } from './push-items';
 import type { QueueCore } from './queue-core';
 import type { QueueProducer } from './queue-producer';
 import { assertMessageId, assertTopic } from './validation';
@@ -20,8 +21,10 @@ export class QueueFlows {
       'push a flow',
       typeof topic === 'string' ? topic : undefined,
       async () => {
-        const root = planFlow(flow, settings.maxPayloadBytes, engine.format.compact);
+        const { codecs } = this.core;
+        const root = planFlow(flow, settings.maxPayloadBytes, engine.format.compact, (name) => !!codecs.writer(name));
         const nodes = flowNodes(root);
+        await Promise.all(nodes.map(({ topic: name, item }) => sealItems(codecs, name, [item])));
         await this.producer.assignIds(nodes.map(({ item }) => item));
         // Each topic's first push from this service registers it first (see TopicRegistry).
         for (const name of new Set(nodes.map((node) => node.topic))) await engine.topics.note(name);

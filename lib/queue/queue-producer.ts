@@ -8,7 +8,7 @@ import {
 } from '../engine/codecs/wire-format';
 import type { KeyedPushResult, PushManyItem, PushOptions, Topic } from '../interfaces';
 import { MessageIds } from './message-ids';
-import { encodePushItem } from './push-items';
+import { encodePushItem, sealItems } from './push-items';
 import type { QueueCore } from './queue-core';
 import { assertTopic, optionsOf } from './validation';
 
@@ -39,9 +39,11 @@ export class QueueProducer {
         assertTopic(topic);
         if (!Array.isArray(items)) throw new InvalidOptionError('items', items, 'an array of { payload, ...options }');
         const { compact } = engine.format;
-        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact));
+        const sealing = this.core.codecs.writer(topic) !== undefined;
+        const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact, 0, sealing));
         // Nothing to push writes nothing: not even the topic's registration.
         if (encoded.length === 0) return { encoded, flags: [] as boolean[], keyed: undefined };
+        if (sealing) await sealItems(this.core.codecs, topic, encoded);
         await this.assignIds(encoded);
         // The first push of this service to the topic registers it first (see TopicRegistry).
         const noted = engine.topics.note(topic);

@@ -1,3 +1,4 @@
+import { sealedPushBody } from '../engine/codecs/wire-format';
 import type { StoredSchedule } from '../engine/stores/schedule-store';
 import type { PushResult, ScheduleInfo, ScheduleOptions } from '../interfaces';
 import type { QueueCore } from './queue-core';
@@ -27,6 +28,9 @@ export class QueueSchedules {
       assertTopic(topic);
       assertScheduleName(topic, name);
       const spec = resolveSchedule(topic, name, options, this.core.settings.maxPayloadBytes);
+      // Each tick's body is sealed once here: the ticks copy it as it is.
+      if (this.core.codecs.writer(topic))
+        spec.body = `{${sealedPushBody(await this.core.codecs.seal(topic, spec.body), '}')}`;
       const definition = encodeDefinition({ ...spec, declared });
       const cronTicks =
         spec.cron === undefined ? undefined : (afterMs: number, count: number) => ticksAfter(spec, afterMs, count);

@@ -148,7 +148,7 @@ export class RedisAckQueueService
     const { engine, events, logger, settings } = core;
     this.core = core;
     this.events$ = events.stream$;
-    this.consumers = new ConsumerRegistry(engine, { events, logger }, settings, core.tracing);
+    this.consumers = new ConsumerRegistry(engine, { events, logger, codecs: core.codecs }, settings, core.tracing);
     this.scheduler = new ServiceScheduler(
       runsScheduler,
       engine.schedules,

@@ -74,6 +74,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['interfaces'],
   ['common'],
   ['errors'],
+  ['codecs'],
   ['observability'],
   ['engine'],
   ['queue'],

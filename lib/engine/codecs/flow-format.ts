@@ -1,3 +1,4 @@
+import { SealedValue } from './sealed-value';
 import type { FlowChildInfo, ReservedMessage } from '../../interfaces';
 import { userKeyed } from '../../common/user-keyed';
 import { FLOW_CHILD } from './wire-format';
@@ -67,11 +68,15 @@ export function failureOf(payload: string): { reason: string; error?: string } {
   }
 }
 
-/** What a child returned, from complete.lua's extra (`{"d":ms,"r":result}`); '' for an ack without one. */
+/**
+ * What a child returned, from complete.lua's extra (`{"d":ms,"r":result}`, or `"s"` sealed by a
+ * codec, handed up unopened); '' for an ack without one.
+ */
 function resultOf(payload: string): unknown {
   if (payload === '') return undefined;
   try {
-    return (JSON.parse(payload) as { r?: unknown }).r;
+    const { r, s } = JSON.parse(payload) as { r?: unknown; s?: unknown };
+    return typeof s === 'string' ? new SealedValue(s) : r;
   } catch {
     return undefined;
   }

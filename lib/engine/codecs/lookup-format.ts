@@ -60,11 +60,19 @@ export function encodeStoredValue(value: unknown, maxBytes: number): { json: str
   return bytes > maxBytes ? { problem: MESSAGES.valueTooLarge(bytes, maxBytes) } : { json };
 }
 
-/** The members the client adds to a completed record (complete.lua's `extra`): duration and result. */
-export function completionExtra(resultJson: string | undefined, durationMs: number | undefined): string {
+/**
+ * The members the client adds to a completed record (complete.lua's `extra`): duration and result,
+ * as JSON (`r`) or sealed by a codec (`s`, see docs/codecs.md).
+ */
+export function completionExtra(
+  resultJson: string | undefined,
+  durationMs: number | undefined,
+  sealedResult?: string,
+): string {
   const members: string[] = [];
   if (durationMs !== undefined) members.push(`"d":${Math.round(durationMs * 1000) / 1000}`);
   if (resultJson !== undefined) members.push(`"r":${resultJson}`);
+  if (sealedResult !== undefined) members.push(`"s":"${sealedResult}"`);
   return `{${members.join(',')}}`;
 }
 

@@ -34,6 +34,8 @@ export interface EncodedPush {
    * `<deadline>\n<onExpire>\n<tags joined by NUL>`; absent when it has neither.
    */
   extras?: string;
+  /** Its payload and headers, until a codec seals them into `body` (see sealedPushBody); '' is its body meanwhile. */
+  sealable?: SealableBody;
 }
 
 /**
@@ -114,6 +116,8 @@ export function pushArguments(items: EncodedPush[], compact: boolean): (string |
 interface StoredBody {
   p: unknown;
   h?: Record<string, string>;
+  /** The payload and headers sealed by a codec (in place of `p` and `h`, see sealedPushBody). */
+  e?: string;
   g?: string;
   /** Its place in a flow (FLOW_CHILD, FLOW_PARENT or both); absent outside flows. */
   f?: number;
@@ -148,11 +152,49 @@ export function encodeBody(
   const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
   let body = `{"p":${encodePayload(topic, payload, headers, maxBytes)}`;
   if (headers !== '') body += `,"h":${headers}`;
-  if (options.group !== undefined) body += `,"g":${JSON.stringify(options.group)}`;
-  // Before "m", which reserve.lua reads from the end of the text.
-  if (flowRole !== 0) body += `,"f":${flowRole}`;
-  if (options.maxAttempts !== undefined) body += `,"m":${options.maxAttempts}`;
-  return `${body}}`;
+  return body + bodyTail(options, flowRole);
+}
+
+/** The members after payload and headers, and the closing brace: `g`, `f`, then `m` (which reserve.lua reads from the end). */
+export function bodyTail({ group, maxAttempts }: PushOptions, flowRole: number): string {
+  let tail = '';
+  if (group !== undefined) tail += `,"g":${JSON.stringify(group)}`;
+  if (flowRole !== 0) tail += `,"f":${flowRole}`;
+  if (maxAttempts !== undefined) tail += `,"m":${maxAttempts}`;
+  return `${tail}}`;
+}
+
+/**
+ * A body whose payload and headers a codec will seal (see docs/codecs.md): their JSON text, checked
+ * as encodeBody checks it, and the members that stay readable after them.
+ */
+export interface SealableBody {
+  /** `{"p":<payload>[,"h":{...}]}`: what the codec encodes. */
+  json: string;
+  /** The readable members after it and the closing brace (see bodyTail). */
+  tail: string;
+}
+
+/** The sealable parts of a body (see {@link SealableBody}). */
+export function encodeSealableBody(
+  topic: string,
+  payload: unknown,
+  options: PushOptions,
+  maxBytes: number,
+  flowRole = 0,
+): SealableBody {
+  const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
+  let json = `{"p":${encodePayload(topic, payload, headers, maxBytes)}`;
+  if (headers !== '') json += `,"h":${headers}`;
+  return { json: `${json}}`, tail: bodyTail(options, flowRole) };
+}
+
+/**
+ * A sealed body as push.lua takes it (the JSON form without its opening brace): `e`, the sealed
+ * text (base64 after a `~`, nothing to escape), in place of `p` and `h`.
+ */
+export function sealedPushBody(sealed: string, tail: string): string {
+  return `"e":"${sealed}"${tail}`;
 }
 
 /**
@@ -335,6 +377,7 @@ export function decodeReserved<T>(
     enqueuedAt: body.t,
     ...(body.g !== undefined && { group: body.g }),
     ...(body.f !== undefined && { flowRole: body.f }),
+    ...(typeof body.e === 'string' && { sealed: body.e }),
     token,
     leaseDeadline,
     ...(dueAt !== undefined && { dueAt }),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BulkAction, BulkState, BulkStatus, MessageState } from '../../interfaces';
 import { linkOfField } from '../codecs/flow-format';
-import { encodePushBody, tryDecodeBody } from '../codecs/wire-format';
+import { bodyTail, encodePushBody, sealedPushBody, tryDecodeBody } from '../codecs/wire-format';
 import { idInPartition, partitionTags } from '../keys/partitions';
 import { bulkIndexKeys, queueKeys, tagKeys, type BulkIndexKeys, type QueueKeys } from '../keys/queue-keys';
 import type { RedisClient } from '../redis/connection';
@@ -216,6 +216,9 @@ export class BulkStore {
           Number.MAX_SAFE_INTEGER,
           this.parts.compact(),
         );
+      } else if (typeof body.e === 'string') {
+        // Sealed by a codec: the copy keeps the sealed text as it is.
+        encoded = sealedPushBody(body.e, bodyTail({ group: body.g, maxAttempts: body.m }, 0));
       }
       items.push(String(original), copy, encoded, priority ?? '0', body.g ?? '', tags ?? '');
     }

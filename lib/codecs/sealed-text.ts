@@ -1,0 +1,55 @@
+import { PayloadDecodeError } from '../errors';
+import type { Codec } from '../interfaces';
+import { CodecFailure } from './codec-failure';
+import { encryptedKeyId } from './encryption-codec';
+
+/**
+ * A value a codec wrote, as stored: `~` and the codec's bytes in base64. No JSON text starts with
+ * `~`, so a sealed value and a plain one never read alike, wherever either may be stored.
+ */
+const SEALED_MARK = 126; // '~'
+
+/** Whether a stored text is a codec's output (see SEALED_MARK). */
+export function isSealed(text: string): boolean {
+  return text.charCodeAt(0) === SEALED_MARK;
+}
+
+/** The stored text of JSON text `json` under `codec`. */
+export async function sealText(codec: Codec, json: string): Promise<string> {
+  const bytes = await codec.encode(Buffer.from(json, 'utf8'));
+  return `~${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`;
+}
+
+/**
+ * The JSON text a sealed text holds; a PayloadDecodeError naming `topic` when `codec` is missing
+ * or cannot decode it (never the value, never a key).
+ */
+export async function openText(topic: string, codec: Codec | undefined, sealed: string): Promise<string> {
+  if (!codec) throw new PayloadDecodeError(topic, 'no-codec', describeSealed(sealed).keyId);
+  let bytes: Uint8Array;
+  try {
+    bytes = await codec.decode(Buffer.from(sealed.slice(1), 'base64'));
+  } catch (error) {
+    if (error instanceof CodecFailure) throw new PayloadDecodeError(topic, error.reason, error.keyId);
+    if (error instanceof PayloadDecodeError) throw error;
+    // A custom codec's own error may quote what it read: only its kind is kept.
+    throw new PayloadDecodeError(topic, 'codec-failed', describeSealed(sealed).keyId);
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** What an operator may see of a sealed value without its key: its stored size and the key id it names. */
+export interface SealedDescription {
+  /** Bytes the codec wrote (before base64). */
+  bytes: number;
+  /** The id of the key that encrypted it, for a value of createEncryptionCodec. */
+  keyId?: string;
+}
+
+/** Describes a sealed text without decoding it. */
+export function describeSealed(sealed: string): SealedDescription {
+  const bytes = Buffer.from(sealed.slice(1, 1 + 96), 'base64');
+  const keyId = encryptedKeyId(bytes);
+  const size = Math.floor(((sealed.length - 1) * 3) / 4) - (sealed.endsWith('==') ? 2 : sealed.endsWith('=') ? 1 : 0);
+  return { bytes: size, ...(keyId !== undefined && { keyId }) };
+}

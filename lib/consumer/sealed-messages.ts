@@ -1,0 +1,52 @@
+import { PayloadDecodeError } from '../errors';
+import type { ReservedMessage } from '../interfaces';
+import type { ValueCodecs } from '../queue/value-codecs';
+import type { FlowChildRecord } from '../engine/codecs/flow-format';
+import { SealedValue } from '../engine/codecs/sealed-value';
+
+/**
+ * Opens a leased message whose payload and headers a codec sealed (see docs/codecs.md), in place,
+ * before its handler runs; a PayloadDecodeError when it cannot be (no codec here, a key this
+ * process lacks, a value changed in Redis).
+ */
+export async function openMessage(codecs: ValueCodecs | undefined, message: ReservedMessage<unknown>): Promise<void> {
+  const { sealed, topic } = message;
+  if (sealed === undefined) return;
+  if (!codecs) throw new PayloadDecodeError(topic, 'no-codec');
+  const json = await codecs.open(topic, sealed);
+  let body: { p?: unknown; h?: Record<string, string> };
+  try {
+    body = JSON.parse(json) as typeof body;
+  } catch {
+    throw new PayloadDecodeError(topic, 'corrupt');
+  }
+  if (typeof body !== 'object' || body === null || !('p' in body)) throw new PayloadDecodeError(topic, 'corrupt');
+  message.payload = body.p;
+  message.headers = body.h ?? {};
+  delete message.sealed;
+}
+
+/** A flow parent's children with each result a codec sealed opened (with the child's topic's codec). */
+export async function openChildren(
+  codecs: ValueCodecs | undefined,
+  topic: string,
+  children: FlowChildRecord[],
+): Promise<FlowChildRecord[]> {
+  if (!children.some(({ result }) => result instanceof SealedValue)) return children;
+  return Promise.all(
+    children.map(async (child) => {
+      if (!(child.result instanceof SealedValue)) return child;
+      if (!codecs) throw new PayloadDecodeError(topic, 'no-codec');
+      return { ...child, result: parseOpened(child.topic, await codecs.open(child.topic, child.result.text)) };
+    }),
+  );
+}
+
+/** An opened value's JSON; a PayloadDecodeError when a codec of your own answered something else. */
+export function parseOpened(topic: string, json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    throw new PayloadDecodeError(topic, 'corrupt');
+  }
+}
