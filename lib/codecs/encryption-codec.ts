@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { InvalidEncryptionKeyError, InvalidOptionError } from '../errors';
+import { EncryptionKeysUnavailableError, InvalidEncryptionKeyError, InvalidOptionError } from '../errors';
 import type { Codec, EncryptionCodecOptions, EncryptionKey, EncryptionKeys } from '../interfaces';
 import { CodecFailure } from './codec-failure';
 
@@ -35,7 +35,7 @@ export function createEncryptionCodec(options: EncryptionCodecOptions): Codec {
       .then((given) => (resolved = keyTable(given, currentKeyId)))
       .catch((error: unknown) => {
         resolved = undefined; // the next use asks the provider again
-        throw error;
+        throw new EncryptionKeysUnavailableError(error);
       }));
   const idBytes = Buffer.from(currentKeyId, 'utf8');
   return {

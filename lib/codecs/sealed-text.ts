@@ -1,4 +1,4 @@
-import { PayloadDecodeError } from '../errors';
+import { PayloadDecodeError, RedisAckQueueError } from '../errors';
 import type { Codec } from '../interfaces';
 import { CodecFailure } from './codec-failure';
 import { encryptedKeyId } from './encryption-codec';
@@ -31,7 +31,8 @@ export async function openText(topic: string, codec: Codec | undefined, sealed: 
     bytes = await codec.decode(Buffer.from(sealed.slice(1), 'base64'));
   } catch (error) {
     if (error instanceof CodecFailure) throw new PayloadDecodeError(topic, error.reason, error.keyId);
-    if (error instanceof PayloadDecodeError) throw error;
+    // Not the value's fault (its key provider failed, say): the caller retries as for any failure.
+    if (error instanceof RedisAckQueueError) throw error;
     // A custom codec's own error may quote what it read: only its kind is kept.
     throw new PayloadDecodeError(topic, 'codec-failed', describeSealed(sealed).keyId);
   }

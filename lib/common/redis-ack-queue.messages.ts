@@ -42,6 +42,9 @@ export const MESSAGES = {
           ? `A stored value of topic "${topic}" failed authentication under key "${keyId ?? ''}": it was changed ` +
             `in Redis after it was written, or the key with this id is not the one that encrypted it`
           : `A stored value of topic "${topic}" could not be decoded by its codec (${reason}): check the codec`,
+  encryptionKeysUnavailable:
+    'The encryption codec could not get its keys: its key provider failed or answered keys of the wrong shape ' +
+    '(see the cause); it is asked again on the next use',
   codecKey: (keyId: string, problem: string) =>
     `Invalid encryption key "${keyId}": ${problem} (the key itself is never shown)`,
   invalidOption: (option: string, value: unknown, expected: string, userData = false) =>

@@ -47,3 +47,17 @@ export class InvalidEncryptionKeyError extends RedisAckQueueError {
     super(MESSAGES.codecKey(keyId, problem));
   }
 }
+
+/**
+ * The key provider of `createEncryptionCodec` (a function, e.g. a KMS call) failed or answered
+ * keys of the wrong shape: nothing was encrypted or decrypted. It is asked again on the next use;
+ * a delivery that met it is retried as any failure. Its cause is kept; no key is ever shown.
+ */
+export class EncryptionKeysUnavailableError extends RedisAckQueueError {
+  /** Always `ENCRYPTION_KEYS_UNAVAILABLE`. */
+  readonly code = 'ENCRYPTION_KEYS_UNAVAILABLE';
+  /** @param cause - What the provider threw, or the InvalidEncryptionKeyError of what it answered. */
+  constructor(cause: unknown) {
+    super(MESSAGES.encryptionKeysUnavailable, { cause });
+  }
+}
