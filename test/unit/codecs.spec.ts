@@ -169,7 +169,7 @@ describe('chainCodecs and sealed texts', () => {
   it('takes a custom codec, sync or async, and turns its own errors into a typed one without its text', async () => {
     const reverse: Codec = {
       encode: (data) => Buffer.from(data).reverse(),
-      decode: async (data) => Buffer.from(data).reverse(),
+      decode: (data) => Promise.resolve(Buffer.from(data).reverse()),
     };
     expect(await openText('t', reverse, await sealText(reverse, '{"a":1}'))).toBe('{"a":1}');
     const throwing: Codec = {
