@@ -41,6 +41,13 @@ const FULL: Counts = { plain: 4_000, group: 2_000, delayed: 1_000, debounced: 1_
 const SMALL: Counts = { plain: 20, group: 20, delayed: 20, debounced: 20, flows: 5, dead: 20 };
 const BATCH = 500;
 
+/**
+ * LEAD: set to true once step results and progress are sealed (another helper's work when this was
+ * written; the test fails without it: 4 occurrences in the keys, 8 in the AOF). Transport replies
+ * are not in this search yet.
+ */
+const STEPS_SEALED: boolean = false;
+
 const item = (n: number, extra: Partial<PushManyItem> = {}) =>
   ({ payload: { n, text: CANARY }, headers: { note: CANARY }, ...extra }) as PushManyItem;
 
@@ -160,7 +167,7 @@ async function search(redis: Redis, dir: string): Promise<{ keys: number; dumps:
       keys++;
     }
   } while (cursor !== '0');
-  const aofDir = join(dir, (await redis.config('GET', 'appenddirname'))[1] as string);
+  const aofDir = join(dir, (await redis.config('GET', 'appenddirname'))[1]);
   const files = readdirSync(aofDir);
   expect(files.some((file) => file.includes('.incr.'))).toBe(true);
   const aof = files.reduce((total, file) => total + occurrences(readFileSync(join(aofDir, file))), 0);
@@ -185,28 +192,30 @@ singleDescribe('codec canary: nothing of a payload, header or result reaches Red
       expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
     }, 600_000);
 
-    // LEAD: enable once step results, progress and transport replies are sealed (another helper's
-    // work in progress when this was written): the same search over what they store.
-    it.skip('step results and progress leave no trace of the canary either [LEAD: enable with sealed steps]', async () => {
-      const queue = await fx.service({ codec: key(), keepCompleted: { maxCount: 100_000 }, history: false });
-      const topic = uniqueTopic('canary.steps');
-      let done = 0;
-      queue.consume(topic, async (_payload: unknown, context: MessageContext) => {
-        context.progress({ note: CANARY });
-        await context.step('first', () => ({ echo: CANARY }));
-        done++;
-        return 'ok';
-      });
-      await queue.pushMany(
-        topic,
-        [0, 1, 2, 3].map((n) => item(n)),
-      );
-      await eventually(() => done === 4, 60_000);
-      await queue.waitUntilIdle(topic);
-      await queue.close();
-      const found = await search(fx.redis as Redis, fx.server.dir);
-      expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
-    }, 120_000);
+    (STEPS_SEALED ? it : it.skip)(
+      'step results and progress leave no trace of the canary either [LEAD: enable with sealed steps]',
+      async () => {
+        const queue = await fx.service({ codec: key(), keepCompleted: { maxCount: 100_000 }, history: false });
+        const topic = uniqueTopic('canary.steps');
+        let done = 0;
+        queue.consume(topic, async (_payload: unknown, context: MessageContext) => {
+          context.progress({ note: CANARY });
+          await context.step('first', () => ({ echo: CANARY }));
+          done++;
+          return 'ok';
+        });
+        await queue.pushMany(
+          topic,
+          [0, 1, 2, 3].map((n) => item(n)),
+        );
+        await eventually(() => done === 4, 60_000);
+        await queue.waitUntilIdle(topic);
+        await queue.close();
+        const found = await search(fx.redis as Redis, fx.server.dir);
+        expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
+      },
+      120_000,
+    );
   });
 
   describe('without a codec (the control: the search finds what is there)', () => {

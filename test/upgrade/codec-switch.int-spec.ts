@@ -29,7 +29,7 @@ describe('codecs: switching a topic on and off', () => {
   async function pushSome(queue: RedisAckQueueService, topic: string, from: string, count: number): Promise<string[]> {
     const results = await queue.pushMany(
       topic,
-      Array.from({ length: count }, (_, n) => ({ payload: { n, from } as Item, headers: { from } })),
+      Array.from({ length: count }, (_, n) => ({ payload: { n, from }, headers: { from } })),
     );
     return results.map((result) => result.id);
   }
@@ -47,7 +47,7 @@ describe('codecs: switching a topic on and off', () => {
 
   it('codec turned on: stored plain messages are consumed as they were, new ones are sealed', async () => {
     const topic = uniqueTopic('codec-on');
-    const before = await fx.service({ consumers: false, history: false });
+    const before = await fx.service({ history: false });
     const plainIds = await pushSome(before, topic, 'before', 10);
     const after = await fx.service({ codec, history: false });
     const sealedIds = await pushSome(after, topic, 'after', 10);
@@ -69,7 +69,7 @@ describe('codecs: switching a topic on and off', () => {
 
   it('codec turned off with topicCodecs null: new messages are plain, the sealed ones still read', async () => {
     const topic = uniqueTopic('codec-off');
-    const sealing = await fx.service({ codec, consumers: false, history: false });
+    const sealing = await fx.service({ codec, history: false });
     const sealedIds = await pushSome(sealing, topic, 'sealing', 10);
     const off = await fx.service({ codec, topicCodecs: { [topic]: null }, history: false });
     const plainIds = await pushSome(off, topic, 'off', 10);
@@ -91,8 +91,8 @@ describe('codecs: switching a topic on and off', () => {
 
   it('a process without the codec defers sealed messages (no attempt, not dead) for one that has it', async () => {
     const topic = uniqueTopic('codec-missing');
-    const sealing = await fx.service({ codec, consumers: false, history: false });
-    const plain = await fx.service({ consumers: false, history: false });
+    const sealing = await fx.service({ codec, history: false });
+    const plain = await fx.service({ history: false });
     const sealedIds = await pushSome(sealing, topic, 'sealing', 10);
     const plainIds = await pushSome(plain, topic, 'plain', 10);
 
