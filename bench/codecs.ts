@@ -7,7 +7,8 @@
 // averaged over every body) and MEMORY USAGE of the messages hash, per message. Variants take turns
 // in ROUNDS interleaved rounds; the median of each figure is printed. A last part times the codec
 // alone in this process (sealText and openText of the same 1 KiB body, and their steps) to show where
-// a sealed message's time goes.
+// a sealed message's time goes. CPU per message of this process and of redis-server is printed too:
+// on a busy machine it moves less than the rates do.
 // Run: npm run bench:codecs [-- --count=20000 --rounds=3 --bytes=1024]
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { chainCodecs, createCompressionCodec, createEncryptionCodec } from '../lib/codecs/codecs';
@@ -48,7 +49,18 @@ interface Figures {
   bodyBytes: number;
   /** MEMORY USAGE of the messages hash over the messages it holds. */
   hashBytes: number;
+  /** CPU time per message (µs) of this process and of redis-server, over the push and over the consume. */
+  pushNodeUs: number;
+  pushRedisUs: number;
+  consumeNodeUs: number;
+  consumeRedisUs: number;
 }
+
+/** CPU µs this process has used. */
+const nodeCpu = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
 
 async function bodyLengths(redis: BenchRedis, key: string): Promise<{ average: number; count: number }> {
   let cursor = '0';
@@ -82,16 +94,22 @@ async function measure(redis: BenchRedis, variant: string, round: number): Promi
   await queue.connect();
   const payloads = Array.from({ length: COUNT }, (_, n) => payload(n));
   const pushStart = now();
+  let node = nodeCpu();
+  let server = await redis.cpuSeconds();
   for (let start = 0; start < COUNT; start += BATCH)
     await queue.pushMany(
       topic,
       payloads.slice(start, start + BATCH).map((p) => ({ payload: p })),
     );
   const pushRate = COUNT / ((now() - pushStart) / 1000);
+  const pushNodeUs = (nodeCpu() - node) / COUNT;
+  const pushRedisUs = (((await redis.cpuSeconds()) - server) * 1e6) / COUNT;
   const key = queueKeys(PREFIX, topic).messages;
   const bodies = await bodyLengths(redis, key);
   if (bodies.count !== COUNT) throw new Error(`${bodies.count} bodies stored, ${COUNT} pushed`);
   const hashBytes = Number(await redis.admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) / COUNT;
+  node = nodeCpu();
+  server = await redis.cpuSeconds();
   let seen = 0;
   let first = 0;
   let last = 0;
@@ -109,9 +127,20 @@ async function measure(redis: BenchRedis, variant: string, round: number): Promi
   );
   await done;
   await queue.waitUntilIdle(topic);
+  const consumeNodeUs = (nodeCpu() - node) / COUNT;
+  const consumeRedisUs = (((await redis.cpuSeconds()) - server) * 1e6) / COUNT;
   await consumer.close();
   await queue.close();
-  return { pushRate, consumeRate: ((COUNT - 1) * 1000) / (last - first), bodyBytes: bodies.average, hashBytes };
+  return {
+    pushRate,
+    consumeRate: ((COUNT - 1) * 1000) / (last - first),
+    bodyBytes: bodies.average,
+    hashBytes,
+    pushNodeUs,
+    pushRedisUs,
+    consumeNodeUs,
+    consumeRedisUs,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -190,6 +219,15 @@ async function main(): Promise<void> {
         `${m(figures, (f) => f.hashBytes).toFixed(0)} |`,
     );
   }
+  console.log('');
+  console.log('CPU per message (µs; less sensitive to other load on the machine than the rates):');
+  console.log('| variant | push: this process | push: redis-server | consume: this process | consume: redis-server |');
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const [variant, figures] of results)
+    console.log(
+      `| ${variant} | ${m(figures, (f) => f.pushNodeUs).toFixed(1)} | ${m(figures, (f) => f.pushRedisUs).toFixed(1)} | ` +
+        `${m(figures, (f) => f.consumeNodeUs).toFixed(1)} | ${m(figures, (f) => f.consumeRedisUs).toFixed(1)} |`,
+    );
   console.log('');
   console.log('Each round, every variant (push/s, consume/s):');
   for (const [variant, figures] of results)
