@@ -39,7 +39,7 @@ describe('codecs: a changed or foreign sealed message', () => {
         expect(payload.secret).toBe(SECRET);
         ran.push(context.id);
       });
-      await eventually(async () => ran.length === handled && (await queue.count(topic, 'dead')) === dead);
+      await eventually(async () => ran.length === handled && (await queue.count(topic, 'dead')) === dead, 30_000);
       await queue.waitUntilIdle(topic);
       await consumer.close();
     } finally {

@@ -56,7 +56,7 @@ describe('codecs: switching a topic on and off', () => {
 
     const { runs, handler } = recorder();
     after.consume(topic, handler('after'));
-    await eventually(() => runs.size === 20);
+    await eventually(() => runs.size === 20, 30_000);
     await after.waitUntilIdle(topic);
     for (const [ids, from] of [
       [plainIds, 'before'],
@@ -78,7 +78,7 @@ describe('codecs: switching a topic on and off', () => {
 
     const { runs, handler } = recorder();
     off.consume(topic, handler('off'));
-    await eventually(() => runs.size === 20);
+    await eventually(() => runs.size === 20, 30_000);
     await off.waitUntilIdle(topic);
     for (const [ids, from] of [
       [sealedIds, 'sealing'],
@@ -103,7 +103,7 @@ describe('codecs: switching a topic on and off', () => {
     });
     const { runs, handler } = recorder();
     const consumer = without.consume(topic, handler('without'));
-    await eventually(() => runs.size === 10 && deferred.size === 10);
+    await eventually(() => runs.size === 10 && deferred.size === 10, 60_000);
     await consumer.close();
     subscription.unsubscribe();
     expect([...runs.keys()].sort()).toEqual([...plainIds].sort());
@@ -119,7 +119,7 @@ describe('codecs: switching a topic on and off', () => {
     for (const [n, id] of sealedIds.entries())
       expect(runs.get(id)).toEqual([{ by: 'with', payload: { n, from: 'sealing' }, from: 'sealing', attempt: 1 }]);
     expect(await withCodec.count(topic, 'dead')).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it('a rolling deploy: services with and without the codec produce and consume side by side, each message once', async () => {
     const topic = uniqueTopic('codec-rolling');
@@ -131,9 +131,9 @@ describe('codecs: switching a topic on and off', () => {
       if (event.type === 'deferred' && event.topic === topic) deferredBy.add(event.id!);
     });
     // The process without the codec starts first and meets sealed messages (so it surely defers some).
-    without.consume(topic, handler('without'), { concurrency: 4 });
+    const withoutConsumer = without.consume(topic, handler('without'), { concurrency: 4 });
     const early = await pushSome(withCodec, topic, 'with', 5);
-    await eventually(() => deferredBy.size > 0);
+    await eventually(() => deferredBy.size > 0, 30_000);
     withCodec.consume(topic, handler('with'), { concurrency: 4 });
     const pushed = { with: [...early], without: [] as string[] };
     await Promise.all(
@@ -142,6 +142,9 @@ describe('codecs: switching a topic on and off', () => {
         for (let round = 0; round < 10; round++) pushed[side].push(...(await pushSome(producer, topic, side, 10)));
       }),
     );
+    // The deploy ends: the last process without the codec stops (a sealed message it took meanwhile
+    // went back to wait, so each one may pass it again, 5 s later each time, only until then).
+    await withoutConsumer.close();
     const all = [...pushed.with, ...pushed.without];
     await eventually(() => all.every((id) => runs.has(id)), 60_000);
     await withCodec.waitUntilIdle(topic, { timeoutMs: 60_000 });
@@ -155,7 +158,7 @@ describe('codecs: switching a topic on and off', () => {
     for (const id of pushed.with) expect(await storedFormOrGone(topic, id)).toBe('gone');
     expect(await withCodec.count(topic, 'dead')).toBe(0);
     expect([...deferredBy].every((id) => pushed.with.includes(id))).toBe(true);
-  }, 90_000);
+  }, 180_000);
 
   /** 'gone' once a message is acked (its body is deleted). */
   async function storedFormOrGone(topic: string, id: string): Promise<'gone' | 'kept'> {
