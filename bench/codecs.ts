@@ -1,5 +1,5 @@
 // Payload codecs (issue 42): what sealing costs a topic. The same method for each variant: a plain
-// topic, the topic under createEncryptionCodec, and under chainCodecs(gzip, encryption), with 1 KiB
+// topic, the topic under createEncryptionCodec, and under chainCodecs(gzip with minBytes 0, encryption), with 1 KiB
 // payloads (random text, so gzip finds little to take out, as with real ids and tokens). Each variant
 // pushes COUNT messages with pushMany in batches of 500 to a fresh Redis (push/s over the whole
 // push), then consumes them at concurrency 50 (consume+ack/s from the first handler start to the
