@@ -51,14 +51,38 @@ export function createEncryptionCodec(options: EncryptionCodecOptions): Codec {
   };
 
   function seal(known: Map<string, Buffer>, data: Uint8Array): Uint8Array {
-    const iv = randomBytes(IV_BYTES);
+    const out = Buffer.allocUnsafe(2 + idBytes.length + IV_BYTES + data.length + TAG_BYTES);
+    out[0] = ENCRYPTED_MARK;
+    out[1] = idBytes.length;
+    idBytes.copy(out, 2);
+    const ivStart = 2 + idBytes.length;
+    const iv = nextIv(out, ivStart);
     const cipher = createCipheriv('aes-256-gcm', known.get(currentKeyId)!, iv);
-    const head = Buffer.allocUnsafe(2 + idBytes.length);
-    head[0] = ENCRYPTED_MARK;
-    head[1] = idBytes.length;
-    idBytes.copy(head, 2);
-    return Buffer.concat([head, iv, cipher.update(data), cipher.final(), cipher.getAuthTag()]);
+    let at = ivStart + IV_BYTES;
+    at += cipher.update(data).copy(out, at);
+    at += cipher.final().copy(out, at);
+    cipher.getAuthTag().copy(out, at);
+    return out;
   }
+}
+
+/**
+ * Random IVs drawn from the CSPRNG in blocks (one randomBytes call per IV_POOL of them costs more
+ * than the cipher's own work on a small value); each is written into one value and never used again.
+ */
+const IV_POOL = 1024;
+let ivs = Buffer.alloc(0);
+let ivAt = 0;
+
+/** Copies the next unused random IV into `out` at `at`, and returns it (a view of `out`). */
+function nextIv(out: Buffer, at: number): Buffer {
+  if (ivAt + IV_BYTES > ivs.length) {
+    ivs = randomBytes(IV_BYTES * IV_POOL);
+    ivAt = 0;
+  }
+  ivs.copy(out, at, ivAt, ivAt + IV_BYTES);
+  ivAt += IV_BYTES;
+  return out.subarray(at, at + IV_BYTES);
 }
 
 function open(known: Map<string, Buffer>, data: Uint8Array): Uint8Array {
