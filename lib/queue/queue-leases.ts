@@ -48,7 +48,7 @@ export class QueueLeases {
     const kept = await Promise.all(
       messages.map(async (message) => {
         try {
-          await openMessage(this.core.codecs, message as ReservedMessage<unknown>);
+          await openMessage(this.core.codecs, message);
           return true;
         } catch (error) {
           if (!(error instanceof PayloadDecodeError)) throw error;

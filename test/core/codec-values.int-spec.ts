@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createEncryptionCodec, type Codec, type RedisAckQueueOptions, type RedisAckQueueService } from '../../lib';
 import { ValueCodecs } from '../../lib/queue/value-codecs';
 import { deferred } from '../support/async-helpers';
-import { eventually, mastersOf, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
+import { keysHolding } from '../support/key-dumps';
 
 /**
  * What a handler and a manual consumer store of their own (durable step results, progress values,
@@ -16,24 +17,6 @@ const codec = (): Codec => createEncryptionCodec({ keys: { k1: key }, currentKey
 let prefixes = 0;
 /** A prefix per test (`codecs-<n>x`: no prefix is another's start), so a scan sees its keys only. */
 const newPrefix = () => `codecs-${process.pid}-${++prefixes}x`;
-
-/** The keys of `prefix` whose DUMP holds `canary` (rdbcompression is off: a stored text is in its DUMP as it is). */
-export async function keysHolding(redis: Parameters<typeof mastersOf>[0], prefix: string, canary: string) {
-  const found: string[] = [];
-  const needle = Buffer.from(canary);
-  for (const node of await mastersOf(redis)) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      for (const name of keys) {
-        const dump = await node.dumpBuffer(name);
-        if (dump?.includes(needle)) found.push(name);
-      }
-    } while (cursor !== '0');
-  }
-  return found;
-}
 
 describe('codecs seal what handlers and manual consumers store', () => {
   // Without rdbcompression, DUMP holds each stored text as it is (LZF could hide a canary).
@@ -69,8 +52,8 @@ describe('codecs seal what handlers and manual consumers store', () => {
     await holding.promise;
     const info = await eventually(async () => {
       const got = await queue.get(topic, id);
-      return got?.progress !== undefined ? got : undefined;
-    });
+      return got?.progress !== undefined ? got : null;
+    }).then((got) => got!);
     return {
       info,
       async finish() {
@@ -164,7 +147,9 @@ describe('codecs seal what handlers and manual consumers store', () => {
     const otherKey = createEncryptionCodec({ keys: { k2: randomBytes(32) }, currentKeyId: 'k2' });
     const wrong = await service(prefix, { codec: otherKey });
     expect(await wrong.reserve(topic)).toEqual([]);
-    const dead = await eventually(async () => (await sealing.deadLetters(topic)).find((letter) => letter.id === 'm2'));
+    const dead = await eventually(
+      async () => (await sealing.deadLetters(topic)).find((letter) => letter.id === 'm2') ?? null,
+    ).then((letter) => letter!);
     expect(dead).toMatchObject({ reason: 'undecodable', attempt: 1 });
     expect(dead.error).toEqual(expect.any(String));
   });
