@@ -80,6 +80,10 @@ describe('codecs seal what handlers and manual consumers store', () => {
     expect(Object.keys(steps)).toEqual(['charge']);
     expect(steps.charge).toMatch(/^~[A-Za-z0-9+/]+=*$/);
     expect(await fx.redis.hget(`{${prefix}:${run.topic}}:progress`, run.id)).toMatch(/^~[A-Za-z0-9+/]+=*$/);
+    // A process without the codec still looks it up: what it cannot open is left out.
+    const blind = await (await service(prefix)).get(run.topic, run.id);
+    expect(blind).toMatchObject({ state: 'leased', steps: { charge: undefined } });
+    expect(blind).not.toHaveProperty('progress');
     // The next delivery reads the sealed step back, opened, without running it again.
     expect(await run.finish()).toEqual({ again: run.stepValue, ran: 1 });
   });
