@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createEncryptionCodec, type Codec, type RedisAckQueueOptions, type RedisAckQueueService } from '../../lib';
 import { ValueCodecs } from '../../lib/queue/value-codecs';
 import { deferred } from '../support/async-helpers';
+import { expectLogs } from '../support/capture-logs';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { keysHolding } from '../support/key-dumps';
 
@@ -21,6 +22,8 @@ const newPrefix = () => `codecs-${process.pid}-${++prefixes}x`;
 describe('codecs seal what handlers and manual consumers store', () => {
   // Without rdbcompression, DUMP holds each stored text as it is (LZF could hide a canary).
   const fx = useRedis({ config: ['rdbcompression', 'no'] });
+  // The step handlers fail once on purpose; a message sealed with another key is buried.
+  expectLogs(/once more; retrying/, /went to the dead letters as undecodable/);
 
   const service = (prefix: string, options: RedisAckQueueOptions = {}) =>
     fx.service({ prefix, backoff: { type: 'fixed', delayMs: 10 }, ...options });
@@ -132,6 +135,21 @@ describe('codecs seal what handlers and manual consumers store', () => {
     const [message] = await queue.reserve(topic);
     await queue.ack(message, { receipt: `${canary}-result` });
     expect(await keysHolding(fx.redis, prefix, canary)).toEqual([`{${prefix}:${topic}}:messages`]);
+  });
+
+  it('seals a flow child result given to ack(), and the parent handler reads it opened', async () => {
+    const prefix = newPrefix();
+    const queue = await service(prefix, { codec: codec() });
+    const [parent, child] = [uniqueTopic('codec.parent'), uniqueTopic('codec.child')];
+    const canary = `CANARY-${randomBytes(6).toString('hex')}`;
+    await queue.pushFlow({ topic: parent, id: 'p', payload: 1, children: [{ topic: child, id: 'c', payload: 2 }] });
+    const [message] = await queue.reserve(child);
+    expect(await queue.ack(message, { receipt: `${canary}-child` })).toBe(true);
+    // Handed to the parent sealed: the parent's record of its child holds no canary.
+    expect(await keysHolding(fx.redis, prefix, canary)).toEqual([]);
+    const seen = deferred<unknown>();
+    queue.consume(parent, (_payload, context) => seen.resolve(context.childResults()));
+    expect(await seen.promise).toEqual({ [child]: { c: { receipt: `${canary}-child` } } });
   });
 
   it('defers a leased message sealed by a codec this process lacks, and buries one it cannot open', async () => {
