@@ -64,6 +64,11 @@ export const DEFAULTS = {
   pageLimit: 100,
   /** A handler's progress is written at most this often (ms); the latest value wins. */
   progressIntervalMs: 200,
+  /**
+   * How long a message sealed by a codec this process lacks waits before it is offered again (ms):
+   * a rolling deploy's process without the codec leaves it for one that has it.
+   */
+  noCodecRetryMs: 5_000,
 } as const;
 
 /** Bounds that keep one call short: no script runs long enough to stall Redis. */

@@ -6,10 +6,13 @@ import {
   InvalidStepResultError,
   LeaseLostError,
   MessageCancelledError,
+  PayloadDecodeError,
 } from '../errors';
+import { isSealed } from '../codecs/sealed-text';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { isWellFormed } from '../queue/validation';
+import type { ValueCodecs } from '../queue/value-codecs';
 import type { ContextTarget, RunStep, StepCache } from './handler-context';
 
 /**
@@ -22,7 +25,10 @@ export function checkStepName(name: unknown): asserts name is string {
   }
 }
 
-/** A step's result as stored: its JSON, '' for undefined; refused when not JSON data or over 64 KiB. */
+/**
+ * A step's result as JSON text, '' for undefined; refused when not JSON data or over 64 KiB. Of a
+ * topic with a codec, DeliverySteps stores it sealed (see ValueCodecs).
+ */
 export function encodeStepResult(topic: string, id: string, name: string, result: unknown): string {
   if (result === undefined) return '';
   const encoded = encodeStoredValue(result, LIMITS.maxStepBytes);
@@ -30,7 +36,7 @@ export function encodeStepResult(topic: string, id: string, name: string, result
   return encoded.json;
 }
 
-/** A stored result as a step returns it: what JSON gives back ('' is undefined). */
+/** A step's result JSON (opened, when it was stored sealed) as a step returns it: what JSON gives back ('' is undefined). */
 export function decodeStepResult(json: string): unknown {
   return json === '' ? undefined : JSON.parse(json);
 }
@@ -58,8 +64,10 @@ export function tooManySteps(topic: string, id: string, name: string): InvalidSt
  * its message stored before (steps-read.lua, once, fenced by the lease); a name found there
  * returns its result without running `fn`. Otherwise `fn` runs, and its result (JSON, at most 64 KiB) is stored with
  * step.lua, fenced by the lease: a delivery whose lease is gone stores nothing and fails with
- * LeaseLostError (reported as a lost lease). One object per consumer; the cache lives on each
- * delivery (its ContextTarget).
+ * LeaseLostError (reported as a lost lease). Of a topic with a codec, a result is stored sealed
+ * (`~` and base64, see ValueCodecs) and opened when read back; one that cannot be opened fails the
+ * step with PayloadDecodeError. One object per consumer; the cache lives on each delivery (its
+ * ContextTarget).
  */
 export class DeliverySteps {
   constructor(
@@ -67,6 +75,8 @@ export class DeliverySteps {
     private readonly topic: string,
     /** Reports the delivery's lease lost (a refused store says so before the next heartbeat). */
     private readonly lost: (target: ContextTarget) => void,
+    /** The topics' codecs: what seals the results stored and opens those read back. */
+    private readonly codecs?: ValueCodecs,
   ) {}
 
   readonly run: RunStep = async <R>(target: ContextTarget, name: string, fn: () => R | Promise<R>): Promise<R> => {
@@ -75,7 +85,7 @@ export class DeliverySteps {
     const cache = (target.steps ??= this.cache(target));
     const stored = await cache.stored;
     const json = stored.get(name);
-    if (json !== undefined) return decodeStepResult(json) as R;
+    if (json !== undefined) return (await this.decode(json)) as R;
     const running = cache.running.get(name);
     if (running) return running as Promise<R>;
     // A delivery known to be over runs nothing more: its store would be refused.
@@ -118,14 +128,16 @@ export class DeliverySteps {
   ): Promise<R> {
     const { id } = target.message;
     const json = encodeStepResult(this.topic, id, name, await fn());
-    const reply = await this.engine.storeStep(this.topic, target.message, name, json);
+    // An undefined result ('') stays as it is: nothing of the handler's is in it.
+    const text = json === '' || !this.codecs ? json : await this.codecs.seal(this.topic, json);
+    const reply = await this.engine.storeStep(this.topic, target.message, name, text);
     switch (reply.outcome) {
       case 'stored':
-        stored.set(name, json);
+        stored.set(name, text);
         return decodeStepResult(json) as R;
       case 'kept':
         stored.set(name, reply.json);
-        return decodeStepResult(reply.json) as R;
+        return (await this.decode(reply.json)) as R;
       case 'full':
         throw tooManySteps(this.topic, id, name);
       case 'lost':
@@ -133,4 +145,15 @@ export class DeliverySteps {
         throw new LeaseLostError(this.topic, id);
     }
   }
+
+  /** A stored result as the step returns it, opened first when a codec sealed it. */
+  private async decode(stored: string): Promise<unknown> {
+    return decodeStepResult(this.codecs ? await this.codecs.open(this.topic, stored) : openWithout(this.topic, stored));
+  }
+}
+
+/** A stored text read where no codec is known: plain JSON as it is; a sealed one cannot be opened. */
+function openWithout(topic: string, stored: string): string {
+  if (isSealed(stored)) throw new PayloadDecodeError(topic, 'no-codec');
+  return stored;
 }

@@ -6,13 +6,11 @@ import type { QueueLogger } from '../observability/queue-logger';
 import type { QueueEvents } from '../queue/queue-events';
 import type { ConsumerSettings } from '../queue/settings';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import type { CancelSignals } from '../engine/redis/cancel-signals';
 import type { DeliveryTimings } from './delivery-timings';
 import { deferDelivery } from './retry-later';
 import type { ValueCodecs } from '../queue/value-codecs';
-
-/** How long a message sealed by a codec this process lacks waits before it is offered again (ms). */
-const NO_CODEC_RETRY_MS = 5_000;
 
 /** Where a consumer reports what happens: the service's event stream and log. */
 export interface ConsumerReporting {
@@ -58,7 +56,7 @@ export class FailedDeliveries {
     // Sealed by a codec this process lacks (a rolling deploy): it waits for a process that has it.
     const codecElsewhere = error instanceof PayloadDecodeError;
     if (error instanceof RetryLaterError || error instanceof RateLimitedError || codecElsewhere) {
-      const wait = codecElsewhere ? NO_CODEC_RETRY_MS : error.delayMs;
+      const wait = codecElsewhere ? DEFAULTS.noCodecRetryMs : error.delayMs;
       const deferred = await deferDelivery(
         this.engine,
         this.topic,

@@ -14,7 +14,7 @@ import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseCon
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
 import type { ValueCodecs } from '../queue/value-codecs';
-import { openChildren, openMessage } from './sealed-messages';
+import { openChildren, openMessage } from '../queue/sealed-messages';
 import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
 /** How often the heartbeat extends the running leases: every third of a lease (ms). */
@@ -73,7 +73,7 @@ export class LeaseKeeper<T> {
     this.codecs = report.codecs;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
-    const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>));
+    const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>), this.codecs);
     this.leases = { extend: this.extend, progress: this.control.progress, step: steps.run };
   }
 

@@ -20,7 +20,8 @@ interface Throttle {
  * What a handler's `context.progress(value)` does: checks the value at once (JSON, at most
  * 4 KiB), then writes it with progress.lua, fenced by the lease's token, at most once per
  * message every 200 ms: the first value at once, later ones coalesced, the latest written at
- * the end of the interval. A value still waiting when the handler settles is dropped.
+ * the end of the interval. A value still waiting when the handler settles is dropped. Of a
+ * topic with a codec, the value is stored sealed (`~` and base64, see ValueCodecs).
  */
 export class ProgressReporter {
   private readonly throttles = new WeakMap<ContextTarget, Throttle>();
@@ -64,7 +65,12 @@ export class ProgressReporter {
     throttle.lastWriteAt = Date.now();
     const { id, attempt } = target.message;
     const { events } = this.report;
-    this.engine.progress(this.topic, target.message, json).then(
+    const { codecs } = this.report;
+    // Of a topic with a codec, the value is stored sealed (see ValueCodecs); its write stays fenced by the lease.
+    const written = codecs?.writer(this.topic)
+      ? codecs.seal(this.topic, json).then((sealed) => this.engine.progress(this.topic, target.message, sealed))
+      : this.engine.progress(this.topic, target.message, json);
+    written.then(
       (stored) => stored && events.emit({ type: 'progress', topic: this.topic, id, attempt }),
       (error: unknown) => events.emit({ type: 'error', topic: this.topic, id, attempt, error: asError(error) }),
     );

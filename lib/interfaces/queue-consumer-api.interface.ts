@@ -19,6 +19,9 @@ export interface RedisAckQueueConsumerApi {
    * Leases up to `count` messages; an empty array when none is ready. Partitions take turns.
    * Settle each one (ack, nack or release) before its lease runs out, or it is delivered
    * again. A message whose stored body is not valid JSON goes to the dead letters as `malformed`.
+   * A message a codec sealed (see docs/codecs.md) is opened before it is returned; one that cannot
+   * be is not returned: sealed by a codec this process lacks, it waits 5 s for a process that has
+   * it (no attempt counted); else it goes to the dead letters as `undecodable`.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidTopicError} when `topic` is not 1-200 characters of `A-Z a-z 0-9 . _ - :`.
    * @throws {InvalidOptionError} when `count`, `leaseMs` or `maxAttempts` is out of range.
@@ -31,7 +34,8 @@ export interface RedisAckQueueConsumerApi {
   /**
    * Removes a message for good; false when nothing was acked (the lease was no longer this one, or no such message).
    * On a topic with `keepCompleted`, the message is kept as `completed` instead, with
-   * `result` (any JSON value, at most `maxPayloadBytes`); elsewhere `result` is ignored.
+   * `result` (any JSON value, at most `maxPayloadBytes`; sealed by the topic's codec, if it has
+   * one, as a handler's result is); elsewhere `result` is ignored.
    * @throws {QueueClosedError} when the service is closed (or closing).
    * @throws {InvalidStoredValueError} on a topic with `keepCompleted`, when `result` is not
    *   JSON data or is over `maxPayloadBytes` (nothing changed: ack again without it).

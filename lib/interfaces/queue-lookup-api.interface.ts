@@ -59,13 +59,18 @@ export interface MessageInfo<T = unknown> {
   key?: string;
   /** See `key`. */
   mode?: RedisAckQueueKeyMode;
-  /** Of a leased message whose handler reported progress (`context.progress`): the latest value stored. */
+  /**
+   * Of a leased message whose handler reported progress (`context.progress`): the latest value
+   * stored. Of a topic with a codec it is stored sealed and opened here; absent when this process
+   * cannot open it (see docs/codecs.md).
+   */
   progress?: unknown;
   /**
    * The durable steps its handlers completed so far (`context.step`): step name -> result (a
    * step that returned nothing: undefined), by name, in an object without a prototype (a step named
    * `__proto__` is a key like any other). Absent when it has none. Kept while the message lives
-   * (dead letters included) and with its completed record.
+   * (dead letters included) and with its completed record. Of a topic with a codec each result is
+   * stored sealed and opened here; undefined when this process cannot open it (see docs/codecs.md).
    */
   steps?: Record<string, unknown>;
   /** Of a completed message: what the handler returned (or `ack` was given), when it was kept. */

@@ -19,11 +19,13 @@ const RESPONSE_PACKETS: Deserializer = {
 };
 
 /**
- * How a caller's requests reach Redis: taking a reply, marking one heard whole as taken,
- * cancelling a request nobody waits for.
+ * How a caller's requests reach Redis: taking a reply, opening one its topic's codec sealed,
+ * marking one heard whole as taken, cancelling a request nobody waits for.
  */
 export interface RequestChannel {
   take(topic: string, request: { id: string; group?: string }): Promise<string | undefined>;
+  /** A reply's text as stored or published, opened when sealed (a PayloadDecodeError when it cannot be). */
+  open(topic: string, text: string): Promise<string>;
   markTaken(topic: string, request: { id: string; group?: string }): Promise<void>;
   cancel(topic: string, id: string): Promise<unknown>;
 }
@@ -106,10 +108,12 @@ export class PendingRequests {
   replied(id: string, text: string): void {
     const pending = this.byId.get(id);
     if (!pending) return;
-    const reply = decodeReply(text);
-    if (!reply) return void this.collect(pending);
-    this.channel.markTaken(pending.topic, pending).catch(() => undefined); // else it expires with its TTL
-    void this.deliver(pending, reply);
+    void this.opened(pending, text).then((reply) => {
+      if (reply === null) return;
+      if (!reply) return void this.collect(pending);
+      this.channel.markTaken(pending.topic, pending).catch(() => undefined); // else it expires with its TTL
+      return this.deliver(pending, reply);
+    });
   }
 
   /** Looks for the replies of every waiting request (after a reconnect, when notices may have been missed). */
@@ -134,8 +138,24 @@ export class PendingRequests {
     } catch {
       return; // Redis unreachable: the next notice, sweep or the timeout settles it.
     }
-    const reply = text === undefined ? undefined : decodeReply(text);
+    const reply = text === undefined ? undefined : await this.opened(pending, text);
     if (reply) await this.deliver(pending, reply);
+  }
+
+  /**
+   * A reply's record, opened first when its topic's codec sealed it; undefined for a text this
+   * package did not write; null when it could not be opened (the request then ends with the
+   * PayloadDecodeError: this process lacks the codec or its key).
+   */
+  private async opened(pending: PendingRequest, text: string): Promise<ReplyRecord | undefined | null> {
+    let json: string;
+    try {
+      json = await this.channel.open(pending.topic, text);
+    } catch (error) {
+      this.settle(pending, { err: error });
+      return null;
+    }
+    return decodeReply(json);
   }
 
   /** Settles the request and hands its caller the reply (the first one only). */

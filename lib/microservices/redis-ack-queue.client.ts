@@ -61,6 +61,7 @@ export class RedisAckQueueClient extends ClientProxy {
     this.pending = new PendingRequests(
       {
         take: (topic, request) => this.queue.replies.take(topic, request),
+        open: (topic, text) => this.queue.replies.open(topic, text),
         markTaken: (topic, request) => this.queue.replies.markTaken(topic, request),
         cancel: (topic, id) => this.service.cancel(topic, id),
       },

@@ -19,8 +19,9 @@ export interface ServiceReplies {
   /** Whether `text` names a caller channel of this prefix. */
   isChannel(text: string | undefined): text is string;
   /**
-   * Stores the reply of a running delivery (its lease) and announces it on `channel`: its id, or
-   * with `inline` the reply itself on the channel's inline twin.
+   * Stores the reply of a running delivery (its lease), sealed by the topic's codec if it has one,
+   * and announces it on `channel`: its id, or with `inline` the reply itself on the channel's
+   * inline twin.
    */
   send(
     topic: string,
@@ -32,8 +33,10 @@ export interface ServiceReplies {
   ): Promise<ReplyWrite>;
   /** Whether the request was answered already (by an earlier delivery). */
   answered(topic: string, request: RequestRef): Promise<boolean>;
-  /** The request's reply, once; undefined while there is none (or it was taken). */
+  /** The request's reply as stored (sealed, of a topic with a codec), once; undefined while there is none (or it was taken). */
   take(topic: string, request: RequestRef): Promise<string | undefined>;
+  /** A reply's stored or published text opened (see ValueCodecs.open); a PayloadDecodeError when it cannot be. */
+  open(topic: string, stored: string): Promise<string>;
   /** Marks a reply its caller heard whole as taken. */
   markTaken(topic: string, request: RequestRef): Promise<void>;
   /** Listens on a caller channel and its inline twin. */

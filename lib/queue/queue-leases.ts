@@ -1,7 +1,10 @@
 import { completedLease } from '../engine/consumer-engine';
 import { completionExtra, encodeStoredValue } from '../engine/codecs/lookup-format';
-import { InvalidStoredValueError } from '../errors';
-import { asError } from '../errors/error-text';
+import { InvalidStoredValueError, PayloadDecodeError } from '../errors';
+import { asError, errorSummary } from '../errors/error-text';
+import { DEFAULTS } from '../common/redis-ack-queue.constants';
+import { MESSAGES } from '../common/redis-ack-queue.messages';
+import { openMessage } from './sealed-messages';
 import type { NackOptions, NackResult, ReserveOptions, ReservedMessage, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
 import { resolveReserveRequest } from './settings';
@@ -29,8 +32,62 @@ export class QueueLeases {
       events.emit({ type: 'dead', topic, id, attempt, reason: 'malformed' });
       events.tally.settled(topic, 'dead', undefined, undefined, 'malformed');
     }
-    for (const { id, attempt } of messages) events.emit({ type: 'reserved', topic, id, attempt });
-    return messages;
+    const opened = await this.opened(topic, messages);
+    for (const { id, attempt } of opened) events.emit({ type: 'reserved', topic, id, attempt });
+    return opened;
+  }
+
+  /**
+   * The reserved messages with those a codec sealed opened (see docs/codecs.md), as a consumer
+   * opens them before its handler. One sealed by a codec this process lacks is deferred for a
+   * process that has it (no attempt counted, as a consumer does); one that cannot be opened
+   * otherwise goes to the dead letters (`undecodable`). Neither is returned.
+   */
+  private async opened<T>(topic: string, messages: ReservedMessage<T>[]): Promise<ReservedMessage<T>[]> {
+    if (!messages.some(({ sealed }) => sealed !== undefined)) return messages;
+    const kept = await Promise.all(
+      messages.map(async (message) => {
+        try {
+          await openMessage(this.core.codecs, message);
+          return true;
+        } catch (error) {
+          if (!(error instanceof PayloadDecodeError)) throw error;
+          await this.core.call('reserve', topic, () => this.unopened(message, error));
+          return false;
+        }
+      }),
+    );
+    return messages.filter((_, i) => kept[i]);
+  }
+
+  /** Ends the lease of a reserved message that could not be opened (see {@link opened}). */
+  private async unopened(message: ReservedMessage, error: PayloadDecodeError): Promise<void> {
+    const { engine, events, logger, settings } = this.core;
+    const { topic, id, attempt } = message;
+    const maxAttempts = message.maxAttempts ?? settings.maxAttempts;
+    if (error.reason === 'no-codec') {
+      const delayMs = DEFAULTS.noCodecRetryMs;
+      const deferred = await engine.defer(topic, message, delayMs, settings.maxDeferrals);
+      if (deferred === 'deferred') {
+        logger.log(MESSAGES.deferred(topic, id, attempt, delayMs));
+        events.emit({ type: 'deferred', topic, id, attempt, delayMs });
+        return;
+      }
+      if (deferred === 'lost') return;
+      // Deferred maxDeferrals times already: this one counts as an attempt, as a consumer's does.
+      logger.warn(MESSAGES.overDeferred(topic, id, settings.maxDeferrals));
+      const result = await engine.nack(topic, message, { delayMs, maxAttempts, error });
+      if (result === 'lost') return;
+      if (result === 'retry') events.emit({ type: 'retried', topic, id, attempt, error });
+      else events.emit({ type: 'dead', topic, id, attempt, error, reason: 'failed' });
+      events.tally.settled(topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
+      return;
+    }
+    const [buried] = await engine.bury(topic, [message], 'undecodable', error, maxAttempts);
+    if (!buried) return;
+    logger.error(MESSAGES.deadLettered(topic, id, attempt, 'undecodable', errorSummary(error)));
+    events.emit({ type: 'dead', topic, id, attempt, error, reason: 'undecodable' });
+    events.tally.settled(topic, 'dead', undefined, undefined, 'undecodable');
   }
 
   async ack(message: ReservedMessage, result?: unknown): Promise<boolean> {
@@ -98,8 +155,16 @@ export class QueueLeases {
     const bound = policy?.maxResultBytes ?? childBound!;
     const encoded = result === undefined ? undefined : encodeStoredValue(result, bound);
     if (encoded && 'problem' in encoded) throw new InvalidStoredValueError('result', message.topic, encoded.problem);
-    return this.core.engine.complete(message.topic, [
-      completedLease(message, completionExtra(encoded?.json, undefined)),
-    ]);
+    return this.completeWith(message, encoded?.json);
+  }
+
+  /** complete.lua with the result's JSON, sealed first (`"s"`) where the topic has a codec, as a consumer's is. */
+  private async completeWith(message: ReservedMessage, json: string | undefined): Promise<boolean[]> {
+    const { codecs, engine } = this.core;
+    const extra =
+      json !== undefined && codecs.writer(message.topic)
+        ? completionExtra(undefined, undefined, await codecs.seal(message.topic, json))
+        : completionExtra(json, undefined);
+    return engine.complete(message.topic, [completedLease(message, extra)]);
   }
 }

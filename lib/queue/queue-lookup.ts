@@ -3,6 +3,7 @@ import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageFilter, MessageInfo, MessageState, Topic } from '../interfaces';
 import { filterOf, filters } from './message-filter';
 import type { QueueCore } from './queue-core';
+import { openJobValues } from './sealed-job-values';
 import {
   assertBounded,
   assertInteger,
@@ -35,10 +36,13 @@ export class QueueLookup {
   ) {}
 
   get<T>(topic: Topic<T>, id: string): Promise<MessageInfo<T> | null> {
-    return this.core.call('get a message', topic, () => {
+    return this.core.call('get a message', topic, async () => {
       assertTopic(topic);
       assertMessageId(id);
-      return this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
+      const info = await this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
+      // Progress and step results a codec sealed are opened here (see openJobValues).
+      if (info) await openJobValues(this.core.codecs, topic, info);
+      return info;
     });
   }
 

@@ -31,8 +31,8 @@ export class QueueReplies implements ServiceReplies {
 
   /**
    * Stores the reply of a running delivery (its lease, see heldDeliveryOf: undefined for a context
-   * made elsewhere) and announces it on `channel` (with `inline`, the reply itself on its inline
-   * twin): 'lost' when its lease is no longer this delivery's, 'answered' when a reply was stored
+   * made elsewhere), sealed by the topic's codec if it has one, and announces it on `channel` (with
+   * `inline`, the reply itself on its inline twin): 'lost' when its lease is no longer this delivery's, 'answered' when a reply was stored
    * before.
    */
   send(
@@ -43,11 +43,18 @@ export class QueueReplies implements ServiceReplies {
     channel: string,
     inline: boolean,
   ): Promise<ReplyWrite> {
-    return this.core.call('reply to a request', topic, () => {
-      if (!lease) return Promise.resolve<ReplyWrite>('lost');
+    return this.core.call('reply to a request', topic, async () => {
+      if (!lease) return 'lost';
       const inlineChannel = inline ? channel + INLINE_SUFFIX : '';
-      return this.core.engine.replies.write(topic, lease, reply, ttlMs, channel, inlineChannel);
+      // Of a topic with a codec, the reply is stored and published sealed, as its request was pushed.
+      const text = await this.core.codecs.seal(topic, reply);
+      return this.core.engine.replies.write(topic, lease, text, ttlMs, channel, inlineChannel);
     });
+  }
+
+  /** A reply's text as its caller reads it: opened when its topic's codec sealed it (see ValueCodecs). */
+  open(topic: string, stored: string): Promise<string> {
+    return this.core.codecs.open(topic, stored);
   }
 
   /** Whether the request was answered already (by an earlier delivery). */

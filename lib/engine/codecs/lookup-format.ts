@@ -13,6 +13,8 @@ import type { PartitionOrder } from './merged-pages';
 import { strictStringify, tokenAttempt, tryDecodeBody } from './wire-format';
 import { decodeChildPairs, linkOf, type FlowChildRecord } from './flow-format';
 import { FLOW_HELD, KEY_PARKED } from './sentinel-scores';
+import { SealedValue } from './sealed-value';
+import { isSealed } from '../../codecs/sealed-text';
 
 /** A child as `get` shows it: without where it lives or its policy. */
 function childInfo({ topic, id, outcome, result, failure }: FlowChildRecord): FlowChildInfo {
@@ -78,6 +80,8 @@ export function completionExtra(
 
 function parseOr(raw: string | null | false): unknown {
   if (!raw) return undefined;
+  // Sealed by a codec (see docs/codecs.md): handed up unopened, for the queue to open.
+  if (isSealed(raw)) return new SealedValue(raw);
   try {
     return JSON.parse(raw) as unknown;
   } catch {
@@ -130,7 +134,8 @@ export type GetReply = (string | string[] | null)[];
 /**
  * get.lua answers false, or `{ state, body, score, attempts, token, dead info, progress, priority,
  * steps, flow parent, children, key mode }`, steps as `{ name, result JSON, ... }`, children as
- * their HASH (field, value, ...).
+ * their HASH (field, value, ...). A progress value or step result a codec sealed is handed up as a
+ * SealedValue, for the queue to open.
  */
 export function decodeGetReply<T>(
   id: string,

@@ -1,6 +1,6 @@
 import { PayloadDecodeError } from '../errors';
 import type { ReservedMessage } from '../interfaces';
-import type { ValueCodecs } from '../queue/value-codecs';
+import type { ValueCodecs } from './value-codecs';
 import type { FlowChildRecord } from '../engine/codecs/flow-format';
 import { SealedValue } from '../engine/codecs/sealed-value';
 
