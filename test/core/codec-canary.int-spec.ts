@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
+import { firstValueFrom } from 'rxjs';
+import { RedisAckQueueClient, RedisAckQueueServer } from '../../lib/microservices';
 import {
   createEncryptionCodec,
   type Codec,
@@ -26,6 +31,17 @@ const CANARY = 'canary-d6f1c9e2-never-stored';
 /** No LZF in DUMP (a compressed string would hide the canary from the search without a codec). */
 const SERVER = { appendonly: true, config: ['rdbcompression', 'no'] };
 
+@Controller()
+class EchoHandlers {
+  @MessagePattern('canary.echo')
+  echo(@Payload() data: { text: string }) {
+    return { echo: `${data.text}!` };
+  }
+}
+
+@Module({ controllers: [EchoHandlers] })
+class EchoModule {}
+
 const key = () => createEncryptionCodec({ keys: { k1: randomBytes(32) }, currentKeyId: 'k1' });
 
 /** The paths of a run and how many messages each stores (a flow counts its parent and 3 children). */
@@ -40,13 +56,6 @@ interface Counts {
 const FULL: Counts = { plain: 4_000, group: 2_000, delayed: 1_000, debounced: 1_000, flows: 250, dead: 1_000 };
 const SMALL: Counts = { plain: 20, group: 20, delayed: 20, debounced: 20, flows: 5, dead: 20 };
 const BATCH = 500;
-
-/**
- * LEAD: set to true once step results and progress are sealed (another helper's work when this was
- * written; the test fails without it: 4 occurrences in the keys, 8 in the AOF). Transport replies
- * are not in this search yet.
- */
-const STEPS_SEALED: boolean = false;
 
 const item = (n: number, extra: Partial<PushManyItem> = {}) =>
   ({ payload: { n, text: CANARY }, headers: { note: CANARY }, ...extra }) as PushManyItem;
@@ -192,30 +201,44 @@ singleDescribe('codec canary: nothing of a payload, header or result reaches Red
       expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
     }, 600_000);
 
-    (STEPS_SEALED ? it : it.skip)(
-      'step results and progress leave no trace of the canary either [LEAD: enable with sealed steps]',
-      async () => {
-        const queue = await fx.service({ codec: key(), keepCompleted: { maxCount: 100_000 }, history: false });
-        const topic = uniqueTopic('canary.steps');
-        let done = 0;
-        queue.consume(topic, async (_payload: unknown, context: MessageContext) => {
-          context.progress({ note: CANARY });
-          await context.step('first', () => ({ echo: CANARY }));
-          done++;
-          return 'ok';
-        });
-        await queue.pushMany(
-          topic,
-          [0, 1, 2, 3].map((n) => item(n)),
+    it('step results, progress, and transport requests and replies leave no trace of the canary either', async () => {
+      const codec = key();
+      const queue = await fx.service({ codec, keepCompleted: { maxCount: 100_000 }, history: false });
+      const topic = uniqueTopic('canary.steps');
+      let done = 0;
+      queue.consume(topic, async (_payload: unknown, context: MessageContext) => {
+        context.progress({ note: CANARY });
+        await context.step('first', () => ({ echo: CANARY }));
+        done++;
+        return 'ok';
+      });
+      await queue.pushMany(
+        topic,
+        [0, 1, 2, 3].map((n) => item(n)),
+      );
+      await eventually(() => done === 4, 60_000);
+      await queue.waitUntilIdle(topic);
+      await queue.close();
+      // The Nest transport: requests are messages, replies are stored and published whole.
+      const prefix = uniqueTopic('canary-transport');
+      const server = new RedisAckQueueServer({ connection: fx.connection, prefix, codec: codec });
+      const app = await NestFactory.createMicroservice(EchoModule, { strategy: server, logger: false });
+      await app.listen();
+      const client = new RedisAckQueueClient({ connection: fx.connection, prefix, codec: codec });
+      try {
+        const replies = await Promise.all(
+          Array.from({ length: 50 }, (_, n) =>
+            firstValueFrom(client.send<{ echo: string }>('canary.echo', { n, text: CANARY })),
+          ),
         );
-        await eventually(() => done === 4, 60_000);
-        await queue.waitUntilIdle(topic);
-        await queue.close();
-        const found = await search(fx.redis as Redis, fx.server.dir);
-        expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
-      },
-      120_000,
-    );
+        expect(replies.every(({ echo }) => echo === `${CANARY}!`)).toBe(true);
+      } finally {
+        await client.close();
+        await app.close();
+      }
+      const found = await search(fx.redis as Redis, fx.server.dir);
+      expect({ dumps: found.dumps, aof: found.aof }).toEqual({ dumps: 0, aof: 0 });
+    }, 120_000);
   });
 
   describe('without a codec (the control: the search finds what is there)', () => {
