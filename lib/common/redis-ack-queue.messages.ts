@@ -42,6 +42,9 @@ export const MESSAGES = {
           ? `A stored value of topic "${topic}" failed authentication under key "${keyId ?? ''}": it was changed ` +
             `in Redis after it was written, or the key with this id is not the one that encrypted it`
           : `A stored value of topic "${topic}" could not be decoded by its codec (${reason}): check the codec`,
+  reencryptWithoutCodec: (topic: string) =>
+    `Topic "${topic}" has no codec in this service, so reencrypt has nothing to seal its values with: ` +
+    `set option codec (or topicCodecs["${topic}"]) to the codec whose current key the values should move to`,
   codecKey: (keyId: string, problem: string) =>
     `Invalid encryption key "${keyId}": ${problem} (the key itself is never shown)`,
   invalidOption: (option: string, value: unknown, expected: string, userData = false) =>
