@@ -50,7 +50,10 @@ describe('fault: a reencrypt whose process is SIGKILLed midway', () => {
     }
     await old.pushMany(
       topic,
-      Array.from({ length: TOTAL - DEAD }, (_, i) => ({ payload: { i: DEAD + i }, ...(i % 2 === 0 && { headers: { h: 'x' } }) })),
+      Array.from({ length: TOTAL - DEAD }, (_, i) => ({
+        payload: { i: DEAD + i },
+        ...(i % 2 === 0 && { headers: { h: 'x' } }),
+      })),
     );
     expect(new Set(await keyIdsOf(fx.redis, topic))).toEqual(new Set(['v1']));
 
