@@ -173,6 +173,37 @@ describe('reencrypt: every stored value of a topic sealed again under its curren
     expect(await fx.redis.hget(`{ackq:${topic}}:messages`, unreadable.id)).toBe(stored);
   });
 
+  it("runs beside the topic's consumers: each message handled once, every body and completed record left under v2", async () => {
+    const topic = uniqueTopic();
+    const old = await fx.service({ codec: codecOf(['v1'], 'v1') });
+    await old.pushMany(
+      topic,
+      Array.from({ length: 600 }, (_, i) => ({ payload: { i } })),
+    );
+    const rotated = await fx.service({ codec: codecOf(['v1', 'v2'], 'v2'), keepCompleted: { maxCount: 10_000 } });
+    const handled = new Map<number, number>();
+    const { id } = await rotated.reencrypt(topic, { maxPerSecond: 300 });
+    // Completed meanwhile, a message's body becomes its record: the step writes over neither
+    // unless it is still the value it read, and takes the record in turn.
+    rotated.consume<{ i: number }>(
+      topic,
+      async ({ i }) => {
+        handled.set(i, (handled.get(i) ?? 0) + 1);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { i };
+      },
+      { concurrency: 4 },
+    );
+    const done = await finished(rotated, id);
+    expect(done).toMatchObject({ selected: 600, processed: 600, failed: 0 });
+    await rotated.waitUntilIdle(topic, { timeoutMs: 60_000 });
+    expect(handled.size).toBe(600);
+    expect([...handled.values()].every((n) => n === 1)).toBe(true);
+    const after = await storedKeyIds(fx.redis, topic);
+    expect(after.size).toBe(600);
+    expect([...after.entries()].filter(([, keyIds]) => keyIds.some((keyId) => keyId !== 'v2'))).toEqual([]);
+  });
+
   it('is refused for a topic without a codec in this service, saying what to configure', async () => {
     const queue = await fx.service({ codec: codecOf(['v1'], 'v1'), topicCodecs: { bare: null } });
     await expect(queue.reencrypt('bare')).rejects.toThrow(ReencryptWithoutCodecError);
