@@ -7,6 +7,7 @@ import {
   type RedisAckQueueService,
 } from '../../lib';
 import { describeSealed, openText } from '../../lib/codecs/sealed-text';
+import { partitionTags } from '../../lib/engine/keys/partitions';
 import { eventually, uniqueTopic, useRedis, type TestClient } from '../support/queue-fixture';
 
 const keys = { v0: randomBytes(32), v1: randomBytes(32), v2: randomBytes(32) };
@@ -202,6 +203,28 @@ describe('reencrypt: every stored value of a topic sealed again under its curren
     const after = await storedKeyIds(fx.redis, topic);
     expect(after.size).toBe(600);
     expect([...after.entries()].filter(([, keyIds]) => keyIds.some((keyId) => keyId !== 'v2'))).toEqual([]);
+  });
+
+  it('moves every partition of a partitioned topic', async () => {
+    const topic = uniqueTopic();
+    const topics = { [topic]: { partitions: 4 } };
+    const old = await fx.service({ topics, codec: codecOf(['v1'], 'v1') });
+    await old.pushMany(
+      topic,
+      Array.from({ length: 400 }, (_, i) => ({ payload: { i } })),
+    );
+    const rotated = await fx.service({ topics, codec: codecOf(['v1', 'v2'], 'v2') });
+    const { id, selected } = await rotated.reencrypt(topic);
+    expect(selected).toBe(400);
+    expect(await finished(rotated, id)).toMatchObject({ processed: 400, skipped: 0, failed: 0 });
+    const keyIds: (string | undefined)[] = [];
+    for (const tag of partitionTags('ackq', topic, 4)) {
+      const bodies = Object.values(await fx.redis.hgetall(`{${tag}}:messages`));
+      expect(bodies.length).toBeGreaterThan(0);
+      keyIds.push(...bodies.flatMap((body) => sealableTexts(body).map((text) => describeSealed(text).keyId)));
+    }
+    expect(keyIds).toHaveLength(400);
+    expect(new Set(keyIds)).toEqual(new Set(['v2']));
   });
 
   it('is refused for a topic without a codec in this service, saying what to configure', async () => {
