@@ -255,6 +255,9 @@ describe('reencrypt: every stored value of a topic sealed again under its curren
     // and a poll of this service's runner (5 s), it would have taken it over.
     await new Promise((resolve) => setTimeout(resolve, 12_000));
     expect(await old.bulkStatus(id)).toMatchObject({ state: 'running', processed: atClose.processed });
+    // Listed apart from the other bulk actions: a runner of an earlier release polls only those.
+    expect(await fx.redis.sismember(`{${prefix}:}:bulks-running`, id)).toBe(0);
+    expect(await fx.redis.sismember(`{${prefix}:}:bulks-running-codec`, id)).toBe(1);
     // One under v2 takes it over and ends it.
     const taker = await fx.service({ prefix, codec: codecOf(['v1', 'v2'], 'v2') });
     taker.consume(uniqueTopic('idle'), () => undefined);

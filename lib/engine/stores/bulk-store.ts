@@ -130,10 +130,13 @@ export class BulkStore {
       requires,
     ]);
     // Indexed once its record exists: a runner or status that finds no record forgets the id.
+    // One that needs the codec is listed apart: a runner of an earlier release would take its
+    // action for another (see BulkIndexKeys.bulkRunningCodec).
+    const running = action === 'reencrypt' ? this.index.bulkRunningCodec : this.index.bulkRunning;
     await this.command('start a bulk action', topic, () =>
       Promise.all([
         this.client.hset(this.index.bulkIndex, id, JSON.stringify([topic, count])),
-        selected > 0 ? this.client.sadd(this.index.bulkRunning, id) : Promise.resolve(0),
+        selected > 0 ? this.client.sadd(running, id) : Promise.resolve(0),
       ]),
     );
     return { id, selected };
@@ -141,7 +144,9 @@ export class BulkStore {
 
   /** The ids of the bulk actions not yet done or aborted (as far as the index knows). */
   running(): Promise<string[]> {
-    return this.command('run a bulk action', undefined, () => this.client.smembers(this.index.bulkRunning));
+    return this.command('run a bulk action', undefined, () =>
+      this.client.sunion(this.index.bulkRunning, this.index.bulkRunningCodec),
+    );
   }
 
   /** Takes (or renews) the runner's lease on a bulk action, by the server clock. */
@@ -322,12 +327,18 @@ export class BulkStore {
   }
 
   private async forgetRunning(id: string): Promise<void> {
-    await this.command('run a bulk action', undefined, () => this.client.srem(this.index.bulkRunning, id));
+    await this.command('run a bulk action', undefined, () =>
+      Promise.all([this.client.srem(this.index.bulkRunning, id), this.client.srem(this.index.bulkRunningCodec, id)]),
+    );
   }
 
   private async forget(id: string): Promise<void> {
     await this.command('run a bulk action', undefined, () =>
-      Promise.all([this.client.hdel(this.index.bulkIndex, id), this.client.srem(this.index.bulkRunning, id)]),
+      Promise.all([
+        this.client.hdel(this.index.bulkIndex, id),
+        this.client.srem(this.index.bulkRunning, id),
+        this.client.srem(this.index.bulkRunningCodec, id),
+      ]),
     );
   }
 
