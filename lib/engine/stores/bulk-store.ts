@@ -191,7 +191,8 @@ export class BulkStore {
    * One step in one partition (see bulk-step.lua), then what spans slots: a cancelled child's
    * parent hears of it, a cancelled parent's children that had not ended are cancelled, a
    * child-failed parent is requeued with its failed children (or, with a child gone for good,
-   * stays dead).
+   * stays dead). Replay and reencrypt peek first and compute each message's new value here;
+   * reencrypt's `reseal` (the runner's, from the topic's codec) seals each text again.
    */
   async step(bulk: ClaimedBulk, partition: number, count: number, reseal?: TextResealer): Promise<BulkStep> {
     const { id, topic, action, state } = bulk;
