@@ -45,6 +45,9 @@ export const MESSAGES = {
   encryptionKeysUnavailable:
     'The encryption codec could not get its keys: its key provider failed or answered keys of the wrong shape ' +
     '(see the cause); it is asked again on the next use',
+  reencryptWithoutCodec: (topic: string) =>
+    `Topic "${topic}" has no codec in this service, so reencrypt has nothing to seal its values with: ` +
+    `set option codec (or topicCodecs["${topic}"]) to the codec whose current key the values should move to`,
   codecKey: (keyId: string, problem: string) =>
     `Invalid encryption key "${keyId}": ${problem} (the key itself is never shown)`,
   invalidOption: (option: string, value: unknown, expected: string, userData = false) =>

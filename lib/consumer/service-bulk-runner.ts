@@ -1,7 +1,7 @@
 import type { BulkStore } from '../engine/stores/bulk-store';
 import type { QueueLogger } from '../observability/queue-logger';
 import type { BulkStarts } from '../queue/queue-bulk';
-import { BulkRunnerLoop } from './bulk-runner';
+import { BulkRunnerLoop, type BulkResealing } from './bulk-runner';
 
 /**
  * When a service runs the bulk actions' runner loop: while it has consumers, and for good once it
@@ -11,8 +11,8 @@ export class ServiceBulkRunner implements BulkStarts {
   private readonly loop: BulkRunnerLoop;
   private startedOne = false;
 
-  constructor(store: BulkStore, logger: QueueLogger, hasConsumers: () => boolean) {
-    this.loop = new BulkRunnerLoop(store, logger, () => this.startedOne || hasConsumers());
+  constructor(store: BulkStore, logger: QueueLogger, resealing: BulkResealing, hasConsumers: () => boolean) {
+    this.loop = new BulkRunnerLoop(store, logger, () => this.startedOne || hasConsumers(), resealing);
   }
 
   /** Called on every consume(). */

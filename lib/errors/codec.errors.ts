@@ -32,6 +32,16 @@ export class PayloadDecodeError extends RedisAckQueueError {
   }
 }
 
+/** `reencrypt` called for a topic that has no codec in this service (option `codec` or `topicCodecs`). */
+export class ReencryptWithoutCodecError extends RedisAckQueueError {
+  /** Always `REENCRYPT_WITHOUT_CODEC`. */
+  readonly code = 'REENCRYPT_WITHOUT_CODEC';
+  /** @param topic - The topic it was called for. */
+  constructor(readonly topic: string) {
+    super(MESSAGES.reencryptWithoutCodec(topic));
+  }
+}
+
 /** A key of `createEncryptionCodec` that is not 32 bytes (or their base64 or hex text), or an id outside its shape. */
 export class InvalidEncryptionKeyError extends RedisAckQueueError {
   /** Always `INVALID_ENCRYPTION_KEY`. */

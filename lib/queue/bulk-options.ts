@@ -20,13 +20,21 @@ const FILTER_KEYS = new Set(['state', 'tag', 'from', 'to', 'errorContains']);
 export function bulkSelection(options: BulkOptions | null | undefined): BulkSelection {
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionError('options', options, 'an object with an action');
-  const { action, filter, maxPerSecond = BULK_RATE.default } = options;
+  const { action, filter, maxPerSecond } = options;
   if (!BULK_ACTIONS.includes(action))
     throw new InvalidOptionError('action', action, `one of ${BULK_ACTIONS.join(', ')}`);
   const { state = 'dead', ...rest } = filterOf(filter);
   if (!STATES.includes(state)) throw new InvalidOptionError('filter.state', state, `one of ${STATES.join(', ')}`);
   if (!BULK_STATES[action].includes(state))
     throw new InvalidOptionError('filter.state', state, `for ${action}: ${BULK_STATES[action].join(' or ')}`);
+  return { action, state: state, maxPerSecond: bulkRate(maxPerSecond), ...messageFilterOf(rest) };
+}
+
+/**
+ * A bulk action's pace, checked.
+ * @throws {InvalidOptionError} when it is not a whole number from 1 to 1,000,000.
+ */
+export function bulkRate(maxPerSecond: unknown = BULK_RATE.default): number {
   if (
     typeof maxPerSecond !== 'number' ||
     !Number.isInteger(maxPerSecond) ||
@@ -34,7 +42,7 @@ export function bulkSelection(options: BulkOptions | null | undefined): BulkSele
     maxPerSecond > BULK_RATE.max
   )
     throw new InvalidOptionError('maxPerSecond', maxPerSecond, 'a whole number from 1 to 1000000');
-  return { action, state: state, maxPerSecond, ...messageFilterOf(rest) };
+  return maxPerSecond;
 }
 
 function filterOf(filter: unknown): BulkFilter {

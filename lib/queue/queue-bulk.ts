@@ -1,6 +1,6 @@
-import { InvalidOptionError } from '../errors';
-import type { BulkOptions, BulkStarted, BulkStatus } from '../interfaces';
-import { bulkSelection } from './bulk-options';
+import { InvalidOptionError, ReencryptWithoutCodecError } from '../errors';
+import type { BulkOptions, BulkStarted, BulkStatus, ReencryptOptions } from '../interfaces';
+import { bulkRate, bulkSelection } from './bulk-options';
 import type { QueueCore } from './queue-core';
 import { assertTopic, isWellFormed } from './validation';
 
@@ -31,6 +31,31 @@ export class QueueBulk {
         const selection = bulkSelection(options);
         return this.core.engine.bulks.start(topic, selection);
         // The selection is one script per partition over every matching message: given longer.
+      },
+      SELECTION_EXTRA_MS,
+    );
+    if (started.selected > 0) this.runners.started();
+    return started;
+  }
+
+  /**
+   * Every value stored for the topic sealed again under its writer, as a bulk action that selects
+   * every message with a body or record (state `any`) and that only a runner whose writer seals
+   * under the same key id runs (see BulkResealing).
+   */
+  async reencrypt(topic: string, options: ReencryptOptions = {}): Promise<BulkStarted> {
+    const started = await this.core.call(
+      'start a bulk action',
+      topic,
+      async () => {
+        assertTopic(topic);
+        if (typeof options !== 'object' || options === null)
+          throw new InvalidOptionError('options', options, 'an object of maxPerSecond');
+        const maxPerSecond = bulkRate(options.maxPerSecond);
+        const writer = this.core.codecs.writer(topic);
+        if (!writer) throw new ReencryptWithoutCodecError(topic);
+        const requires = writer.keyId ?? '';
+        return this.core.engine.bulks.start(topic, { action: 'reencrypt', state: 'any', maxPerSecond, requires });
       },
       SELECTION_EXTRA_MS,
     );

@@ -1,4 +1,5 @@
 import { describeSealed, isSealed, openText, sealText, type SealedDescription } from '../codecs/sealed-text';
+import type { TextResealer } from '../engine/codecs/reseal-format';
 import { InvalidOptionError } from '../errors';
 import type { Codec, RedisAckQueueOptions } from '../interfaces';
 import { assertTopic, isPlainObject } from './validation';
@@ -52,6 +53,22 @@ export class ValueCodecs {
   async seal(topic: string, json: string): Promise<string> {
     const codec = this.writer(topic);
     return codec ? sealText(codec, json) : json;
+  }
+
+  /**
+   * What seals `topic`'s stored texts again under its writer (reencrypt), when the writer seals
+   * under `requires` (its key id, '' for a codec without one); undefined without such a writer.
+   * A text already under that key is left (undefined); a sealed one that cannot be opened throws
+   * a PayloadDecodeError; a plain one is sealed.
+   */
+  resealer(topic: string, requires: string): TextResealer | undefined {
+    const writer = this.writer(topic);
+    if (!writer || (writer.keyId ?? '') !== requires) return undefined;
+    return async (text) => {
+      if (isSealed(text) && writer.keyId !== undefined && describeSealed(text).keyId === writer.keyId) return undefined;
+      const sealed = await sealText(writer, await this.open(topic, text));
+      return sealed === text ? undefined : sealed;
+    };
   }
 
   /**

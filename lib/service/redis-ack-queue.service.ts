@@ -8,6 +8,7 @@ import type {
   BulkOptions,
   BulkStarted,
   BulkStatus,
+  ReencryptOptions,
   RedisAckQueueBulkApi,
   ConsumerLiveness,
   DeadLetter,
@@ -160,7 +161,7 @@ export class RedisAckQueueService
       },
       () => this.consumers.size > 0,
     );
-    this.bulkRunner = new ServiceBulkRunner(engine.bulks, logger, () => this.consumers.size > 0);
+    this.bulkRunner = new ServiceBulkRunner(engine.bulks, logger, core.codecs, () => this.consumers.size > 0);
     this.bulks = new QueueBulk(core, this.bulkRunner);
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
@@ -281,6 +282,10 @@ export class RedisAckQueueService
 
   abortBulk(id: string): Promise<boolean> {
     return this.bulks.abortBulk(id);
+  }
+
+  reencrypt(topic: string, options?: ReencryptOptions): Promise<BulkStarted> {
+    return this.bulks.reencrypt(topic, options);
   }
 
   pause(topic: string): Promise<void> {

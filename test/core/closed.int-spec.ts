@@ -25,6 +25,7 @@ function everyCall(queue: RedisAckQueueService, topic: string, message: Reserved
     bulk: () => queue.bulk(topic, { action: 'requeue' }),
     bulkStatus: () => queue.bulkStatus('x'),
     abortBulk: () => queue.abortBulk('x'),
+    reencrypt: () => queue.reencrypt(topic),
     pause: () => queue.pause(topic),
     resume: () => queue.resume(topic),
     setLimits: () => queue.setLimits(topic, { globalConcurrency: 1 }),

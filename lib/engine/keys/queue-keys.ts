@@ -377,8 +377,17 @@ export interface BulkIndexKeys {
   bulkIndex: string;
   /** SET of the ids of bulk actions not yet done or aborted. */
   bulkRunning: string;
+  /**
+   * SET of the ids of those only a runner with the topic's codec may run (reencrypt), apart from
+   * bulkRunning: a runner of an earlier release, which polls only that one, never takes them.
+   */
+  bulkRunningCodec: string;
 }
 
 export function bulkIndexKeys(prefix: string): BulkIndexKeys {
-  return { bulkIndex: `{${prefix}:}:bulks`, bulkRunning: `{${prefix}:}:bulks-running` };
+  return {
+    bulkIndex: `{${prefix}:}:bulks`,
+    bulkRunning: `{${prefix}:}:bulks-running`,
+    bulkRunningCodec: `{${prefix}:}:bulks-running-codec`,
+  };
 }

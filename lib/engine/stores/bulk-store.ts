@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import type { BulkAction, BulkState, BulkStatus, MessageState } from '../../interfaces';
+import { createHash, randomBytes } from 'node:crypto';
+import { PayloadDecodeError } from '../../errors';
+import type { BulkActionKind, BulkState, BulkStatus, MessageState } from '../../interfaces';
 import { linkOfField } from '../codecs/flow-format';
+import { resealStored, type TextResealer } from '../codecs/reseal-format';
 import { bodyTail, encodePushBody, sealedPushBody, tryDecodeBody } from '../codecs/wire-format';
 import { idInPartition, partitionTags } from '../keys/partitions';
 import { bulkIndexKeys, queueKeys, tagKeys, type BulkIndexKeys, type QueueKeys } from '../keys/queue-keys';
@@ -15,12 +17,15 @@ import type { MessageLookup } from './message-lookup';
 /** How long a bulk action's keys live after its last step, and its record after it ended (ms). */
 export const BULK_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** The state a bulk action selects: `any` (reencrypt's) is every message with a body or record. */
+export type BulkSelectedState = MessageState | 'any';
+
 /** What a bulk action selects: a state and the filter's fields as the select script takes them. */
 export interface BulkSelection {
   /** What it does to each selected message. */
-  action: BulkAction;
+  action: BulkActionKind;
   /** The state it selects. */
-  state: MessageState;
+  state: BulkSelectedState;
   /** Only messages with this tag. */
   tag?: string;
   /** Only messages pushed at or after this (epoch ms). */
@@ -31,6 +36,11 @@ export interface BulkSelection {
   errorContains?: string;
   /** Its pace: at most this many messages a second. */
   maxPerSecond: number;
+  /**
+   * What a runner must have to run it ('' or absent: nothing): for reencrypt, the id of the key
+   * the starting service's codec seals with ('' for a codec without key ids).
+   */
+  requires?: string;
 }
 
 /** A bulk action a runner holds: where its keys are and what it does. */
@@ -40,11 +50,13 @@ export interface ClaimedBulk {
   /** The topic it acts on. */
   topic: string;
   /** What it does. */
-  action: BulkAction;
+  action: BulkActionKind;
   /** The state it selected. */
-  state: MessageState;
+  state: BulkSelectedState;
   /** Its pace (messages a second). */
   maxPerSecond: number;
+  /** What a runner must have to run it (see BulkSelection.requires; '' for nothing). */
+  requires: string;
   /** Keys of each partition of its topic, by the count it was started with. */
   partitions: QueueKeys[];
   /** Its topic's plain-tag keys (a partitioned topic's consumers wait on its wake list). */
@@ -99,7 +111,7 @@ export class BulkStore {
     if (!layout.verified) await this.layouts.verify(layout, 'start a bulk action');
     // Hex: never a leading '-', which a CLI would take for an option (`bulk-status <id>`).
     const id = randomBytes(9).toString('hex');
-    const { action, state, tag, from, to, errorContains, maxPerSecond } = selection;
+    const { action, state, tag, from, to, errorContains, maxPerSecond, requires = '' } = selection;
     const args = [id, state, tag ?? '', from ?? '', to ?? '', errorContains ?? '', BULK_TTL_MS];
     const counts = await Promise.all(
       layout.partitions.map((keys) => this.scripts.run<number>('bulkSelect', topic, keys, args)),
@@ -115,12 +127,16 @@ export class BulkStore {
       count,
       selected,
       BULK_TTL_MS,
+      requires,
     ]);
     // Indexed once its record exists: a runner or status that finds no record forgets the id.
+    // One that needs the codec is listed apart: a runner of an earlier release would take its
+    // action for another (see BulkIndexKeys.bulkRunningCodec).
+    const running = action === 'reencrypt' ? this.index.bulkRunningCodec : this.index.bulkRunning;
     await this.command('start a bulk action', topic, () =>
       Promise.all([
         this.client.hset(this.index.bulkIndex, id, JSON.stringify([topic, count])),
-        selected > 0 ? this.client.sadd(this.index.bulkRunning, id) : Promise.resolve(0),
+        selected > 0 ? this.client.sadd(running, id) : Promise.resolve(0),
       ]),
     );
     return { id, selected };
@@ -128,7 +144,9 @@ export class BulkStore {
 
   /** The ids of the bulk actions not yet done or aborted (as far as the index knows). */
   running(): Promise<string[]> {
-    return this.command('run a bulk action', undefined, () => this.client.smembers(this.index.bulkRunning));
+    return this.command('run a bulk action', undefined, () =>
+      this.client.sunion(this.index.bulkRunning, this.index.bulkRunningCodec),
+    );
   }
 
   /** Takes (or renews) the runner's lease on a bulk action, by the server clock. */
@@ -153,15 +171,16 @@ export class BulkStore {
       if (outcome === 'gone') await this.forget(id);
       return { outcome: outcome as 'done' | 'aborted' | 'gone' };
     }
-    const [, action, state, maxPerSecond] = reply;
+    const [, action, state, maxPerSecond, , requires] = reply;
     return {
       outcome,
       bulk: {
         id,
         topic,
-        action: action as BulkAction,
-        state: state as MessageState,
+        action: action as BulkActionKind,
+        state: state as BulkSelectedState,
         maxPerSecond: Number(maxPerSecond),
+        requires: String(requires ?? ''),
         partitions,
         home,
       },
@@ -172,16 +191,18 @@ export class BulkStore {
    * One step in one partition (see bulk-step.lua), then what spans slots: a cancelled child's
    * parent hears of it, a cancelled parent's children that had not ended are cancelled, a
    * child-failed parent is requeued with its failed children (or, with a child gone for good,
-   * stays dead).
+   * stays dead). Replay and reencrypt peek first and compute each message's new value here;
+   * reencrypt's `reseal` (the runner's, from the topic's codec) seals each text again.
    */
-  async step(bulk: ClaimedBulk, partition: number, count: number): Promise<BulkStep> {
+  async step(bulk: ClaimedBulk, partition: number, count: number, reseal?: TextResealer): Promise<BulkStep> {
     const { id, topic, action, state } = bulk;
     const keys = bulk.partitions[partition];
     const args: (string | number)[] = [id, action, state, count, BULK_TTL_MS];
-    if (action === 'replay') {
+    if (action === 'replay' || action === 'reencrypt') {
       const peeked = await this.scripts.run<(string | null)[]>('bulkStep', topic, keys, [id, 'peek', state, count, 0]);
       if (peeked.length === 0) return { acted: 0, skipped: 0, left: 0 };
-      args.push(this.parts.compact() ? '1' : '0', ...this.copies(bulk, partition, peeked));
+      if (action === 'replay') args.push(this.parts.compact() ? '1' : '0', ...this.copies(bulk, partition, peeked));
+      else args.push(...(await resealed(peeked, reseal!)));
     }
     const [acted, skipped, left, written, parents, children] = await this.scripts.run<
       [number, number, number, string[], string[], string[]]
@@ -225,6 +246,11 @@ export class BulkStore {
     return items;
   }
 
+  /** Gives its lease back, while this runner holds it (a runner that cannot run it): another may claim it at once. */
+  async release(bulk: ClaimedBulk, token: string): Promise<void> {
+    await this.scripts.run<number>('bulkRecord', bulk.topic, bulk.partitions[0], [bulk.id, 'release', token]);
+  }
+
   /** Marks it done, while this runner still holds it; then out of the running index. */
   async finish(bulk: ClaimedBulk, token: string): Promise<boolean> {
     const done = await this.scripts.run<number>('bulkRecord', bulk.topic, bulk.partitions[0], [
@@ -261,7 +287,7 @@ export class BulkStore {
     const [record, ...progress] = await this.command(operation, topic, () =>
       Promise.all([
         this.client.hmget(partitions[0].bulk + id, 'a', 'x', 'sel', 'c'),
-        ...partitions.map((keys) => this.client.hmget(keys.bulk + id, 'p', 's')),
+        ...partitions.map((keys) => this.client.hmget(keys.bulk + id, 'p', 's', 'u')),
       ]),
     );
     const [action, state, selected, createdAt] = record;
@@ -273,11 +299,12 @@ export class BulkStore {
     return {
       id,
       topic,
-      action: action as BulkAction,
+      action: action as BulkActionKind,
       state: state as BulkState,
       selected: Number(selected),
       processed: sum(0),
       skipped: sum(1),
+      ...(action === 'reencrypt' && { failed: sum(2) }),
       createdAt: Number(createdAt),
     };
   }
@@ -301,18 +328,51 @@ export class BulkStore {
   }
 
   private async forgetRunning(id: string): Promise<void> {
-    await this.command('run a bulk action', undefined, () => this.client.srem(this.index.bulkRunning, id));
+    await this.command('run a bulk action', undefined, () =>
+      Promise.all([this.client.srem(this.index.bulkRunning, id), this.client.srem(this.index.bulkRunningCodec, id)]),
+    );
   }
 
   private async forget(id: string): Promise<void> {
     await this.command('run a bulk action', undefined, () =>
-      Promise.all([this.client.hdel(this.index.bulkIndex, id), this.client.srem(this.index.bulkRunning, id)]),
+      Promise.all([
+        this.client.hdel(this.index.bulkIndex, id),
+        this.client.srem(this.index.bulkRunning, id),
+        this.client.srem(this.index.bulkRunningCodec, id),
+      ]),
     );
   }
 
   private command<T>(operation: string, topic: string | undefined, send: () => Promise<T>): Promise<T> {
     return sendCommand(this.client, operation, topic, send);
   }
+}
+
+/**
+ * Reencrypt's step arguments from what a peek read (id, value, priority, tags per id): per id
+ * still stored, its id, the SHA1 of the value read (the step writes only over that value), and
+ * 'w' with the value sealed again, 'c' (nothing to seal again) or 'u' (it could not be opened:
+ * left as it is). An id no longer stored goes with no digest: the step passes it over.
+ */
+async function resealed(peeked: (string | null)[], reseal: TextResealer): Promise<string[]> {
+  const items: string[] = [];
+  for (let i = 0; i < peeked.length; i += 4) {
+    const [id, stored] = peeked.slice(i, i + 2);
+    if (id === null) continue;
+    if (stored === null) {
+      items.push(id, '', 'c', '');
+      continue;
+    }
+    const digest = createHash('sha1').update(stored, 'utf8').digest('hex');
+    try {
+      const value = await resealStored(stored, reseal);
+      items.push(id, digest, value === undefined ? 'c' : 'w', value ?? '');
+    } catch (error) {
+      if (!(error instanceof PayloadDecodeError)) throw error;
+      items.push(id, digest, 'u', '');
+    }
+  }
+  return items;
 }
 
 /** The body a completed record keeps (as the string "b"), or null. */

@@ -1,10 +1,12 @@
 -- bulk-select: a bulk action's selection in one partition, at once: every id of the state that
 -- the filter matches now goes into the action's snapshot (in the filter's walking order), and its
 -- progress there starts at zero. Only these ids are ever acted on (a message pushed later never).
+-- State 'any' (reencrypt) selects every id with a stored body or completed record, whatever its
+-- state; the filter's other fields do not apply to it.
 --
 -- K.bulk K.bulkIds
 -- ARGV[1]  bulk id
--- ARGV[2]  state ('ready', 'delayed', 'leased', 'dead', 'completed' or 'waiting-children')
+-- ARGV[2]  state ('ready', 'delayed', 'leased', 'dead', 'completed', 'waiting-children' or 'any')
 -- ARGV[3]  tag, or '' for any
 -- ARGV[4]  from (epoch ms, pushed at or after), or '' for any
 -- ARGV[5]  to (epoch ms, pushed at or before), or '' for any
@@ -28,8 +30,27 @@ if ARGV[6] ~= '' then
   f.error = ARGV[6]
 end
 
+-- Every id of K.messages, in hash order.
+local function select_any()
+  local ids = redis.call('HKEYS', K.messages)
+  for i = 1, #ids, UNPACK_MAX / 2 do
+    local pairs_ = {}
+    for k = i, math.min(i + UNPACK_MAX / 2 - 1, #ids) do
+      pairs_[#pairs_ + 1] = k
+      pairs_[#pairs_ + 1] = ids[k]
+    end
+    local key = snapshot
+    redis.call('ZADD', key, unpack(pairs_))
+  end
+  return #ids
+end
+
 local count, start = 0, 0
-repeat
+if f.state == 'any' then
+  count = select_any()
+  start = nil
+end
+while start ~= nil do
   local ids
   ids, start = filter_walk(f, start, 1000)
   for i = 1, #ids, UNPACK_MAX / 2 do
@@ -42,7 +63,7 @@ repeat
     redis.call('ZADD', key, unpack(pairs_))
   end
   count = count + #ids
-until start == nil
+end
 
 local key = progress
 redis.call('HSET', key, 'n', count, 'p', 0, 's', 0)

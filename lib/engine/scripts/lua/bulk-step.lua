@@ -12,10 +12,14 @@
 --     (nothing leaves the snapshot); 'replay' is given each one's copy, made by the caller (a new
 --     id routed to this partition, its body as push takes it), and stores it as push would, ready
 --     now, while the original is still in the snapshot and the state: the copy is made once
+--   reencrypt (any), in two calls: 'peek', then 'reencrypt' with each value the caller sealed
+--     again from what the peek read: written only while the stored value is still the one read
+--     (compare and set, by its SHA1); one gone since is passed over, one changed since (a
+--     message completed meanwhile) stays in the snapshot for the next peek
 --
 -- K.bulk K.bulkIds K.dead K.completed K.flowOpen K.flowWaiting K.wake K.counters K.groupCount
 -- ARGV[1]  bulk id
--- ARGV[2]  action: 'requeue', 'purge', 'cancel', 'peek' or 'replay'
+-- ARGV[2]  action: 'requeue', 'purge', 'cancel', 'peek', 'replay' or 'reencrypt'
 -- ARGV[3]  the state it selected
 -- ARGV[4]  how many ids to take (1-1000)
 -- ARGV[5]  ttl (ms) of the snapshot and progress, renewed here
@@ -23,9 +27,13 @@
 --          ARGV[1]), then per original: its id, its copy's id, the copy's body as push takes it
 --          ('' when it has none to copy: passed over), priority (0-9), group ('' for none),
 --          tags (joined by NUL, '' for none)
+--          reencrypt only: per id, its id, the SHA1 (hex) of the value the peek read, what to do
+--          ('w' write the new value, 'c' leave it: current already, 'u' leave it: undecodable,
+--          counted in the progress's `u`), the new value ('' unless 'w')
 -- Returns  peek: per id in snapshot order, still in the state: { id, stored body or record,
 --          priority or false, tags or false }, flat; an id no longer in the state: { id, false,
 --          false, false }
+--          reencrypt: as the others, acted being the values written
 --          else { acted, skipped, ids left in the snapshot, outbox entries written (child id,
 --          entry: a cancelled flow child's, for the caller to pass on), flow parents left dead
 --          for the caller to requeue, children of cancelled parents to cancel in turn (their
@@ -36,10 +44,12 @@ check_types(K.flowOpen, 'set', K.flowWaiting, 'zset', K.wake, 'list')
 local bulk_id, action, state = ARGV[1], ARGV[2], ARGV[3]
 local snapshot = K.bulkIds .. bulk_id
 local key = snapshot
--- Whether `id` is (still) in `state`: where it waits now. A flow's parent waiting for its
--- children sits in K.delayed too, at a score no due time reaches.
+-- Whether `id` is (still) in `state`: where it waits now ('any': it has a body or record). A
+-- flow's parent waiting for its children sits in K.delayed too, at a score no due time reaches.
 local function in_state(id)
-  if state == 'dead' then
+  if state == 'any' then
+    return redis.call('HEXISTS', K.messages, id) == 1
+  elseif state == 'dead' then
     return redis.call('ZSCORE', K.dead, id) ~= false
   elseif state == 'completed' then
     return redis.call('ZSCORE', K.completed, id) ~= false
@@ -115,14 +125,38 @@ local function replay()
   return taken, copied
 end
 
+-- Writes the values sealed again whose stored value is still the one read; returns how many
+-- ids left the snapshot, how many were written, and how many could not be opened.
+local function reencrypt()
+  local taken, written, undecodable = 0, 0, 0
+  for i = 6, #ARGV, 4 do
+    local id, digest, what = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    local stored = redis.call('HGET', K.messages, id)
+    if not stored or redis.sha1hex(stored) == digest then
+      taken = taken + redis.call('ZREM', key, id)
+      if stored and what == 'w' then
+        redis.call('HSET', K.messages, id, ARGV[i + 3])
+        written = written + 1
+      elseif stored and what == 'u' then
+        undecodable = undecodable + 1
+      end
+    end
+  end
+  return taken, written, undecodable
+end
+
 if action == 'peek' then
   return peek()
 end
 
-local ids, acted, skipped = {}, 0, 0
-if action == 'replay' then
+local ids, acted, skipped, undecodable = {}, 0, 0, 0
+if action == 'replay' or action == 'reencrypt' then
   local taken
-  taken, acted = replay()
+  if action == 'replay' then
+    taken, acted = replay()
+  else
+    taken, acted, undecodable = reencrypt()
+  end
   skipped = taken - acted
   ids = { taken }
 else
@@ -133,7 +167,7 @@ else
   redis.call('ZREM', key, unpack(ids))
 end
 local requeued, purged, parents, children = {}, {}, {}, {}
-for _, id in ipairs(action == 'replay' and {} or ids) do
+for _, id in ipairs((action == 'replay' or action == 'reencrypt') and {} or ids) do
   if not in_state(id) then
     skipped = skipped + 1
   elseif action == 'requeue' then
@@ -168,9 +202,12 @@ if #purged > 0 then
 end
 
 key = K.bulk .. bulk_id
-redis.call('HINCRBY', key, 'p', action == 'replay' and ids[1] or #ids)
+redis.call('HINCRBY', key, 'p', (action == 'replay' or action == 'reencrypt') and ids[1] or #ids)
 if skipped > 0 then
   redis.call('HINCRBY', key, 's', skipped)
+end
+if undecodable > 0 then
+  redis.call('HINCRBY', key, 'u', undecodable)
 end
 redis.call('PEXPIRE', key, ARGV[5])
 key = snapshot
