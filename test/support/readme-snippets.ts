@@ -84,6 +84,7 @@ declare class OrderHandlers {
 declare class ReportHandlers {}
 declare class ConfigModule {}
 declare class ConfigService { get<T = string>(key: string): T }
+declare const kms: { decryptDataKey(name: string): Promise<Uint8Array> };
 `;
 
 /** Every ```ts (or ```typescript) block of `markdown`, with where it starts; indented blocks too. */
