@@ -3,6 +3,7 @@ import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageFilter, MessageInfo, MessageState, Topic } from '../interfaces';
 import { filterOf, filters } from './message-filter';
 import type { QueueCore } from './queue-core';
+import { openInfo, openInfos } from './sealed-lookups';
 import {
   assertBounded,
   assertInteger,
@@ -35,16 +36,17 @@ export class QueueLookup {
   ) {}
 
   get<T>(topic: Topic<T>, id: string): Promise<MessageInfo<T> | null> {
-    return this.core.call('get a message', topic, () => {
+    return this.core.call('get a message', topic, async () => {
       assertTopic(topic);
       assertMessageId(id);
-      return this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
+      const info = await this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
+      return info && openInfo(this.core.codecs, topic, info);
     });
   }
 
   list<T>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
     const { engine } = this.core;
-    return this.core.call('list messages', topic, () => {
+    return this.core.call('list messages', topic, async () => {
       assertTopic(topic);
       assertState(state);
       const { offset = 0, limit = DEFAULTS.pageLimit, preview } = optionsOf(options);
@@ -53,8 +55,10 @@ export class QueueLookup {
       assertOptionalBounded('listPreview', preview, 'preview');
       const filter = filterOf(options);
       const maxAttempts = this.maxAttemptsOf(topic);
-      if (!filters(filter)) return engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
-      return engine.filters.list<T>(topic, state, filter, offset, limit, preview, maxAttempts);
+      const rows = filters(filter)
+        ? await engine.filters.list<T>(topic, state, filter, offset, limit, preview, maxAttempts)
+        : await engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
+      return openInfos(this.core.codecs, topic, rows);
     });
   }
 
