@@ -170,8 +170,14 @@ describe('lookups of sealed values', () => {
     const [letter] = await blind.deadLetters(topic);
     expect(letter).toMatchObject({ id: 'x', reason: 'failed', headers: {}, sealed: undecodable });
     expect(letter.payload).toBeUndefined();
+    // A preview, cut in Redis, tells the same size and key id as the whole value.
     const [row] = await blind.list(topic, 'dead', { preview: 16 });
     expect(row.sealed).toEqual({ bytes: seen.x!.sealed!.bytes, keyId: 'v1' });
+    const results = await blind.list(topic, 'completed', { preview: 16 });
+    expect(results.find((each) => each.id === 'a')!.sealedResult).toEqual({
+      bytes: seen.a!.sealedResult!.bytes,
+      keyId: 'v1',
+    });
 
     const parent = await blind.get(`${topic}.p`, 'p');
     expect(parent).toMatchObject({ state: 'completed', sealedResult: undecodable });
