@@ -82,10 +82,13 @@ local function preview_row(body, n)
   if not string.match(body, '^{"c":%d+,') then
     return #body <= n and body or false, false, 0, #body
   end
-  -- A record keeps its message's body as the string "b", before "d" and "r": the row goes without it.
+  -- A record keeps its message's body as the string "b", before "d" and "r" (or "s"): the row goes without it.
   local kept = string.find(body, ',"b":"', 1, true)
   if kept then
-    local after = string.find(body, ',"d":', kept, true) or string.find(body, ',"r":', kept, true) or #body
+    local after = string.find(body, ',"d":', kept, true)
+      or string.find(body, ',"r":', kept, true)
+      or string.find(body, ',"s":', kept, true)
+      or #body
     body = string.sub(body, 1, kept - 1) .. string.sub(body, after)
   end
   local sealed = string.find(body, ',"s":"~', 1, true)
