@@ -3,7 +3,7 @@ import type { FlowChildInfo, FlowNode } from '../interfaces';
 import type { CliContext } from './cli-context';
 import type { CliIo } from './cli-io';
 import { CliFailure, EXIT } from './exit-codes';
-import { inert, printJson, printTable } from './output';
+import { inert, printJson, printTable, sealedText } from './output';
 import type { CommandRunner } from './program-parts';
 
 /** The characters of a result a text line shows (`--json` gives it whole). */
@@ -39,9 +39,10 @@ async function showFlow(ctx: CliContext, topic: string, id: string): Promise<voi
   ctx.io.out(`${lines.join('\n')}\n${lines.length} node${lines.length === 1 ? '' : 's'}: ${counted}.\n`);
 }
 
-/** A child's failure (`reason: first line of the error`) or its result (JSON, cut), as text. */
-function outcomeText({ failure, result }: { failure?: FlowNode['failure']; result?: unknown }): string | undefined {
+/** A child's failure (`reason: first line of the error`) or its result (JSON, cut, or as sealed when not opened), as text. */
+function outcomeText({ failure, result, sealedResult }: Pick<FlowNode, 'failure' | 'result' | 'sealedResult'>) {
   if (failure) return failure.error ? `${failure.reason}: ${failure.error.split('\n')[0]}` : failure.reason;
+  if (sealedResult?.undecodable) return sealedText(sealedResult);
   if (result === undefined) return undefined;
   const text = JSON.stringify(result);
   return text.length > RESULT_CHARS ? `${text.slice(0, RESULT_CHARS)}…` : text;

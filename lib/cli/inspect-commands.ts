@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { MessageInfo, MessageState } from '../interfaces';
+import type { MessageInfo, MessageState, SealedValueInfo } from '../interfaces';
 import type { CliContext } from './cli-context';
 import { CliFailure, EXIT } from './exit-codes';
-import { printJson, printLine, printRecord, printTable, shortJson, time } from './output';
+import { printJson, printLine, printRecord, printTable, sealedText, shortJson, time } from './output';
 import {
   filterOf,
   filterOptions,
@@ -102,6 +102,7 @@ async function listMessages(
     tags: m.tags?.join(','),
     mode: m.mode,
     key: m.key,
+    sealed: sealedColumn(m),
     ...deadlineOf(m),
   }));
   // Tags, mode and key only when a listed message has them; the key last, as it may hold spaces.
@@ -109,7 +110,17 @@ async function listMessages(
   const keyed = messages.some((m) => m.key !== undefined) ? ['mode', 'key'] : [];
   // Likewise a start-by deadline and what it becomes after.
   const timed = messages.some((m) => m.startBy !== undefined) ? ['start-by', 'on-expire'] : [];
-  const columns = ['id', 'attempt', 'enqueued', timeColumn, 'priority', ...timed, ...tagged, ...keyed];
+  const columns = [
+    'id',
+    'attempt',
+    'enqueued',
+    timeColumn,
+    'priority',
+    ...timed,
+    ...tagged,
+    ...sealedOf(rows),
+    ...keyed,
+  ];
   const none =
     Object.keys(filter).length > 0 ? `No ${state} messages in ${topic} match.` : `No ${state} messages in ${topic}.`;
   printTable(ctx.io, rows, columns, none);
@@ -121,6 +132,15 @@ async function countMessages(ctx: CliContext, topic: string, state: string, opti
   printLine(ctx.io, String(count));
 }
 
+/** What a codec sealed of a row (its payload, else its result): size and key id, and why it was not opened here. */
+function sealedColumn(m: { sealed?: SealedValueInfo; sealedResult?: SealedValueInfo }): string | undefined {
+  const sealed = m.sealed ?? m.sealedResult;
+  return sealed && sealedText(sealed);
+}
+
+/** A `sealed` column only where a row has one. */
+const sealedOf = (rows: { sealed?: string }[]) => (rows.some((row) => row.sealed !== undefined) ? ['sealed'] : []);
+
 /** A row's start-by deadline (ISO) and what it becomes after. */
 function deadlineOf(m: MessageInfo): Record<string, string | undefined> {
   return { 'start-by': time(m.startBy), 'on-expire': m.onExpire };
@@ -130,9 +150,12 @@ async function getMessage(ctx: CliContext, topic: string, id: string): Promise<v
   const message = await ctx.onTopic(topic, (queue) => queue.get(topic, id));
   if (!message) throw new CliFailure(`no message ${id} in ${topic}`, EXIT.notFound);
   if (ctx.options.json) return printJson(ctx.io, message);
-  const { steps, parent, children, ...fields } = message;
+  const { steps, parent, children, sealed, sealedResult, ...fields } = message;
   printRecord(ctx.io, {
     ...fields,
+    // What a codec sealed and this process could not open: its size and key id in its place.
+    ...(sealed?.undecodable && { payload: sealedText(sealed), headers: '(sealed with the payload)' }),
+    ...(sealedResult?.undecodable && { result: sealedText(sealedResult) }),
     enqueuedAt: time(message.enqueuedAt),
     dueAt: waitsForKey(message) ? WAITING_FOR_KEY : time(message.dueAt),
     leaseDeadline: time(message.leaseDeadline),
@@ -162,8 +185,14 @@ async function listDead(ctx: CliContext, topic: string, options: PageOptions & F
       : await ctx.onTopic(topic, (queue) => queue.deadLetters(topic, { offset, limit }));
   if (ctx.options.json) return printJson(ctx.io, letters);
   // The error's first line only (its stack stays in --json and `get`), so each letter is one row.
-  const rows = letters.map((l) => ({ ...l, deadAt: time(l.deadAt), error: l.error?.split('\n')[0] }));
-  printTable(ctx.io, rows, ['id', 'attempt', 'reason', 'deadAt', 'error'], `No dead letters in ${topic}.`);
+  const rows = letters.map((l) => ({
+    ...l,
+    deadAt: time(l.deadAt),
+    error: l.error?.split('\n')[0],
+    sealed: sealedColumn(l),
+  }));
+  const columns = ['id', 'attempt', 'reason', 'deadAt', ...sealedOf(rows), 'error'];
+  printTable(ctx.io, rows, columns, `No dead letters in ${topic}.`);
 }
 
 async function listSchedules(ctx: CliContext, topic: string | undefined): Promise<void> {

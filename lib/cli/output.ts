@@ -1,3 +1,4 @@
+import type { SealedValueInfo } from '../interfaces';
 import type { CliIo } from './cli-io';
 
 /** One row of a table: column name -> value (printed as text; undefined and null as `-`). */
@@ -76,6 +77,15 @@ export function printRecord(io: CliIo, record: Row): void {
 /** An epoch-ms time as ISO text (undefined stays undefined). */
 export function time(ms: number | null | undefined): string | undefined {
   return ms === undefined || ms === null ? undefined : new Date(ms).toISOString();
+}
+
+/**
+ * A value a codec sealed that this process did not open (see docs/codecs.md), as the CLI shows
+ * it in place of the value: `encrypted, 120 bytes, key v1 (not opened: no codec)`.
+ */
+export function sealedText({ bytes, keyId, undecodable }: SealedValueInfo): string {
+  const key = keyId === undefined ? '' : `, key ${keyId}`;
+  return `encrypted, ${bytes} bytes${key}${undecodable ? ` (not opened: ${undecodable.replaceAll('-', ' ')})` : ''}`;
 }
 
 /** A value as one line of JSON cut at `max` characters (with its length said), `undefined` for undefined. */

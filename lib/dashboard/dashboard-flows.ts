@@ -1,4 +1,11 @@
-import type { FlowChildInfo, FlowNode, FlowNodeState, MessageInfo, MessagePreview } from '../interfaces';
+import type {
+  FlowChildInfo,
+  FlowNode,
+  FlowNodeState,
+  MessageInfo,
+  MessagePreview,
+  SealedValueInfo,
+} from '../interfaces';
 
 /** The bytes of a child's result a page shows (its own details, while it lives, show it whole). */
 export const RESULT_PREVIEW_BYTES = 200;
@@ -30,6 +37,8 @@ export interface FlowView {
   id: string;
   state: FlowNodeState;
   preview?: MessagePreview;
+  /** Its result as a codec sealed it: size and key id (the preview, when the option reveals it, is of the opened result). */
+  sealed?: SealedValueInfo;
   failure?: { reason: string; error?: string };
   children: FlowView[];
   /** Its children left out (they and their own children are not in the answer). */
@@ -97,6 +106,7 @@ export function flowAnswer(root: FlowNode, budget: number): FlowAnswer {
       id: node.id,
       state: node.state,
       ...(preview && { preview }),
+      ...(node.sealedResult && { sealed: node.sealedResult }),
       ...(node.failure && { failure: node.failure }),
       children: [],
       more: node.children.length,

@@ -38,6 +38,14 @@ export interface RedisAckQueueDashboardOptions {
    * @defaultValue `2_000`
    */
   refreshMs?: number;
+  /**
+   * Show payloads, headers and results that a codec sealed (see docs/codecs.md), opened, to
+   * those the guard lets in, when this app's queue has the codec and key to open them. Off: the
+   * dashboard shows each sealed value as `encrypted`, with its size and key id, and never sends
+   * it opened to the browser. Values stored without a codec are shown either way.
+   * @defaultValue `false`
+   */
+  revealSealedPayloads?: boolean;
   /** Modules that provide what a guard class depends on, when they are not global. */
   imports?: ModuleMetadata['imports'];
 }

@@ -5,6 +5,7 @@ import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
 import { flowAnswer, messageDetail, type FlowAnswer, type MessageDetail } from './dashboard-flows';
+import { redactFlow, redactMessage } from './dashboard-sealed';
 
 /** The bytes of a payload a listed row carries (its details carry it whole). */
 export const PREVIEW_BYTES = 300;
@@ -19,7 +20,14 @@ export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
 
 /** What the dashboard reads: every method is one page of one thing, never a whole topic. */
 export class DashboardReads {
-  constructor(private readonly queue: RedisAckQueueService) {}
+  /**
+   * @param revealSealed - The option `revealSealedPayloads`: send what a codec sealed, opened
+   *   where this process can; else only its description (see dashboard-sealed.ts).
+   */
+  constructor(
+    private readonly queue: RedisAckQueueService,
+    private readonly revealSealed = false,
+  ) {}
 
   /** A page of the registered topics whose names contain `search`, with their gauges. */
   async topics(search: string, page: Page): Promise<{ total: number; rows: TopicRow[] }> {
@@ -41,8 +49,13 @@ export class DashboardReads {
    * of their payload, cut in Redis (the table never shows payloads): a topic of 1 MiB
    * messages costs a page of previews per refresh, not a page of bodies.
    */
-  messages(topic: string, state: MessageState, page: Page, tag?: string): Promise<MessageInfo[]> {
-    return this.queue.list(topic, state, { ...page, preview: PREVIEW_BYTES, ...(tag !== undefined && { tag }) });
+  async messages(topic: string, state: MessageState, page: Page, tag?: string): Promise<MessageInfo[]> {
+    const rows = await this.queue.list(topic, state, {
+      ...page,
+      preview: PREVIEW_BYTES,
+      ...(tag !== undefined && { tag }),
+    });
+    return this.revealSealed ? rows : rows.map(redactMessage);
   }
 
   /** How many messages of one state have the tag: the total a filtered page counts to. */
@@ -57,7 +70,7 @@ export class DashboardReads {
   async message(topic: string, id: string): Promise<MessageDetail> {
     const message = await this.queue.get(topic, id);
     if (!message) throw notFound(`message ${id} in ${topic}`);
-    return messageDetail(message);
+    return messageDetail(this.revealSealed ? message : redactMessage(message));
   }
 
   /**
@@ -67,7 +80,7 @@ export class DashboardReads {
   async flow(topic: string, id: string, budget: number): Promise<FlowAnswer> {
     const root = await this.queue.getFlow(topic, id);
     if (!root) throw notFound(`message ${id} in ${topic}`);
-    return flowAnswer(root, budget);
+    return flowAnswer(this.revealSealed ? root : redactFlow(root), budget);
   }
 
   /**

@@ -33,7 +33,7 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
   /**
    * The dashboard's module.
    * @throws {InvalidOptionError} when there is no guard and `open` is not true, or `path`,
-   *   `refreshMs`, `readOnly`, `open` or `queue` has a bad value (an unregistered `queue` fails
+   *   `refreshMs`, `readOnly`, `open`, `revealSealedPayloads` or `queue` has a bad value (an unregistered `queue` fails
    *   the app's startup).
    */
   static register(options: RedisAckQueueDashboardOptions): DynamicModule {
@@ -44,6 +44,7 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
       readOnly = false,
       refreshMs = 2_000,
       queue,
+      revealSealedPayloads = false,
       imports = [],
     } = options ?? {};
     const guards = guard === undefined ? [] : Array.isArray(guard) ? guard : [guard];
@@ -61,6 +62,8 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
       throw new InvalidOptionError('queue', queue, 'the name of a registered queue');
     }
     if (typeof readOnly !== 'boolean') throw new InvalidOptionError('readOnly', readOnly, 'true or false');
+    if (typeof revealSealedPayloads !== 'boolean')
+      throw new InvalidOptionError('revealSealedPayloads', revealSealedPayloads, 'true or false');
     if (!Number.isInteger(refreshMs) || refreshMs < 500 || refreshMs > 60_000) {
       throw new InvalidOptionError('refreshMs', refreshMs, 'a whole number of ms from 500 to 60,000');
     }
@@ -71,14 +74,18 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
       controllers: [dashboardController(path, guards)],
       providers: [
         { provide: DASHBOARD, useValue: dashboard },
-        { provide: OPTIONS, useValue: { queue, readOnly } },
+        { provide: OPTIONS, useValue: { queue, readOnly, revealSealedPayloads } },
       ],
     };
   }
 
   /** Finds the queue's service, which need not be global: every provider exists by now. */
   onModuleInit(): void {
-    const { queue, readOnly } = this.moduleRef.get<{ queue?: string; readOnly: boolean }>(OPTIONS);
+    const { queue, readOnly, revealSealedPayloads } = this.moduleRef.get<{
+      queue?: string;
+      readOnly: boolean;
+      revealSealedPayloads: boolean;
+    }>(OPTIONS);
     let service: RedisAckQueueService;
     try {
       service = this.moduleRef.get<RedisAckQueueService>(getQueueToken(queue), { strict: false });
@@ -86,7 +93,7 @@ export class RedisAckQueueDashboardModule implements OnModuleInit {
       throw new InvalidOptionError('queue', queue, 'the name of a queue that RedisAckQueueModule registers');
     }
     const dashboard = this.moduleRef.get<Dashboard>(DASHBOARD);
-    dashboard.reads = new DashboardReads(service);
+    dashboard.reads = new DashboardReads(service, revealSealedPayloads);
     dashboard.actions = new DashboardActions(service, readOnly);
     dashboard.bulk = new DashboardBulk(service, readOnly);
   }

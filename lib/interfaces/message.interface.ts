@@ -366,6 +366,25 @@ export interface QueueGauges extends QueueStats {
   ackedTotal: number;
 }
 
+/**
+ * What a lookup shows of a value a codec sealed (see docs/codecs.md): its size and the key id it
+ * names, whether or not this process could open it, and why not when it could not. Neither is
+ * secret: an operator without the key sees this in place of the value.
+ */
+export interface SealedValueInfo {
+  /** The bytes the codec wrote (the stored text is their base64). */
+  bytes: number;
+  /** The id of the key that encrypted it, for a value of `createEncryptionCodec`. */
+  keyId?: string;
+  /**
+   * Why this process could not open it (the value is then left undefined, its headers `{}`):
+   * `no-codec` (no codec for its topic here), `unknown-key`, `authentication-failed` (changed in
+   * Redis, or a wrong key under its id), `corrupt` or `codec-failed` (see PayloadDecodeError).
+   * Absent when it was opened, and on a row listed with `preview` (a preview never opens a value).
+   */
+  undecodable?: 'authentication-failed' | 'unknown-key' | 'no-codec' | 'corrupt' | 'codec-failed';
+}
+
 /** A message that ran out of attempts (or could not be read), kept for inspection. */
 export interface DeadLetter<T = unknown> {
   /** The message's id. */
@@ -392,6 +411,11 @@ export interface DeadLetter<T = unknown> {
   headers: Record<string, string>;
   /** When it was pushed (epoch ms); undefined when the stored body was missing or unreadable. */
   enqueuedAt: number | undefined;
+  /**
+   * Present when a codec sealed its payload and headers: their size and key id (see
+   * {@link SealedValueInfo}); opened into `payload` and `headers` when this process can.
+   */
+  sealed?: SealedValueInfo;
 }
 
 /** Where a message of a flow is: its topic and id. */

@@ -1,4 +1,4 @@
-import type { ChildFailure, FlowRef, PushOptionsBase } from './message.interface';
+import type { ChildFailure, FlowRef, PushOptionsBase, SealedValueInfo } from './message.interface';
 import type { MessageState } from './queue-lookup-api.interface';
 import type { TopicPayload } from './topic.interface';
 
@@ -92,6 +92,8 @@ export interface FlowNode {
   result?: unknown;
   /** For a child that failed (dead letter or cancelled): why, and the error's text. */
   failure?: ChildFailure;
+  /** Present when a codec sealed its result: size and key id, opened into `result` when this process can (see SealedValueInfo). */
+  sealedResult?: SealedValueInfo;
   /** Its children (empty for a leaf, and for a node whose parent record is gone). */
   children: FlowNode[];
 }

@@ -4,6 +4,7 @@ import type {
   FlowRef,
   RedisAckQueueKeyMode,
   RedisAckQueueOnExpire,
+  SealedValueInfo,
 } from './message.interface';
 
 /**
@@ -100,6 +101,15 @@ export interface MessageInfo<T = unknown> {
   parent?: FlowRef;
   /** Of a flow's parent: each child and how it stands, until the parent ends. */
   children?: FlowChildInfo[];
+  /**
+   * Present when a codec sealed its payload and headers (see docs/codecs.md): their size and key
+   * id, whether or not this process could open them into `payload` and `headers` (see
+   * {@link SealedValueInfo}). On a row listed with `preview`, in place of the preview (a cut of a
+   * sealed value cannot be opened: its headers, sealed with it, are then `{}`; `get` opens it whole).
+   */
+  sealed?: SealedValueInfo;
+  /** Of a completed message whose result a codec sealed: as `sealed`, for `result`. */
+  sealedResult?: SealedValueInfo;
 }
 
 /** A child of a flow's parent as `get` shows it. */
@@ -110,6 +120,8 @@ export interface FlowChildInfo extends FlowRef {
   result?: unknown;
   /** Why it failed: its dead-letter reason (or `cancelled`) and the error's text. */
   failure?: ChildFailure;
+  /** Present when a codec sealed its result: size and key id, opened into `result` when this process can. */
+  sealedResult?: SealedValueInfo;
 }
 
 /** A payload (or result) as a row of `list(topic, state, { preview })` shows it. */

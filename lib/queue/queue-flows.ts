@@ -3,6 +3,7 @@ import type { FlowPlanNode } from '../engine/stores/flow-trees';
 import type { Flow, FlowNode, FlowResult } from '../interfaces';
 import { flowNodes, planFlow } from './flow-plan';
 import { sealItems } from './push-items';
+import { openFlow } from './sealed-lookups';
 import type { QueueCore } from './queue-core';
 import type { QueueProducer } from './queue-producer';
 import { assertMessageId, assertTopic } from './validation';
@@ -51,6 +52,9 @@ export class QueueFlows {
     this.core.assertOpen('read a flow');
     assertTopic(topic);
     assertMessageId(id);
-    return flowNodeOf(this.core.engine.lookup, topic, id, (work) => this.core.call('read a flow', topic, work));
+    const root = await flowNodeOf(this.core.engine.lookup, topic, id, (work) =>
+      this.core.call('read a flow', topic, work),
+    );
+    return openFlow(this.core.codecs, root);
   }
 }

@@ -2,6 +2,7 @@ import { DEFAULTS } from '../common/redis-ack-queue.constants';
 import type { DeadSweep } from '../engine/stores/queue-inspector';
 import type { DeadLetter, QueueGauges, QueueStats, Topic } from '../interfaces';
 import type { QueueCore } from './queue-core';
+import { openDeadLetters } from './sealed-lookups';
 import { assertBounded, assertIdList, assertInteger, assertTopic, optionsOf } from './validation';
 
 /**
@@ -26,12 +27,12 @@ export class QueueInspection {
   }
 
   deadLetters<T>(topic: Topic<T>, options?: { offset?: number; limit?: number } | null): Promise<DeadLetter<T>[]> {
-    return this.core.call('read dead letters', topic, () => {
+    return this.core.call('read dead letters', topic, async () => {
       assertTopic(topic);
       const { offset = 0, limit = DEFAULTS.pageLimit } = optionsOf(options);
       assertInteger('offset', offset, 0);
       assertBounded('deadLetterPage', limit, 'limit');
-      return this.core.engine.inspector.deadLetters<T>(topic, offset, limit);
+      return openDeadLetters(this.core.codecs, await this.core.engine.inspector.deadLetters<T>(topic, offset, limit));
     });
   }
 

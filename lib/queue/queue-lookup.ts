@@ -4,6 +4,7 @@ import type { ListOptions, MessageFilter, MessageInfo, MessageState, Topic } fro
 import { filterOf, filters } from './message-filter';
 import type { QueueCore } from './queue-core';
 import { openJobValues } from './sealed-job-values';
+import { openInfo, openInfos } from './sealed-lookups';
 import {
   assertBounded,
   assertInteger,
@@ -40,15 +41,15 @@ export class QueueLookup {
       assertTopic(topic);
       assertMessageId(id);
       const info = await this.core.engine.lookup.get<T>(topic, id, this.maxAttemptsOf(topic));
-      // Progress and step results a codec sealed are opened here (see openJobValues).
+      // Progress and step results a codec sealed are opened here (see openJobValues), payload, headers and result too.
       if (info) await openJobValues(this.core.codecs, topic, info);
-      return info;
+      return info && openInfo(this.core.codecs, topic, info);
     });
   }
 
   list<T>(topic: Topic<T>, state: MessageState, options?: ListOptions | null): Promise<MessageInfo<T>[]> {
     const { engine } = this.core;
-    return this.core.call('list messages', topic, () => {
+    return this.core.call('list messages', topic, async () => {
       assertTopic(topic);
       assertState(state);
       const { offset = 0, limit = DEFAULTS.pageLimit, preview } = optionsOf(options);
@@ -57,8 +58,10 @@ export class QueueLookup {
       assertOptionalBounded('listPreview', preview, 'preview');
       const filter = filterOf(options);
       const maxAttempts = this.maxAttemptsOf(topic);
-      if (!filters(filter)) return engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
-      return engine.filters.list<T>(topic, state, filter, offset, limit, preview, maxAttempts);
+      const rows = filters(filter)
+        ? await engine.filters.list<T>(topic, state, filter, offset, limit, preview, maxAttempts)
+        : await engine.lookup.list<T>(topic, state, offset, limit, preview, maxAttempts);
+      return openInfos(this.core.codecs, topic, rows);
     });
   }
 

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createEncryptionCodec } from '../../lib';
 import type { CliIo } from '../../lib/cli/cli-io';
 import { runCli } from '../../lib/cli/program';
 import { CLI_MAIN, runCliBinary, runCliHere as run } from '../support/cli-runs';
@@ -168,6 +170,34 @@ describe('redis-ack-queue CLI', () => {
     const refused = await cli('count', topic, 'ready', '--tag', 'x'.repeat(200));
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).not.toContain('x'.repeat(200));
+  });
+
+  it('shows values a codec sealed as encrypted, with their size and key id (the CLI has no codec)', async () => {
+    const prefix = `cli${++prefixes}`;
+    const codec = createEncryptionCodec({ keys: { v1: randomBytes(32) }, currentKeyId: 'v1' });
+    const queue = await fx.service({ prefix, maxAttempts: 1, codec, keepCompleted: true });
+    const cli = (...args: string[]) => run(['--url', fx.server.url, '--prefix', prefix, ...args]);
+    const topic = uniqueTopic('sealed');
+    await queue.push(topic, { card: 'CANARY-payload' }, { id: 's1', headers: { who: 'CANARY-header' } });
+    await queue.push(topic, { card: 'CANARY-dead' }, { id: 's2' });
+    const sealed = /encrypted, \d+ bytes, key v1 \(not opened: no codec\)/;
+
+    const shown = await cli('get', topic, 's1');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^payload:\\s+${sealed.source}$`, 'm'));
+    expect(shown.stdout).not.toContain('CANARY');
+    const json = JSON.parse((await cli('get', topic, 's1', '--json')).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ id: 's1', headers: {}, sealed: { keyId: 'v1', undecodable: 'no-codec' } });
+    expect(json).not.toHaveProperty('payload');
+    const listed = await cli('list', topic, 'ready');
+    expect(listed.stdout).toMatch(/SEALED/);
+    expect(listed.stdout).toMatch(new RegExp(`^s1\\s.*${sealed.source}`, 'm'));
+
+    const [first] = await queue.reserve(topic);
+    await queue.nack(first, { error: new Error('boom') });
+    const dead = await cli('dead', topic);
+    expect(dead.stdout).toMatch(new RegExp(`^s1\\s.*${sealed.source}.*boom`, 'm'));
+    expect(`${shown.stdout}${listed.stdout}${dead.stdout}`).not.toContain('CANARY');
   });
 
   it('list and get show messages; get of a missing id exits 3', async () => {

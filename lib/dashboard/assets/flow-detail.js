@@ -6,6 +6,7 @@ import { api } from './api.js';
 import { count, h } from './dom.js';
 import { messageHref } from './routes.js';
 import { STATES } from './states.js';
+import { sealedText } from './sealed.js';
 
 const OUTCOMES = ['failed', 'pending', 'acked'];
 /** The nodes of a tree the page asks for (the server answers at most this many). */
@@ -17,10 +18,11 @@ const stateBadge = (state) => h('span', { class: `state state-${state}` }, state
 const firstLine = (text) => (text ?? '').split('\n')[0];
 const link = (topic, id) => h('a', { href: messageHref(topic, id) }, id);
 
-/** A failure (`{ reason, error }`) or a result preview, as one line. */
-function detail({ failure, preview }) {
+/** A failure (`{ reason, error }`), a result preview, or a sealed result withheld (size, key id), as one line. */
+function detail({ failure, preview, sealed, sealedResult }) {
   if (failure) return failure.error ? `${failure.reason}: ${firstLine(failure.error)}` : failure.reason;
   if (preview) return `${preview.text}${preview.truncated ? '…' : ''}`;
+  if (sealed || sealedResult) return sealedText(sealed ?? sealedResult);
   return '–';
 }
 
@@ -114,7 +116,7 @@ function flowTree(flow, id, topic) {
         self ? h('strong', { 'aria-current': 'true' }, view.id) : link(view.topic, view.id),
         h('span', { class: 'muted' }, view.topic),
         stateBadge(view.state),
-        view.failure || view.preview ? h('span', { class: 'node-detail' }, detail(view)) : '',
+        view.failure || view.preview || view.sealed ? h('span', { class: 'node-detail' }, detail(view)) : '',
       ),
       view.children.length > 0 || view.more > 0
         ? h(

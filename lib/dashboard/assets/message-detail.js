@@ -9,6 +9,7 @@ import { waitsForKey } from './key-mode.js';
 import { startBy } from './start-by.js';
 import { childrenSection, flowSection, parentSection } from './flow-detail.js';
 import { messageHref, routeOf, topicHref } from './routes.js';
+import { sealedText, withheld } from './sealed.js';
 
 /** The longest step result shown in the details (characters of its JSON); the rest is cut. */
 const STEP_SHOWN = 200;
@@ -101,12 +102,18 @@ export function showMessage(topic, message, changed) {
     childrenSection(message),
     flowSection(topic, message),
     h('h3', {}, 'Headers'),
-    h('pre', { class: 'code', tabindex: 0 }, json(message.headers)),
+    h(
+      'pre',
+      { class: 'code', tabindex: 0 },
+      shownValue(message, 'headers', withheld(message, 'payload', message.sealed)),
+    ),
     h('h3', {}, message.state === 'completed' ? 'Result' : 'Payload'),
     h(
       'pre',
       { class: 'code', tabindex: 0, id: 'detail-payload' },
-      json(message.state === 'completed' ? message.result : message.payload),
+      message.state === 'completed'
+        ? shownValue(message, 'result', withheld(message, 'result', message.sealedResult))
+        : shownValue(message, 'payload', withheld(message, 'payload', message.sealed)),
     ),
     ...(message.steps
       ? [
@@ -123,6 +130,11 @@ export function showMessage(topic, message, changed) {
   if (!replacing) dialog.showModal();
   // Another message in the open dialog (a link followed): the focus goes to its title, not lost.
   else title.focus();
+}
+
+/** A field as JSON, or what a codec sealed in its place (size, key id) when the server withheld it. */
+function shownValue(message, field, sealed) {
+  return sealed ? sealedText(sealed) : json(message[field]);
 }
 
 /** A step's result as one line of JSON, cut at STEP_SHOWN characters; `undefined` when it returned nothing. */

@@ -38,6 +38,8 @@ interface CompletedRecord {
   m?: number;
   d?: number;
   r?: unknown;
+  /** The result sealed by a codec, in place of `r` (see completionExtra). */
+  s?: string;
 }
 
 /**
@@ -102,7 +104,7 @@ function decodeInfo<T>(
   const at = score === null ? undefined : Number(score);
   // A completed record keeps its message's body as the string "b" (none before this release).
   const kept = state === 'completed' && typeof body.b === 'string' ? tryDecodeBody(body.b) : {};
-  const payload = state === 'completed' ? kept.p : body.p;
+  const payload = sealedOr(state === 'completed' ? kept : body);
   const info: MessageInfo<T> = {
     id,
     state,
@@ -123,9 +125,18 @@ function decodeInfo<T>(
     info.attempt = body.a ?? 0;
     info.completedAt = body.c ?? at;
     if (body.d !== undefined) info.durationMs = body.d;
-    if ('r' in body) info.result = body.r;
+    if (typeof body.s === 'string') info.result = new SealedValue(body.s);
+    else if ('r' in body) info.result = body.r;
   }
   return info;
+}
+
+/**
+ * A body's payload, or its sealed payload and headers (`e`) handed up unopened as a SealedValue
+ * (the queue opens it, see docs/codecs.md).
+ */
+function sealedOr(body: ReturnType<typeof tryDecodeBody>): unknown {
+  return typeof body.e === 'string' ? new SealedValue(body.e) : body.p;
 }
 
 /** A get.lua answer: see {@link decodeGetReply}. */
@@ -227,7 +238,10 @@ export function decodeListOrder(reply: (number | string)[], descending: boolean)
   return { size: Number(reply[0]), keys: reply.slice(1).map((key) => sign * Number(key)) };
 }
 
-/** A row's preview as prelude-preview.lua's preview_row answers it: text or false, 1 when cut, size. */
+/**
+ * A row's preview as prelude-preview.lua's preview_row answers it: text or false, 1 when cut, size.
+ * Of a sealed value, the sealed text's head (`~`...) and the bytes the codec wrote: the queue tells it.
+ */
 function decodePreview(text: unknown, cut: unknown, bytes: unknown): MessagePreview | undefined {
   return typeof text === 'string' ? { text, truncated: Number(cut) === 1, bytes: Number(bytes) } : undefined;
 }
@@ -294,7 +308,7 @@ export function decodeDeadLetters<T>(
       attempt: info.a ?? 0,
       ...(maxAttempts !== undefined && { maxAttempts }),
       deadAt: info.t ?? 0,
-      payload: body.p as T | undefined,
+      payload: sealedOr(body) as T | undefined,
       headers: body.h ?? {},
       enqueuedAt: body.t,
     });

@@ -5,7 +5,9 @@
 -- push wrote is '{"t":<ms>,"p":<payload>[,"h":{...}][,"g":"..."][,"m":<n>]}' (the payload is
 -- cut), or compact '<enqueuedAt in base 36>|<payload>' (the payload is); a completed record is
 -- '{"c":..,"t":..,"a":..[,"m":..][,"b":"<body>"][,"d":..][,"r":<result>]}' (the result is; the
--- body, a JSON string, is left out).
+-- body, a JSON string, is left out). A value a codec sealed (a body's '"e":"~<base64>"', a record's
+-- '"s":"~<base64>"') cannot be read here: its preview is the sealed text's head, enough for the key
+-- id it names, and its size the bytes the codec wrote.
 
 -- Where the members after the payload start (',"h":', ',"g":' or ',"m":', the first present):
 -- quotes inside strings are escaped, so the last unescaped ',"<name>":' of the body whose rest
@@ -42,6 +44,18 @@ local function cut_text(body, first, last, n)
   return string.sub(body, first, stop - 1), 1, size
 end
 
+-- Sealed text is base64 after a '~': at least this much of it shows the key id (2 + 64 bytes).
+local SEALED_HEAD = 100
+
+-- The preview of the sealed string member body[first..] ('~' up to the closing quote): its head,
+-- 1 when cut, the bytes it decodes to. Returns also where the member's text ends.
+local function sealed_preview(body, first)
+  local last = (string.find(body, '"', first, true) or #body + 1) - 1
+  local pads = string.sub(body, last - 1, last) == '==' and 2 or string.sub(body, last, last) == '=' and 1 or 0
+  local text, cut = cut_text(body, first, last, SEALED_HEAD)
+  return text, cut, math.floor((last - first) * 3 / 4) - pads, last
+end
+
 -- A row's body and preview: the body without its payload (or result), then that member's
 -- text cut to n bytes, 1 when cut, its size. A body of another form is kept whole when it
 -- has at most n bytes, else left out (false); either way with no preview (false, 0, size).
@@ -55,6 +69,11 @@ local function preview_row(body, n)
     local text, cut, size = cut_text(body, first, after - 1, n)
     return string.sub(body, 1, first - 6) .. string.sub(body, after), text, cut, size
   end
+  first = string.match(body, '^{"t":%d+,"e":"()~')
+  if first then
+    local text, cut, size, last = sealed_preview(body, first)
+    return string.sub(body, 1, first - 7) .. string.sub(body, last + 2), text, cut, size
+  end
   first = string.match(body, '^%w+|()')
   if first then
     local text, cut, size = cut_text(body, first, #body, n)
@@ -63,11 +82,19 @@ local function preview_row(body, n)
   if not string.match(body, '^{"c":%d+,') then
     return #body <= n and body or false, false, 0, #body
   end
-  -- A record keeps its message's body as the string "b", before "d" and "r": the row goes without it.
+  -- A record keeps its message's body as the string "b", before "d" and "r" (or "s"): the row goes without it.
   local kept = string.find(body, ',"b":"', 1, true)
   if kept then
-    local after = string.find(body, ',"d":', kept, true) or string.find(body, ',"r":', kept, true) or #body
+    local after = string.find(body, ',"d":', kept, true)
+      or string.find(body, ',"r":', kept, true)
+      or string.find(body, ',"s":', kept, true)
+      or #body
     body = string.sub(body, 1, kept - 1) .. string.sub(body, after)
+  end
+  local sealed = string.find(body, ',"s":"~', 1, true)
+  if sealed then
+    local text, cut, size, last = sealed_preview(body, sealed + 6)
+    return string.sub(body, 1, sealed - 1) .. string.sub(body, last + 2), text, cut, size
   end
   local result = string.find(body, ',"r":', 1, true)
   if result then
