@@ -7,7 +7,10 @@ import type { FlowNode, MessageInfo } from '../interfaces';
  * process has the key and the option says so. A value sent is a value readable in the browser.
  */
 
-/** A message without what a codec sealed: payload and headers (`sealed`), result (`sealedResult`), children's results. */
+/**
+ * A message without what a codec sealed: payload and headers (`sealed`), result (`sealedResult`),
+ * progress (`sealedProgress`), step results (`sealedSteps`), children's results.
+ */
 export function redactMessage<T extends MessageInfo>(message: T): T {
   const redacted: T = { ...message };
   if (redacted.sealed) {
@@ -15,6 +18,13 @@ export function redactMessage<T extends MessageInfo>(message: T): T {
     redacted.headers = {};
   }
   if (redacted.sealedResult) delete redacted.result;
+  if (redacted.sealedProgress) delete redacted.progress;
+  const { steps, sealedSteps } = redacted;
+  if (steps && sealedSteps) {
+    const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const name of Object.keys(steps)) kept[name] = name in sealedSteps ? undefined : steps[name];
+    redacted.steps = kept;
+  }
   if (redacted.children)
     redacted.children = redacted.children.map((child) => {
       if (!child.sealedResult) return child;

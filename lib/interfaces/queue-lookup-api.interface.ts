@@ -110,6 +110,10 @@ export interface MessageInfo<T = unknown> {
   sealed?: SealedValueInfo;
   /** Of a completed message whose result a codec sealed: as `sealed`, for `result`. */
   sealedResult?: SealedValueInfo;
+  /** When a codec sealed its progress value: as `sealed`, for `progress`. */
+  sealedProgress?: SealedValueInfo;
+  /** The steps whose results a codec sealed, by step name: as `sealed`, for each of `steps`. */
+  sealedSteps?: Record<string, SealedValueInfo>;
 }
 
 /** A child of a flow's parent as `get` shows it. */

@@ -3,8 +3,7 @@ import { InvalidOptionError } from '../errors';
 import type { ListOptions, MessageFilter, MessageInfo, MessageState, Topic } from '../interfaces';
 import { filterOf, filters } from './message-filter';
 import type { QueueCore } from './queue-core';
-import { openJobValues } from './sealed-job-values';
-import { openInfo, openInfos } from './sealed-lookups';
+import { openInfo, openInfos, openJobValues } from './sealed-lookups';
 import {
   assertBounded,
   assertInteger,

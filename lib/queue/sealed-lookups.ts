@@ -114,3 +114,27 @@ export async function openFlow(codecs: ValueCodecs, root: FlowNode | null): Prom
   await Promise.all(nodes.map((node) => openResult(codecs, node.topic, node)));
   return root;
 }
+
+/**
+ * Opens, in place, what a running handler stored sealed: its progress value and its durable steps'
+ * results, described in `sealedProgress` and `sealedSteps`. One this process cannot open is left
+ * out (progress) or undefined (a step's result), as a sealed payload is.
+ */
+export async function openJobValues(codecs: ValueCodecs, topic: string, info: MessageInfo<unknown>): Promise<void> {
+  if (info.progress instanceof SealedValue) {
+    const { info: described, value } = await openSealed(codecs, topic, info.progress);
+    info.sealedProgress = described;
+    if (described.undecodable) delete info.progress;
+    else info.progress = value;
+  }
+  const { steps } = info;
+  if (!steps || !Object.values(steps).some((value) => value instanceof SealedValue)) return;
+  const sealedSteps: Record<string, SealedValueInfo> = Object.create(null) as Record<string, SealedValueInfo>;
+  for (const [name, stored] of Object.entries(steps)) {
+    if (!(stored instanceof SealedValue)) continue;
+    const { info: described, value } = await openSealed(codecs, topic, stored);
+    sealedSteps[name] = described;
+    steps[name] = value;
+  }
+  info.sealedSteps = sealedSteps;
+}

@@ -14,6 +14,7 @@ describe('sealed values on the dashboard', () => {
   const key = randomBytes(32);
   const codec = () => createEncryptionCodec({ keys: { v1: key }, currentKeyId: 'v1' });
   const apps: DashboardApp[] = [];
+  let releaseWork: () => void = () => undefined;
 
   beforeAll(async () => {
     const worker = await fx.service({ prefix, codec: codec(), keepCompleted: true });
@@ -29,8 +30,21 @@ describe('sealed values on the dashboard', () => {
     worker.consume('page', () => ({ text: 'CANARY-child' }));
     await eventually(async () => (await worker.get('done', 'd1'))?.state === 'completed');
     await eventually(async () => (await worker.get('book', 'b1'))?.state === 'ready');
+    // A running handler's progress and step result, sealed too.
+    const held = new Promise<void>((resolve) => (releaseWork = resolve));
+    worker.consume('work', async (_payload, context) => {
+      context.progress({ note: 'CANARY-progress' });
+      await context.step('lookup', () => 'CANARY-step');
+      await held;
+    });
+    await worker.push('work', { n: 1 }, { id: 'w1' });
+    await eventually(async () => {
+      const info = await worker.get('work', 'w1');
+      return info?.progress !== undefined && info.steps?.lookup !== undefined;
+    });
   });
   afterAll(async () => {
+    releaseWork();
     for (const app of apps) await app.close();
   });
 
@@ -52,6 +66,7 @@ describe('sealed values on the dashboard', () => {
         '/api/messages?topic=done&state=completed',
         '/api/message?topic=book&id=b1',
         '/api/flow?topic=book&id=b1',
+        '/api/message?topic=work&id=w1',
       ];
       const texts = await Promise.all(
         paths.map(async (path) => {
@@ -60,8 +75,10 @@ describe('sealed values on the dashboard', () => {
           return response.text();
         }),
       );
-      const [message, rows, completed, completedRows, parent, flow] = texts.map((text) => JSON.parse(text) as unknown);
-      return { all: texts.join('\n'), message, rows, completed, completedRows, parent, flow };
+      const [message, rows, completed, completedRows, parent, flow, running] = texts.map(
+        (text) => JSON.parse(text) as unknown,
+      );
+      return { all: texts.join('\n'), message, rows, completed, completedRows, parent, flow, running };
     };
   }
 
@@ -79,6 +96,12 @@ describe('sealed values on the dashboard', () => {
     expect(seen.completedRows).toEqual([expect.objectContaining({ id: 'd1', sealedResult: described })]);
     expect(seen.parent).toMatchObject({ children: [{ id: 'p1', outcome: 'acked', sealedResult: described }] });
     expect(seen.flow).toMatchObject({ root: { children: [{ id: 'p1', sealed: described }] } });
+    expect(seen.running).toMatchObject({
+      state: 'leased',
+      sealedProgress: described,
+      sealedSteps: { lookup: described },
+    });
+    expect(seen.running).not.toHaveProperty('progress');
     // The same with the option given as false.
     expect((await (await serve(false, true))()).all).not.toContain('CANARY');
   });
@@ -91,6 +114,10 @@ describe('sealed values on the dashboard', () => {
       sealed: described,
     });
     expect(seen.completed).toMatchObject({ result: { receipt: 'CANARY-result' }, sealedResult: described });
+    expect(seen.running).toMatchObject({
+      progress: { note: 'CANARY-progress' },
+      steps: [{ name: 'lookup', value: 'CANARY-step' }],
+    });
     expect(seen.parent).toMatchObject({
       children: [{ id: 'p1', preview: { text: '{"text":"CANARY-child"}' }, sealedResult: described }],
     });
