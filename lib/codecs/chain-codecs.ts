@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { Codec } from '../interfaces';
+import { isPending, type Settling } from './settling';
 
 /**
  * One codec of several: encodes through them in order (`chainCodecs(compress, encrypt)` compresses,
@@ -11,17 +12,19 @@ export function chainCodecs(...codecs: Codec[]): Codec {
       throw new InvalidOptionError(`chainCodecs argument ${i + 1}`, undefined, 'a codec { encode, decode }', true);
   });
   const keyId = codecs.reduce<string | undefined>((last, codec) => codec.keyId ?? last, undefined);
+  const last = codecs.length - 1;
+  /** Bytes through codecs[i], codecs[i + step], ...: at once while each answers at once. */
+  const through = (i: number, step: 1 | -1, bytes: Uint8Array): Settling<Uint8Array> => {
+    for (; i >= 0 && i <= last; i += step) {
+      const out = step === 1 ? codecs[i].encode(bytes) : codecs[i].decode(bytes);
+      if (isPending(out)) return out.then((next) => through(i + step, step, next));
+      bytes = out;
+    }
+    return bytes;
+  };
   return {
     ...(keyId !== undefined && { keyId }),
-    async encode(data) {
-      let bytes = data;
-      for (const codec of codecs) bytes = await codec.encode(bytes);
-      return bytes;
-    },
-    async decode(data) {
-      let bytes = data;
-      for (let i = codecs.length - 1; i >= 0; i--) bytes = await codecs[i].decode(bytes);
-      return bytes;
-    },
+    encode: (data) => through(0, 1, data),
+    decode: (data) => through(last, -1, data),
   };
 }

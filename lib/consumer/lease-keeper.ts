@@ -103,7 +103,7 @@ export class LeaseKeeper<T> {
       });
     } else if (message.sealed !== undefined) {
       // Sealed by a codec: opened first; one that cannot be fails the delivery with PayloadDecodeError.
-      work = openMessage(this.codecs, message).then(invoke);
+      work = this.opened(message, invoke);
     } else work = invoke();
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
@@ -111,6 +111,16 @@ export class LeaseKeeper<T> {
       (result: unknown) => this.finished(entry, undefined, result),
       (error: unknown) => this.finished(entry, { error }),
     );
+  }
+
+  /** `invoke` once a sealed message is open: at once when its codec answered at once. */
+  private opened(message: ReservedMessage<T>, invoke: () => Promise<unknown>): Promise<unknown> {
+    try {
+      const opening = openMessage(this.codecs, message);
+      return opening ? opening.then(invoke) : invoke();
+    } catch (error) {
+      return Promise.reject(asError(error));
+    }
   }
 
   /** Calls the handler (in its delivery's trace context, with tracing). */

@@ -68,7 +68,9 @@ export class ProgressReporter {
     const { codecs } = this.report;
     // Of a topic with a codec, the value is stored sealed (see ValueCodecs); its write stays fenced by the lease.
     const written = codecs?.writer(this.topic)
-      ? codecs.seal(this.topic, json).then((sealed) => this.engine.progress(this.topic, target.message, sealed))
+      ? Promise.resolve()
+          .then(() => codecs.seal(this.topic, json))
+          .then((sealed) => this.engine.progress(this.topic, target.message, sealed))
       : this.engine.progress(this.topic, target.message, json);
     written.then(
       (stored) => stored && events.emit({ type: 'progress', topic: this.topic, id, attempt }),

@@ -53,14 +53,19 @@ export function encodePushItem(
   return encoded;
 }
 
-/** Seals the bodies of items encoded with `sealing` under the topic's codec (see ValueCodecs). */
-export async function sealItems(codecs: ValueCodecs, topic: string, items: EncodedPush[]): Promise<void> {
-  await Promise.all(
-    items.map(async (item) => {
-      const { sealable } = item;
-      if (!sealable) return;
-      item.body = sealedPushBody(await codecs.seal(topic, sealable.json), sealable.tail);
-      delete item.sealable;
-    }),
-  );
+/**
+ * Seals the bodies of items encoded with `sealing` under the topic's codec (see ValueCodecs): at
+ * once when the codec answers at once (undefined), else a promise of the last.
+ */
+export function sealItems(codecs: ValueCodecs, topic: string, items: EncodedPush[]): Promise<void> | undefined {
+  let pending: Promise<void>[] | undefined;
+  for (const item of items) {
+    const { sealable } = item;
+    if (!sealable) continue;
+    delete item.sealable;
+    const sealed = codecs.seal(topic, sealable.json);
+    if (typeof sealed === 'string') item.body = sealedPushBody(sealed, sealable.tail);
+    else (pending ??= []).push(sealed.then((text) => void (item.body = sealedPushBody(text, sealable.tail))));
+  }
+  return pending && Promise.all(pending).then(() => undefined);
 }

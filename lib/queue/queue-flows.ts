@@ -25,7 +25,10 @@ export class QueueFlows {
         const { codecs } = this.core;
         const root = planFlow(flow, settings.maxPayloadBytes, engine.format.compact, (name) => !!codecs.writer(name));
         const nodes = flowNodes(root);
-        await Promise.all(nodes.map(({ topic: name, item }) => sealItems(codecs, name, [item])));
+        for (const { topic: name, item } of nodes) {
+          const sealed = sealItems(codecs, name, [item]);
+          if (sealed) await sealed;
+        }
         await this.producer.assignIds(nodes.map(({ item }) => item));
         // Each topic's first push from this service registers it first (see TopicRegistry).
         for (const name of new Set(nodes.map((node) => node.topic))) await engine.topics.note(name);

@@ -43,7 +43,8 @@ export class QueueProducer {
         const encoded = items.map((item) => encodePushItem(topic, item, settings.maxPayloadBytes, compact, 0, sealing));
         // Nothing to push writes nothing: not even the topic's registration.
         if (encoded.length === 0) return { encoded, flags: [] as boolean[], keyed: undefined };
-        if (sealing) await sealItems(this.core.codecs, topic, encoded);
+        const sealed = sealing ? sealItems(this.core.codecs, topic, encoded) : undefined;
+        if (sealed) await sealed;
         await this.assignIds(encoded);
         // The first push of this service to the topic registers it first (see TopicRegistry).
         const noted = engine.topics.note(topic);

@@ -53,7 +53,7 @@ export class QueueReplies implements ServiceReplies {
   }
 
   /** A reply's text as its caller reads it: opened when its topic's codec sealed it (see ValueCodecs). */
-  open(topic: string, stored: string): Promise<string> {
+  async open(topic: string, stored: string): Promise<string> {
     return this.core.codecs.open(topic, stored);
   }
 

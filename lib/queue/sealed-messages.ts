@@ -6,21 +6,33 @@ import { SealedValue } from '../engine/codecs/sealed-value';
 
 /**
  * Opens a leased message whose payload and headers a codec sealed (see docs/codecs.md), in place,
- * before its handler runs; a PayloadDecodeError when it cannot be (no codec here, a key this
- * process lacks, a value changed in Redis).
+ * before its handler runs: at once when its codec answers at once (undefined), else a promise; a
+ * PayloadDecodeError, thrown or rejected, when it cannot be (no codec here, a key this process
+ * lacks, a value changed in Redis).
  */
-export async function openMessage(codecs: ValueCodecs | undefined, message: ReservedMessage<unknown>): Promise<void> {
+export function openMessage(
+  codecs: ValueCodecs | undefined,
+  message: ReservedMessage<unknown>,
+): Promise<void> | undefined {
   const { sealed, topic } = message;
   if (sealed === undefined) return;
   if (!codecs) throw new PayloadDecodeError(topic, 'no-codec');
-  const json = await codecs.open(topic, sealed);
+  const json = codecs.open(topic, sealed);
+  // A codec that answers at once costs no promise per message.
+  if (typeof json === 'string') return void applyBody(message, json);
+  return json.then((text) => applyBody(message, text));
+}
+
+/** Puts an opened body's payload and headers on its message. */
+function applyBody(message: ReservedMessage<unknown>, json: string): void {
   let body: { p?: unknown; h?: Record<string, string> };
   try {
     body = JSON.parse(json) as typeof body;
   } catch {
-    throw new PayloadDecodeError(topic, 'corrupt');
+    throw new PayloadDecodeError(message.topic, 'corrupt');
   }
-  if (typeof body !== 'object' || body === null || !('p' in body)) throw new PayloadDecodeError(topic, 'corrupt');
+  if (typeof body !== 'object' || body === null || !('p' in body))
+    throw new PayloadDecodeError(message.topic, 'corrupt');
   message.payload = body.p;
   message.headers = body.h ?? {};
   delete message.sealed;

@@ -1,4 +1,5 @@
 import { describeSealed, isSealed, openText, sealText, type SealedDescription } from '../codecs/sealed-text';
+import type { Settling } from '../codecs/settling';
 import type { TextResealer } from '../engine/codecs/reseal-format';
 import { InvalidOptionError } from '../errors';
 import type { Codec, RedisAckQueueOptions } from '../interfaces';
@@ -50,7 +51,7 @@ export class ValueCodecs {
   }
 
   /** JSON text as `topic` stores it: sealed by its writer, or as it is without one. */
-  async seal(topic: string, json: string): Promise<string> {
+  seal(topic: string, json: string): Settling<string> {
     const codec = this.writer(topic);
     return codec ? sealText(codec, json) : json;
   }
@@ -75,7 +76,7 @@ export class ValueCodecs {
    * The JSON text of a stored value of `topic`: opened when sealed (a PayloadDecodeError when it
    * cannot be), else as it is.
    */
-  async open(topic: string, stored: string): Promise<string> {
+  open(topic: string, stored: string): Settling<string> {
     return isSealed(stored) ? openText(topic, this.reader(topic), stored) : stored;
   }
 }

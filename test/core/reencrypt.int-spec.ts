@@ -73,7 +73,13 @@ describe('reencrypt: every stored value of a topic sealed again under its curren
     const plain = await fx.service({ keepCompleted: true });
     const old = await fx.service({ codec: codecOf(['v1'], 'v1'), keepCompleted: true });
 
-    // Dead letters, then completed records (a body kept, a plain result), then leased ones.
+    // Completed records written without a codec (a plain body kept, a plain result).
+    await plain.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ payload: { kind: 'plain-done', i } })),
+    );
+    for (const message of await plain.reserve(topic, { count: 10 })) await plain.ack(message, { result: message.id });
+    // Dead letters, then completed records (a body kept, a sealed result), then leased ones.
     await old.pushMany(
       topic,
       Array.from({ length: 30 }, (_, i) => ({ payload: { kind: 'dead', i }, maxAttempts: 1 })),
@@ -110,8 +116,8 @@ describe('reencrypt: every stored value of a topic sealed again under its curren
     await plain.push(topic, { kind: 'plain', i: 0 });
     await plain.push(topic, { kind: 'plain', i: 1 }, { headers: { a: 'b' }, maxAttempts: 3, group: 'g9' });
     const before = await storedKeyIds(fx.redis, topic);
-    expect(before.size).toBe(30 + 10 + 5 + 200 + 20 + 2);
-    expect([...before.values()].flat().filter((keyId) => keyId === undefined)).toHaveLength(2 + 10);
+    expect(before.size).toBe(10 + 30 + 10 + 5 + 200 + 20 + 2);
+    expect([...before.values()].flat().filter((keyId) => keyId === undefined)).toHaveLength(10 * 2 + 2);
 
     const rotated = await fx.service({ codec: codecOf(['v1', 'v2'], 'v2'), keepCompleted: true });
     const { id, selected } = await rotated.reencrypt(topic);

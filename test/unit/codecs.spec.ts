@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chainCodecs, createCompressionCodec, createEncryptionCodec } from '../../lib/codecs/codecs';
-import { describeSealed, isSealed, openText, sealText } from '../../lib/codecs/sealed-text';
+import { describeSealed, isSealed, openText as openNow, sealText as sealNow } from '../../lib/codecs/sealed-text';
 import {
   EncryptionKeysUnavailableError,
   InvalidEncryptionKeyError,
@@ -9,6 +9,10 @@ import {
 } from '../../lib/errors';
 import type { Codec } from '../../lib/interfaces';
 import { ValueCodecs } from '../../lib/queue/value-codecs';
+
+/** As promises, whether the codec answered at once or not (a sync failure becomes a rejection). */
+const sealText = (...args: Parameters<typeof sealNow>) => Promise.resolve().then(() => sealNow(...args));
+const openText = (...args: Parameters<typeof openNow>) => Promise.resolve().then(() => openNow(...args));
 
 const v1 = randomBytes(32);
 const v2 = randomBytes(32);
@@ -182,6 +186,20 @@ describe('chainCodecs and sealed texts', () => {
     expect(error.reason).toBe('codec-failed');
     expect(error.message).not.toContain('canary');
     expect(() => chainCodecs({} as Codec)).toThrow(InvalidOptionError);
+  });
+
+  it('answers at once when every codec does (no promise per value), later when one is async', async () => {
+    const encrypt = createEncryptionCodec({ keys: { v1 }, currentKeyId: 'v1' });
+    const chain = chainCodecs(createCompressionCodec({ minBytes: 0 }), encrypt);
+    const sealed = sealNow(chain, '{"p":1}');
+    expect(typeof sealed).toBe('string');
+    expect(openNow('t', chain, sealed as string)).toBe('{"p":1}');
+    const later: Codec = { encode: (data) => Promise.resolve(data), decode: (data) => Promise.resolve(data) };
+    const mixed = chainCodecs(later, encrypt);
+    const pending = sealNow(mixed, '2');
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await openNow('t', mixed, await pending)).toBe('2');
+    expect(() => openNow('t', encrypt, '~AAAA')).toThrow(PayloadDecodeError);
   });
 
   it('a JSON text is never taken for a sealed one', () => {
