@@ -149,10 +149,8 @@ export function encodeBody(
   maxBytes: number,
   flowRole = 0,
 ): string {
-  const headers = options.headers && Object.keys(options.headers).length > 0 ? JSON.stringify(options.headers) : '';
-  let body = `{"p":${encodePayload(topic, payload, headers, maxBytes)}`;
-  if (headers !== '') body += `,"h":${headers}`;
-  return body + bodyTail(options, flowRole);
+  const { json, tail } = encodeSealableBody(topic, payload, options, maxBytes, flowRole);
+  return json.slice(0, -1) + tail;
 }
 
 /** The members after payload and headers, and the closing brace: `g`, `f`, then `m` (which reserve.lua reads from the end). */
