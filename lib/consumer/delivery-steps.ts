@@ -6,9 +6,7 @@ import {
   InvalidStepResultError,
   LeaseLostError,
   MessageCancelledError,
-  PayloadDecodeError,
 } from '../errors';
-import { isSealed } from '../codecs/sealed-text';
 import { LIMITS } from '../common/redis-ack-queue.constants';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { isWellFormed } from '../queue/validation';
@@ -76,7 +74,7 @@ export class DeliverySteps {
     /** Reports the delivery's lease lost (a refused store says so before the next heartbeat). */
     private readonly lost: (target: ContextTarget) => void,
     /** The topics' codecs: what seals the results stored and opens those read back. */
-    private readonly codecs?: ValueCodecs,
+    private readonly codecs: ValueCodecs,
   ) {}
 
   readonly run: RunStep = async <R>(target: ContextTarget, name: string, fn: () => R | Promise<R>): Promise<R> => {
@@ -129,7 +127,7 @@ export class DeliverySteps {
     const { id } = target.message;
     const json = encodeStepResult(this.topic, id, name, await fn());
     // An undefined result ('') stays as it is: nothing of the handler's is in it.
-    const text = json === '' || !this.codecs ? json : await this.codecs.seal(this.topic, json);
+    const text = json === '' ? json : await this.codecs.seal(this.topic, json);
     const reply = await this.engine.storeStep(this.topic, target.message, name, text);
     switch (reply.outcome) {
       case 'stored':
@@ -148,12 +146,6 @@ export class DeliverySteps {
 
   /** A stored result as the step returns it, opened first when a codec sealed it. */
   private async decode(stored: string): Promise<unknown> {
-    return decodeStepResult(this.codecs ? await this.codecs.open(this.topic, stored) : openWithout(this.topic, stored));
+    return decodeStepResult(await this.codecs.open(this.topic, stored));
   }
-}
-
-/** A stored text read where no codec is known: plain JSON as it is; a sealed one cannot be opened. */
-function openWithout(topic: string, stored: string): string {
-  if (isSealed(stored)) throw new PayloadDecodeError(topic, 'no-codec');
-  return stored;
 }

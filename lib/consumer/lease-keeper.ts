@@ -13,7 +13,7 @@ import { deliveryWaitMs } from './delivery-timings';
 import { abortHandler, HandlerContext, invokeHandler, withTimeout, type LeaseControls } from './handler-context';
 import { messagesOf, newInFlight, type InFlight, type KeeperHooks } from './in-flight';
 import { settleWithin } from '../common/settle-within';
-import type { ValueCodecs } from '../queue/value-codecs';
+import { NO_CODECS, type ValueCodecs } from '../queue/value-codecs';
 import { openChildren, openMessage } from '../queue/sealed-messages';
 import type { DeliveryTracing } from '../observability/tracing/queue-tracing';
 
@@ -57,7 +57,7 @@ export class LeaseKeeper<T> {
   /** With the service's tracing: each handler runs in its delivery's context, its span ended in `finished`. */
   private readonly tracing: DeliveryTracing | undefined;
   /** The topics' codecs (see ValueCodecs): a sealed message is opened before its handler runs. */
-  private readonly codecs: ValueCodecs | undefined;
+  private readonly codecs: ValueCodecs;
 
   constructor(
     private readonly engine: ConsumerEngine,
@@ -70,7 +70,7 @@ export class LeaseKeeper<T> {
     this.events = report.events;
     this.logger = report.logger;
     this.tracing = report.tracing;
-    this.codecs = report.codecs;
+    this.codecs = report.codecs ?? NO_CODECS;
     this.failures = new FailedDeliveries(engine, topic, settings, report);
     this.control = new DeliveryControl(engine, topic, report, this.inFlight);
     const steps = new DeliverySteps(engine, topic, (target) => this.stepRefused(target as InFlight<T>), this.codecs);
@@ -91,20 +91,16 @@ export class LeaseKeeper<T> {
     this.inFlight.set(message.token, entry);
     if (this.events.observed || this.events.tally.active) entry.waitMs = deliveryWaitMs(message, this.settings.leaseMs);
     this.control.starting(entry);
-    // Its context is made once the message is open: a sealed one's headers are read then.
-    const invoke = () => this.invoke(entry, new HandlerContext(entry, this.leases));
     let work: Promise<unknown>;
     // A flow's parent reads its children's ends first: its context hands them over at once.
     if (message.flowRole !== undefined && (message.flowRole & FLOW_PARENT) !== 0) {
       work = this.engine.flows.recordOf(this.topic, message).then(async ({ children }) => {
         await openMessage(this.codecs, message);
         entry.children = await openChildren(this.codecs, this.topic, children);
-        return invoke();
+        return this.invoke(entry);
       });
-    } else if (message.sealed !== undefined) {
-      // Sealed by a codec: opened first; one that cannot be fails the delivery with PayloadDecodeError.
-      work = this.opened(message, invoke);
-    } else work = invoke();
+    } else if (message.sealed !== undefined) work = this.opened(entry);
+    else work = this.invoke(entry);
     const { timeoutMs } = this.settings;
     if (timeoutMs !== undefined) work = withTimeout(entry, work, timeoutMs);
     work.then(
@@ -113,18 +109,25 @@ export class LeaseKeeper<T> {
     );
   }
 
-  /** `invoke` once a sealed message is open: at once when its codec answered at once. */
-  private opened(message: ReservedMessage<T>, invoke: () => Promise<unknown>): Promise<unknown> {
+  /**
+   * Its handler once a message a codec sealed is open (at once when its codec answered at once);
+   * one that cannot be opened fails the delivery with PayloadDecodeError.
+   */
+  private opened(entry: InFlight<T>): Promise<unknown> {
     try {
-      const opening = openMessage(this.codecs, message);
-      return opening ? opening.then(invoke) : invoke();
+      const opening = openMessage(this.codecs, entry.message);
+      return opening ? opening.then(() => this.invoke(entry)) : this.invoke(entry);
     } catch (error) {
       return Promise.reject(asError(error));
     }
   }
 
-  /** Calls the handler (in its delivery's trace context, with tracing). */
-  private invoke(entry: InFlight<T>, context: HandlerContext): Promise<unknown> {
+  /**
+   * Calls the handler (in its delivery's trace context, with tracing), with its context made now:
+   * a sealed message's headers are read once it is open.
+   */
+  private invoke(entry: InFlight<T>): Promise<unknown> {
+    const context = new HandlerContext(entry, this.leases);
     const { tracing } = this;
     const { message } = entry;
     if (!tracing) return invokeHandler(this.handler, message.payload, context);

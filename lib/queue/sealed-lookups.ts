@@ -2,6 +2,7 @@ import { describeSealed, isSealed } from '../codecs/sealed-text';
 import { SealedValue } from '../engine/codecs/sealed-value';
 import { PayloadDecodeError } from '../errors';
 import type { DeadLetter, FlowChildInfo, FlowNode, MessageInfo, SealedValueInfo } from '../interfaces';
+import { openedBody, parseOpened } from './sealed-messages';
 import type { ValueCodecs } from './value-codecs';
 
 /**
@@ -12,20 +13,24 @@ import type { ValueCodecs } from './value-codecs';
  * operator without the key.
  */
 
-/** A sealed value opened, or why not: `value` is the parsed JSON it holds. */
-interface Opened {
+/** A sealed value opened, or why not: `value` is what `parse` made of the JSON it holds. */
+interface Opened<V> {
   info: SealedValueInfo;
-  value?: unknown;
+  value?: V;
 }
 
-async function openSealed(codecs: ValueCodecs, topic: string, sealed: SealedValue): Promise<Opened> {
+async function openSealed<V = unknown>(
+  codecs: ValueCodecs,
+  topic: string,
+  sealed: SealedValue,
+  parse: (topic: string, json: string) => V = parseOpened as (topic: string, json: string) => V,
+): Promise<Opened<V>> {
   const info: SealedValueInfo = describeSealed(sealed.text);
   try {
-    return { info, value: JSON.parse(await codecs.open(topic, sealed.text)) as unknown };
+    return { info, value: parse(topic, await codecs.open(topic, sealed.text)) };
   } catch (error) {
+    // A codec that failed, or one of the user's own that answered something other than JSON ('corrupt').
     if (error instanceof PayloadDecodeError) return { info: { ...info, undecodable: error.reason } };
-    // A codec of the user's own that answered something other than JSON.
-    if (error instanceof SyntaxError) return { info: { ...info, undecodable: 'corrupt' } };
     throw error;
   }
 }
@@ -36,12 +41,8 @@ async function openBody(
   topic: string,
   sealed: SealedValue,
 ): Promise<{ payload: unknown; headers: Record<string, string>; sealed: SealedValueInfo }> {
-  const { info, value } = await openSealed(codecs, topic, sealed);
-  if (info.undecodable) return { payload: undefined, headers: {}, sealed: info };
-  const body = value as { p?: unknown; h?: Record<string, string> } | null;
-  if (typeof body !== 'object' || body === null || !('p' in body))
-    return { payload: undefined, headers: {}, sealed: { ...info, undecodable: 'corrupt' } };
-  return { payload: body.p, headers: body.h ?? {}, sealed: info };
+  const { info, value } = await openSealed(codecs, topic, sealed, openedBody);
+  return value ? { ...value, sealed: info } : { payload: undefined, headers: {}, sealed: info };
 }
 
 /** A result handed up sealed, opened (or described) in place: `result` and `sealedResult`. */

@@ -10,13 +10,9 @@ import { SealedValue } from '../engine/codecs/sealed-value';
  * PayloadDecodeError, thrown or rejected, when it cannot be (no codec here, a key this process
  * lacks, a value changed in Redis).
  */
-export function openMessage(
-  codecs: ValueCodecs | undefined,
-  message: ReservedMessage<unknown>,
-): Promise<void> | undefined {
+export function openMessage(codecs: ValueCodecs, message: ReservedMessage<unknown>): Promise<void> | undefined {
   const { sealed, topic } = message;
   if (sealed === undefined) return;
-  if (!codecs) throw new PayloadDecodeError(topic, 'no-codec');
   const json = codecs.open(topic, sealed);
   // A codec that answers at once costs no promise per message.
   if (typeof json === 'string') return void applyBody(message, json);
@@ -25,22 +21,25 @@ export function openMessage(
 
 /** Puts an opened body's payload and headers on its message. */
 function applyBody(message: ReservedMessage<unknown>, json: string): void {
-  let body: { p?: unknown; h?: Record<string, string> };
-  try {
-    body = JSON.parse(json) as typeof body;
-  } catch {
-    throw new PayloadDecodeError(message.topic, 'corrupt');
-  }
-  if (typeof body !== 'object' || body === null || !('p' in body))
-    throw new PayloadDecodeError(message.topic, 'corrupt');
-  message.payload = body.p;
-  message.headers = body.h ?? {};
+  const { payload, headers } = openedBody(message.topic, json);
+  message.payload = payload;
+  message.headers = headers;
   delete message.sealed;
+}
+
+/**
+ * The payload and headers of a body's opened `e` (`{"p":...,"h":{...}}`); a PayloadDecodeError
+ * (`corrupt`) when a codec of your own answered something else.
+ */
+export function openedBody(topic: string, json: string): { payload: unknown; headers: Record<string, string> } {
+  const body = parseOpened(topic, json) as { p?: unknown; h?: Record<string, string> } | null;
+  if (typeof body !== 'object' || body === null || !('p' in body)) throw new PayloadDecodeError(topic, 'corrupt');
+  return { payload: body.p, headers: body.h ?? {} };
 }
 
 /** A flow parent's children with each result a codec sealed opened (with the child's topic's codec). */
 export async function openChildren(
-  codecs: ValueCodecs | undefined,
+  codecs: ValueCodecs,
   topic: string,
   children: FlowChildRecord[],
 ): Promise<FlowChildRecord[]> {
@@ -48,7 +47,6 @@ export async function openChildren(
   return Promise.all(
     children.map(async (child) => {
       if (!(child.result instanceof SealedValue)) return child;
-      if (!codecs) throw new PayloadDecodeError(topic, 'no-codec');
       return { ...child, result: parseOpened(child.topic, await codecs.open(child.topic, child.result.text)) };
     }),
   );

@@ -1,4 +1,4 @@
-import { describeSealed, isSealed, openText, sealText, type SealedDescription } from '../codecs/sealed-text';
+import { describeSealed, isSealed, openText, sealText } from '../codecs/sealed-text';
 import type { Settling } from '../codecs/settling';
 import type { TextResealer } from '../engine/codecs/reseal-format';
 import { InvalidOptionError } from '../errors';
@@ -81,10 +81,8 @@ export class ValueCodecs {
   }
 }
 
-/** What a sealed value shows without being opened (size, key id); undefined for a plain one. */
-export function sealedInfo(stored: string): SealedDescription | undefined {
-  return isSealed(stored) ? describeSealed(stored) : undefined;
-}
+/** A process without codecs: it writes JSON and refuses to open sealed values ('no-codec'). */
+export const NO_CODECS = ValueCodecs.of({});
 
 function assertCodec(option: string, codec: unknown): void {
   const { encode, decode } = (codec ?? {}) as Partial<Codec>;

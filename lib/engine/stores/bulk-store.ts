@@ -334,13 +334,10 @@ export class BulkStore {
   }
 
   private async forget(id: string): Promise<void> {
-    await this.command('run a bulk action', undefined, () =>
-      Promise.all([
-        this.client.hdel(this.index.bulkIndex, id),
-        this.client.srem(this.index.bulkRunning, id),
-        this.client.srem(this.index.bulkRunningCodec, id),
-      ]),
-    );
+    await Promise.all([
+      this.command('run a bulk action', undefined, () => this.client.hdel(this.index.bulkIndex, id)),
+      this.forgetRunning(id),
+    ]);
   }
 
   private command<T>(operation: string, topic: string | undefined, send: () => Promise<T>): Promise<T> {
