@@ -17,3 +17,5 @@ export * from './history.interface';
 export * from './queue-flow-api.interface';
 export * from './queue-bulk-api.interface';
 export * from './codec.interface';
+export * from './fleet.interface';
+export * from './queue-fleet-api.interface';

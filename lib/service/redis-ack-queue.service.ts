@@ -13,6 +13,12 @@ import type {
   ConsumerLiveness,
   DeadLetter,
   GroupWeights,
+  GroupQuotas,
+  GroupUsage,
+  GroupUsageOptions,
+  RedisAckQueueFleetApi,
+  ScalingReport,
+  ScalingTarget,
   ListOptions,
   MessageInfo,
   MessageFilter,
@@ -75,6 +81,9 @@ import { QueueTopics } from '../queue/queue-topics';
 import { QueueReplies } from '../queue/queue-replies';
 import { registerServiceInternals } from '../queue/queue-internals';
 import { TopicControls } from '../queue/topic-controls';
+import { QueueScaling } from '../queue/queue-scaling';
+import { GroupQuotaControls } from '../queue/group-quota-controls';
+import { GroupUsageReads } from '../queue/group-usage-reads';
 import { assertTopic, optionsOf } from '../queue/validation';
 
 /**
@@ -103,6 +112,7 @@ export class RedisAckQueueService
     RedisAckQueueScheduleApi,
     RedisAckQueueTopicsApi,
     RedisAckQueueBulkApi,
+    RedisAckQueueFleetApi,
     OnApplicationShutdown
 {
   /**
@@ -118,6 +128,9 @@ export class RedisAckQueueService
   private readonly fleet: FleetEvents;
   private readonly lookup: QueueLookup;
   private readonly controls: TopicControls;
+  private readonly scalingReads: QueueScaling;
+  private readonly quotas: GroupQuotaControls;
+  private readonly usage: GroupUsageReads;
   private readonly scheduling: QueueSchedules;
   private readonly registry: QueueTopics;
   private readonly format: QueueFormat;
@@ -173,6 +186,9 @@ export class RedisAckQueueService
     this.fleet.start(events);
     this.lookup = new QueueLookup(core, (topic) => this.consumers.maxAttemptsFor(topic));
     this.controls = new TopicControls(core);
+    this.scalingReads = new QueueScaling(core);
+    this.quotas = new GroupQuotaControls(core);
+    this.usage = new GroupUsageReads(core);
     this.scheduling = new QueueSchedules(core, this.scheduler);
     this.registry = new QueueTopics(core);
     this.format = new QueueFormat(core);
@@ -310,6 +326,26 @@ export class RedisAckQueueService
 
   groupWeights(topic: string): Promise<GroupWeights> {
     return this.controls.groupWeights(topic);
+  }
+
+  setScalingTarget(topic: string, target: ScalingTarget | null): Promise<void> {
+    return this.scalingReads.setScalingTarget(topic, target);
+  }
+
+  scaling(topic: string): Promise<ScalingReport | null> {
+    return this.scalingReads.scaling(topic);
+  }
+
+  setGroupQuotas(topic: string, quotas: GroupQuotas | null): Promise<void> {
+    return this.quotas.setGroupQuotas(topic, quotas);
+  }
+
+  groupQuotas(topic: string): Promise<GroupQuotas> {
+    return this.quotas.groupQuotas(topic);
+  }
+
+  groupUsage(topic: string, options?: GroupUsageOptions | null): Promise<GroupUsage> {
+    return this.usage.groupUsage(topic, options);
   }
 
   upsertSchedule(topic: string, name: string, options: ScheduleOptions): Promise<ScheduleInfo> {
