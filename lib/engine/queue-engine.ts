@@ -37,6 +37,7 @@ import { idPrefixCounterKey, prefixInKeys } from './keys/queue-keys';
 import { sendCommand } from './redis/redis-command';
 import { release01UnescapedKeys } from './keys/release-0.1';
 import { ReplicatedPushes } from './stores/replicated-pushes';
+import { ScalingStore } from './stores/scaling-store';
 import { ScheduleStore } from './stores/schedule-store';
 import { ScriptRunner } from './scripts/script-runner';
 import { TopicLimitsStore } from './stores/topic-limits';
@@ -93,6 +94,8 @@ export class QueueEngine implements ConsumerEngine {
   readonly groupWeights: GroupWeightsStore;
   /** Each topic's per-minute history. */
   readonly history: HistoryStore;
+  /** Each topic's scaling target and signal. */
+  readonly scaling: ScalingStore;
   readonly replies: RequestReplies;
   /**
    * Flows: parents that wait for their children, across slots. The ends of their children are
@@ -137,6 +140,7 @@ export class QueueEngine implements ConsumerEngine {
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
     this.history = new HistoryStore(this.scripts, this.layouts);
+    this.scaling = new ScalingStore(this.scripts, this.layouts);
     this.replies = new RequestReplies(client, this.scripts, this.layouts);
     this.schedules = new ScheduleStore(client, this.scripts, this.layouts, prefix);
     this.topics = new TopicRegistry(this.scripts, prefix, logger);

@@ -1,6 +1,7 @@
 import type { Lease } from '../engine/codecs/wire-format';
 import type { ReplyInbox, ReplyNotices } from '../engine/redis/reply-inbox';
 import type { ReplyWrite, RequestRef } from '../engine/stores/request-replies';
+import type { ScalingReport } from '../interfaces';
 import type { DeliveryTallies } from './delivery-tally';
 
 /**
@@ -49,6 +50,11 @@ export interface ServiceInternals {
   readonly replies: ServiceReplies;
   /** The tallies of its pushes, settled deliveries and cancels, for the metrics. */
   readonly tally: DeliveryTallies;
+  /**
+   * A topic's scaling signal (null without a target) from the backlog and `pushed` total a
+   * metrics scrape read already (its gauges): one script call, partitioned topic or not.
+   */
+  readonly scaling: (topic: string, totals: { backlog: number; pushed: number }) => Promise<ScalingReport | null>;
 }
 
 /** A running delivery: its lease, and whether its handler deferred it. */

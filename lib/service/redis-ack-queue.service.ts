@@ -179,7 +179,11 @@ export class RedisAckQueueService
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
     // For the package's own metrics and transport only (see queue-internals).
-    registerServiceInternals(this, { replies: new QueueReplies(core), tally: events.tally });
+    registerServiceInternals(this, {
+      replies: new QueueReplies(core),
+      tally: events.tally,
+      scaling: (topic, totals) => this.scalingReads.scalingWith(topic, totals),
+    });
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);
     this.fleet = new FleetEvents(engine.fleetEvents, logger, settings.fleetEvents?.maxLen);

@@ -158,6 +158,12 @@ export interface QueueKeys {
    * topic's history, kept in its first partition only (see history-format.ts).
    */
   history: string;
+  /**
+   * HASH of the topic's scaling target (setScalingTarget) and its signal's state: the smoothed
+   * count, since when the computed one is lower, the last handling time and the arrival samples
+   * (see lua/scaling-read.lua); in the topic's home slot, whatever its partition count.
+   */
+  scaling: string;
   // Flows (lua/prelude-flows.lua): parents that wait for their children.
   /**
    * HASH child id -> JSON `[parent topic, parent id, parent partition, 'f' | 'c' (onChildFailure), root
@@ -286,6 +292,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     cancelled: `${tag}:cancelled`,
     replies: `${tag}:reply:`,
     history: `${tag}:history`,
+    scaling: `${tag}:scaling`,
     flowParents: `${tag}:flow-parent`,
     flowChildren: `${tag}:flow:`,
     flowOpen: `${tag}:flow-open`,

@@ -221,6 +221,14 @@ export const QUEUE_SCRIPTS = {
   },
   historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history'] },
   historyRead: { file: 'history-read.lua', operation: 'read history', keys: ['history'], readOnly: true },
+  // The scaling signal (lib/engine/stores/scaling-store.ts), in a topic's home slot.
+  scalingSet: { file: 'scaling-set.lua', operation: 'set the scaling target', keys: ['scaling'] },
+  scalingRead: {
+    file: 'scaling-read.lua',
+    operation: 'read the scaling signal',
+    keys: ['scaling', 'history', 'counters', 'delayed', 'leased', 'groupQueue', 'groupCount'],
+    uses: ['levels'],
+  },
   metrics: {
     file: 'metrics.lua',
     operation: 'read gauges',
