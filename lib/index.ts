@@ -39,6 +39,10 @@ export {
   type RedisAckQueueMetricsModuleOptions,
 } from './nest/metrics/redis-ack-queue-metrics.module';
 export {
+  RedisAckQueueScalingModule,
+  type RedisAckQueueScalingModuleOptions,
+} from './nest/scaling/redis-ack-queue-scaling.module';
+export {
   RedisAckQueueHealthIndicator,
   type RedisAckQueueHealthResult,
 } from './nest/health/redis-ack-queue.health-indicator';

@@ -9,6 +9,7 @@ import { addControlCommands } from './control-commands';
 import { failureOf } from './exit-codes';
 import { addInspectCommands } from './inspect-commands';
 import { integer, type CommandRunner } from './program-parts';
+import { scalingCommand } from './scaling-command';
 
 /** The `redis-ack-queue` program: global options, then one subcommand per operation. */
 export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): Command {
@@ -40,6 +41,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
   addInspectCommands(program, run);
   addControlCommands(program, run);
   addBulkCommands(program, run);
+  scalingCommand(program, run);
   return program;
 }
 

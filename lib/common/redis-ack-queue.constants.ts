@@ -8,8 +8,11 @@ export const QUEUE_EVENT_METADATA = 'nestjs-redis-ack-queue:event-listener';
  * which: what `isRedisAckQueueRoute()` reads for an app-wide guard.
  */
 export const REDIS_ACK_QUEUE_ROUTE = 'nestjs-redis-ack-queue:route';
-/** The library's HTTP routes: `RedisAckQueueMetricsModule`'s `path` and `RedisAckQueueDashboardModule`'s. */
-export type RedisAckQueueRoute = 'metrics' | 'dashboard';
+/**
+ * The library's HTTP routes: `RedisAckQueueMetricsModule`'s `path`, `RedisAckQueueDashboardModule`'s
+ * and `RedisAckQueueScalingModule`'s.
+ */
+export type RedisAckQueueRoute = 'metrics' | 'dashboard' | 'scaling';
 
 /** Every type of event `events$` carries. */
 export const QUEUE_EVENT_TYPES: readonly RedisAckQueueEventType[] = [

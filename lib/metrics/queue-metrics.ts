@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Registry } from 'prom-client';
-import type { QueueGauges } from '../interfaces';
+import type { QueueGauges, ScalingReport } from '../interfaces';
 import type { DeliveryTally } from '../queue/delivery-tally';
 import { internalsOf } from '../queue/queue-internals';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
@@ -33,6 +33,7 @@ const GAUGE_AND_HISTOGRAM_NAMES = [
   'redis_ack_queue_messages',
   'redis_ack_queue_oldest_ready_age_seconds',
   'redis_ack_queue_paused',
+  'redis_ack_queue_desired_consumers',
 ];
 const counterName = (type: string) => `redis_ack_queue_${type.replace('-', '_')}_total`;
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -40,6 +41,9 @@ const AT: Record<Counted, number> = Object.fromEntries(COUNTED.map((type, i) => 
 
 /** One topic's counts not yet handed to prom-client, by COUNTED index. */
 type Pending = number[];
+
+/** What one scrape reads of a topic: its gauges, and its scaling signal (null: no target, or not read). */
+type TopicReads = readonly [gauges: QueueGauges, scaling: ScalingReport | null];
 
 /**
  * Prometheus metrics of one service, with prom-client (an optional peer, loaded here):
@@ -66,8 +70,8 @@ export class RedisAckQueueMetrics {
   /** Per topic, the expired messages since the last scrape, by ON_EXPIRE index. */
   private readonly expired = new Map<string, number[]>();
   private readonly untally: () => void;
-  /** The gauge reads of the scrape under way, shared by both gauges' collect. */
-  private reading: Promise<Map<string, QueueGauges>> | undefined;
+  /** The gauge reads of the scrape under way, shared by every gauge's collect. */
+  private reading: Promise<Map<string, TopicReads>> | undefined;
 
   constructor(
     private readonly service: RedisAckQueueService,
@@ -128,7 +132,7 @@ export class RedisAckQueueMetrics {
       registers,
       collect: async () => {
         this.messages.reset();
-        for (const [topic, gauges] of await this.read()) {
+        for (const [topic, [gauges]] of await this.read()) {
           for (const [state, count] of STATES) this.messages.set({ topic, state }, gauges[count] ?? 0);
         }
       },
@@ -140,7 +144,7 @@ export class RedisAckQueueMetrics {
       registers,
       collect: async () => {
         this.lag.reset();
-        for (const [topic, gauges] of await this.read())
+        for (const [topic, [gauges]] of await this.read())
           this.lag.set({ topic }, Math.max(0, gauges.oldestReadyAgeMs) / 1000);
       },
     });
@@ -151,7 +155,19 @@ export class RedisAckQueueMetrics {
       registers,
       collect: async () => {
         paused.reset();
-        for (const [topic, gauges] of await this.read()) paused.set({ topic }, gauges.paused ? 1 : 0);
+        for (const [topic, [gauges]] of await this.read()) paused.set({ topic }, gauges.paused ? 1 : 0);
+      },
+    });
+    const desired: Gauge<'topic'> = new prom.Gauge({
+      name: 'redis_ack_queue_desired_consumers',
+      help: 'Consumers the topic needs for its scaling target (setScalingTarget; topics with one only), read from Redis at scrape time',
+      labelNames,
+      registers,
+      collect: async () => {
+        desired.reset();
+        for (const [topic, [, scaling]] of await this.read()) {
+          if (scaling) desired.set({ topic }, scaling.desiredConsumers);
+        }
       },
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
@@ -195,25 +211,40 @@ export class RedisAckQueueMetrics {
     return counts;
   }
 
-  /** Both gauges of one scrape share one read per topic. */
-  private read(): Promise<Map<string, QueueGauges>> {
+  /** The gauges of one scrape share one read per topic. */
+  private read(): Promise<Map<string, TopicReads>> {
     this.reading ??= this.readAll().finally(() => (this.reading = undefined));
     return this.reading;
   }
 
-  private async readAll(): Promise<Map<string, QueueGauges>> {
+  private async readAll(): Promise<Map<string, TopicReads>> {
     const bound = this.options.scrapeTimeoutMs ?? 1_000;
-    const read = async (topic: string) =>
-      [
-        topic,
-        await withinBound(this.service.gauges(topic), bound, 'read gauges', topic, 'the scrapeTimeoutMs'),
-      ] as const;
+    const read = async (topic: string) => {
+      const gauges = await withinBound(this.service.gauges(topic), bound, 'read gauges', topic, 'the scrapeTimeoutMs');
+      return [topic, [gauges, await this.scalingOf(topic, gauges, bound)]] as const;
+    };
     const results = await Promise.allSettled([...this.topics].map(read));
-    const gauges = new Map<string, QueueGauges>();
+    const gauges = new Map<string, TopicReads>();
     for (const [i, result] of results.entries()) {
       if (result.status === 'fulfilled') gauges.set(...result.value);
       else this.logger.warn(MESSAGES.gaugesFailed([...this.topics][i], (result.reason as Error).message));
     }
     return gauges;
+  }
+
+  /**
+   * The topic's scaling signal from the gauges just read (one script call, partitioned or not:
+   * its backlog and pushed total come from them); null without a target, or when the read fails
+   * (the other gauges are served all the same).
+   */
+  private async scalingOf(topic: string, gauges: QueueGauges, bound: number): Promise<ScalingReport | null> {
+    const totals = { backlog: gauges.ready, pushed: gauges.pushedTotal };
+    const reading = internalsOf(this.service).scaling(topic, totals);
+    try {
+      return await withinBound(reading, bound, 'read the scaling signal', topic, 'the scrapeTimeoutMs');
+    } catch (error) {
+      this.logger.warn(MESSAGES.gaugesFailed(topic, (error as Error).message));
+      return null;
+    }
   }
 }
