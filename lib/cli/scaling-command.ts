@@ -28,7 +28,7 @@ export function scalingCommand(program: Command, run: CommandRunner): void {
     .option('--max-consumers <n>', 'with --target-wait: the most answered (default 1000)', integer)
     .option('--concurrency <n>', "with --target-wait: each consumer's concurrency (default 1)", integer)
     .option('--cooldown <ms>', 'with --target-wait: how long lower before it comes down (default 30000)', integer)
-    .option('--remove', 'remove the topic\'s scaling target')
+    .option('--remove', "remove the topic's scaling target")
     .action(run(async (ctx, topic: string, options: ScalingOptions) => scaling(ctx, topic, options)));
 }
 
@@ -61,7 +61,11 @@ function targetOf(options: ScalingOptions): ScalingTarget | undefined {
     throw new CliFailure('--remove takes no other scaling option', EXIT.usage);
   }
   if (targetWait === undefined) {
-    if (bounds) throw new CliFailure('--min-consumers, --max-consumers, --concurrency and --cooldown need --target-wait', EXIT.usage);
+    if (bounds)
+      throw new CliFailure(
+        '--min-consumers, --max-consumers, --concurrency and --cooldown need --target-wait',
+        EXIT.usage,
+      );
     return undefined;
   }
   return {

@@ -1,6 +1,6 @@
 import { readHistory, type HistoryRequest } from '../common/history-range';
 import { RedisAckQueueError } from '../errors';
-import type { MessageInfo, MessageState, QueueGauges, ScheduleInfo, TopicHistory } from '../interfaces';
+import type { MessageInfo, MessageState, QueueGauges, ScalingReport, ScheduleInfo, TopicHistory } from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
@@ -89,6 +89,11 @@ export class DashboardReads {
    */
   history(topic: string, request: HistoryRequest): Promise<TopicHistory> {
     return readHistory(this.queue, topic, request);
+  }
+
+  /** A topic's scaling signal (one read, as `scaling()`), `null` when it has no target: the topic view's panel. */
+  async scaling(topic: string): Promise<{ scaling: ScalingReport | null }> {
+    return { scaling: await this.queue.scaling(topic) };
   }
 
   private async row(topic: string): Promise<TopicRow> {

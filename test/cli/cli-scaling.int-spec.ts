@@ -22,8 +22,21 @@ describe('redis-ack-queue scaling', () => {
 
   it('sets the target, prints the signal (as JSON with --json), and removes it', async () => {
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 4 }, (_, n) => ({ payload: n })));
-    const set = await cli('--json', 'scaling', topic, '--target-wait', '1500', '--max-consumers', '9', '--concurrency', '2');
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 4 }, (_, n) => ({ payload: n })),
+    );
+    const set = await cli(
+      '--json',
+      'scaling',
+      topic,
+      '--target-wait',
+      '1500',
+      '--max-consumers',
+      '9',
+      '--concurrency',
+      '2',
+    );
     expect(set).toMatchObject({ code: 0, stderr: '' });
     const report = JSON.parse(set.stdout) as ScalingReport;
     expect(report).toMatchObject({ topic, targetWaitMs: 1500, maxConsumers: 9, concurrency: 2, backlog: 4 });

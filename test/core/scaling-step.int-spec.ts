@@ -78,10 +78,10 @@ describe('the scaling signal under a step of the arrival rate', () => {
     class AppModule {}
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
+    fx.closers.push(() => app.close());
     await app.listen(0, '127.0.0.1');
     url = `${await app.getUrl()}/scaling`;
   });
-  afterAll(() => app.close());
 
   it('serves 404 for a topic without a target and 400 for a name that is no topic, as JSON', async () => {
     const none = await fetch(`${url}/${uniqueTopic()}`);
@@ -137,11 +137,15 @@ describe('the scaling signal under a step of the arrival rate', () => {
       const after = [await readAt(9), await readAt(10), await readAt(11)];
       expect(after[2].desiredConsumers).toBeLessThan(8);
       expect(after[2].desiredConsumers).toBe(after[2].computedConsumers);
+    } catch (error) {
+      // What each read said (desired/computed, arrival, handling, backlog), to tell why.
+      const said = reads.map(
+        (r) => `${r.desiredConsumers}/${r.computedConsumers} ${r.arrivalPerSecond}/s ${r.handlingMs} ms ${r.backlog}`,
+      );
+      (error as Error).message += `\nreads: ${said.join('; ')}`;
+      throw error;
     } finally {
       await pusher.stop();
-      console.log(
-        reads.map((r) => `${r.desiredConsumers}/${r.computedConsumers} ${r.arrivalPerSecond}/s ${r.handlingMs}ms b${r.backlog}`),
-      );
     }
   }, 400_000);
 });

@@ -112,7 +112,10 @@ describe('the scaling signal', () => {
   it('asks for one consumer (or minConsumers) while messages wait and no handling time is known', async () => {
     const queue = await fx.service({ history: false });
     const topic = uniqueTopic();
-    await queue.pushMany(topic, Array.from({ length: 10 }, (_, n) => ({ payload: { n } })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, n) => ({ payload: { n } })),
+    );
     await queue.push(topic, { later: true }, { delayMs: 600_000 });
     await queue.setScalingTarget(topic, { targetWaitMs: 1000 });
     expect(await queue.scaling(topic)).toMatchObject({ backlog: 10, desiredConsumers: 1, handlingMs: 0 });
@@ -124,7 +127,10 @@ describe('the scaling signal', () => {
     const queue = await fx.service({ history: false });
     const topic = uniqueTopic();
     await fakeHistory(fx.redis, topic, 0, 100, 20);
-    await queue.pushMany(topic, Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })),
+    );
     await queue.setScalingTarget(topic, { targetWaitMs: 1000, concurrency: 4 });
     // 1,000 x 20 ms / 1 s = 20 slots, 5 consumers of 4.
     expect(await queue.scaling(topic)).toMatchObject({
@@ -159,13 +165,34 @@ describe('the scaling signal', () => {
     },
   );
 
+  it.each([
+    [24_000_000, 10, 1000],
+    [24_000_000, 10, 2],
+    [60_000_000, 10, 100],
+  ])(
+    'approximates Erlang C past 2,000 busy slots within 1 %% (%i pushed in 2 minutes, %i ms handlers, target %i ms)',
+    async (pushed, handlingMs, targetWaitMs) => {
+      const queue = await fx.service({ history: false });
+      const topic = uniqueTopic();
+      await fakeHistory(fx.redis, topic, pushed, 1000, handlingMs);
+      await queue.setScalingTarget(topic, { targetWaitMs, maxConsumers: 10_000 });
+      const report = (await queue.scaling(topic))!;
+      expect((report.arrivalPerSecond * handlingMs) / 1000).toBeGreaterThan(2000);
+      const exact = expectedConsumers(report);
+      expect(Math.abs(report.computedConsumers - exact)).toBeLessThanOrEqual(Math.ceil(exact * 0.01));
+    },
+  );
+
   it('goes up at once and comes down only after the cooldown', async () => {
     const queue = await fx.service({ history: false });
     const topic = uniqueTopic();
     await fakeHistory(fx.redis, topic, 0, 100, 20);
     await queue.setScalingTarget(topic, { targetWaitMs: 1000, cooldownMs: 3_600_000 });
     expect(await queue.scaling(topic)).toMatchObject({ desiredConsumers: 0 });
-    await queue.pushMany(topic, Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })),
+    );
     expect(await queue.scaling(topic)).toMatchObject({ computedConsumers: 20, desiredConsumers: 20 });
     await queue.consume(topic, () => undefined, { concurrency: 50 });
     await expectBacklog(() => queue.scaling(topic), 0);
@@ -180,7 +207,10 @@ describe('the scaling signal', () => {
     const queue = await fx.service({ history: false });
     const topic = uniqueTopic();
     await fakeHistory(fx.redis, topic, 0, 100, 20);
-    await queue.pushMany(topic, Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })),
+    );
     await queue.setScalingTarget(topic, { targetWaitMs: 1000 });
     expect(await queue.scaling(topic)).toMatchObject({ desiredConsumers: 20 });
     await queue.setScalingTarget(topic, { targetWaitMs: 1000, maxConsumers: 8 });
@@ -191,7 +221,10 @@ describe('the scaling signal', () => {
     const topic = uniqueTopic();
     const queue = await fx.service({ history: false, topics: { [topic]: { partitions: 4 } } });
     await fakeHistory(fx.redis, topic, 0, 100, 20);
-    await queue.pushMany(topic, Array.from({ length: 500 }, (_, n) => ({ payload: { n } })));
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 500 }, (_, n) => ({ payload: { n } })),
+    );
     await queue.setScalingTarget(topic, { targetWaitMs: 1000 });
     expect(await queue.scaling(topic)).toMatchObject({ backlog: 500, desiredConsumers: 10 });
     const gauges = await queue.gauges(topic);

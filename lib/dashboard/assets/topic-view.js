@@ -9,6 +9,7 @@ import { historyPanel } from './history-panel.js';
 import { purge, requeue, showMessage, syncAddress } from './message-detail.js';
 import { messageTable } from './messages-table.js';
 import { rate, ratesOf } from './rates.js';
+import { scalingPanel } from './scaling-panel.js';
 import { scheduleTable } from './schedules-table.js';
 import { gaugeOf, STATES } from './states.js';
 
@@ -19,6 +20,7 @@ export function topicView(state, rerender) {
   const refreshAll = () => rerender({});
   const head = h('div', { id: 'topic-head' });
   const history = historyPanel(topic);
+  const scaling = scalingPanel(topic);
   const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
   // The tabs pattern: one tab in the Tab order, arrow keys (Home, End) move between them.
   tabs.addEventListener('keydown', (event) => {
@@ -94,6 +96,7 @@ export function topicView(state, rerender) {
     h('p', {}, h('a', { href: '#/' }, '← All topics')),
     h('h1', { id: 'topic-title' }, topic),
     head,
+    scaling.element,
     history.element,
     findForm,
     h('h2', {}, 'Messages'),
@@ -116,6 +119,7 @@ export function topicView(state, rerender) {
       api.messages(topic, tab, offset, PAGE, tag),
       tag === undefined ? undefined : api.count(topic, tab, tag),
       history.refresh(),
+      scaling.refresh(),
     ]);
     const { gauges } = detail;
     head.replaceChildren(summary(topic, gauges, refreshAll));

@@ -1,6 +1,6 @@
 -- scaling-read: a topic's scaling signal (docs/scaling.md), computed and smoothed on the server's
 -- clock, in its home slot. Arrival rate: the topic's `pushed` counter against the newest sample
--- at least 10 s old (samples, at most one a second, kept 2 minutes), else the history's current
+-- at least 10 s old (samples, at most one a second, kept a minute), else the history's current
 -- and previous minutes. Handling time: the history's mean of those minutes (else the last known).
 -- Backlog: what metrics counts as ready (ready lists, grouped waiting, due delayed, expired
 -- leases). Slots: the fewest whose Erlang C mean wait is within the target and that start the
@@ -64,8 +64,8 @@ end
 
 -- Samples `<ms>:<pushed>` joined by ',', oldest first: the rate since the newest one 10 s old.
 local samples, kept = {}, {}
-for at, total in string.gmatch(state[9] or '', '(%d+):(%d+)') do
-  samples[#samples + 1] = { tonumber(at), tonumber(total) }
+for sample, at, total in string.gmatch(state[9] or '', '((%d+):(%d+))') do
+  samples[#samples + 1] = { tonumber(at), tonumber(total), sample }
 end
 local base
 for i = #samples, 1, -1 do
@@ -85,13 +85,44 @@ else
   arrival = h_pushed * 1000 / math.max(1000, now - h_since)
 end
 for i, sample in ipairs(samples) do
-  if now - sample[1] <= 120000 or i == #samples then
-    kept[#kept + 1] = string.format('%d:%d', sample[1], sample[2])
+  if now - sample[1] <= 60000 or i == #samples then
+    kept[#kept + 1] = sample[3]
   end
 end
 local newest = samples[#samples]
 if not newest or now - newest[1] >= 1000 then
   kept[#kept + 1] = string.format('%d:%d', now, pushed)
+end
+
+-- Past this offered load the recursion below (one step per slot) would cost over 100 us; the
+-- Halfin-Whitt approximation of Erlang C is within a slot or two of it there, in 200 steps at most.
+local EXACT_LOAD = 2000
+
+-- The normal distribution's CDF (Abramowitz and Stegun 7.1.26, within 1.5e-7) and density.
+local function normal_cdf(x)
+  local z = x / math.sqrt(2)
+  local t = 1 / (1 + 0.3275911 * z)
+  local poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+  return 1 - 0.5 * poly * math.exp(-z * z)
+end
+local function normal_pdf(x)
+  return math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+end
+
+-- The fewest slots c = load + beta * sqrt(load) whose mean wait, with Erlang C taken as
+-- 1 / (1 + beta * PHI(beta) / phi(beta)), is within the target (beta in steps of 0.025).
+local function halfin_whitt(load, handling, target)
+  local root = math.sqrt(load)
+  for step = 1, 200 do
+    local beta = step * 0.025
+    local c = math.ceil(load + beta * root)
+    beta = (c - load) / root
+    local erlang_c = 1 / (1 + beta * normal_cdf(beta) / normal_pdf(beta))
+    if erlang_c * handling / (c - load) <= target then
+      return c
+    end
+  end
+  return math.ceil(load + 5 * root)
 end
 
 -- The consumers needed now.
@@ -106,9 +137,8 @@ else
   local need
   if load >= cap then
     need = cap
-  elseif load > 10000 then
-    -- Square-root staffing: far cheaper than the recursion, and as close at such a load.
-    need = math.ceil(load + 3 * math.sqrt(load))
+  elseif load > EXACT_LOAD then
+    need = math.min(cap, halfin_whitt(load, handling, target))
   else
     -- Erlang B by recursion, then C; the first c past the load whose mean wait is within the target.
     local b = 1
