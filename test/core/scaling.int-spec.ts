@@ -194,7 +194,7 @@ describe('the scaling signal', () => {
       Array.from({ length: 1000 }, (_, n) => ({ payload: { n } })),
     );
     expect(await queue.scaling(topic)).toMatchObject({ computedConsumers: 20, desiredConsumers: 20 });
-    await queue.consume(topic, () => undefined, { concurrency: 50 });
+    queue.consume(topic, () => undefined, { concurrency: 50 });
     await expectBacklog(() => queue.scaling(topic), 0);
     // Lower, but within the hour's cooldown: it stays.
     expect(await queue.scaling(topic)).toMatchObject({ computedConsumers: 0, desiredConsumers: 20 });

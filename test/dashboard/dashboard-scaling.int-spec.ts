@@ -1,3 +1,4 @@
+import type { ScalingReport } from '../../lib';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
 
@@ -24,9 +25,8 @@ describe('dashboard scaling', () => {
     );
     await served.queue.setScalingTarget(topic, { targetWaitMs: 800, maxConsumers: 5 });
     const read = await get(`/api/scaling?topic=${topic}`);
-    expect(await read.json()).toEqual({
-      scaling: expect.objectContaining({ topic, desiredConsumers: 1, backlog: 3, targetWaitMs: 800, maxConsumers: 5 }),
-    });
+    const { scaling } = (await read.json()) as { scaling: ScalingReport };
+    expect(scaling).toMatchObject({ topic, desiredConsumers: 1, backlog: 3, targetWaitMs: 800, maxConsumers: 5 });
     expect((await get(`/api/scaling?topic=${encodeURIComponent('a b')}`)).status).toBe(400);
   });
 
