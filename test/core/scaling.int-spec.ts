@@ -1,6 +1,13 @@
-import { InvalidOptionError, InvalidTopicError, type ScalingReport, type ScalingTarget } from '../../lib';
+import { Registry } from 'prom-client';
+import {
+  InvalidOptionError,
+  InvalidTopicError,
+  RedisAckQueueMetrics,
+  type ScalingReport,
+  type ScalingTarget,
+} from '../../lib';
 import { internalsOf } from '../../lib/queue/queue-internals';
-import { snapshotTopic, uniqueTopic, useRedis, type TestClient } from '../support/queue-fixture';
+import { commandCounts, snapshotTopic, uniqueTopic, useRedis, type TestClient } from '../support/queue-fixture';
 
 /**
  * The consumers the signal should compute from a report's own inputs: the fewest handler slots
@@ -233,6 +240,51 @@ describe('the scaling signal', () => {
     // Its state lives in the home slot, beside the history.
     const keys = Object.keys(await snapshotTopic(fx.redis, topic));
     expect(keys).toContain(`{ackq:${topic}}:scaling`);
+  });
+
+  it('costs a scrape one scaling call per topic, partitions read once, and serves the same number as scaling()', async () => {
+    // Nothing else of this file runs meanwhile (consumers, history flushes): the counts are the scrape's.
+    await fx.closeServices();
+    const topic = uniqueTopic();
+    const plain = uniqueTopic();
+    const queue = await fx.service({ history: false, topics: { [topic]: { partitions: 4 } } });
+    await fakeHistory(fx.redis, topic, 0, 100, 20);
+    await fakeHistory(fx.redis, plain, 0, 100, 20);
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 600 }, (_, n) => ({ payload: { n } })),
+    );
+    await queue.pushMany(
+      plain,
+      Array.from({ length: 300 }, (_, n) => ({ payload: { n } })),
+    );
+    await queue.setScalingTarget(topic, { targetWaitMs: 1000 });
+    await queue.setScalingTarget(plain, { targetWaitMs: 1000 });
+    const untargeted = uniqueTopic();
+    const registry = new Registry();
+    const metrics = new RedisAckQueueMetrics(queue, { registry, topics: [topic, plain, untargeted] });
+    try {
+      const before = await commandCounts(fx.redis);
+      const text = await registry.metrics();
+      const after = await commandCounts(fx.redis);
+      // Gauges: 4 + 1 + 1 metrics calls; scaling: one per topic, the one without a target included.
+      const scripts = (counts: Record<string, number>) =>
+        Object.entries(counts).reduce((sum, [command, n]) => sum + (command.startsWith('eval') ? n : 0), 0);
+      expect(scripts(after) - scripts(before)).toBe(6 + 3);
+      const gauge = (name: string) =>
+        Number(
+          text
+            .split('\n')
+            .find((line) => line.startsWith(`redis_ack_queue_desired_consumers{topic="${name}"}`))
+            ?.split(' ')[1],
+        );
+      expect(gauge(topic)).toBe(12);
+      expect(gauge(plain)).toBe(6);
+      expect(text).not.toContain(`redis_ack_queue_desired_consumers{topic="${untargeted}"}`);
+      expect(await queue.scaling(topic)).toMatchObject({ desiredConsumers: 12 });
+    } finally {
+      metrics.close();
+    }
   });
 });
 
