@@ -41,18 +41,27 @@ export interface ScalingReport {
   desiredConsumers: number;
   /** The count computed from this read alone, before the cooldown smooths it. */
   computedConsumers: number;
-  /** Messages pushed per second, measured over the last 10 to 30 s (or the last minutes on a first read). */
+  /**
+   * Messages pushed per second, since the newest earlier read at least 10 s old (with a scrape every
+   * 15 s: the last 15 s), or over the history's current and previous minutes on a first read.
+   */
   arrivalPerSecond: number;
-  /** Mean handler time per message over the last minutes (ms); 0 when no delivery ended lately. */
+  /**
+   * Mean handler time per message over the current and previous minutes (ms); with none ended
+   * there, the last one measured; 0 when none was ever measured.
+   */
   handlingMs: number;
   /** Messages ready to start now (not delayed, not running). */
   backlog: number;
   /** The target wait set (ms). */
   targetWaitMs: number;
-  /** The bounds and slots per consumer in use (the defaults filled in). */
+  /** The target's `minConsumers` (its default filled in). */
   minConsumers: number;
+  /** The target's `maxConsumers` (its default filled in). */
   maxConsumers: number;
+  /** The target's `concurrency`: handler slots per consumer (its default filled in). */
   concurrency: number;
+  /** The target's `cooldownMs` (its default filled in). */
   cooldownMs: number;
   /** When it was read (epoch ms, the Redis server's clock). */
   at: number;

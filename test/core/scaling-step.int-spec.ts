@@ -97,7 +97,7 @@ describe('the scaling signal under a step of the arrival rate', () => {
     const consumer = await fx.service();
     // 20 ms handlers, 60 at a time: room for 3,000/s, so the backlog stays small and the
     // signal follows the arrival rate; each replica is one consumer (concurrency 1).
-    consumer.consume(topic, () => sleep(HANDLER_MS), { concurrency: 60 });
+    const worker = consumer.consume(topic, () => sleep(HANDLER_MS), { concurrency: 60 });
     await producer.setScalingTarget(topic, { targetWaitMs: 2_000 });
     const pusher = new SteadyPusher(producer, topic);
     const reads: ScalingReport[] = [];
@@ -146,6 +146,8 @@ describe('the scaling signal under a step of the arrival rate', () => {
       throw error;
     } finally {
       await pusher.stop();
+      // The last pushes drained, so the shutdown hands nothing back.
+      await worker.close();
     }
   }, 400_000);
 });
