@@ -157,6 +157,8 @@ export interface QueueKeys {
    * 'g<group>' -> '<running> <sum of their starts>'.
    */
   quotaRuns: string;
+  /** ZSET group -> the end of the hold (in groupHeld) its quota gave it. */
+  quotaHeld: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
   groupPasses: string;
   /** ZSET group -> its next weighted turn, while its slots are full and messages wait in it. */
@@ -301,6 +303,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     quotaLog: `${tag}:quota-log`,
     quotaLast: `${tag}:quota-last`,
     quotaRuns: `${tag}:quota-runs`,
+    quotaHeld: `${tag}:quota-held`,
     groupPasses: `${tag}:group-passes`,
     groupBlocked: `${tag}:group-blocked`,
     groupBlockedAt: `${tag}:group-blocked-at`,

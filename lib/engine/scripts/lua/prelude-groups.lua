@@ -383,6 +383,7 @@ local function start_grouped(count, limits, now)
           local quota_opens = limits.qt and quota_hold(group, now)
           if quota_opens then
             hold = math.max(hold or 0, quota_opens)
+            quota_held(group, hold, limits.qt)
           end
         end
         if hold then

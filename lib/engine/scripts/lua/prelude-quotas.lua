@@ -6,7 +6,7 @@
 -- handler time (ms) of its ended deliveries, recorded at their ends; quotaLast is its sweep index.
 -- quotaRuns holds the running deliveries of groups with a handler budget: 'i<id>' ->
 -- '<start ms>\0<group>', and 'g<group>' -> '<running> <sum of their starts>', so a group's time
--- running so far is one read.
+-- running so far is one read. quotaHeld: group -> the end of the hold its quota gave it.
 
 -- Group -> its quota as this call read it ({ max, per, handler }, scaled by its weight), or false.
 local quota_cache = {}
@@ -55,6 +55,13 @@ local function quota_hold(group, now)
     end
   end
   return until_ms
+end
+
+-- A group's quota holds it in groupHeld until `until_ms`: noted in quotaHeld too, so that
+-- setGroupQuotas can end the holds its quotas made (and only those).
+local function quota_held(group, until_ms, keep_ms)
+  redis.call('ZADD', K.quotaHeld, until_ms, group)
+  redis.call('PEXPIRE', K.quotaHeld, keep_ms)
 end
 
 -- A group started a message at `now` (in its turn): counted in its window if it has a quota.
