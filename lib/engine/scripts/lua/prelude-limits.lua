@@ -51,8 +51,8 @@ local function rate_range(field)
 end
 
 -- Drops `field`'s starts before (now - span, now]; returns how many are left and when the
--- first of them leaves the window (nil when none is left). `log`: another log of the same form
--- (group quotas keep their own, prelude-quotas.lua), K.rateLog when nil.
+-- first of them leaves the window (nil when none is left), then the last one's member. `log`:
+-- another log of the same form (group quotas keep their own, prelude-quotas.lua), K.rateLog when nil.
 local function rate_window(field, span, now, log)
   log = log or K.rateLog
   local from, to = rate_range(field)
@@ -63,30 +63,29 @@ local function rate_window(field, span, now, log)
   end
   local last = redis.call('ZRANGE', log, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
   local start, before = string.match(first, '%z(%d+)%z(%d+)%z%d+$')
-  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span
+  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span, last
 end
 
 -- Records `n` starts of `field` at `now` (never before its last one: a server clock that steps
 -- back keeps the order, and only holds starts longer). `keep_ms`: the longest window in use.
--- `log`, `last_key`: another log and its index (K.rateLog and K.rateLast when nil).
-local function rate_record(field, now, n, keep_ms, log, last_key)
-  log, last_key = log or K.rateLog, last_key or K.rateLast
+local function rate_record(field, now, n, keep_ms)
   local from, to = rate_range(field)
-  local last = redis.call('ZRANGE', log, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
   local at, total = now, 0
   if last then
     local start, after = string.match(last, '%z(%d+)%z%d+%z(%d+)$')
     at, total = math.max(now, tonumber(start)), tonumber(after)
   end
-  redis.call('ZADD', log, 0, field .. string.format('\0%015d\0%015d\0%d', at, total, total + n))
-  redis.call('ZADD', last_key, at, field)
+  redis.call('ZADD', K.rateLog, 0, field .. string.format('\0%015d\0%015d\0%d', at, total, total + n))
+  redis.call('ZADD', K.rateLast, at, field)
   -- Both go when every window ended: a topic whose limits went leaves nothing behind.
-  redis.call('PEXPIRE', log, keep_ms)
-  redis.call('PEXPIRE', last_key, keep_ms)
+  redis.call('PEXPIRE', K.rateLog, keep_ms)
+  redis.call('PEXPIRE', K.rateLast, keep_ms)
 end
 
 -- Fields whose last start is older than the longest window in use (at most `max_moves`) leave
--- rateLog: a group that went quiet keeps nothing. `log`, `last_key` as for rate_record.
+-- rateLog: a group that went quiet keeps nothing. `log`, `last_key`: another log and its index
+-- (K.rateLog and K.rateLast when nil).
 local function rate_sweep(now, keep_ms, max_moves, log, last_key)
   log, last_key = log or K.rateLog, last_key or K.rateLast
   local fields = redis.call('ZRANGE', last_key, '-inf', now - keep_ms, 'BYSCORE', 'LIMIT', 0, max_moves)

@@ -8,7 +8,8 @@
 -- '<start ms>\0<group>', and 'g<group>' -> '<running> <sum of their starts>', so a group's time
 -- running so far is one read. quotaHeld: group -> the end of the hold its quota gave it.
 
--- Group -> its quota as this call read it ({ max, per, handler }, scaled by its weight), or false.
+-- Group -> its quota as this call read it ({ max, per, handler }, scaled by its weight; `last`: its
+-- starts' last member in quotaLog, once quota_hold read it), or false.
 local quota_cache = {}
 
 -- The quota of `group`: its own, else the default, else none (false).
@@ -29,6 +30,34 @@ local function group_quota(group)
   return quota
 end
 
+-- Whether this call set quotaLog's expiry yet: once a call is enough (a script's time stands still).
+local quota_log_kept = false
+
+-- Records `n` (starts, or ms of handler time) for `field` of quotaLog at `now`, as rate_record
+-- does for rateLog. `last`: the field's last member as rate_window just read it (false: none; nil:
+-- read it). Returns the member written.
+local function quota_record(field, now, n, keep_ms, last)
+  if last == nil then
+    local from, to = rate_range(field)
+    last = redis.call('ZRANGE', K.quotaLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1] or false
+  end
+  local at, total = now, 0
+  if last then
+    local start, after = string.match(last, '%z(%d+)%z%d+%z(%d+)$')
+    at, total = math.max(now, tonumber(start)), tonumber(after)
+  end
+  local member = field .. string.format('\0%015d\0%015d\0%d', at, total, total + n)
+  redis.call('ZADD', K.quotaLog, 0, member)
+  redis.call('ZADD', K.quotaLast, at, field)
+  if not quota_log_kept then
+    quota_log_kept = true
+    -- Both go when every window ended: quotas that went (or groups that went quiet) leave nothing.
+    redis.call('PEXPIRE', K.quotaLog, keep_ms)
+    redis.call('PEXPIRE', K.quotaLast, keep_ms)
+  end
+  return member
+end
+
 -- When a group over its quota may start again (nil: it may start now). Its starts: the rule of
 -- groupRateLimit (rate_window). Its handler time: what its deliveries that ended in the last perMs
 -- ran, plus what those running have run so far, must be below the budget; the hold lasts until the
@@ -40,7 +69,9 @@ local function quota_hold(group, now)
     return nil
   end
   local until_ms
-  local used, opens = rate_window('s' .. group, rate_span(quota.per), now, K.quotaLog)
+  local used, opens, last = rate_window('s' .. group, rate_span(quota.per), now, K.quotaLog)
+  -- quota_started writes after it without reading it again.
+  quota.last = last or false
   if used >= quota.max then
     until_ms = opens
   end
@@ -67,8 +98,9 @@ end
 -- A group started a message at `now` (in its turn): counted in its window if it has a quota.
 -- `keep_ms`: the longest window in use (limits' qt).
 local function quota_started(group, now, keep_ms)
-  if group_quota(group) then
-    rate_record('s' .. group, now, 1, keep_ms, K.quotaLog, K.quotaLast)
+  local quota = group_quota(group)
+  if quota then
+    quota.last = quota_record('s' .. group, now, 1, keep_ms, quota.last)
   end
 end
 
@@ -147,7 +179,7 @@ local function runs_ended(ids, now)
       gone[#gone + 1] = keys[i]
     end
     if keep_ms and sum.spent > 0 then
-      rate_record('h' .. group, now, sum.spent, keep_ms, K.quotaLog, K.quotaLast)
+      quota_record('h' .. group, now, sum.spent, keep_ms)
     end
   end
   if #kept > 0 then
