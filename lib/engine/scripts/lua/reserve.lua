@@ -26,8 +26,8 @@
 --                       (prelude.lua) and due grouped messages join their groups' ZSETs; '0':
 --                       neither, as those releases would count the anchor and miss the ZSETs
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit is set, so
---          the consumer must start what it leased at once; 2: a flow needs the sweep, see
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit or a group
+--          quota is set, so the consumer must start what it leased at once; 2: a flow needs the sweep, see
 --          prelude-flows.lua's flow_repair_due), n, n ack flags (as ack returns them),
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
