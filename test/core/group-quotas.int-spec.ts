@@ -121,10 +121,12 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
       for (let i = 0; i < 1_000; i++) {
         const starts = byGroup.get(`g${i}`) ?? [];
         expect(starts).toHaveLength(counts.get(`g${i}`)!);
-        // At most max × weight in any interval of the window, and (with the backlog to do it) exactly that.
-        expect(maxStartsInAnyInterval(starts, spanOf(perMs))).toBe(weightOf(i));
+        // At most max × weight in any interval of the window (how close to it a group comes depends
+        // on the machine: at groupConcurrency 1 its starts follow one another's acks).
+        expect(maxStartsInAnyInterval(starts, spanOf(perMs))).toBeLessThanOrEqual(weightOf(i));
         if (i % 2 === 0) {
-          // Its 2w + 1 starts span two whole windows at least: it waited for each.
+          // Its 2w + 1 starts span two whole windows at least: it waited for each (without quotas they
+          // follow one another's acks, a few ms apart).
           expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(2 * spanOf(perMs) - 1);
         }
       }
