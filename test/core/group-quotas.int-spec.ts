@@ -256,6 +256,32 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     expect((await queue.stats(topic)).ready).toBe(1);
   });
 
+  it('a lost lease and a release end a delivery for the budget: its time counts, and nothing stays running', async () => {
+    const topic = uniqueTopic('quota');
+    const queue = await fx.service();
+    await queue.setGroupQuotas(topic, { default: { max: 100, perMs: 60_000, handlerMs: 40 } });
+    await queue.pushMany(topic, [
+      { payload: 1, group: 'a' },
+      { payload: 2, group: 'a' },
+      { payload: 1, group: 'b' },
+      { payload: 2, group: 'b' },
+    ]);
+    const runs = async () =>
+      Object.entries(await snapshotTopic(fx.redis, topic)).filter(([key]) => key.endsWith(':quota-runs'));
+    const first = await queue.reserve(topic, { count: 5, leaseMs: 50 });
+    expect(first.map((message) => message.group).sort()).toEqual(['a', 'b']);
+    expect(await runs()).toHaveLength(1);
+    // a's lease is lost (the next reserve finds it expired); b's is released after 60 ms.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await queue.release(first.find((message) => message.group === 'b')!);
+    const retries = await queue.reserve(topic, { count: 5, leaseMs: 30_000 });
+    expect(retries.map((message) => message.group).sort()).toEqual(['a', 'b']);
+    for (const message of retries) await queue.ack(message);
+    // Both used 60 ms and more of their 40: their next messages wait; no delivery is left running.
+    expect(await queue.reserve(topic, { count: 5, leaseMs: 30_000 })).toEqual([]);
+    expect(await runs()).toEqual([]);
+  });
+
   it('round-trips the quotas as set; null and {} remove them, and the topic keeps nothing of them', async () => {
     const queue = await fx.service();
     const topic = uniqueTopic('quota');
