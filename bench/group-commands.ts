@@ -2,8 +2,10 @@
 // (INFO commandstats, commands run inside scripts included), so the figure does not depend on the
 // machine's speed, and apart for the push and the consume: GROUPS groups x PER_GROUP messages pushed
 // in batches of 1,000, then consumed at concurrency 50. With --weights the groups get weights 1-5
-// first (setGroupWeights), if the build has them.
-// Run: npm run bench:group-commands [-- --groups=1000 --per-group=20 --weights]
+// first (setGroupWeights), if the build has them. With --quota every group gets a quota that never
+// binds ({ max: 1,000,000, perMs: 60,000 }: its bookkeeping only), --quota=handler adds a handler-time
+// budget (handlerMs) to it.
+// Run: npm run bench:group-commands [-- --groups=1000 --per-group=20 --weights --quota[=handler]]
 import { RedisAckQueueService } from '../lib/service/redis-ack-queue.service';
 import { BenchRedis } from './redis-server';
 
@@ -12,6 +14,9 @@ const arg = (name: string, fallback: number) =>
 const GROUPS = arg('groups', 1_000);
 const PER_GROUP = arg('per-group', 20);
 const WEIGHTS = process.argv.includes('--weights');
+const QUOTA_ARG = process.argv.find((a) => a === '--quota' || a.startsWith('--quota='));
+/** 'rate' (--quota), 'handler' (--quota=handler) or undefined. */
+const QUOTA = QUOTA_ARG && (QUOTA_ARG.split('=')[1] ?? 'rate');
 const TOTAL = GROUPS * PER_GROUP;
 
 /** Calls per command since the last CONFIG RESETSTAT, the admin's own left out. */
@@ -35,6 +40,10 @@ async function main(): Promise<void> {
       topic,
       weights,
     );
+  }
+  if (QUOTA) {
+    const quota = { max: 1_000_000, perMs: 60_000, ...(QUOTA === 'handler' ? { handlerMs: 86_400_000_000 } : {}) };
+    await queue.setGroupQuotas(topic, { default: quota });
   }
   await redis.admin.config('RESETSTAT');
   let batch: { payload: number; group: string }[] = [];
@@ -61,7 +70,7 @@ async function main(): Promise<void> {
   const all = [...counts.values()].reduce((sum, n) => sum + n, 0);
   const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12);
   console.log(
-    `${GROUPS} groups x ${PER_GROUP}, weights ${WEIGHTS ? 'on' : 'off'}: ${(all / TOTAL).toFixed(3)} commands per message`,
+    `${GROUPS} groups x ${PER_GROUP}, weights ${WEIGHTS ? 'on' : 'off'}, quota ${QUOTA ?? 'off'}: ${(all / TOTAL).toFixed(3)} commands per message`,
   );
   console.log(`  push ${(pushed / TOTAL).toFixed(3)}, consume ${((all - pushed) / TOTAL).toFixed(3)}`);
   console.log(`  script calls per message ${(scripts.reduce((s, [, n]) => s + n, 0) / TOTAL).toFixed(3)}`);

@@ -3,8 +3,9 @@
 // consumer of each system on the same redis-server, interleaved rounds. Both group handlers check
 // order: per group, each message's sequence number must follow the previous one's. Prints consume
 // rates (median), violations, ratios and Redis bytes per queued message (grouped and plain), and
-// writes them to bench/results/groups.md.
-// Run: npm run bench:groups [-- --groups=1000 --per-group=50 --rounds=3 --quick]
+// writes them to bench/results/groups.md. With --quota, one more row: ordered groups each under a
+// quota that never binds ({ max: 1,000,000, perMs: 60,000, handlerMs }: its bookkeeping only).
+// Run: npm run bench:groups [-- --groups=1000 --per-group=50 --rounds=3 --quick --quota]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,6 +24,7 @@ const ROUNDS = arg('rounds', quick ? 1 : 3);
 const CONCURRENCY = 50;
 const MEMORY_PER_GROUP = 20;
 const TOTAL = GROUPS * PER_GROUP;
+const QUOTA = process.argv.includes('--quota');
 
 type Item = { group: number; seq: number };
 
@@ -84,10 +86,13 @@ async function pushItems(
 }
 
 /** This queue, the messages in their groups (`grouped`), or the same messages on a plain topic. */
-async function ours(url: string, round: number, grouped = true): Promise<Figure> {
+async function ours(url: string, round: number, grouped = true, quota = false): Promise<Figure> {
   const queue = new RedisAckQueueService({ connection: url, logLevel: 'error' });
   await queue.connect();
   const topic = `bench.groups.${round}.${grouped ? 'grouped' : 'plain'}.${Date.now()}`;
+  if (quota) {
+    await queue.setGroupQuotas(topic, { default: { max: 1_000_000, perMs: 60_000, handlerMs: 86_400_000_000 } });
+  }
   await pushItems(queue, topic, grouped);
   // A plain topic promises no order: its handler counts without checking it.
   const check = grouped ? new OrderCheck() : new OrderCheck(false);
@@ -132,11 +137,12 @@ async function groupmq(url: string, round: number): Promise<Figure> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-type System = 'ours' | 'plain' | 'groupmq';
+type System = 'ours' | 'plain' | 'groupmq' | 'quota';
 const RUN: Record<System, (url: string, round: number) => Promise<Figure>> = {
   ours: (url, round) => ours(url, round, true),
   plain: (url, round) => ours(url, round, false),
   groupmq,
+  quota: (url, round) => ours(url, round, true, true),
 };
 
 /**
@@ -158,8 +164,8 @@ async function memoryPerMessage(redis: BenchRedis, grouped: boolean): Promise<nu
 
 async function main(): Promise<void> {
   const redis = await BenchRedis.start();
-  const figures: Record<System, Figure[]> = { ours: [], plain: [], groupmq: [] };
-  const systems = Object.keys(figures) as System[];
+  const figures: Record<System, Figure[]> = { ours: [], plain: [], groupmq: [], quota: [] };
+  const systems = (Object.keys(figures) as System[]).filter((system) => QUOTA || system !== 'quota');
   let bytes: { grouped: number; plain: number };
   try {
     bytes = { grouped: await memoryPerMessage(redis, true), plain: await memoryPerMessage(redis, false) };
@@ -187,16 +193,21 @@ async function main(): Promise<void> {
     `| system | consume msg/s | order violations |\n| --- | ---: | ---: |\n` +
     `| this project, ordered groups | ${count(rate('ours'))} | ${violations('ours')} |\n` +
     `| this project, plain topic | ${count(rate('plain'))} | – |\n` +
-    `| groupmq ${groupmqVersion()} | ${count(rate('groupmq'))} | ${violations('groupmq')} |\n\n` +
+    `| groupmq ${groupmqVersion()} | ${count(rate('groupmq'))} | ${violations('groupmq')} |\n` +
+    (QUOTA
+      ? `| this project, ordered groups with a quota each (never binding) | ${count(rate('quota'))} | ${violations('quota')} |\n`
+      : '') +
+    `\n` +
     `- ordered groups ÷ groupmq: ${(rate('ours') / rate('groupmq')).toFixed(2)}×; ÷ this project's plain topic: ` +
     `${(rate('ours') / rate('plain')).toFixed(2)}×\n` +
     `- Redis bytes per queued message: ${count(bytes.grouped)} grouped, ${count(bytes.plain)} plain\n`;
   process.stdout.write(report);
-  const quickRun = quick || process.argv.some((a) => a.startsWith('--groups=') || a.startsWith('--per-group='));
+  const quickRun =
+    quick || QUOTA || process.argv.some((a) => a.startsWith('--groups=') || a.startsWith('--per-group='));
   const outDir = join(__dirname, '..', '..', 'results', ...(quickRun ? ['partial'] : []));
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'groups.md'), report);
-  if (violations('ours') > 0) process.exitCode = 1;
+  if (violations('ours') + violations('quota') > 0) process.exitCode = 1;
 }
 
 function groupmqVersion(): string {

@@ -40,7 +40,7 @@ export interface ReserveResult<T> {
   /** The topic is paused: nothing was leased, and nothing will be until a resume wakes the consumer. */
   paused: boolean;
   /**
-   * A rate limit is set: each message leased counts as started at the reserve, so the consumer
+   * A rate limit or a group quota is set: each message leased counts as started at the reserve, so the consumer
    * starts it at once and keeps none waiting for a slot (its handler would start late).
    */
   rateLimited: boolean;

@@ -20,6 +20,7 @@ import { DataMarker } from './stores/data-marker';
 import { StoredFormat } from './stores/stored-format';
 import { openBlockingConnection, type RedisClient } from './redis/connection';
 import { FlowTrees, type DeadParentsListener } from './stores/flow-trees';
+import { GroupQuotasStore } from './stores/group-quotas';
 import { GroupWeightsStore } from './stores/group-weights';
 import { HistoryStore } from './stores/history-store';
 import { JobRecords } from './stores/job-records';
@@ -92,6 +93,7 @@ export class QueueEngine implements ConsumerEngine {
   readonly pauses: TopicPauses;
   readonly limits: TopicLimitsStore;
   readonly groupWeights: GroupWeightsStore;
+  readonly groupQuotas: GroupQuotasStore;
   /** Each topic's per-minute history. */
   readonly history: HistoryStore;
   /** Each topic's scaling target and signal. */
@@ -139,6 +141,7 @@ export class QueueEngine implements ConsumerEngine {
     this.pauses = new TopicPauses(this.scripts, this.layouts);
     this.limits = new TopicLimitsStore(this.scripts, this.layouts);
     this.groupWeights = new GroupWeightsStore(this.scripts, this.layouts);
+    this.groupQuotas = new GroupQuotasStore(this.scripts, this.layouts);
     this.history = new HistoryStore(this.scripts, this.layouts);
     this.scaling = new ScalingStore(this.scripts, this.layouts);
     this.replies = new RequestReplies(client, this.scripts, this.layouts);

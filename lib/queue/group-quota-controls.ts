@@ -1,16 +1,24 @@
 import type { GroupQuotas } from '../interfaces';
+import { assertGroupQuotas } from './group-quota-settings';
 import type { QueueCore } from './queue-core';
+import { assertTopic } from './validation';
 
 /** The quotas of a topic's ordered groups (see RedisAckQueueFleetApi): a part of RedisAckQueueService. */
 export class GroupQuotaControls {
   constructor(private readonly core: QueueCore) {}
 
-  setGroupQuotas(_topic: string, _quotas: GroupQuotas | null): Promise<void> {
-    return Promise.reject(new Error('setGroupQuotas: to be built'));
+  async setGroupQuotas(topic: string, quotas: GroupQuotas | null): Promise<void> {
+    await this.core.call('set group quotas', topic, () => {
+      assertTopic(topic);
+      if (quotas !== null) assertGroupQuotas(quotas);
+      return this.core.engine.groupQuotas.set(topic, quotas);
+    });
   }
 
-  groupQuotas(_topic: string): Promise<GroupQuotas> {
-    void this.core;
-    return Promise.reject(new Error('groupQuotas: to be built'));
+  groupQuotas(topic: string): Promise<GroupQuotas> {
+    return this.core.call('read group quotas', topic, () => {
+      assertTopic(topic);
+      return this.core.engine.groupQuotas.get(topic);
+    });
   }
 }

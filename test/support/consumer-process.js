@@ -46,7 +46,15 @@ queue
         ),
         failed: context.failedChildren(),
       };
-      say({ type: 'start', topic, id: context.id, attempt: context.attempt, group: context.group, ...seen });
+      say({
+        type: 'start',
+        topic,
+        id: context.id,
+        attempt: context.attempt,
+        group: context.group,
+        enqueuedAt: context.enqueuedAt,
+        ...seen,
+      });
       if (knobs.block === true && blocks) {
         const until = Date.now() + blockMs;
         while (blockUntilFile ? !existsSync(blockUntilFile) : Date.now() < until) {
@@ -71,7 +79,8 @@ queue
     );
     queue.events$.subscribe((event) => {
       const { topic, id, attempt } = event;
-      if (event.type === 'acked' || event.type === 'lease-lost') say({ type: event.type, topic, id, attempt });
+      if (event.type === 'acked') say({ type: event.type, topic, id, attempt, waitMs: event.waitMs });
+      else if (event.type === 'lease-lost') say({ type: event.type, topic, id, attempt });
       else if (event.type === 'retried' || event.type === 'dead') say({ type: event.type, topic, id, attempt });
       else if (event.type === 'error')
         say({ type: 'queue-error', topic, id, attempt, message: event.error && event.error.message });

@@ -34,6 +34,13 @@ export interface ConsumerEvent {
   failed?: unknown[];
   /** Of start and done: the message's ordered group, if any. */
   group?: string;
+  /** Of a consumer process' start: the message's `enqueuedAt` (server clock). */
+  enqueuedAt?: number;
+  /**
+   * Of a consumer process' acked: the event's `waitMs`; with the start's `enqueuedAt`, a first
+   * delivery's start on the server clock (see test/support/start-times.ts).
+   */
+  waitMs?: number;
   /** Of a microservice process' start and done (microservice-process.js): the handler's pattern. */
   pattern?: string;
   /** The consumer process' own Date.now() when it printed the line. */

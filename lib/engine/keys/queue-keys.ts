@@ -140,6 +140,25 @@ export interface QueueKeys {
   held: string;
   /** HASH group -> weight of its fair share (setGroupWeights; a group not in it weighs 1). */
   groupWeights: string;
+  /**
+   * HASH '' (the default) or group -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
+   * (setGroupQuotas; see lua/prelude-quotas.lua).
+   */
+  groupQuotas: string;
+  /**
+   * ZSET, scores 0: a rate log (as rateLog) of the group quotas: 's<group>' the group's starts,
+   * 'h<group>' the handler time of its ended deliveries.
+   */
+  quotaLog: string;
+  /** ZSET field of quotaLog -> ms of its last entry (so quiet ones are dropped). */
+  quotaLast: string;
+  /**
+   * HASH of the deliveries running under a handler budget: 'i<id>' -> '<start ms>\0<group>', and
+   * 'g<group>' -> '<running> <sum of their starts>'.
+   */
+  quotaRuns: string;
+  /** ZSET group -> the end of the hold (in groupHeld) its quota gave it. */
+  quotaHeld: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
   groupPasses: string;
   /** ZSET group -> its next weighted turn, while its slots are full and messages wait in it. */
@@ -286,6 +305,11 @@ export function tagKeys(hashTag: string): QueueKeys {
     rateWindows: `${tag}:rate-windows`,
     held: `${tag}:held`,
     groupWeights: `${tag}:group-weights`,
+    groupQuotas: `${tag}:group-quotas`,
+    quotaLog: `${tag}:quota-log`,
+    quotaLast: `${tag}:quota-last`,
+    quotaRuns: `${tag}:quota-runs`,
+    quotaHeld: `${tag}:quota-held`,
     groupPasses: `${tag}:group-passes`,
     groupBlocked: `${tag}:group-blocked`,
     groupBlockedAt: `${tag}:group-blocked-at`,

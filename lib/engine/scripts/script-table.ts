@@ -17,9 +17,14 @@ const MESSAGE_KEYS = ['ready', 'delayed', 'leased', 'messages', 'attempts', 'tok
 export const PRELUDES = {
   levels: { file: 'prelude-levels.lua', needs: [], keys: ['ready', ...READY_LEVEL_KEYS, 'readyLevels', 'priority'] },
   limits: { file: 'prelude-limits.lua', needs: [], keys: ['limits', 'rateLog', 'rateLast', 'held', 'leased', 'wake'] },
+  quotas: {
+    file: 'prelude-quotas.lua',
+    needs: ['limits'],
+    keys: ['groupQuotas', 'quotaLog', 'quotaLast', 'quotaRuns', 'quotaHeld', 'groupWeights', 'groupActive', 'limits'],
+  },
   groups: {
     file: 'prelude-groups.lua',
-    needs: ['limits'],
+    needs: ['limits', 'quotas'],
     // prettier-ignore
     keys: ['groupQueue', 'groupWaiting', 'groups', 'groupCount', 'groupActive', 'groupSlots', 'groupTurns',
       'groupHeld', 'groupSequence', 'groupWeights', 'groupPasses', 'groupBlocked', 'groupBlockedAt', 'limits'],
@@ -203,7 +208,7 @@ export const QUEUE_SCRIPTS = {
     file: 'release.lua',
     operation: 'release',
     keys: ['leased', 'ready', 'attempts', 'tokens', 'wake', 'priority', 'readyLevels', 'deadlines', 'expiring'],
-    uses: ['levels'],
+    uses: ['levels', 'quotas'],
   },
   bury: {
     file: 'bury.lua',
@@ -288,12 +293,12 @@ export const QUEUE_SCRIPTS = {
       'deadlines',
       'expiring',
     ],
-    uses: ['limits', 'keyModes'],
+    uses: ['limits', 'keyModes', 'quotas'],
   },
   limitsSet: {
     file: 'limits-set.lua',
     operation: 'set limits',
-    keys: ['limits', 'wake', 'rateLog', 'rateLast', 'rateWindows', 'groupWeights'],
+    keys: ['limits', 'wake', 'rateLog', 'rateLast', 'rateWindows', 'groupWeights', 'groupQuotas'],
   },
   limitsGet: { file: 'limits-get.lua', operation: 'read limits', keys: ['limits'], readOnly: true },
   groupWeightsSet: {
@@ -305,6 +310,17 @@ export const QUEUE_SCRIPTS = {
     file: 'group-weights-get.lua',
     operation: 'read group weights',
     keys: ['groupWeights'],
+    readOnly: true,
+  },
+  groupQuotasSet: {
+    file: 'group-quotas-set.lua',
+    operation: 'set group quotas',
+    keys: ['groupQuotas', 'limits', 'quotaLog', 'quotaLast', 'quotaRuns', 'quotaHeld', 'groupHeld', 'wake'],
+  },
+  groupQuotasGet: {
+    file: 'group-quotas-get.lua',
+    operation: 'read group quotas',
+    keys: ['groupQuotas'],
     readOnly: true,
   },
   // Schedules (lib/engine/stores/schedule-store.ts): a topic's schedules live in its first partition.

@@ -50,8 +50,10 @@ redis.call('ZREM', K.leased, id)
 redis.call('HDEL', K.tokens, id)
 -- The message keeps its group's slot but no longer holds a globalConcurrency slot.
 concurrency_freed()
+local now = now_ms()
+runs_ended_if_any({ id }, now)
 local first = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
-local due = now_ms() + delay_ms
+local due = now + delay_ms
 redis.call('ZADD', K.delayed, due, id)
 redis.call('HSET', K.retryDue, id, due)
 if deadline then

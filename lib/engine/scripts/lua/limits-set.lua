@@ -1,17 +1,18 @@
 -- limits-set: replaces the fleet-wide limits of a topic (of one partition of it), which every
 -- reserve reads, and wakes a blocked consumer: a limit may have opened. The starts in the rate
 -- windows stay, so a changed limit counts them; without a rate limit they go. The mark of group
--- weights (wt) stays while the topic has weights. Limits set by hand (setLimits) carry the mark
--- h; a consumer that declares none withdraws the others (those its predecessors declared in
--- code), never these.
+-- weights (wt) stays while the topic has weights, and that of group quotas (qt) while it has
+-- quotas. Limits set by hand (setLimits) carry the mark h; a consumer that declares none withdraws
+-- the others (those its predecessors declared in code), never these.
 --
--- K.limits K.wake K.rateLog K.rateLast K.rateWindows K.groupWeights
+-- K.limits K.wake K.rateLog K.rateLast K.rateWindows K.groupWeights K.groupQuotas
 -- ARGV[1] by     'hand' (setLimits), 'code' (a consumer's declared limits) or 'withdraw' (a
 --                consumer that declares none: removes the limits unless set by hand)
 -- ARGV[2..] pairs: field, value (none: no limit at all)
 -- Returns 1, or 0 when 'withdraw' found none or left limits set by hand
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
-check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset', K.groupWeights, 'hash')
+check_types(K.limits, 'hash', K.wake, 'list', K.rateLog, 'zset', K.rateLast, 'zset', K.groupWeights, 'hash',
+  K.groupQuotas, 'hash')
 
 local by = ARGV[1]
 if by == 'withdraw' then
@@ -36,6 +37,14 @@ if #ARGV > 1 then
 end
 if redis.call('EXISTS', K.groupWeights) == 1 then
   redis.call('HSET', K.limits, 'wt', 1)
+end
+-- So is the mark of group quotas (qt: their longest window, perMs plus its dispatch allowance).
+if redis.call('EXISTS', K.groupQuotas) == 1 then
+  local per = 0
+  for _, text in ipairs(redis.call('HVALS', K.groupQuotas)) do
+    per = math.max(per, tonumber(string.match(text, '^%d+ (%d+)')) or 0)
+  end
+  redis.call('HSET', K.limits, 'qt', per + math.ceil(per * 2 / 100))
 end
 -- The starts are kept as long as the longest window now in use (reserve renews it).
 if keep_ms > 0 then

@@ -47,6 +47,8 @@ end
 -- through its retries, but no longer holds a globalConcurrency slot.
 redis.call('HSET', K.attempts, id, attempt)
 concurrency_freed()
+-- The delivery's handler time counts in its group's quota (a dead one's, in message_dead).
+runs_ended_if_any({ id }, now)
 -- When the retry is due: the next delivery's wait (waitMs) counts from there.
 redis.call('HSET', K.retryDue, id, now + delay_ms)
 if deadline then

@@ -140,6 +140,9 @@ local function leases_ended(ids)
   local turned = false
   if #ended > 0 then
     local capacity = group_capacity()
+    if quoted then
+      runs_ended(ended, now_ms())
+    end
     redis.call('HDEL', K.groupActive, unpack(ended))
     if weighted then
       -- Its turn (kept in groupPasses) is offered below: the turns it held back come after it.

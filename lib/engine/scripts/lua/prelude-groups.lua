@@ -92,10 +92,14 @@ local function group_waits(group)
   return redis.call('EXISTS', group_key(group)) == 1 or legacy_head(group) ~= nil
 end
 
--- groupConcurrency (1 when unset), read with the weights' mark in one command.
+-- Whether the groups have quotas (setGroupQuotas), read with the limits like `weighted`.
+local quoted
+
+-- groupConcurrency (1 when unset), read with the marks of weights and quotas in one command.
 local function group_capacity()
-  local fields = redis.call('HMGET', K.limits, 'gc', 'wt')
+  local fields = redis.call('HMGET', K.limits, 'gc', 'wt', 'qt')
   weighted = fields[2] ~= false
+  quoted = fields[3] ~= false
   if weighted then
     check_types(K.groupWeights, 'hash', K.groupPasses, 'zset', K.groupBlocked, 'zset', K.groupBlockedAt, 'hash')
   end
@@ -107,6 +111,7 @@ end
 local function group_limits()
   local limits = topic_limits()
   weighted = limits.wt ~= nil
+  quoted = limits.qt ~= nil
   if weighted then
     check_types(K.groupWeights, 'hash', K.groupPasses, 'zset', K.groupBlocked, 'zset', K.groupBlockedAt, 'hash')
   end
@@ -368,13 +373,22 @@ local function start_grouped(count, limits, now)
           moved = moved + legacy_move(group)
         end
         local key = group_key(group)
-        local used, opens = 0, nil
-        if limits.gm and redis.call('EXISTS', key) == 1 then
-          used, opens = rate_window(group, rate_span(limits.gw), now)
+        -- Held until its rate limit's window and its quota's (prelude-quotas.lua) both open.
+        local hold = nil
+        if (limits.gm or limits.qt) and redis.call('EXISTS', key) == 1 then
+          if limits.gm then
+            local used, opens = rate_window(group, rate_span(limits.gw), now)
+            hold = used >= limits.gm and opens or nil
+          end
+          local quota_opens = limits.qt and quota_hold(group, now)
+          if quota_opens then
+            hold = math.max(hold or 0, quota_opens)
+            quota_held(group, hold, limits.qt)
+          end
         end
-        if limits.gm and used >= limits.gm then
+        if hold then
           filled[K.groupHeld] = true
-          redis.call('ZADD', K.groupHeld, opens, group)
+          redis.call('ZADD', K.groupHeld, hold, group)
         else
           head = redis.call('ZPOPMIN', key)[1]
         end
@@ -387,6 +401,9 @@ local function start_grouped(count, limits, now)
         slot_args[#slot_args + 1] = used_slots == 1 and '1' or string.format('%d', used_slots)
         if limits.gm then
           rate_record(group, now, 1, rate_keep_ms(limits))
+        end
+        if limits.qt then
+          quota_started(group, now, limits.qt)
         end
         if weighted then
           clock = tonumber(turns[2 * i])

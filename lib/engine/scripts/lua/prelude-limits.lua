@@ -1,7 +1,8 @@
 -- Fleet-wide limits (globalConcurrency, rateLimit, groupRateLimit) and the topic's hold
 -- (rateLimited), after prelude.lua. Locals only. limits holds the limits (fields c, rm/rw, gm/gw,
--- gc; wt while groupWeights holds weights), rateLog and rateLast the starts in each rate window
--- (see rate_window), held the topic's hold while `rateLimited` holds it.
+-- gc; wt while groupWeights holds weights; qt while groupQuotas holds quotas: prelude-quotas.lua),
+-- rateLog and rateLast the starts in each rate window (see rate_window), held the topic's hold
+-- while `rateLimited` holds it.
 
 -- The fleet-wide limits: a table of the numbers set (none on a plain topic).
 local function topic_limits()
@@ -50,17 +51,19 @@ local function rate_range(field)
 end
 
 -- Drops `field`'s starts before (now - span, now]; returns how many are left and when the
--- first of them leaves the window (nil when none is left).
-local function rate_window(field, span, now)
+-- first of them leaves the window (nil when none is left), then the last one's member. `log`:
+-- another log of the same form (group quotas keep their own, prelude-quotas.lua), K.rateLog when nil.
+local function rate_window(field, span, now, log)
+  log = log or K.rateLog
   local from, to = rate_range(field)
-  redis.call('ZREMRANGEBYLEX', K.rateLog, from, '(' .. field .. '\0' .. string.format('%015d', now - span + 1))
-  local first = redis.call('ZRANGE', K.rateLog, from, to, 'BYLEX', 'LIMIT', 0, 1)[1]
+  redis.call('ZREMRANGEBYLEX', log, from, '(' .. field .. '\0' .. string.format('%015d', now - span + 1))
+  local first = redis.call('ZRANGE', log, from, to, 'BYLEX', 'LIMIT', 0, 1)[1]
   if not first then
     return 0, nil
   end
-  local last = redis.call('ZRANGE', K.rateLog, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  local last = redis.call('ZRANGE', log, to, from, 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
   local start, before = string.match(first, '%z(%d+)%z(%d+)%z%d+$')
-  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span
+  return tonumber(string.match(last, '%z(%d+)$')) - tonumber(before), tonumber(start) + span, last
 end
 
 -- Records `n` starts of `field` at `now` (never before its last one: a server clock that steps
@@ -81,13 +84,15 @@ local function rate_record(field, now, n, keep_ms)
 end
 
 -- Fields whose last start is older than the longest window in use (at most `max_moves`) leave
--- rateLog: a group that went quiet keeps nothing.
-local function rate_sweep(now, keep_ms, max_moves)
-  local fields = redis.call('ZRANGE', K.rateLast, '-inf', now - keep_ms, 'BYSCORE', 'LIMIT', 0, max_moves)
+-- rateLog: a group that went quiet keeps nothing. `log`, `last_key`: another log and its index
+-- (K.rateLog and K.rateLast when nil).
+local function rate_sweep(now, keep_ms, max_moves, log, last_key)
+  log, last_key = log or K.rateLog, last_key or K.rateLast
+  local fields = redis.call('ZRANGE', last_key, '-inf', now - keep_ms, 'BYSCORE', 'LIMIT', 0, max_moves)
   if #fields > 0 then
-    redis.call('ZREMRANGEBYRANK', K.rateLast, 0, #fields - 1)
+    redis.call('ZREMRANGEBYRANK', last_key, 0, #fields - 1)
     for _, field in ipairs(fields) do
-      redis.call('ZREMRANGEBYLEX', K.rateLog, rate_range(field))
+      redis.call('ZREMRANGEBYLEX', log, rate_range(field))
     end
   end
 end

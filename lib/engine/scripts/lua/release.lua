@@ -25,6 +25,7 @@ if #held > 0 then
   -- The interrupted attempt was only in the token: attempts keeps the count before it.
   redis.call('ZREM', K.leased, unpack(held))
   redis.call('HDEL', K.tokens, unpack(held))
+  runs_ended_if_any(held)
   make_ready('LPUSH', held)
   push_ids('ZADD', K.expiring, args)
   wake()

@@ -26,8 +26,8 @@
 --                       (prelude.lua) and due grouped messages join their groups' ZSETs; '0':
 --                       neither, as those releases would count the anchor and miss the ZSETs
 -- ARGV[8…] pairs: id, token of leases to ack first (none or up to 500)
--- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit is set, so
---          the consumer must start what it leased at once; 2: a flow needs the sweep, see
+-- Returns  { now, nextDueInMs (-1: none, -2: paused), deadline, flags (1: a rate limit or a group
+--          quota is set, so the consumer must start what it leased at once; 2: a flow needs the sweep, see
 --          prelude-flows.lua's flow_repair_due), n, n ack flags (as ack returns them),
 --          dead (how many it sent to the dead letters: last lease expired, or malformed; absent
 --          from the idle answers, which have no flags either), then per leased message its id and '<token> <body>', or '<token> <due> <body>' for a
@@ -218,6 +218,9 @@ local function ready_expired(now, max_moves)
   redis.call('HSET', K.retryDue, unpack(due_args))
   push_ids('HDEL', K.tokens, expired)
   redis.call('ZREMRANGEBYRANK', K.leased, 0, #expired - 1)
+  if quoted then
+    runs_ended(expired, now)
+  end
   if timed then
     expiring_again(expired)
   end
@@ -354,7 +357,7 @@ if ready_expired(now, max_moves) then
 end
 
 local deadline = now + lease_ms
-local out = { now, -1, deadline, ((limits.rm or limits.gm) and 1 or 0) + flow_repair_due(now), #acked }
+local out = { now, -1, deadline, ((limits.rm or limits.gm or limits.qt) and 1 or 0) + flow_repair_due(now), #acked }
 for i = 1, #acked do
   out[#out + 1] = acked[i]
 end
@@ -368,6 +371,9 @@ if gated and not paused then
   release_held_groups(now, max_moves, limits.gc or 1)
   if limits.rm or limits.gm then
     rate_sweep(now, rate_keep_ms(limits), max_moves)
+  end
+  if limits.qt then
+    rate_sweep(now, limits.qt, max_moves, K.quotaLog, K.quotaLast)
   end
   room, opens = limits_room(count, limits, now)
 end
@@ -458,6 +464,13 @@ if ids then
     end
     redis.call('ZADD', K.leased, unpack(lease_args))
     redis.call('HSET', K.tokens, unpack(token_args))
+    if limits.qt then
+      local leased = {}
+      for i = 1, #token_args, 2 do
+        leased[#leased + 1] = token_args[i]
+      end
+      runs_started(leased, now)
+    end
     if limits.rm then
       rate_record('', now, #lease_args / 2, rate_keep_ms(limits))
     end
