@@ -158,6 +158,11 @@ export interface QueueKeys {
    * topic's history, kept in its first partition only (see history-format.ts).
    */
   history: string;
+  /**
+   * HASH minute % 1500 -> that minute's counts per group (handled, retried, dead, handler ms): the
+   * topic's usage per group, beside its history (see group-usage-format.ts).
+   */
+  groupUsage: string;
   // Flows (lua/prelude-flows.lua): parents that wait for their children.
   /**
    * HASH child id -> JSON `[parent topic, parent id, parent partition, 'f' | 'c' (onChildFailure), root
@@ -286,6 +291,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     cancelled: `${tag}:cancelled`,
     replies: `${tag}:reply:`,
     history: `${tag}:history`,
+    groupUsage: `${tag}:group-usage`,
     flowParents: `${tag}:flow-parent`,
     flowChildren: `${tag}:flow:`,
     flowOpen: `${tag}:flow-open`,

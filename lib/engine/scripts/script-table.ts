@@ -219,8 +219,14 @@ export const QUEUE_SCRIPTS = {
     uses: ['levels'],
     readOnly: true,
   },
-  historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history'] },
+  historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history', 'groupUsage'] },
   historyRead: { file: 'history-read.lua', operation: 'read history', keys: ['history'], readOnly: true },
+  groupUsageRead: {
+    file: 'group-usage-read.lua',
+    operation: 'read usage per group',
+    keys: ['groupUsage'],
+    readOnly: true,
+  },
   metrics: {
     file: 'metrics.lua',
     operation: 'read gauges',
