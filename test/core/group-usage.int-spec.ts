@@ -6,7 +6,7 @@ import { ScriptRunner } from '../../lib/engine/scripts/script-runner';
 import { TopicLayouts } from '../../lib/engine/scripts/topic-layouts';
 import { HistoryStore } from '../../lib/engine/stores/history-store';
 import { ConsumerProcesses } from '../support/consumer-processes';
-import { uniqueTopic, useRedis } from '../support/queue-fixture';
+import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 
 const NUL = '\0';
 type Counts = Omit<GroupUsageCounts, 'handlerMs'>;
@@ -223,20 +223,61 @@ describe('group usage', () => {
           minutes.map((minute) => minuteOf(minute, 3)),
         );
       }
-      expect(await fx.redis.hlen(key)).toBeLessThanOrEqual(HISTORY_SLOTS);
+      // The slots, and the list of open minutes (the one counting now and the next).
+      expect(await fx.redis.hlen(key)).toBeLessThanOrEqual(HISTORY_SLOTS + 1);
       expect(await fx.redis.pttl(key)).toBeGreaterThan(0);
-      const field = String(now % HISTORY_SLOTS);
+      // A minute that ended, sent again by two late flushes: merged by group in its slot.
+      const late = now - 10;
+      const field = String(late % HISTORY_SLOTS);
       const before = await fx.redis.hget(key, field);
-      await store.record(topic, [minuteOf(now, 3, 1, 0)]);
-      await store.record(topic, [minuteOf(now, 3, 1, 0)]);
+      await store.record(topic, [minuteOf(late, 3, 1, 0)]);
+      await store.record(topic, [minuteOf(late, 3, 1, 0)]);
       const after = (await fx.redis.hget(key, field))!;
-      // The same three groups, counts added: 60 + 1 + 1 handled each.
-      expect(after.split('\0').length).toBe(before!.split('\0').length);
-      expect(after).toBe(`${now}${['0000', '0001', '0002'].map((g) => `${NUL}tenant-${g}${NUL}62,3000`).join('')}`);
+      expect(after.split(NUL).length).toBe(before!.split(NUL).length);
+      expect(after).toBe(`${late}${['0000', '0001', '0002'].map((g) => `${NUL}tenant-${g}${NUL}62,3000`).join('')}`);
       const usage = await (await fx.service()).groupUsage(topic, { lastMs: 25 * 3_600_000, top: 1_000 });
       expect(usage.groupCount).toBe(3);
       expect(usage.groups[0].minutes.length).toBeLessThanOrEqual(HISTORY_SLOTS);
+      // The open minute is read from its own hash: 60 handled by each group.
+      expect(usage.groups[0].minutes.find((m) => m.at === now * 60_000)).toMatchObject({ handled: 60 });
     }, 60_000);
+
+    it('counts the open minute in a hash of its own, and seals it into its slot once the minute ended', async () => {
+      const topic = uniqueTopic('seal');
+      const store = storeOf();
+      const key = `{ackq:${topic}}:group-usage`;
+      const now = await serverMinute();
+      await store.record(topic, [minuteOf(now, 2, 5, 100)]);
+      await store.record(topic, [minuteOf(now, 3, 1, 10)]);
+      const open = `${key}:${now}`;
+      if ((await serverMinute()) === now) {
+        expect(await fx.redis.hgetall(open)).toEqual({
+          'tenant-0000': '6,110',
+          'tenant-0001': '6,110',
+          'tenant-0002': '1,10',
+        });
+        expect(await fx.redis.hget(key, 'open')).toBe(String(now));
+      }
+      // Once the server's minute turned, the next flush (of anything) seals it.
+      await eventually(async () => (await serverMinute()) > now, 90_000, 500);
+      await store.record(topic, [new MinuteRecord(now + 1)]);
+      expect(await fx.redis.exists(open)).toBe(0);
+      expect(await fx.redis.hget(key, 'open')).toBeNull();
+      expect((await fx.redis.hget(key, String(now % HISTORY_SLOTS)))!.split(NUL).slice(1)).toEqual([
+        'tenant-0000',
+        '6,110',
+        'tenant-0001',
+        '6,110',
+        'tenant-0002',
+        '1,10',
+      ]);
+      const usage = await (await fx.service()).groupUsage(topic);
+      expect(usage.groups.map((row) => [row.group, row.handled, row.handlerMs])).toEqual([
+        ['tenant-0000', 6, 110],
+        ['tenant-0001', 6, 110],
+        ['tenant-0002', 1, 10],
+      ]);
+    }, 120_000);
 
     it('keeps a day of 1,000 groups active every minute within the bytes its format takes', async () => {
       const topic = uniqueTopic('day');
@@ -246,7 +287,7 @@ describe('group usage', () => {
       for (let hour = 0; hour < 24; hour++)
         await store.record(
           topic,
-          Array.from({ length: 60 }, (_, i) => minuteOf(now - 1_439 + hour * 60 + i, 1_000)),
+          Array.from({ length: 60 }, (_, i) => minuteOf(now - 1_440 + hour * 60 + i, 1_000)),
         );
       expect(await fx.redis.hlen(key)).toBe(1_440);
       // Per group and minute: '\0' + 'tenant-0000' + '\0' + '60,3000' = 20 bytes; per minute its
@@ -255,7 +296,8 @@ describe('group usage', () => {
       const used = Number(await fx.redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
       expect(used).toBeGreaterThan(formatBytes);
       expect(used).toBeLessThan(formatBytes * 1.1);
-      const usage = await (await fx.service()).groupUsage(topic, { lastMs: 24 * 3_600_000 });
+      // The day ends a minute before now (the minute counting now is not part of it).
+      const usage = await (await fx.service()).groupUsage(topic, { lastMs: 25 * 3_600_000 });
       expect(usage.groupCount).toBe(1_000);
       expect(usage.groups).toHaveLength(10);
       expect(usage.groups[0]).toMatchObject({ group: 'tenant-0000', handled: 1_440 * 60, handlerMs: 1_440 * 3_000 });

@@ -219,12 +219,16 @@ export const QUEUE_SCRIPTS = {
     uses: ['levels'],
     readOnly: true,
   },
-  historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history', 'groupUsage'] },
+  historyRecord: {
+    file: 'history-record.lua',
+    operation: 'record history',
+    keys: ['history', 'groupUsage', 'groupUsageOpen'],
+  },
   historyRead: { file: 'history-read.lua', operation: 'read history', keys: ['history'], readOnly: true },
   groupUsageRead: {
     file: 'group-usage-read.lua',
     operation: 'read usage per group',
-    keys: ['groupUsage'],
+    keys: ['groupUsage', 'groupUsageOpen'],
     readOnly: true,
   },
   metrics: {

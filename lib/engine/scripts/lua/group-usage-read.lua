@@ -3,9 +3,9 @@
 -- clock as history-read's do (`to` to now, `from` to `last` before the end of `to`'s minute), are
 -- rounded down to a minute, and stop at now and at the oldest minute kept. At most `page` minutes
 -- are read per call, so a long range never blocks the server for long: the caller asks again
--- from `next`.
+-- from `next`. The minutes still open (see history-record.lua) are read from their own hashes.
 --
--- K.groupUsage
+-- K.groupUsage K.groupUsageOpen
 -- ARGV[1]  slots    fields kept (minutes)
 -- ARGV[2]  from     epoch ms, or '' for `last` before the end of `to`'s minute
 -- ARGV[3]  to       epoch ms, or '' for now
@@ -45,11 +45,25 @@ local fields = {}
 for minute = first, last do
   fields[#fields + 1] = string.format('%d', minute % slots)
 end
-local stored = redis.call('HMGET', K.groupUsage, unpack(fields))
+local stored = redis.call('HMGET', K.groupUsage, 'open', unpack(fields))
+local is_open = {}
+for m in string.gmatch(stored[1] or '', '%d+') do
+  is_open[tonumber(m)] = true
+end
 for i = 1, #fields do
-  local minute = stored[i] and tonumber(string.match(stored[i], '^(%d+)'))
-  if minute and minute >= first and minute <= last then
-    out[#out + 1] = stored[i]
+  local minute = first + i - 1
+  local text = stored[i + 1]
+  if is_open[minute] then
+    local kept = redis.call('HGETALL', K.groupUsageOpen .. string.format('%d', minute))
+    local parts = { string.format('%d', minute) }
+    for j = 1, #kept, 2 do
+      parts[#parts + 1] = '\0' .. kept[j] .. '\0' .. kept[j + 1]
+    end
+    if #parts > 1 then
+      out[#out + 1] = table.concat(parts)
+    end
+  elseif text and tonumber(string.match(text, '^(%d+)')) == minute then
+    out[#out + 1] = text
   end
 end
 return out
