@@ -54,7 +54,8 @@ for i = 1, #fields do
   local minute = first + i - 1
   local text = stored[i + 1]
   if is_open[minute] then
-    local kept = redis.call('HGETALL', K.groupUsageOpen .. string.format('%d', minute))
+    local key = K.groupUsageOpen .. string.format('%d', minute)
+    local kept = redis.call('HGETALL', key)
     local parts = { string.format('%d', minute) }
     for j = 1, #kept, 2 do
       parts[#parts + 1] = '\0' .. kept[j] .. '\0' .. kept[j + 1]
