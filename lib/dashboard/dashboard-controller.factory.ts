@@ -135,6 +135,12 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       return answer(() => this.dashboard.reads.history(nameOf(input, 'topic'), historyOf(input)));
     }
 
+    @Get('api/group-usage')
+    @Header('Cache-Control', 'no-store')
+    groupUsage(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.groupUsage(nameOf(input, 'topic')));
+    }
+
     @Post(['api/dead/:action', 'api/topics/:topic/dead/:action'])
     @HttpCode(200)
     sweepDead(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>, @Body() body: unknown) {

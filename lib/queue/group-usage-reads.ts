@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors';
-import type { GroupUsage, GroupUsageMinute, GroupUsageOptions, GroupUsageRow } from '../interfaces';
+import type { GroupUsage, GroupUsageOptions, GroupUsageRow } from '../interfaces';
 import { decodeGroupCounts, eachGroupOf } from '../engine/codecs/group-usage-format';
 import { HISTORY_MINUTES, MINUTE_MS } from '../engine/codecs/history-format';
 import type { QueueCore } from './queue-core';
@@ -103,8 +103,7 @@ function usageOf(topic: string, from: number, to: number, minutes: string[], top
       const row = rows.get(group);
       if (!row) return;
       const counts = decodeGroupCounts(text);
-      if (counts.handled + counts.failed > 0 || counts.handlerMs > 0)
-        row.minutes.push({ at, ...counts } as GroupUsageMinute);
+      if (counts.handled + counts.failed > 0 || counts.handlerMs > 0) row.minutes.push({ at, ...counts });
     });
   }
   const end = to + MINUTE_MS;

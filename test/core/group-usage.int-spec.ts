@@ -191,7 +191,7 @@ describe('group usage', () => {
     /** The topic's history store on a client of the test's own: minutes written as processes write them. */
     function storeOf(): HistoryStore {
       const client = fx.client();
-      return new HistoryStore(new ScriptRunner(client as never), new TopicLayouts(client as never, 'ackq', new Map()));
+      return new HistoryStore(new ScriptRunner(client), new TopicLayouts(client, 'ackq', new Map()));
     }
     /** A minute's record with `groups` groups that each acked `handled` in `ms` of handler time. */
     function minuteOf(minute: number, groups: number, handled = 60, ms = 3_000): MinuteRecord {

@@ -5,6 +5,7 @@ import { bulkForm } from './bulk-form.js';
 import { bulkStatusTable, followForm } from './bulk-status.js';
 import { count, duration, h, label, pager } from './dom.js';
 import { act, announce } from './feedback.js';
+import { groupUsagePanel } from './group-usage-panel.js';
 import { historyPanel } from './history-panel.js';
 import { purge, requeue, showMessage, syncAddress } from './message-detail.js';
 import { messageTable } from './messages-table.js';
@@ -19,6 +20,7 @@ export function topicView(state, rerender) {
   const refreshAll = () => rerender({});
   const head = h('div', { id: 'topic-head' });
   const history = historyPanel(topic);
+  const usage = groupUsagePanel(topic);
   const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
   // The tabs pattern: one tab in the Tab order, arrow keys (Home, End) move between them.
   tabs.addEventListener('keydown', (event) => {
@@ -95,6 +97,7 @@ export function topicView(state, rerender) {
     h('h1', { id: 'topic-title' }, topic),
     head,
     history.element,
+    usage.element,
     findForm,
     h('h2', {}, 'Messages'),
     tagForm,
@@ -116,6 +119,7 @@ export function topicView(state, rerender) {
       api.messages(topic, tab, offset, PAGE, tag),
       tag === undefined ? undefined : api.count(topic, tab, tag),
       history.refresh(),
+      usage.refresh(),
     ]);
     const { gauges } = detail;
     head.replaceChildren(summary(topic, gauges, refreshAll));

@@ -127,7 +127,7 @@ export class MinuteRecord implements MinuteCounts {
 
   /** `group`'s counts of this minute. */
   groupTally(group: string): GroupTally {
-    const groups = (this.groups ??= new Map());
+    const groups = (this.groups ??= new Map<string, GroupTally>());
     let tally = groups.get(group);
     if (!tally) groups.set(group, (tally = new GroupTally()));
     return tally;
