@@ -42,7 +42,7 @@ describe.each<Platform>(['express', 'fastify'])('dashboard group usage (%s)', (p
     const table = (await response.json()) as GroupUsage;
     expect(table.groupCount).toBe(names.length);
     expect(table.groups).toHaveLength(10);
-    expect(table.groups).toEqual(usage.groups.slice(0, 10).map(({ minutes: _minutes, ...totals }) => totals));
+    expect(table.groups).toEqual(usage!.groups.slice(0, 10).map(({ minutes: _minutes, ...totals }) => totals));
     expect(table.to - table.from).toBe(3_600_000);
   });
 
