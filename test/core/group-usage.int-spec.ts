@@ -242,28 +242,30 @@ describe('group usage', () => {
       expect(usage.groups[0].minutes.find((m) => m.at === now * 60_000)).toMatchObject({ handled: 60 });
     }, 60_000);
 
-    it('counts the open minute in a hash of its own, and seals it into its slot once the minute ended', async () => {
+    it('counts the last two minutes in hashes of their own, and seals one into its slot once it is older', async () => {
       const topic = uniqueTopic('seal');
       const store = storeOf();
       const key = `{ackq:${topic}}:group-usage`;
       const now = await serverMinute();
-      await store.record(topic, [minuteOf(now, 2, 5, 100)]);
-      await store.record(topic, [minuteOf(now, 3, 1, 10)]);
-      const open = `${key}:${now}`;
+      // The minute before now: still open (every process sends a minute's last second after it ended).
+      const before = now - 1;
+      await store.record(topic, [minuteOf(before, 2, 5, 100)]);
+      await store.record(topic, [minuteOf(before, 3, 1, 10)]);
+      const open = `${key}:${before}`;
       if ((await serverMinute()) === now) {
         expect(await fx.redis.hgetall(open)).toEqual({
           'tenant-0000': '6,110',
           'tenant-0001': '6,110',
           'tenant-0002': '1,10',
         });
-        expect(await fx.redis.hget(key, 'open')).toBe(String(now));
+        expect(await fx.redis.hget(key, 'open')).toBe(String(before));
       }
       // Once the server's minute turned, the next flush (of anything) seals it.
       await eventually(async () => (await serverMinute()) > now, 90_000, 500);
       await store.record(topic, [new MinuteRecord(now + 1)]);
       expect(await fx.redis.exists(open)).toBe(0);
       expect(await fx.redis.hget(key, 'open')).toBeNull();
-      expect((await fx.redis.hget(key, String(now % HISTORY_SLOTS)))!.split(NUL).slice(1)).toEqual([
+      expect((await fx.redis.hget(key, String(before % HISTORY_SLOTS)))!.split(NUL).slice(1)).toEqual([
         'tenant-0000',
         '6,110',
         'tenant-0001',
@@ -287,7 +289,7 @@ describe('group usage', () => {
       for (let hour = 0; hour < 24; hour++)
         await store.record(
           topic,
-          Array.from({ length: 60 }, (_, i) => minuteOf(now - 1_440 + hour * 60 + i, 1_000)),
+          Array.from({ length: 60 }, (_, i) => minuteOf(now - 1_441 + hour * 60 + i, 1_000)),
         );
       expect(await fx.redis.hlen(key)).toBe(1_440);
       // Per group and minute: '\0' + 'tenant-0000' + '\0' + '60,3000' = 20 bytes; per minute its

@@ -10,7 +10,7 @@ import type { GroupUsageCounts } from '../../interfaces';
  *
  * with trailing `,0`s left out (a group that only acked costs `\0<group>\0<handled>,<ms>`). NUL
  * separates, since a group's name never holds one (see assertGroup). Handler ms are whole ms.
- * The minute counting now is kept apart until it ends, as a hash of its own (group -> counts) so a
+ * The minute counting now and the one before are kept apart, each as a hash of its own (group -> counts) so a
  * flush costs a field per group it sent rather than a rewrite of the whole minute; the ring's
  * field `open` lists such minutes (see history-record.lua).
  * `failed` is not stored: every delivery counted per group that did not end in an ack failed

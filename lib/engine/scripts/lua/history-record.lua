@@ -13,7 +13,7 @@
 --          '<minute>|<count>' (a field of its own: the main record keeps the layout older releases read),
 --          then the groups' counts, '\0<group>\0<handled>,<ms>,<retried>,<dead>' each (trailing zeros
 --          left out; '' when no group counted), merged by group into the minute's slot of
---          K.groupUsage, or, for the minute counting now, into its open hash (see below)
+--          K.groupUsage, or, for the minute counting now and the one before, into its open hash (see below)
 -- Returns  the server's time (ms), from which the client learns its clock's offset
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.history, 'hash', K.groupUsage, 'hash')
@@ -105,10 +105,11 @@ local function add_groups(minute, added)
   redis.call('HSET', K.groupUsage, field, table.concat(out))
 end
 
--- The minute being counted now (and the next, for a clock a little ahead) is open: its groups are
--- fields of a hash of its own (K.groupUsageOpen .. minute, in the topic's hash tag), so a flush
--- costs a field per group it sent, whatever the number of groups in the minute. The ring field
--- 'open' lists the open minutes; each call first seals those that ended into their ring slot.
+-- The minute being counted now and the one before (every process sends the last second of a
+-- minute after it ended), and the next (a clock a little ahead), are open: their groups are fields
+-- of a hash of their own (K.groupUsageOpen .. minute, in the topic's hash tag), so a flush costs a
+-- field per group it sent, whatever the number of groups in the minute. The ring field 'open'
+-- lists the open minutes; each call first seals those older than that into their ring slot.
 local open_minutes = {}
 for m in string.gmatch(redis.call('HGET', K.groupUsage, 'open') or '', '%d+') do
   open_minutes[#open_minutes + 1] = tonumber(m)
@@ -117,7 +118,7 @@ local open_changed = false
 local still_open, is_open = {}, {}
 for _, m in ipairs(open_minutes) do
   local key = K.groupUsageOpen .. string.format('%d', m)
-  if m < this_minute then
+  if m < this_minute - 1 then
     local fields = redis.call('HGETALL', key)
     if #fields > 0 and m > this_minute - slots then
       local out = {}
@@ -192,7 +193,7 @@ for g = 3, #ARGV - 11, 12 do
       redis.call('HSET', K.history, extra, string.format('%d|%d', minute, expired))
     end
     if ARGV[g + 11] ~= '' then
-      if minute >= this_minute then
+      if minute >= this_minute - 1 then
         add_open(minute, ARGV[g + 11])
       else
         add_groups(minute, ARGV[g + 11])
