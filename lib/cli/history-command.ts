@@ -57,7 +57,7 @@ export function timeOf(text: string | undefined, name: string): number | undefin
 }
 
 /** `15m`, `1h`, `90s`, `1d` or ms (`60000`). */
-function durationOf(text: string | undefined, problem: string): number | undefined {
+export function durationOf(text: string | undefined, problem: string): number | undefined {
   if (text === undefined) return undefined;
   const match = /^(\d{1,12})(ms|s|m|h|d)?$/.exec(text.trim());
   if (!match) throw new CliFailure(problem, EXIT.usage);

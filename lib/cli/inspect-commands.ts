@@ -14,8 +14,9 @@ import {
 import { childCounts, flowCommand, printChildren } from './flow-command';
 import { historyCommand } from './history-command';
 import { noTopics, statsCommand } from './stats-command';
+import { usageCommand } from './usage-command';
 
-/** Read-only commands: topics, stats, history, list, count, get, flow, dead, schedules. */
+/** Read-only commands: topics, stats, history, usage, list, count, get, flow, dead, schedules. */
 export function addInspectCommands(program: Command, run: CommandRunner): void {
   program
     .command('topics')
@@ -24,6 +25,7 @@ export function addInspectCommands(program: Command, run: CommandRunner): void {
 
   statsCommand(program, run);
   historyCommand(program, run);
+  usageCommand(program, run);
 
   filterOptions(
     pageOptions(

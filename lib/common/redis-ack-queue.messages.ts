@@ -270,6 +270,7 @@ export const MESSAGES = {
   historySpan: (name: string) => `${name} must be a duration from 1 minute to 25 hours: 30m, 1h, 24h, or ms (3600000)`,
   historyEither: (first: string, second: string) => `give ${first} or ${second}, not both`,
   historyOrder: (from: string, to: string) => `${from} must not be after ${to}`,
+  usageTop: (name: string, max: number) => `${name} must be a whole number of groups from 1 to ${max}`,
   historyTooManySteps: (steps: number, max: number) =>
     `the range holds ${steps} steps, over ${max}: narrow it or take a longer step`,
   // A bulk action as the dashboard and the CLI take it: refused before anything is counted or changed.

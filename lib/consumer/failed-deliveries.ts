@@ -76,7 +76,7 @@ export class FailedDeliveries {
     if (result === 'dead') this.dead(message, 'failed', error, timings);
     else {
       this.report.logger.warn(MESSAGES.retrying(this.topic, id, attempt, maxAttempts, delayMs, errorSummary(error)));
-      this.report.events.tally.settled(this.topic, 'retried', durationMs, waitMs);
+      this.report.events.tally.settled(this.topic, 'retried', durationMs, waitMs, undefined, undefined, message.group);
       this.report.events.emit({
         type: 'retried',
         topic: this.topic,
@@ -100,7 +100,7 @@ export class FailedDeliveries {
   ): void {
     const { id, attempt } = message;
     this.report.logger.error(MESSAGES.deadLettered(this.topic, id, attempt, reason, summary));
-    this.report.events.tally.settled(this.topic, 'dead', durationMs, waitMs, reason);
+    this.report.events.tally.settled(this.topic, 'dead', durationMs, waitMs, reason, undefined, message.group);
     this.report.events.emit({
       type: 'dead',
       topic: this.topic,

@@ -163,7 +163,8 @@ export class LeaseKeeper<T> {
 
   private acked(entry: InFlight<T>): void {
     const { message, durationMs, waitMs } = entry;
-    this.events.tally.settled(this.topic, 'acked', durationMs, waitMs, undefined, entry.started + (durationMs ?? 0));
+    const endedAt = entry.started + (durationMs ?? 0);
+    this.events.tally.settled(this.topic, 'acked', durationMs, waitMs, undefined, endedAt, message.group);
     if (this.events.observed)
       this.events.emit({
         type: 'acked',

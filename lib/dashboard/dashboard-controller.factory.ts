@@ -141,6 +141,12 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       return answer(() => this.dashboard.reads.scaling(nameOf(input, 'topic')));
     }
 
+    @Get('api/group-usage')
+    @Header('Cache-Control', 'no-store')
+    groupUsage(@ApiInput() input: Record<string, unknown>) {
+      return answer(() => this.dashboard.reads.groupUsage(nameOf(input, 'topic')));
+    }
+
     @Post(['api/dead/:action', 'api/topics/:topic/dead/:action'])
     @HttpCode(200)
     sweepDead(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>, @Body() body: unknown) {

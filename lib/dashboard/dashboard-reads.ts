@@ -1,6 +1,15 @@
 import { readHistory, type HistoryRequest } from '../common/history-range';
 import { RedisAckQueueError } from '../errors';
-import type { MessageInfo, MessageState, QueueGauges, ScalingReport, ScheduleInfo, TopicHistory } from '../interfaces';
+import type {
+  GroupUsage,
+  GroupUsageCounts,
+  MessageInfo,
+  MessageState,
+  QueueGauges,
+  ScalingReport,
+  ScheduleInfo,
+  TopicHistory,
+} from '../interfaces';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
@@ -17,6 +26,12 @@ export const PREVIEW_BYTES = 300;
 
 /** One row of the topics table: the topic's gauges, or why they could not be read. */
 export type TopicRow = { topic: string } & (QueueGauges | { error: ErrorView });
+
+/** The top groups' totals, as the topic view's table shows them. */
+export type GroupUsageTable = Omit<GroupUsage, 'groups'> & { groups: ({ group: string } & GroupUsageCounts)[] };
+/** The topic view's table: the last hour's top ten groups. */
+const GROUP_USAGE_MS = 3_600_000;
+const GROUP_USAGE_TOP = 10;
 
 /** What the dashboard reads: every method is one page of one thing, never a whole topic. */
 export class DashboardReads {
@@ -94,6 +109,15 @@ export class DashboardReads {
   /** A topic's scaling signal (one read, as `scaling()`), `null` when it has no target: the topic view's panel. */
   async scaling(topic: string): Promise<{ scaling: ScalingReport | null }> {
     return { scaling: await this.queue.scaling(topic) };
+  }
+
+  /**
+   * The topic's top groups by handler time over the last hour (the topic view's table): their
+   * totals, without their minutes. Group names are the user's data: the page shows them as text.
+   */
+  async groupUsage(topic: string): Promise<GroupUsageTable> {
+    const { groups, ...usage } = await this.queue.groupUsage(topic, { lastMs: GROUP_USAGE_MS, top: GROUP_USAGE_TOP });
+    return { ...usage, groups: groups.map(({ minutes: _minutes, ...totals }) => totals) };
   }
 
   private async row(topic: string): Promise<TopicRow> {

@@ -118,13 +118,19 @@ export interface GroupUsageOptions {
 export interface GroupUsageCounts {
   /** Deliveries that ended in an ack. */
   handled: number;
-  /** Deliveries that failed (a throw, a rejection, a lost lease): those retried and those dead. */
+  /**
+   * Deliveries that failed (a throw, a rejection, a body its codec could not open): `retried` +
+   * `dead`. A delivery whose lease was lost is not counted (its next one is): docs/group-usage.md.
+   */
   failed: number;
   /** Failed deliveries that will run again after their backoff. */
   retried: number;
-  /** Messages of the group moved to the dead letters. */
+  /**
+   * Deliveries of the group that ended in the dead letters (not the messages a reserve sent there:
+   * last lease run out, deadline passed, unreadable body).
+   */
   dead: number;
-  /** Handler run time of the group's ended deliveries (ms). */
+  /** Handler run time of the group's ended deliveries (whole ms; none for deliveries by hand). */
   handlerMs: number;
 }
 

@@ -15,7 +15,8 @@ export interface DeliveryTally {
    * One delivery ended: the handler's run time and the delivery's wait (see
    * RedisAckQueueEvent's `durationMs` and `waitMs`), where known. `endedAt`: when its handler
    * ended, on `performance.now()`'s clock, where the caller read it already (a clock read costs
-   * more than the rest of a count).
+   * more than the rest of a count). `group`: the message's ordered group, where the caller knows
+   * it (a delivery it settled), so usage is counted per group.
    */
   settled(
     topic: string,
@@ -24,6 +25,7 @@ export interface DeliveryTally {
     waitMs: number | undefined,
     reason?: DeadLetterReason,
     endedAt?: number,
+    group?: string,
   ): void;
   /** `count` messages were removed by cancel(). */
   cancelled(topic: string, count: number): void;
@@ -65,8 +67,9 @@ export class DeliveryTallies implements DeliveryTally {
     waitMs: number | undefined,
     reason?: DeadLetterReason,
     endedAt?: number,
+    group?: string,
   ): void {
-    for (const sink of this.sinks) sink.settled(topic, outcome, durationMs, waitMs, reason, endedAt);
+    for (const sink of this.sinks) sink.settled(topic, outcome, durationMs, waitMs, reason, endedAt, group);
   }
 
   cancelled(topic: string, count: number): void {

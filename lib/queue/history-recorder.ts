@@ -23,7 +23,7 @@ export const HISTORY_FLUSH_MS = 1_000;
 
 /**
  * The history this process records: what it pushed, settled and cancelled, per topic and per
- * minute of the server's clock, counted in memory and added to Redis once a second per topic
+ * minute of the server's clock (and, for grouped deliveries, per group: see group-usage-format.ts), counted in memory and added to Redis once a second per topic
  * (one history-record.lua call each). A failed flush keeps its counts for the next one
  * (at most 25 hours' worth per topic). It learns the server clock's offset from each flush's
  * answer, so minutes are the server's. Owns its timer; close() sends what is left.
@@ -57,11 +57,18 @@ export class HistoryRecorder implements DeliveryTally {
     waitMs: number | undefined,
     _reason?: DeadLetterReason,
     endedAt = performance.now(),
+    group?: string,
   ): void {
     const record = this.recordOf(topic, endedAt);
     record[outcome] += 1;
     if (durationMs !== undefined) record.handling.add(durationMs);
     if (waitMs !== undefined) record.wait.add(waitMs);
+    if (group !== undefined) {
+      const tally = record.groupTally(group);
+      if (outcome === 'acked') tally.handled += 1;
+      else tally[outcome] += 1;
+      if (durationMs !== undefined) tally.handlerMs += durationMs;
+    }
   }
 
   cancelled(topic: string, count: number): void {

@@ -80,14 +80,22 @@ export class QueueLeases {
       if (result === 'lost') return;
       if (result === 'retry') events.emit({ type: 'retried', topic, id, attempt, error });
       else events.emit({ type: 'dead', topic, id, attempt, error, reason: 'failed' });
-      events.tally.settled(topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
+      events.tally.settled(
+        topic,
+        result === 'retry' ? 'retried' : 'dead',
+        undefined,
+        undefined,
+        'failed',
+        undefined,
+        message.group,
+      );
       return;
     }
     const [buried] = await engine.bury(topic, [message], 'undecodable', error, maxAttempts);
     if (!buried) return;
     logger.error(MESSAGES.deadLettered(topic, id, attempt, 'undecodable', errorSummary(error)));
     events.emit({ type: 'dead', topic, id, attempt, error, reason: 'undecodable' });
-    events.tally.settled(topic, 'dead', undefined, undefined, 'undecodable');
+    events.tally.settled(topic, 'dead', undefined, undefined, 'undecodable', undefined, message.group);
   }
 
   async ack(message: ReservedMessage, result?: unknown): Promise<boolean> {
@@ -97,7 +105,7 @@ export class QueueLeases {
     });
     if (acked) {
       this.core.events.emit({ type: 'acked', topic: message.topic, id: message.id, attempt: message.attempt });
-      this.core.events.tally.settled(message.topic, 'acked', undefined, undefined);
+      this.core.events.tally.settled(message.topic, 'acked', undefined, undefined, undefined, undefined, message.group);
     }
     return acked;
   }
@@ -121,7 +129,16 @@ export class QueueLeases {
     };
     if (result === 'retry') events.emit({ type: 'retried', ...event });
     else events.emit({ type: 'dead', ...event, reason: 'failed' });
-    events.tally.settled(message.topic, result === 'retry' ? 'retried' : 'dead', undefined, undefined, 'failed');
+    const { group } = message;
+    events.tally.settled(
+      message.topic,
+      result === 'retry' ? 'retried' : 'dead',
+      undefined,
+      undefined,
+      'failed',
+      undefined,
+      group,
+    );
     return result;
   }
 

@@ -143,11 +143,12 @@ export async function mastersOf(redis: TestClient): Promise<Redis[]> {
 export const ENCODING_ANCHOR = '~'.repeat(257);
 
 /**
- * A topic's history hash (`{<prefix>:<topic>}:history`): every process's history recorder adds to it
- * once a second, on its own timer, so it may change between any two reads of a test.
+ * A topic's history hash (`{<prefix>:<topic>}:history`) and its usage per group (`...:group-usage`
+ * and the open minute's `...:group-usage:<minute>`): every process's history recorder adds to them
+ * once a second, on its own timer, so they may change between any two reads of a test.
  */
 export function isHistoryKey(key: string): boolean {
-  return key.endsWith(':history');
+  return /\}:(history|group-usage(:\d+)?)$/.test(key);
 }
 
 /**

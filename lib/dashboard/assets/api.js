@@ -59,6 +59,7 @@ export const api = {
   flow: (topic, id, limit) => call('GET', '/flow', { topic, id, limit }),
   history: (topic, range) => call('GET', '/history', { topic, ...range }),
   scaling: (topic) => call('GET', '/scaling', { topic }),
+  groupUsage: (topic) => call('GET', '/group-usage', { topic }),
   sweepDead: (topic, action, ids) => call('POST', `/dead/${action}`, { topic }, ids ? { ids } : { all: true }),
   cancel: (topic, id) => call('POST', '/cancel', { topic, id }),
   setPaused: (topic, paused) => call('POST', paused ? '/pause' : '/resume', { topic }),

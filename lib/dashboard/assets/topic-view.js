@@ -5,6 +5,7 @@ import { bulkForm } from './bulk-form.js';
 import { bulkStatusTable, followForm } from './bulk-status.js';
 import { count, duration, h, label, pager } from './dom.js';
 import { act, announce } from './feedback.js';
+import { groupUsagePanel } from './group-usage-panel.js';
 import { historyPanel } from './history-panel.js';
 import { purge, requeue, showMessage, syncAddress } from './message-detail.js';
 import { messageTable } from './messages-table.js';
@@ -21,6 +22,7 @@ export function topicView(state, rerender) {
   const head = h('div', { id: 'topic-head' });
   const history = historyPanel(topic);
   const scaling = scalingPanel(topic);
+  const usage = groupUsagePanel(topic);
   const tabs = h('div', { role: 'tablist', 'aria-label': 'Messages by state', class: 'tabs' });
   // The tabs pattern: one tab in the Tab order, arrow keys (Home, End) move between them.
   tabs.addEventListener('keydown', (event) => {
@@ -98,6 +100,7 @@ export function topicView(state, rerender) {
     head,
     scaling.element,
     history.element,
+    usage.element,
     findForm,
     h('h2', {}, 'Messages'),
     tagForm,
@@ -120,6 +123,7 @@ export function topicView(state, rerender) {
       tag === undefined ? undefined : api.count(topic, tab, tag),
       history.refresh(),
       scaling.refresh(),
+      usage.refresh(),
     ]);
     const { gauges } = detail;
     head.replaceChildren(summary(topic, gauges, refreshAll));

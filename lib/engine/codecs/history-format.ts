@@ -1,4 +1,5 @@
 import type { HistoryTimes } from '../../interfaces';
+import { GroupTally } from './group-usage-format';
 
 /**
  * The stored form of a topic's history: one HASH per topic (`QueueKeys.history`) whose field
@@ -119,17 +120,34 @@ export class MinuteRecord implements MinuteCounts {
   expired = 0;
   readonly wait = new TimeHistogram();
   readonly handling = new TimeHistogram();
+  /** Counts per group of grouped deliveries (see group-usage-format.ts); undefined until one is counted. */
+  groups: Map<string, GroupTally> | undefined;
 
   constructor(readonly minute: number) {}
+
+  /** `group`'s counts of this minute. */
+  groupTally(group: string): GroupTally {
+    const groups = (this.groups ??= new Map<string, GroupTally>());
+    let tally = groups.get(group);
+    if (!tally) groups.set(group, (tally = new GroupTally()));
+    return tally;
+  }
 
   merge(other: MinuteRecord): void {
     for (const name of COUNT_NAMES) this[name] += other[name];
     this.expired += other.expired;
     this.wait.merge(other.wait);
     this.handling.merge(other.handling);
+    for (const [group, counts] of other.groups ?? []) {
+      const tally = this.groupTally(group);
+      tally.handled += counts.handled;
+      tally.retried += counts.retried;
+      tally.dead += counts.dead;
+      tally.handlerMs += counts.handlerMs;
+    }
   }
 
-  /** The eleven arguments history-record.lua takes per minute: the stored order, then `expired`. */
+  /** The first eleven arguments history-record.lua takes per minute: the stored order, then `expired`. */
   toArgs(): string[] {
     return [
       String(this.minute),

@@ -183,6 +183,14 @@ export interface QueueKeys {
    * (see lua/scaling-read.lua); in the topic's home slot, whatever its partition count.
    */
   scaling: string;
+  /**
+   * HASH minute % 1500 -> that minute's counts per group (handled, retried, dead, handler ms), and
+   * `open` -> the minutes still counted in groupUsageOpen: the topic's usage per group, beside its
+   * history (see group-usage-format.ts).
+   */
+  groupUsage: string;
+  /** Not a key: the prefix of each open minute's HASH `<groupUsageOpen><minute>`, group -> its counts so far. */
+  groupUsageOpen: string;
   // Flows (lua/prelude-flows.lua): parents that wait for their children.
   /**
    * HASH child id -> JSON `[parent topic, parent id, parent partition, 'f' | 'c' (onChildFailure), root
@@ -317,6 +325,8 @@ export function tagKeys(hashTag: string): QueueKeys {
     replies: `${tag}:reply:`,
     history: `${tag}:history`,
     scaling: `${tag}:scaling`,
+    groupUsage: `${tag}:group-usage`,
+    groupUsageOpen: `${tag}:group-usage:`,
     flowParents: `${tag}:flow-parent`,
     flowChildren: `${tag}:flow:`,
     flowOpen: `${tag}:flow-open`,

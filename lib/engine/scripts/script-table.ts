@@ -224,7 +224,11 @@ export const QUEUE_SCRIPTS = {
     uses: ['levels'],
     readOnly: true,
   },
-  historyRecord: { file: 'history-record.lua', operation: 'record history', keys: ['history'] },
+  historyRecord: {
+    file: 'history-record.lua',
+    operation: 'record history',
+    keys: ['history', 'groupUsage', 'groupUsageOpen'],
+  },
   historyRead: { file: 'history-read.lua', operation: 'read history', keys: ['history'], readOnly: true },
   // The scaling signal (lib/engine/stores/scaling-store.ts), in a topic's home slot.
   scalingSet: { file: 'scaling-set.lua', operation: 'set the scaling target', keys: ['scaling'] },
@@ -233,6 +237,12 @@ export const QUEUE_SCRIPTS = {
     operation: 'read the scaling signal',
     keys: ['scaling', 'history', 'counters', 'delayed', 'leased', 'groupQueue', 'groupCount'],
     uses: ['levels'],
+  },
+  groupUsageRead: {
+    file: 'group-usage-read.lua',
+    operation: 'read usage per group',
+    keys: ['groupUsage', 'groupUsageOpen'],
+    readOnly: true,
   },
   metrics: {
     file: 'metrics.lua',
