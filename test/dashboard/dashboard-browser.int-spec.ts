@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { ScalingReport } from '../../lib';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
@@ -466,6 +467,182 @@ if (!executablePath) {
     await page.unrouteAll({ behavior: 'ignoreErrors' });
   });
 
+  /** A topic's Scaling cards as shown, read in one go (a refresh may redraw them): name → value. */
+  const scalingCards = () =>
+    page.evaluate<Record<string, string>>(
+      "Object.fromEntries([...document.querySelectorAll('#scaling-cards .card')].map((card) => " +
+        "[card.querySelector('dt').textContent, card.querySelector('dd').textContent]))",
+    );
+
+  it('shows the Scaling panel of a topic with a target, with what scaling() answers, and none without one', async () => {
+    const topic = 'render.scaled';
+    await served.queue.setScalingTarget(topic, {
+      targetWaitMs: 2_000,
+      minConsumers: 1,
+      maxConsumers: 12,
+      concurrency: 4,
+      cooldownMs: 30_000,
+    });
+    // Traffic: 10 handled by a worker that then closes (its handler times flushed), then 25 nobody takes.
+    const worker = await fx.service({ prefix, logLevel: 'silent' });
+    worker.consume(topic, () => new Promise((resolve) => setTimeout(resolve, 20)));
+    await served.queue.pushMany(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ payload: i })),
+    );
+    await eventually(async () => (await served.queue.gauges(topic)).ackedTotal === 10, 30_000);
+    await worker.close();
+    await served.queue.pushMany(
+      topic,
+      Array.from({ length: 25 }, (_, i) => ({ payload: i })),
+    );
+
+    // Every answer the page read, to find the one it shows (the signal moves at each read).
+    const answers: ScalingReport[] = [];
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname.endsWith('/api/scaling')) {
+        void response.json().then((body: { scaling: ScalingReport }) => answers.push(body.scaling));
+      }
+    });
+    await page.goto(`${served.url}#/topic/${topic}`);
+    await loaded();
+    const panel = page.locator('#scaling');
+    await panel.getByRole('heading', { name: 'Scaling' }).waitFor();
+    const shown = await scalingCards();
+    const note = await page.locator('#scaling-target').textContent();
+    const after = (await served.queue.scaling(topic))!;
+
+    expect(Object.keys(shown)).toEqual([
+      'Desired consumers',
+      'Computed now',
+      'Arrival',
+      'Handling',
+      'Backlog',
+      'Target wait',
+    ]);
+    await eventually(() => answers.length > 0);
+    expect(answers.map(asShown)).toContainEqual(shown);
+    // What cannot move between the page's read and the one after: nobody pushes or takes, the target is set.
+    expect(after).toMatchObject({ backlog: 25, targetWaitMs: 2_000, minConsumers: 1, maxConsumers: 12 });
+    expect(shown).toMatchObject({ Backlog: '25', 'Target wait': '2 s' });
+    expect(note).toBe('Target: 1 to 12 consumers of 4 slots each; down once the need has stayed lower for 30 s.');
+    // Handled messages and pushes happened: the shown figures are measured ones, not empty.
+    expect(after.handlingMs).toBeGreaterThan(0);
+    expect(shown.Handling).toMatch(/^[\d.]+ (ms|s)$/);
+    expect(shown.Arrival).toMatch(/^[\d.,]+\/s$/);
+    const desired = Number(shown['Desired consumers']);
+    expect(desired).toBeGreaterThanOrEqual(1);
+    expect(desired).toBeLessThanOrEqual(12);
+
+    // A topic without a target: its view read the signal (null) and shows no panel.
+    await served.queue.push('render.untargeted', 1);
+    const read = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/api/scaling'));
+    await page.goto(`${served.url}#/topic/render.untargeted`);
+    expect(await (await read).json()).toEqual({ scaling: null });
+    await page.getByRole('heading', { level: 1, name: 'render.untargeted' }).waitFor();
+    await page.locator('#tab-ready[aria-selected="true"]').waitFor();
+    expect(await page.locator('#scaling').isHidden()).toBe(true);
+    expect(await page.locator('#scaling').textContent()).toBe('');
+  });
+
+  it('lists the top groups by handler time with their counts, a group name as text, and an empty state', async () => {
+    const topic = 'tenants.render';
+    // An HTML name: shown as text, no element made from it, its handler never run.
+    const markup = '<img src=x onerror="document.body.dataset.pwned=1">';
+    const sleepMs: Record<string, number> = { 'tenant-a': 150, 'tenant-b': 40, [markup]: 5 };
+    await served.queue.setScalingTarget(topic, { targetWaitMs: 5_000, maxConsumers: 8 });
+    const worker = await fx.service({ prefix, logLevel: 'silent', backoff: { type: 'fixed', delayMs: 10 } });
+    worker.consume(
+      topic,
+      async (payload: { group: string; fail?: 'once' | 'always' }, context) => {
+        await new Promise((resolve) => setTimeout(resolve, sleepMs[payload.group]));
+        if (payload.fail === 'always' || (payload.fail === 'once' && context.attempt === 1)) {
+          throw new Error('render failed');
+        }
+      },
+      { maxAttempts: 2 },
+    );
+    const message = (group: string, fail?: 'once' | 'always') => ({
+      group,
+      payload: fail ? { group, fail } : { group },
+    });
+    // Pushed by the worker too: its close flushes the pushes' history with the rest.
+    await worker.pushMany(topic, [
+      message('tenant-a'),
+      message('tenant-a'),
+      message('tenant-a'),
+      message('tenant-b'),
+      message('tenant-b', 'once'),
+      message(markup),
+      message(markup, 'always'),
+    ]);
+    await eventually(async () => {
+      const gauges = await served.queue.gauges(topic);
+      return gauges.ackedTotal === 6 && gauges.dead === 1 && gauges.ready + gauges.delayed + gauges.leased === 0;
+    }, 30_000);
+    // Closing the worker flushes its counts: from here on they are final.
+    await worker.close();
+    const usage = await served.queue.groupUsage(topic);
+    expect(usage.groupCount).toBe(3);
+    const counts = Object.fromEntries(
+      usage.groups.map(({ group, handled, failed, retried, dead }) => [group, { handled, failed, retried, dead }]),
+    );
+    expect(counts).toEqual({
+      'tenant-a': { handled: 3, failed: 0, retried: 0, dead: 0 },
+      'tenant-b': { handled: 2, failed: 1, retried: 1, dead: 0 },
+      [markup]: { handled: 1, failed: 2, retried: 1, dead: 1 },
+    });
+    const handlerMs = usage.groups.map((row) => row.handlerMs);
+    expect(handlerMs).toEqual([...handlerMs].sort((a, b) => b - a));
+
+    await page.goto(`${served.url}#/topic/${topic}`);
+    await loaded();
+    const table = page.locator('#group-usage-table');
+    await table.waitFor();
+    expect(await table.locator('thead th').allTextContents()).toEqual([
+      'Group',
+      'Handled',
+      'Failed',
+      'Retried',
+      'Dead',
+      'Handler time',
+    ]);
+    const rows = await page.evaluate<string[][]>(
+      "[...document.querySelectorAll('#group-usage-table tbody tr')].map((tr) => [...tr.children].map((cell) => cell.textContent))",
+    );
+    expect(rows).toEqual(
+      usage.groups.map((row) => [
+        row.group,
+        ...[row.handled, row.failed, row.retried, row.dead].map(String),
+        millis(row.handlerMs),
+      ]),
+    );
+    expect(await page.locator('#group-usage-status').textContent()).toBe(
+      '3 of 3 groups that used the topic in the last hour, most handler time first.',
+    );
+    expect(await page.locator('#group-usage img').count()).toBe(0);
+    expect(await page.locator('#main img').count()).toBe(0);
+    expect(await page.evaluate('document.body.dataset.pwned')).toBeUndefined();
+    // docs/dashboard-fleet.png comes from here: the topic view's top, both panels included.
+    await page.locator('#scaling-cards').waitFor();
+    const top = (await page.locator('#topic-title').boundingBox())!;
+    const bottom = (await page.locator('#group-usage').boundingBox())!;
+    await page.screenshot({
+      path: join(SHOTS, 'fleet.png'),
+      fullPage: true,
+      clip: { x: 0, y: top.y - 12, width: 1280, height: bottom.y + bottom.height - top.y + 24 },
+    });
+
+    // A topic whose messages have no group: the table is not drawn, a line says why.
+    await served.queue.push('tenants.plain', 1);
+    await page.goto(`${served.url}#/topic/tenants.plain`);
+    await loaded();
+    const status = page.locator('#group-usage-status');
+    await status.getByText('No ordered group used this topic in the last hour.').waitFor();
+    expect(await page.locator('#group-usage-table').isHidden()).toBe(true);
+    expect(await page.locator('#group-usage').getByRole('heading').textContent()).toBe('Top groups');
+  });
+
   it('is usable by keyboard and fits a phone screen', async () => {
     await page.goto(served.url);
     await loaded();
@@ -495,3 +672,23 @@ if (!executablePath) {
     await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true });
   });
 });
+
+/** A duration as the dashboard's panels show it (history-panel.js's millis). */
+function millis(ms: number): string {
+  if (ms < 10) return `${Math.round(ms * 10) / 10} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/** The Scaling cards as scaling-panel.js draws them from one answer. */
+function asShown(report: ScalingReport): Record<string, string> {
+  const count = (n: number) => n.toLocaleString('en-US');
+  return {
+    'Desired consumers': count(report.desiredConsumers),
+    'Computed now': count(report.computedConsumers),
+    Arrival: `${report.arrivalPerSecond < 10 ? Math.round(report.arrivalPerSecond * 10) / 10 : count(Math.round(report.arrivalPerSecond))}/s`,
+    Handling: report.handlingMs > 0 ? millis(report.handlingMs) : '–',
+    Backlog: count(report.backlog),
+    'Target wait': millis(report.targetWaitMs),
+  };
+}

@@ -21,7 +21,7 @@ export function groupUsagePanel(topic) {
   const table = h(
     'table',
     { id: 'group-usage-table', class: 'grid', hidden: true },
-    h('caption', { class: 'muted' }, 'Last hour, most handler time first'),
+    h('caption', { class: 'visually-hidden' }, 'Top groups of the last hour, most handler time first'),
     h(
       'thead',
       {},
@@ -64,7 +64,7 @@ export function groupUsagePanel(topic) {
       status.textContent =
         usage.groups.length === 0
           ? 'No ordered group used this topic in the last hour.'
-          : `${count(usage.groups.length)} of ${count(usage.groupCount)} groups that used the topic in the last hour.`;
+          : `${count(usage.groups.length)} of ${count(usage.groupCount)} groups that used the topic in the last hour, most handler time first.`;
     } catch (error) {
       readAt = 0;
       status.className = 'error';

@@ -4,6 +4,7 @@
 import { api } from './api.js';
 import { count, h } from './dom.js';
 import { millis } from './history-panel.js';
+import { rate } from './rates.js';
 
 const EVERY_MS = 5_000;
 
@@ -27,7 +28,7 @@ export function scalingPanel(topic) {
     const cards = [
       ['Desired consumers', count(scaling.desiredConsumers)],
       ['Computed now', count(scaling.computedConsumers)],
-      ['Arrival', `${Math.round(scaling.arrivalPerSecond * 10) / 10}/s`],
+      ['Arrival', rate(scaling.arrivalPerSecond)],
       ['Handling', scaling.handlingMs > 0 ? millis(scaling.handlingMs) : '–'],
       ['Backlog', count(scaling.backlog)],
       ['Target wait', millis(scaling.targetWaitMs)],
@@ -39,13 +40,15 @@ export function scalingPanel(topic) {
         { class: 'cards', id: 'scaling-cards' },
         cards.map(([name, value]) => h('div', { class: 'card' }, h('dt', {}, name), h('dd', {}, value))),
       ),
-      h(
-        'p',
-        { class: 'empty' },
-        `${scaling.minConsumers} to ${scaling.maxConsumers} consumers of ${scaling.concurrency} slots each; ` +
-          `down after ${millis(scaling.cooldownMs)} lower.`,
-      ),
+      h('p', { class: 'muted', id: 'scaling-target' }, targetLine(scaling)),
     );
   }
   return { element, refresh };
+}
+
+/** The target's bounds in words: "Target: 0 to 40 consumers of 10 slots each; down after 30 s lower." */
+function targetLine({ minConsumers, maxConsumers, concurrency, cooldownMs }) {
+  const slots = concurrency === 1 ? '1 slot' : `${count(concurrency)} slots`;
+  const down = cooldownMs === 0 ? 'down at once' : `down once the need has stayed lower for ${millis(cooldownMs)}`;
+  return `Target: ${count(minConsumers)} to ${count(maxConsumers)} consumers of ${slots} each; ${down}.`;
 }
