@@ -146,17 +146,16 @@ export interface QueueKeys {
    */
   groupQuotas: string;
   /**
-   * ZSET, scores 0: a rate log (as rateLog) of the group quotas: 's<group>' the group's starts,
-   * 'h<group>' the handler time of its ended deliveries.
+   * ZSET, scores 0: a rate log (as rateLog) of the group quotas' windows too long for quotaState:
+   * 's<group>' the group's starts, 'h<group>' the handler time of its ended deliveries.
    */
   quotaLog: string;
-  /** ZSET field of quotaLog -> ms of its last entry (so quiet ones are dropped). */
-  quotaLast: string;
   /**
-   * HASH of the deliveries running under a handler budget: 'i<id>' -> '<start ms>\0<group>', and
-   * 'g<group>' -> '<running> <sum of their starts>'.
+   * HASH 'g<group>' -> the group's quota state, '<running> <sum of their starts>|<starts>|<handler
+   * time>' (each window 't:n,...' or 'L<last ms>' when in quotaLog), and 'i<id>' -> '<start
+   * ms>\0<group>' for each delivery running under a handler budget (see lua/prelude-quotas.lua).
    */
-  quotaRuns: string;
+  quotaState: string;
   /** ZSET group -> the end of the hold (in groupHeld) its quota gave it. */
   quotaHeld: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
@@ -307,8 +306,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupWeights: `${tag}:group-weights`,
     groupQuotas: `${tag}:group-quotas`,
     quotaLog: `${tag}:quota-log`,
-    quotaLast: `${tag}:quota-last`,
-    quotaRuns: `${tag}:quota-runs`,
+    quotaState: `${tag}:quota-state`,
     quotaHeld: `${tag}:quota-held`,
     groupPasses: `${tag}:group-passes`,
     groupBlocked: `${tag}:group-blocked`,

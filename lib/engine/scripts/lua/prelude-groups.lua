@@ -425,6 +425,9 @@ local function start_grouped(count, limits, now)
   if #active > 2 then
     redis.call('HSET', K.groupActive, unpack(active))
   end
+  if limits.qt then
+    quota_flush()
+  end
   if moved ~= #ids then
     group_count_add(moved - #ids)
   end
