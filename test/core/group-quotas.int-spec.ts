@@ -219,6 +219,13 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     const keys = Object.keys(await snapshotTopic(fx.redis, topic));
     expect(keys.some((key) => key.endsWith(':quota-log'))).toBe(true);
     expect(await queue.reserve(topic, lease)).toEqual([]);
+    // The group's state kept beside the quotas is neither a quota nor a window for setLimits' mark.
+    expect(await queue.groupQuotas(topic)).toEqual({ default: { max: 80, perMs: 60_000 } });
+    await queue.setLimits(topic, { groupConcurrency: 1 });
+    const snapshot = await snapshotTopic(fx.redis, topic);
+    const limits = Object.entries(snapshot).find(([key]) => key.endsWith(':limits'))?.[1];
+    expect(limits).toMatchObject({ qt: String(spanOf(60_000)) });
+    expect(await queue.reserve(topic, lease)).toEqual([]);
     // A higher max counts the same 80 starts: exactly 5 more start.
     await queue.setGroupQuotas(topic, { default: { max: 85, perMs: 60_000 } });
     for (let i = 0; i < 5; i++) await queue.ack((await queue.reserve(topic, lease))[0]);
@@ -295,10 +302,12 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     // The running deliveries ('i<id>') and each group's count of them (its entry's first number).
     const runs = async () => {
       const [state] = Object.entries(await snapshotTopic(fx.redis, topic)).filter(([key]) =>
-        key.endsWith(':quota-state'),
+        key.endsWith(':group-quotas'),
       );
       const fields = Object.entries((state?.[1] ?? {}) as Record<string, string>);
-      return fields.filter(([field, value]) => field.startsWith('i') || !value.startsWith('0 '));
+      return fields.filter(
+        ([field, value]) => field.startsWith('i') || (field.startsWith('g') && !value.startsWith('0 ')),
+      );
     };
     const first = await queue.reserve(topic, { count: 5, leaseMs: 50 });
     expect(first.map((message) => message.group).sort()).toEqual(['a', 'b']);
@@ -346,7 +355,7 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     const snapshot = await snapshotTopic(fx.redis, topic);
     const quotas = Object.entries(snapshot).filter(([key]) => key.endsWith(':group-quotas'));
     expect(quotas).toHaveLength(4);
-    for (const [, value] of quotas) expect(value).toEqual({ '': '3 1000 0 0' });
+    for (const [, value] of quotas) expect(value).toEqual({ q: '3 1000 0 0' });
     const limits = Object.entries(snapshot).filter(([key]) => key.endsWith(':limits'));
     expect(limits).toHaveLength(4);
     for (const [, value] of limits) expect(value).toMatchObject({ qt: '1020', gc: '2' });

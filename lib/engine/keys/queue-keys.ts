@@ -141,21 +141,18 @@ export interface QueueKeys {
   /** HASH group -> weight of its fair share (setGroupWeights; a group not in it weighs 1). */
   groupWeights: string;
   /**
-   * HASH '' (the default) or group -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
-   * (setGroupQuotas; see lua/prelude-quotas.lua).
+   * HASH 'q' (the default) or 'q<group>' -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
+   * (setGroupQuotas); beside them, so that a start reads all in one command, 'g<group>' -> the
+   * group's quota state, '<running> <sum of their starts>|<starts>|<handler time>' (each window
+   * 't:n,...' or 'L<last ms>' when in quotaLog), and 'i<id>' -> '<start ms>\0<group>' for each
+   * delivery running under a handler budget (see lua/prelude-quotas.lua).
    */
   groupQuotas: string;
   /**
-   * ZSET, scores 0: a rate log (as rateLog) of the group quotas' windows too long for quotaState:
+   * ZSET, scores 0: a rate log (as rateLog) of the group quotas' windows too long for groupQuotas:
    * 's<group>' the group's starts, 'h<group>' the handler time of its ended deliveries.
    */
   quotaLog: string;
-  /**
-   * HASH 'g<group>' -> the group's quota state, '<running> <sum of their starts>|<starts>|<handler
-   * time>' (each window 't:n,...' or 'L<last ms>' when in quotaLog), and 'i<id>' -> '<start
-   * ms>\0<group>' for each delivery running under a handler budget (see lua/prelude-quotas.lua).
-   */
-  quotaState: string;
   /** ZSET group -> the end of the hold (in groupHeld) its quota gave it. */
   quotaHeld: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
@@ -306,7 +303,6 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupWeights: `${tag}:group-weights`,
     groupQuotas: `${tag}:group-quotas`,
     quotaLog: `${tag}:quota-log`,
-    quotaState: `${tag}:quota-state`,
     quotaHeld: `${tag}:quota-held`,
     groupPasses: `${tag}:group-passes`,
     groupBlocked: `${tag}:group-blocked`,

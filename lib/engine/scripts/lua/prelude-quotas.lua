@@ -1,36 +1,16 @@
 -- Group quotas (setGroupQuotas), after prelude-limits.lua. Locals only. groupQuotas holds each
--- quota as '<max> <perMs> <scaleByWeight: 1 true> <handlerMs, 0: none>', under '' (the default; a group
--- name is never empty) or a group; the field qt of limits (the longest window in use, ms) marks a
--- topic that has quotas, read with the limits, so a topic without them pays nothing. quotaState
--- holds all a group's quota needs in one field, read once and written once a call:
--- 'g<group>' -> '<running> <sum of their starts>|<starts>|<handler time>', its deliveries running
--- under a handler budget, then two windows: its starts, and the handler time (ms) of its ended
--- deliveries, recorded at their ends. A window is 't:n,t:n...' (ms, starts or ms at t; oldest first,
--- only those of its current window) while it holds at most WINDOW_MAX entries, else 'L<last ms>':
--- its entries moved to quotaLog, a rate log (prelude-limits.lua) with fields 's<group>' and
--- 'h<group>'. And 'i<id>' -> '<start ms>\0<group>' for each running delivery under a budget.
--- quotaHeld: group -> the end of the hold its quota gave it.
-
--- Group -> its quota as this call read it ({ max, per, handler }, scaled by its weight), or false.
-local quota_cache = {}
-
--- The quota of `group`: its own, else the default, else none (false).
-local function group_quota(group)
-  local quota = quota_cache[group]
-  if quota == nil then
-    local texts = redis.call('HMGET', K.groupQuotas, group, '')
-    local text = texts[1] or texts[2]
-    quota = false
-    if text then
-      local max, per, scale, handler = string.match(text, '^(%d+) (%d+) (%d) (%d+)$')
-      local weight = scale == '1' and tonumber(redis.call('HGET', K.groupWeights, group)) or 1
-      handler = tonumber(handler) * weight
-      quota = { max = tonumber(max) * weight, per = tonumber(per), handler = handler > 0 and handler or nil }
-    end
-    quota_cache[group] = quota
-  end
-  return quota
-end
+-- quota as '<max> <perMs> <scaleByWeight: 1 true> <handlerMs, 0: none>', under 'q' (the default; a
+-- group name is never empty) or 'q<group>'; the field qt of limits (the longest window in use, ms)
+-- marks a topic that has quotas, read with the limits, so a topic without them pays nothing. Beside
+-- the quotas, so that a start reads its group's quota and state in one command, groupQuotas holds
+-- all the group's quota needs in one field, written once a call: 'g<group>' -> '<running> <sum of
+-- their starts>|<starts>|<handler time>', its deliveries running under a handler budget, then two
+-- windows: its starts, and the handler time (ms) of its ended deliveries, recorded at their ends.
+-- A window is 't:n,t:n...' (ms, then starts or ms at it; oldest first, only its current window's)
+-- while it has at most WINDOW_MAX entries, else 'L<last ms>': its entries moved to quotaLog, a rate
+-- log (prelude-limits.lua) with fields 's<group>' and 'h<group>'. And 'i<id>' -> '<start
+-- ms>\0<group>' for each delivery running under a budget. quotaHeld: group -> the end of the hold
+-- its quota gave it.
 
 -- Entries a window keeps in its field before it moves to quotaLog: a short string to parse.
 local WINDOW_MAX = 64
@@ -148,7 +128,7 @@ local function window_add(win, field, now, n, keep_ms)
   end
 end
 
--- Group -> its parsed quotaState entry ({ running, starts, s, h }) as this call read it.
+-- Group -> its parsed state entry ({ running, starts, s, h }) as this call read it.
 local state_cache = {}
 -- Groups whose entry this call changed, to be written by quota_flush.
 local state_dirty, state_order = {}, {}
@@ -163,7 +143,7 @@ local function state_parse(text)
   }
 end
 
--- The quotaState entries of `groups` (one read for those this call has not read yet).
+-- The state entries of `groups` (one read for those this call has not read yet).
 local function group_states(groups)
   local fields, missing = {}, {}
   for _, group in ipairs(groups) do
@@ -173,7 +153,7 @@ local function group_states(groups)
     end
   end
   if #fields > 0 then
-    local texts = redis.call('HMGET', K.quotaState, unpack(fields))
+    local texts = redis.call('HMGET', K.groupQuotas, unpack(fields))
     for i, field in ipairs(fields) do
       state_cache[string.sub(field, 2)] = state_parse(texts[i])
     end
@@ -182,9 +162,33 @@ end
 
 local function group_state(group)
   if not state_cache[group] then
-    state_cache[group] = state_parse(redis.call('HGET', K.quotaState, 'g' .. group))
+    state_cache[group] = state_parse(redis.call('HGET', K.groupQuotas, 'g' .. group))
   end
   return state_cache[group]
+end
+
+-- Group -> its quota as this call read it ({ max, per, handler }, scaled by its weight), or false.
+local quota_cache = {}
+
+-- The quota of `group`: its own, else the default, else none (false); its state is read with it.
+local function group_quota(group)
+  local quota = quota_cache[group]
+  if quota == nil then
+    local texts = redis.call('HMGET', K.groupQuotas, 'q' .. group, 'q', 'g' .. group)
+    local text = texts[1] or texts[2]
+    quota = false
+    if text then
+      local max, per, scale, handler = string.match(text, '^(%d+) (%d+) (%d) (%d+)$')
+      local weight = scale == '1' and tonumber(redis.call('HGET', K.groupWeights, group)) or 1
+      handler = tonumber(handler) * weight
+      quota = { max = tonumber(max) * weight, per = tonumber(per), handler = handler > 0 and handler or nil }
+    end
+    quota_cache[group] = quota
+    if not state_cache[group] then
+      state_cache[group] = state_parse(texts[3])
+    end
+  end
+  return quota
 end
 
 local function state_changed(group)
@@ -205,7 +209,7 @@ local function quota_flush(extra)
   end
   state_dirty, state_order = {}, {}
   if #args > 0 then
-    push_ids('HSET', K.quotaState, args)
+    push_ids('HSET', K.groupQuotas, args)
   end
 end
 
@@ -283,7 +287,7 @@ local function runs_ended(ids, now)
   for i, id in ipairs(ids) do
     fields[i] = 'i' .. id
   end
-  local runs = redis.call('HMGET', K.quotaState, unpack(fields))
+  local runs = redis.call('HMGET', K.groupQuotas, unpack(fields))
   local ended, ran, groups = {}, {}, {}
   for i, run in ipairs(runs) do
     if run then
@@ -296,7 +300,7 @@ local function runs_ended(ids, now)
   if #ended == 0 then
     return
   end
-  redis.call('HDEL', K.quotaState, unpack(ended))
+  redis.call('HDEL', K.groupQuotas, unpack(ended))
   group_states(groups)
   local keep_ms = tonumber(redis.call('HGET', K.limits, 'qt'))
   for i, group in ipairs(groups) do
@@ -314,9 +318,9 @@ local function runs_ended(ids, now)
   quota_flush()
 end
 
--- runs_ended for a script that has not read the limits: one EXISTS when no group has a quota state.
+-- runs_ended for a script that has not read the limits: one EXISTS on a topic without quotas.
 local function runs_ended_if_any(ids, now)
-  if #ids > 0 and redis.call('EXISTS', K.quotaState) == 1 then
+  if #ids > 0 and redis.call('EXISTS', K.groupQuotas) == 1 then
     runs_ended(ids, now or now_ms())
   end
 end
@@ -325,7 +329,7 @@ end
 -- `keep_ms`, the longest in use): `count` entries drawn at random, as Redis expires keys, so a
 -- reserve that starts up to `count` groups looks at as many.
 local function quota_sweep(now, keep_ms, count)
-  local drawn = redis.call('HRANDFIELD', K.quotaState, count, 'WITHVALUES')
+  local drawn = redis.call('HRANDFIELD', K.groupQuotas, count, 'WITHVALUES')
   local gone = {}
   for i = 1, #drawn, 2 do
     local group = string.match(drawn[i], '^g(.*)$')
@@ -349,6 +353,6 @@ local function quota_sweep(now, keep_ms, count)
     end
   end
   if #gone > 0 then
-    redis.call('HDEL', K.quotaState, unpack(gone))
+    redis.call('HDEL', K.groupQuotas, unpack(gone))
   end
 end
