@@ -144,8 +144,9 @@ export interface QueueKeys {
    * HASH 'q' (the default) or 'q<group>' -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
    * (setGroupQuotas); beside them, so that a start reads all in one command, 'g<group>' -> the
    * group's quota state, '<running> <sum of their starts>|<starts>|<handler time>' (each window
-   * 't:n,...' or 'L<last ms>' when in quotaLog), and 'i<id>' -> '<start ms>\0<group>' for each
-   * delivery running under a handler budget (see lua/prelude-quotas.lua).
+   * '<before> <last t> <last total> <n>;t:total,...' or 'L<last ms>' when in quotaLog), and
+   * 'i<id>' -> '<start ms>\0<group>' for each delivery running under a handler budget (see
+   * lua/prelude-quotas.lua).
    */
   groupQuotas: string;
   /**

@@ -6,52 +6,48 @@
 -- all the group's quota needs in one field, written once a call: 'g<group>' -> '<running> <sum of
 -- their starts>|<starts>|<handler time>', its deliveries running under a handler budget, then two
 -- windows: its starts, and the handler time (ms) of its ended deliveries, recorded at their ends.
--- A window is 't:n,t:n...' (ms, then starts or ms at it; oldest first, only its current window's)
--- while it has at most WINDOW_MAX entries, else 'L<last ms>': its entries moved to quotaLog, a rate
--- log (prelude-limits.lua) with fields 's<group>' and 'h<group>'. And 'i<id>' -> '<start
--- ms>\0<group>' for each delivery running under a budget. quotaHeld: group -> the end of the hold
--- its quota gave it.
+-- A window is '<before> <last t> <last total> <entries>;t:total,...' (window_parse: ms and running
+-- totals, oldest first, only its current window's) while it has at most WINDOW_MAX entries, else
+-- 'L<last ms>': its entries moved to quotaLog, a rate log (prelude-limits.lua) with fields
+-- 's<group>' and 'h<group>'. And 'i<id>' -> '<start ms>\0<group>' for each delivery running under
+-- a budget. quotaHeld: group -> the end of the hold its quota gave it.
 
--- Entries a window keeps in its field before it moves to quotaLog: a short string to parse.
+-- Entries a window keeps in its field before it moves to quotaLog.
 local WINDOW_MAX = 64
 
+-- A window in its field: '<before> <last t> <last total> <entries>;t:total,t:total...' (totals
+-- running, as in a rate log: what it holds is the last total less `before`, the total before its
+-- first entry), so reading, trimming and adding touch its ends only, never each entry.
 local function window_parse(text)
-  local win = { t = {}, n = {} }
   local last = string.match(text, '^L(%d+)$')
   if last then
-    win.log = tonumber(last)
-    return win
+    return { log = tonumber(last) }
   end
-  for t, n in string.gmatch(text, '(%d+):(%d+)') do
-    win.t[#win.t + 1] = tonumber(t)
-    win.n[#win.n + 1] = tonumber(n)
+  local before, last_t, total, n, body = string.match(text, '^(%d+) (%d+) (%d+) (%d+);(.*)$')
+  if not before then
+    return { before = 0, last_t = 0, total = 0, n = 0, body = '' }
   end
-  return win
+  return { before = tonumber(before), last_t = tonumber(last_t), total = tonumber(total), n = tonumber(n), body = body }
 end
 
 local function window_text(win)
   if win.log then
     return string.format('L%d', win.log)
   end
-  local parts = {}
-  for i = 1, #win.t do
-    parts[i] = string.format('%d:%d', win.t[i], win.n[i])
+  if win.n == 0 then
+    return ''
   end
-  return table.concat(parts, ',')
+  return string.format('%d %d %d %d;', win.before, win.last_t, win.total, win.n) .. win.body
 end
 
--- Drops the entries at or before `from` (a compact window's are in start order).
+-- Drops the entries at or before `from` (they are in time order).
 local function window_trim(win, from)
-  local drop = 0
-  while drop < #win.t and win.t[drop + 1] <= from do
-    drop = drop + 1
-  end
-  if drop > 0 then
-    local t, n = {}, {}
-    for i = drop + 1, #win.t do
-      t[#t + 1], n[#n + 1] = win.t[i], win.n[i]
+  while win.n > 0 do
+    local t, total, rest = string.match(win.body, '^(%d+):(%d+),?(.*)$')
+    if tonumber(t) > from then
+      return
     end
-    win.t, win.n = t, n
+    win.before, win.body, win.n = tonumber(total), rest, win.n - 1
   end
 end
 
@@ -61,19 +57,19 @@ local function window_sum(win, field, span, now)
   if win.log then
     local used, opens, last = rate_window(field, span, now, K.quotaLog)
     if used == 0 then
-      -- Nothing left in the log: the window is a short string again.
+      -- Nothing left in the log: the window is back in its field.
       win.log, win.member = nil, nil
+      win.before, win.last_t, win.total, win.n, win.body = 0, 0, 0, 0, ''
       return 0, nil
     end
     win.member = last
     return used, opens
   end
   window_trim(win, now - span)
-  local used = 0
-  for i = 1, #win.n do
-    used = used + win.n[i]
+  if win.n == 0 then
+    return 0, nil
   end
-  return used, win.t[1] and win.t[1] + span
+  return win.total - win.before, tonumber(string.match(win.body, '^(%d+):')) + span
 end
 
 -- Whether this call set quotaLog's expiry yet: once a call is enough (a script's time stands still).
@@ -107,24 +103,29 @@ local function window_add(win, field, now, n, keep_ms)
     return
   end
   window_trim(win, now - keep_ms)
-  local k = #win.t
-  local at = math.max(now, win.t[k] or now)
-  if win.t[k] == at then
-    win.n[k] = win.n[k] + n
+  local entry
+  if win.n > 0 and math.max(now, win.last_t) == win.last_t then
+    -- At its last entry's time (or before it: the clock stepped back): that entry grows.
+    local old = string.format('%d:%d', win.last_t, win.total)
+    win.total = win.total + n
+    entry = string.format('%d:%d', win.last_t, win.total)
+    win.body = string.sub(win.body, 1, #win.body - #old) .. entry
   else
-    win.t[k + 1], win.n[k + 1] = at, n
+    win.last_t, win.total, win.n = now, win.total + n, win.n + 1
+    entry = string.format('%d:%d', now, win.total)
+    win.body = win.n > 1 and win.body .. ',' .. entry or entry
   end
-  if #win.t > WINDOW_MAX then
-    -- Too long to parse at each start: its entries move to quotaLog, in the rate log's form.
-    local args, total = {}, 0
-    for i = 1, #win.t do
+  if win.n > WINDOW_MAX then
+    -- Too long for its field: its entries move to quotaLog, in the rate log's form.
+    local args, before = {}, win.before
+    for t, total in string.gmatch(win.body, '(%d+):(%d+)') do
       args[#args + 1] = 0
-      args[#args + 1] = field .. string.format('\0%015d\0%015d\0%d', win.t[i], total, total + win.n[i])
-      total = total + win.n[i]
+      args[#args + 1] = field .. string.format('\0%015d\0%015d\0%d', tonumber(t), before, tonumber(total))
+      before = tonumber(total)
     end
     redis.call('ZADD', K.quotaLog, unpack(args))
     quota_log_keep(keep_ms)
-    win.member, win.log, win.t, win.n = args[#args], at, {}, {}
+    win.member, win.log = args[#args], win.last_t
   end
 end
 
@@ -326,26 +327,27 @@ local function runs_ended_if_any(ids, now)
 end
 
 -- Drops the entries of groups that went quiet (nothing running, every window older than
--- `keep_ms`, the longest in use): `count` entries drawn at random, as Redis expires keys, so a
--- reserve that starts up to `count` groups looks at as many.
+-- `keep_ms`, the longest in use): `count` entries drawn at random, as Redis expires keys (a
+-- reserve that may start `count` groups looks at one more).
 local function quota_sweep(now, keep_ms, count)
   local drawn = redis.call('HRANDFIELD', K.groupQuotas, count, 'WITHVALUES')
   local gone = {}
   for i = 1, #drawn, 2 do
     local group = string.match(drawn[i], '^g(.*)$')
     if group and not state_cache[group] then
-      local state = state_parse(drawn[i + 1])
-      local quiet = state.running == 0
-      for _, win in ipairs({ state.s, state.h }) do
-        local last = win.log or win.t[#win.t]
-        if last and last > now - keep_ms then
+      -- Its running count and each window's last time, read from their heads only.
+      local running, starts, hits = string.match(drawn[i + 1], '^(%d+) %d+|([^|]*)|([^|]*)$')
+      local quiet = running == '0'
+      for _, text in ipairs({ starts or '', hits or '' }) do
+        local last = string.match(text, '^L(%d+)$') or string.match(text, '^%d+ (%d+) ')
+        if last and tonumber(last) > now - keep_ms then
           quiet = false
         end
       end
       if quiet then
         gone[#gone + 1] = drawn[i]
-        for field, win in pairs({ ['s' .. group] = state.s, ['h' .. group] = state.h }) do
-          if win.log then
+        for field, text in pairs({ ['s' .. group] = starts, ['h' .. group] = hits }) do
+          if string.byte(text) == 76 then
             redis.call('ZREMRANGEBYLEX', K.quotaLog, rate_range(field))
           end
         end
