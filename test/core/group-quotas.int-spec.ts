@@ -200,6 +200,39 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     expect(maxStartsInAnyInterval(startsOf('b'), spanOf(1_000))).toBe(6);
   }, 120_000);
 
+  it('a window longer than its field holds moves to the log and still counts every start', async () => {
+    const topic = uniqueTopic('quota');
+    const queue = await fx.service();
+    await queue.setGroupQuotas(topic, { default: { max: 80, perMs: 60_000 } });
+    await queue.pushMany(
+      topic,
+      Array.from({ length: 90 }, (_, i) => ({ payload: i, group: 'a' })),
+    );
+    const lease = { count: 1, leaseMs: 30_000 };
+    // 80 starts, each at its own ms (more than the 64 a group's field keeps before the log).
+    for (let i = 0; i < 80; i++) {
+      const [message] = await queue.reserve(topic, lease);
+      expect(message?.payload).toBe(i);
+      await queue.ack(message);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const keys = Object.keys(await snapshotTopic(fx.redis, topic));
+    expect(keys.some((key) => key.endsWith(':quota-log'))).toBe(true);
+    expect(await queue.reserve(topic, lease)).toEqual([]);
+    // The group's state kept beside the quotas is neither a quota nor a window for setLimits' mark.
+    expect(await queue.groupQuotas(topic)).toEqual({ default: { max: 80, perMs: 60_000 } });
+    await queue.setLimits(topic, { groupConcurrency: 1 });
+    const snapshot = await snapshotTopic(fx.redis, topic);
+    const limits = Object.entries(snapshot).find(([key]) => key.endsWith(':limits'))?.[1];
+    expect(limits).toMatchObject({ qt: String(spanOf(60_000)) });
+    expect(await queue.reserve(topic, lease)).toEqual([]);
+    // A higher max counts the same 80 starts: exactly 5 more start.
+    await queue.setGroupQuotas(topic, { default: { max: 85, perMs: 60_000 } });
+    for (let i = 0; i < 5; i++) await queue.ack((await queue.reserve(topic, lease))[0]);
+    expect(await queue.reserve(topic, lease)).toEqual([]);
+    expect((await queue.stats(topic)).ready).toBe(5);
+  });
+
   it('the handler-time budget: a group starts only while its handler time in the window is below it', async () => {
     const topic = uniqueTopic('quota');
     const services = [await fx.service(), await fx.service()];
@@ -266,11 +299,19 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
       { payload: 1, group: 'b' },
       { payload: 2, group: 'b' },
     ]);
-    const runs = async () =>
-      Object.entries(await snapshotTopic(fx.redis, topic)).filter(([key]) => key.endsWith(':quota-runs'));
+    // The running deliveries ('i<id>') and each group's count of them (its entry's first number).
+    const runs = async () => {
+      const [state] = Object.entries(await snapshotTopic(fx.redis, topic)).filter(([key]) =>
+        key.endsWith(':group-quotas'),
+      );
+      const fields = Object.entries((state?.[1] ?? {}) as Record<string, string>);
+      return fields.filter(
+        ([field, value]) => field.startsWith('i') || (field.startsWith('g') && !value.startsWith('0 ')),
+      );
+    };
     const first = await queue.reserve(topic, { count: 5, leaseMs: 50 });
     expect(first.map((message) => message.group).sort()).toEqual(['a', 'b']);
-    expect(await runs()).toHaveLength(1);
+    expect(await runs()).toHaveLength(4);
     // a's lease is lost (the next reserve finds it expired); b's is released after 60 ms.
     await new Promise((resolve) => setTimeout(resolve, 60));
     await queue.release(first.find((message) => message.group === 'b')!);
@@ -314,7 +355,7 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     const snapshot = await snapshotTopic(fx.redis, topic);
     const quotas = Object.entries(snapshot).filter(([key]) => key.endsWith(':group-quotas'));
     expect(quotas).toHaveLength(4);
-    for (const [, value] of quotas) expect(value).toEqual({ '': '3 1000 0 0' });
+    for (const [, value] of quotas) expect(value).toEqual({ q: '3 1000 0 0' });
     const limits = Object.entries(snapshot).filter(([key]) => key.endsWith(':limits'));
     expect(limits).toHaveLength(4);
     for (const [, value] of limits) expect(value).toMatchObject({ qt: '1020', gc: '2' });

@@ -141,22 +141,19 @@ export interface QueueKeys {
   /** HASH group -> weight of its fair share (setGroupWeights; a group not in it weighs 1). */
   groupWeights: string;
   /**
-   * HASH '' (the default) or group -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
-   * (setGroupQuotas; see lua/prelude-quotas.lua).
+   * HASH 'q' (the default) or 'q<group>' -> its quota, '<max> <perMs> <scaleByWeight 1|2|0> <handlerMs>'
+   * (setGroupQuotas); beside them, so that a start reads all in one command, 'g<group>' -> the
+   * group's quota state, '<running> <sum of their starts>|<starts>|<handler time>' (each window
+   * '<before> <last t> <last total> <n>;t:total,...' or 'L<last ms>' when in quotaLog), and
+   * 'i<id>' -> '<start ms>\0<group>' for each delivery running under a handler budget (see
+   * lua/prelude-quotas.lua).
    */
   groupQuotas: string;
   /**
-   * ZSET, scores 0: a rate log (as rateLog) of the group quotas: 's<group>' the group's starts,
-   * 'h<group>' the handler time of its ended deliveries.
+   * ZSET, scores 0: a rate log (as rateLog) of the group quotas' windows too long for groupQuotas:
+   * 's<group>' the group's starts, 'h<group>' the handler time of its ended deliveries.
    */
   quotaLog: string;
-  /** ZSET field of quotaLog -> ms of its last entry (so quiet ones are dropped). */
-  quotaLast: string;
-  /**
-   * HASH of the deliveries running under a handler budget: 'i<id>' -> '<start ms>\0<group>', and
-   * 'g<group>' -> '<running> <sum of their starts>'.
-   */
-  quotaRuns: string;
   /** ZSET group -> the end of the hold (in groupHeld) its quota gave it. */
   quotaHeld: string;
   /** ZSET '' -> the virtual clock of weighted turns, group -> the turn its next one starts from. */
@@ -315,8 +312,6 @@ export function tagKeys(hashTag: string): QueueKeys {
     groupWeights: `${tag}:group-weights`,
     groupQuotas: `${tag}:group-quotas`,
     quotaLog: `${tag}:quota-log`,
-    quotaLast: `${tag}:quota-last`,
-    quotaRuns: `${tag}:quota-runs`,
     quotaHeld: `${tag}:quota-held`,
     groupPasses: `${tag}:group-passes`,
     groupBlocked: `${tag}:group-blocked`,

@@ -20,7 +20,7 @@ export const PRELUDES = {
   quotas: {
     file: 'prelude-quotas.lua',
     needs: ['limits'],
-    keys: ['groupQuotas', 'quotaLog', 'quotaLast', 'quotaRuns', 'quotaHeld', 'groupWeights', 'groupActive', 'limits'],
+    keys: ['groupQuotas', 'quotaLog', 'quotaHeld', 'groupWeights', 'groupActive', 'limits'],
   },
   groups: {
     file: 'prelude-groups.lua',
@@ -325,7 +325,7 @@ export const QUEUE_SCRIPTS = {
   groupQuotasSet: {
     file: 'group-quotas-set.lua',
     operation: 'set group quotas',
-    keys: ['groupQuotas', 'limits', 'quotaLog', 'quotaLast', 'quotaRuns', 'quotaHeld', 'groupHeld', 'wake'],
+    keys: ['groupQuotas', 'limits', 'quotaLog', 'quotaHeld', 'groupHeld', 'wake'],
   },
   groupQuotasGet: {
     file: 'group-quotas-get.lua',

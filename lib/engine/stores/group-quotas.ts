@@ -3,8 +3,11 @@ import type { GroupQuota, GroupQuotas } from '../../interfaces';
 import type { ScriptRunner } from '../scripts/script-runner';
 import type { TopicLayouts } from '../scripts/topic-layouts';
 
-/** The field of the default quota in the `groupQuotas` HASH: a group name is never empty. */
-const DEFAULT_FIELD = '';
+/**
+ * The field of the default quota in the `groupQuotas` HASH ('q<group>' a group's: a group name is
+ * never empty). The groups' state is kept beside them under other prefixes (prelude-quotas.lua).
+ */
+const DEFAULT_FIELD = 'q';
 
 /**
  * The quotas of a topic's ordered groups, kept in each partition's `groupQuotas` HASH (a group
@@ -22,7 +25,7 @@ export class GroupQuotasStore {
     await this.layouts.verify(layout, 'set group quotas');
     const pairs: string[] = [];
     if (quotas?.default) pairs.push(DEFAULT_FIELD, encodeQuota(quotas.default));
-    for (const [group, quota] of Object.entries(quotas?.groups ?? {})) pairs.push(group, encodeQuota(quota));
+    for (const [group, quota] of Object.entries(quotas?.groups ?? {})) pairs.push(`q${group}`, encodeQuota(quota));
     const longest = Math.max(0, ...quotaList(quotas).map((quota) => quota.perMs));
     // The longest window kept: perMs plus its dispatch allowance (prelude-limits.lua, rate_span).
     const args = [String(longest + Math.ceil((longest * 2) / 100)), ...pairs];
@@ -38,7 +41,7 @@ export class GroupQuotasStore {
     for (let i = 0; i < pairs.length; i += 2) {
       const quota = decodeQuota(pairs[i + 1]);
       if (pairs[i] === DEFAULT_FIELD) quotas.default = quota;
-      else (quotas.groups ??= userKeyed<GroupQuota>())[pairs[i]] = quota;
+      else (quotas.groups ??= userKeyed<GroupQuota>())[pairs[i].slice(1)] = quota;
     }
     return quotas;
   }

@@ -3,8 +3,16 @@
 --
 -- K.groupQuotas
 -- ARGV    none
--- Returns the HASH's field, value pairs ('' is the default)
+-- Returns the quotas' field, value pairs ('q' is the default, 'q<group>' a group's)
 -- Errors  ACKQ_WRONGTYPE <key> <actual> <expected>
 check_types(K.groupQuotas, 'hash')
 
-return redis.call('HGETALL', K.groupQuotas)
+local fields, quotas = redis.call('HGETALL', K.groupQuotas), {}
+for i = 1, #fields, 2 do
+  -- Not the groups' state kept beside them (prelude-quotas.lua).
+  if string.byte(fields[i]) == 113 then
+    quotas[#quotas + 1] = fields[i]
+    quotas[#quotas + 1] = fields[i + 1]
+  end
+end
+return quotas

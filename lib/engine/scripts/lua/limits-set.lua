@@ -41,8 +41,12 @@ end
 -- So is the mark of group quotas (qt: their longest window, perMs plus its dispatch allowance).
 if redis.call('EXISTS', K.groupQuotas) == 1 then
   local per = 0
-  for _, text in ipairs(redis.call('HVALS', K.groupQuotas)) do
-    per = math.max(per, tonumber(string.match(text, '^%d+ (%d+)')) or 0)
+  local fields = redis.call('HGETALL', K.groupQuotas)
+  for i = 1, #fields, 2 do
+    -- Its quotas only ('q' fields), not the groups' state kept beside them (prelude-quotas.lua).
+    if string.byte(fields[i]) == 113 then
+      per = math.max(per, tonumber(string.match(fields[i + 1], '^%d+ (%d+)')) or 0)
+    end
   end
   redis.call('HSET', K.limits, 'qt', per + math.ceil(per * 2 / 100))
 end

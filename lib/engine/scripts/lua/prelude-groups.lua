@@ -373,24 +373,26 @@ local function start_grouped(count, limits, now)
           moved = moved + legacy_move(group)
         end
         local key = group_key(group)
-        -- Held until its rate limit's window and its quota's (prelude-quotas.lua) both open.
+        -- Held until its rate limit's window opens, then until its quota's (prelude-quotas.lua).
         local hold = nil
-        if (limits.gm or limits.qt) and redis.call('EXISTS', key) == 1 then
-          if limits.gm then
-            local used, opens = rate_window(group, rate_span(limits.gw), now)
-            hold = used >= limits.gm and opens or nil
-          end
-          local quota_opens = limits.qt and quota_hold(group, now)
-          if quota_opens then
-            hold = math.max(hold or 0, quota_opens)
+        if limits.gm and redis.call('EXISTS', key) == 1 then
+          local used, opens = rate_window(group, rate_span(limits.gw), now)
+          hold = used >= limits.gm and opens or nil
+        end
+        if not hold then
+          local popped = redis.call('ZPOPMIN', key)
+          head = popped[1]
+          -- Only a group with a message to start reads its quota: one held puts it back.
+          hold = head and limits.qt and quota_hold(group, now)
+          if hold then
+            redis.call('ZADD', key, popped[2], head)
+            head = nil
             quota_held(group, hold, limits.qt)
           end
         end
         if hold then
           filled[K.groupHeld] = true
           redis.call('ZADD', K.groupHeld, hold, group)
-        else
-          head = redis.call('ZPOPMIN', key)[1]
         end
       end
       if head then
@@ -424,6 +426,9 @@ local function start_grouped(count, limits, now)
   end
   if #active > 2 then
     redis.call('HSET', K.groupActive, unpack(active))
+  end
+  if limits.qt then
+    quota_flush()
   end
   if moved ~= #ids then
     group_count_add(moved - #ids)

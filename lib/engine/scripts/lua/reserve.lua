@@ -373,7 +373,7 @@ if gated and not paused then
     rate_sweep(now, rate_keep_ms(limits), max_moves)
   end
   if limits.qt then
-    rate_sweep(now, limits.qt, max_moves, K.quotaLog, K.quotaLast)
+    quota_sweep(now, limits.qt, math.min(count, max_moves) + 1)
   end
   room, opens = limits_room(count, limits, now)
 end
