@@ -1,13 +1,11 @@
 import { InvalidOptionError } from '../errors';
 import type { GroupUsage, GroupUsageOptions, GroupUsageRow } from '../interfaces';
 import { decodeGroupCounts, eachGroupOf } from '../engine/codecs/group-usage-format';
-import { HISTORY_MINUTES, MINUTE_MS } from '../engine/codecs/history-format';
 import type { QueueCore } from './queue-core';
+import { MINUTE_MS } from '../engine/codecs/history-format';
+import { checkTimeRange } from './time-range-options';
 import { assertTopic } from './validation';
 
-/** The longest range worth asking for: the whole history kept. */
-const MAX_SPAN_MS = HISTORY_MINUTES * MINUTE_MS;
-const HOUR_MS = 60 * MINUTE_MS;
 export const GROUP_USAGE_TOP = { default: 10, max: 1_000 } as const;
 
 /**
@@ -54,19 +52,8 @@ interface GroupUsageRange {
 function checkGroupUsageOptions(options: GroupUsageOptions | null | undefined): GroupUsageRange {
   if (options !== undefined && options !== null && typeof options !== 'object')
     throw new InvalidOptionError('options', options, 'an object { from?, to?, lastMs?, top? }');
-  const { from, to, lastMs = HOUR_MS, top = GROUP_USAGE_TOP.default } = options ?? {};
-  const time = (name: string, value: unknown) => {
-    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
-      throw new InvalidOptionError(name, value, 'a time in epoch ms (a whole number, 0 or more)');
-  };
-  time('from', from);
-  time('to', to);
-  if (from !== undefined && to !== undefined && from > to)
-    throw new InvalidOptionError('from', from, `a time no later than to (${to})`);
-  if (typeof lastMs !== 'number' || !Number.isSafeInteger(lastMs) || lastMs < MINUTE_MS || lastMs > MAX_SPAN_MS)
-    throw new InvalidOptionError('lastMs', lastMs, `a length in ms from ${MINUTE_MS} to ${MAX_SPAN_MS}`);
-  if (from !== undefined && options?.lastMs !== undefined)
-    throw new InvalidOptionError('lastMs', lastMs, 'left out when from is given (the range is from to to)');
+  const { top = GROUP_USAGE_TOP.default } = options ?? {};
+  const { from, to, lastMs } = checkTimeRange(options ?? {});
   if (typeof top !== 'number' || !Number.isInteger(top) || top < 1 || top > GROUP_USAGE_TOP.max)
     throw new InvalidOptionError('top', top, `a whole number from 1 to ${GROUP_USAGE_TOP.max}`);
   return { from, to, lastMs, top };

@@ -1,12 +1,10 @@
 import { InvalidOptionError } from '../errors';
 import type { TopicHistory, TopicHistoryOptions, TopicHistoryPoint } from '../interfaces';
-import { COUNT_NAMES, HISTORY_MINUTES, MINUTE_MS, MinuteRecord } from '../engine/codecs/history-format';
+import { COUNT_NAMES, MINUTE_MS, MinuteRecord } from '../engine/codecs/history-format';
 import type { StoredHistory } from '../engine/stores/history-store';
 import type { QueueCore } from './queue-core';
+import { checkTimeRange, MAX_SPAN_MS } from './time-range-options';
 import { assertTopic } from './validation';
-
-/** The longest step, and the longest range worth asking for: the whole history kept. */
-const MAX_SPAN_MS = HISTORY_MINUTES * MINUTE_MS;
 
 /** Reads a topic's history (what every process recorded, see HistoryRecorder) in steps. */
 export class QueueHistory {
@@ -32,24 +30,12 @@ interface HistoryRange {
 function checkHistoryOptions(options: TopicHistoryOptions | null | undefined): HistoryRange {
   if (options !== undefined && options !== null && typeof options !== 'object')
     throw new InvalidOptionError('options', options, 'an object { from?, to?, lastMs?, stepMs? }');
-  const { from, to, lastMs = HOUR_MS, stepMs = MINUTE_MS } = options ?? {};
-  const time = (name: string, value: unknown) => {
-    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
-      throw new InvalidOptionError(name, value, 'a time in epoch ms (a whole number, 0 or more)');
-  };
-  time('from', from);
-  time('to', to);
-  if (from !== undefined && to !== undefined && from > to)
-    throw new InvalidOptionError('from', from, `a time no later than to (${to})`);
+  const { stepMs = MINUTE_MS } = options ?? {};
+  const { from, to, lastMs } = checkTimeRange(options ?? {});
   if (!wholeMinutes(stepMs)) throw new InvalidOptionError('stepMs', stepMs, MINUTES_EXPECTED);
-  if (typeof lastMs !== 'number' || !Number.isSafeInteger(lastMs) || lastMs < MINUTE_MS || lastMs > MAX_SPAN_MS)
-    throw new InvalidOptionError('lastMs', lastMs, `a length in ms from ${MINUTE_MS} to ${MAX_SPAN_MS}`);
-  if (from !== undefined && options?.lastMs !== undefined)
-    throw new InvalidOptionError('lastMs', lastMs, 'left out when from is given (the range is from to to)');
   return { from, to, stepMs, lastMs };
 }
 
-const HOUR_MS = 60 * MINUTE_MS;
 const MINUTES_EXPECTED = `a whole number of minutes in ms, from ${MINUTE_MS} to ${MAX_SPAN_MS}`;
 const wholeMinutes = (ms: unknown): ms is number =>
   typeof ms === 'number' && Number.isSafeInteger(ms) && ms % MINUTE_MS === 0 && ms >= MINUTE_MS && ms <= MAX_SPAN_MS;
