@@ -258,9 +258,10 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
   it("scaleByWeight scales the handler-time budget too; a failed delivery's time counts", async () => {
     const topic = uniqueTopic('quota');
     const queue = await fx.service();
-    await queue.setGroupWeights(topic, { heavy: 3 });
-    // 20 ms of handler time a minute, 60 ms for heavy (weight 3).
-    await queue.setGroupQuotas(topic, { default: { max: 100, perMs: 60_000, handlerMs: 20, scaleByWeight: true } });
+    await queue.setGroupWeights(topic, { heavy: 100 });
+    // 40 ms of handler time a minute, 4 s for heavy (weight 100): far apart, so a loaded machine's
+    // late timers and slow calls cannot put heavy over its budget or keep light under its own.
+    await queue.setGroupQuotas(topic, { default: { max: 100, perMs: 60_000, handlerMs: 40, scaleByWeight: true } });
     await queue.pushMany(topic, [
       { payload: 1, group: 'light' },
       { payload: 1, group: 'heavy' },
@@ -270,21 +271,21 @@ describe('group quotas: a rate and a handler-time budget per ordered group, acro
     const lease = { count: 5, leaseMs: 30_000 };
     const first = await queue.reserve(topic, lease);
     expect(first.map((message) => message.group).sort()).toEqual(['heavy', 'light']);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    // light's first delivery fails after 30 ms (its retry keeps the group's slot); heavy's is acked.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // light's first delivery fails after 50 ms or more (its retry keeps the group's slot); heavy's is acked.
     await queue.nack(
       first.find((message) => message.group === 'light')!,
       { delayMs: 0 },
     );
     await queue.ack(first.find((message) => message.group === 'heavy')!);
-    // heavy used 30 of its 60 ms: its next starts; light's retry runs (a retry takes no turn).
+    // heavy used about 50 of its 4,000 ms (40 unscaled): its next starts; light's retry runs (a retry takes no turn).
     const second = await queue.reserve(topic, lease);
     expect(second.map((message) => [message.group, message.attempt]).sort()).toEqual([
       ['heavy', 1],
       ['light', 2],
     ]);
     await queue.ack(second.find((message) => message.group === 'light')!);
-    // light used 30 ms and more (the failed delivery counts) of its 20: its next message waits.
+    // light used 50 ms and more (the failed delivery counts) of its 40: its next message waits.
     expect(await queue.reserve(topic, lease)).toEqual([]);
     expect((await queue.stats(topic)).ready).toBe(1);
   });
