@@ -66,6 +66,9 @@ if (!executablePath) {
   }
 
   const loaded = () => page.waitForSelector('body[data-loaded="true"]');
+  // A goto that changes only the hash may return before the page swapped its view: a click right
+  // after it could land on the view before (its tabs, for another topic). Wait for the topic's own.
+  const topicShown = (topic: string) => page.locator('#topic-title', { hasText: topic }).waitFor();
   const cell = (topic: string, column: string) =>
     page.locator(`#topics-table tr[data-topic="${topic}"] td[data-count="${column}"]`);
 
@@ -105,6 +108,7 @@ if (!executablePath) {
 
   it('asks before a change and changes nothing when the operator keeps things as they are', async () => {
     await page.goto(`${served.url}#/topic/orders.payment`);
+    await topicShown('orders.payment');
     await loaded();
     await page.getByRole('button', { name: 'Pause topic' }).click();
     await page.locator('#confirm').waitFor({ state: 'visible' });
@@ -126,6 +130,7 @@ if (!executablePath) {
       await queue.nack((await queue.reserve(topic))[0], { error: new Error(error) });
     }
     await page.goto(`${served.url}#/topic/${topic}`);
+    await topicShown(topic);
     await loaded();
     const form = page.getByRole('form', { name: 'Bulk action' });
     await form.getByLabel('Action').selectOption('requeue');
@@ -160,6 +165,7 @@ if (!executablePath) {
 
   it("opens a message's details, payload included, and runs a schedule now", async () => {
     await page.goto(`${served.url}#/topic/orders.payment`);
+    await topicShown('orders.payment');
     await loaded();
     await page.getByRole('tab', { name: /^Ready/ }).click();
     await page.getByRole('button', { name: 'order-1' }).click();
@@ -169,6 +175,8 @@ if (!executablePath) {
     await page.keyboard.press('Escape');
 
     await page.goto(`${served.url}#/topic/mail.send`);
+
+    await topicShown('mail.send');
     await loaded();
     await page.getByRole('button', { name: 'Run digest now' }).click();
     await page.locator('#confirm-ok').click();
@@ -192,6 +200,8 @@ if (!executablePath) {
     expect(await queue.get(topic, waiting.id)).toMatchObject({ state: 'delayed', mode: 'supersede' });
 
     await page.goto(`${served.url}#/topic/${topic}`);
+
+    await topicShown(topic);
     await loaded();
     await page.getByRole('tab', { name: 'Delayed (2)' }).click();
     const row = (id: string) => page.locator(`#messages-table tr[data-id="${id}"]`);
@@ -249,6 +259,7 @@ if (!executablePath) {
     await queue.push(topic, 2, { id: 'm-7', tags: ['tenant:7'] });
     await queue.push(topic, 3, { id: 'm-none' });
     await page.goto(`${served.url}#/topic/${topic}`);
+    await topicShown(topic);
     await loaded();
     const row = (id: string) => page.locator(`#messages-table tr[data-id="${id}"]`);
     await row('m-none').waitFor();
@@ -291,6 +302,8 @@ if (!executablePath) {
     await consumer.close();
 
     await page.goto(`${served.url}#/topic/orders.steps`);
+
+    await topicShown('orders.steps');
     await loaded();
     await page.getByRole('tab', { name: 'Dead (1)' }).click();
     await page.getByRole('button', { name: 'stepped', exact: true }).click();
@@ -378,6 +391,7 @@ if (!executablePath) {
     await page.locator('#topics-table').waitFor();
     expect(await cell('report.build', 'waiting-children').textContent()).toBe('1');
     await page.goto(`${served.url}#/topic/report.build`);
+    await topicShown('report.build');
     await loaded();
     await page.getByRole('tab', { name: 'Waiting children (1)' }).click();
     await page.getByRole('button', { name: 'r1', exact: true }).click();
@@ -436,6 +450,7 @@ if (!executablePath) {
     const children = Array.from({ length: 1_000 }, (_, i) => ({ topic: 'bulk.part', id: `bp-${i}`, payload: i }));
     await served.queue.pushFlow({ topic: 'bulk.build', id: 'big', payload: 'all', children });
     await page.goto(`${served.url}#/topic/bulk.build/message/big`);
+    await topicShown('bulk.build');
     await page.getByRole('dialog', { name: 'Message big' }).waitFor();
     expect(await page.locator('#detail-children-count').textContent()).toBe(
       '1,000 children: 1,000 pending. Showing 100 (failed first); 900 more not listed.',
@@ -451,6 +466,7 @@ if (!executablePath) {
 
   it('shows a tab chosen while a refresh runs, and keeps the focus on it', async () => {
     await page.goto(`${served.url}#/topic/orders.payment`);
+    await topicShown('orders.payment');
     await loaded();
     await page.getByRole('tab', { name: /^Ready/ }).focus();
     // Every answer now takes 600 ms, so the key below lands while an auto refresh (every 500 ms) runs:
@@ -505,6 +521,7 @@ if (!executablePath) {
       }
     });
     await page.goto(`${served.url}#/topic/${topic}`);
+    await topicShown(topic);
     await loaded();
     const panel = page.locator('#scaling');
     await panel.getByRole('heading', { name: 'Scaling' }).waitFor();
@@ -538,6 +555,7 @@ if (!executablePath) {
     await served.queue.push('render.untargeted', 1);
     const read = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/api/scaling'));
     await page.goto(`${served.url}#/topic/render.untargeted`);
+    await topicShown('render.untargeted');
     expect(await (await read).json()).toEqual({ scaling: null });
     await page.getByRole('heading', { level: 1, name: 'render.untargeted' }).waitFor();
     await page.locator('#tab-ready[aria-selected="true"]').waitFor();
@@ -596,6 +614,8 @@ if (!executablePath) {
     expect(handlerMs).toEqual([...handlerMs].sort((a, b) => b - a));
 
     await page.goto(`${served.url}#/topic/${topic}`);
+
+    await topicShown(topic);
     await loaded();
     const table = page.locator('#group-usage-table');
     await table.waitFor();
@@ -636,6 +656,7 @@ if (!executablePath) {
     // A topic whose messages have no group: the table is not drawn, a line says why.
     await served.queue.push('tenants.plain', 1);
     await page.goto(`${served.url}#/topic/tenants.plain`);
+    await topicShown('tenants.plain');
     await loaded();
     const status = page.locator('#group-usage-status');
     await status.getByText('No ordered group used this topic in the last hour.').waitFor();
@@ -666,6 +687,7 @@ if (!executablePath) {
     await page.locator('#tab-completed[aria-selected="true"]').waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${served.url}#/topic/orders.payment`);
+    await topicShown('orders.payment');
     await loaded();
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
