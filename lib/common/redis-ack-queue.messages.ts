@@ -281,6 +281,30 @@ export const MESSAGES = {
   bulkTag: (name: string) => `${name} must be 1 to 128 bytes of text without control characters`,
   bulkErrorContains: (name: string) => `${name} must be 1 to 1,024 characters of text`,
   bulkRate: (name: string) => `${name} must be a whole number from 1 to 1,000,000`,
+  outboxNotConfigured: (operation: string) =>
+    `${operation} needs the outbox: give the service the option outbox: { connection, table? } (see docs/outbox.md)`,
+  outboxTransaction: (reason: string, library: string | undefined, hint: string) =>
+    (reason === 'unknown'
+      ? 'pushInTransaction(): the transaction is not one the outbox knows'
+      : reason === 'closed'
+        ? `pushInTransaction(): the ${library ?? ''} transaction is already closed (committed, rolled back or released)`
+        : reason === 'wrong-database'
+          ? `pushInTransaction(): the ${library ?? ''} transaction is not on PostgreSQL, the only database the outbox supports`
+          : `pushInTransaction(): the ${library ?? ''} object is not inside a transaction`) +
+    `: ${hint}. Nothing was written`,
+  outboxTableMissing: (table: string) =>
+    `The outbox table "${table}" does not exist: create it once with outboxMigrationSql(${JSON.stringify(table)}) ` +
+    `(or the package's sql/outbox.sql) in a migration`,
+  outboxDatabase: (operation: string, reason: string) => `The outbox's database refused ${operation}: ${reason}`,
+  outboxDriverMissing: (name: string) =>
+    `The outbox needs the package "${name}": install it next to nestjs-redis-ack-queue (npm install ${name})`,
+  outboxRelayRedisDown: (rows: number, reason: string) =>
+    `Outbox relay: Redis cannot be reached (${reason}); ${rows} rows are kept in the outbox and tried again`,
+  outboxRelayRedisBack: () => 'Outbox relay: Redis answers again; relaying resumed',
+  outboxRelayDatabaseDown: (reason: string) =>
+    `Outbox relay: the database cannot be reached (${reason}); trying again`,
+  outboxRowDead: (rowId: string, topic: string, reason: string) =>
+    `Outbox relay: row ${rowId} for topic "${topic}" can never be pushed (${reason}): it is kept as dead (see outboxDead())`,
 } as const;
 
 /** The connection strings the library reads, as the refusal of another one lists them. */

@@ -8,3 +8,4 @@ export * from './schedule.errors';
 export * from './job-control.errors';
 export * from './transport.errors';
 export * from './codec.errors';
+export * from './outbox.errors';

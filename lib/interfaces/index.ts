@@ -19,3 +19,5 @@ export * from './queue-bulk-api.interface';
 export * from './codec.interface';
 export * from './fleet.interface';
 export * from './queue-fleet-api.interface';
+export * from './outbox.interface';
+export * from './queue-outbox-api.interface';

@@ -1,3 +1,4 @@
+import type { OutboxOptions } from './outbox.interface';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { BackoffOption } from './backoff.interface';
 import type { ScheduleDefinition } from './queue-schedule-api.interface';
@@ -211,6 +212,12 @@ export interface RedisAckQueueOptions extends QueueHandlerDefaults {
    * @defaultValue none
    */
   topicCodecs?: Record<string, Codec | null>;
+  /**
+   * The transactional outbox (see docs/outbox.md): messages written in the app's own PostgreSQL
+   * transaction with `pushInTransaction`, and a relay in this process (unless `relay: false`)
+   * that pushes each committed one exactly once. Needs the optional peer `pg` for the relay.
+   */
+  outbox?: OutboxOptions;
 }
 
 /** Module options: the service options plus what only a Nest app has. */
