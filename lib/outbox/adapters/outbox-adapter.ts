@@ -26,4 +26,9 @@ export interface OutboxAdapter {
    * the library threw it (the writer maps it: a missing table, a closed transaction...).
    */
   query(tx: object, statement: OutboxStatement): Promise<Record<string, unknown>[]>;
+  /**
+   * Whether a thrown error means the transaction had already ended (a library that cannot tell
+   * beforehand, such as Prisma, says so only when the statement fails).
+   */
+  closedError?(error: unknown): boolean;
 }
