@@ -301,8 +301,7 @@ export const MESSAGES = {
   outboxRelayRedisDown: (rows: number, reason: string) =>
     `Outbox relay: Redis cannot be reached (${reason}); ${rows} rows are kept in the outbox and tried again`,
   outboxRelayRedisBack: () => 'Outbox relay: Redis answers again; relaying resumed',
-  outboxRelayDatabaseDown: (reason: string) =>
-    `Outbox relay: the database cannot be reached (${reason}); trying again`,
+  outboxRelayDatabaseDown: (reason: string) => `Outbox relay: the database cannot be reached (${reason}); trying again`,
   outboxRowDead: (rowId: string, topic: string, reason: string) =>
     `Outbox relay: row ${rowId} for topic "${topic}" can never be pushed (${reason}): it is kept as dead (see outboxDead())`,
 } as const;
