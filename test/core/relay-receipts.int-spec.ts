@@ -49,7 +49,7 @@ describe('relay receipts: a row pushed once', () => {
   it('records the receipt with the push; the same receipt after the ack is refused and changes nothing', async () => {
     const topic = uniqueTopic('relay');
     const receipt = randomUUID();
-    const pushed: string[] = [];
+    const pushed: (string | undefined)[] = [];
     const subscription = queue.events$.subscribe((event) => {
       if (event.type === 'pushed' && event.topic === topic) pushed.push(event.id);
     });
