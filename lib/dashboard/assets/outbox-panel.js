@@ -63,7 +63,11 @@ export function outboxPanel(changed) {
         ? h('p', { class: 'empty', id: 'outbox-no-relay' }, 'No relay reported in the last 15 s.')
         : relayTable(outbox.relays),
       h('h3', {}, 'Dead rows'),
-      h('div', { id: 'outbox-dead' }, outbox.dead === 0 ? h('p', { class: 'empty' }, 'No dead row.') : deadRows(outbox)),
+      h(
+        'div',
+        { id: 'outbox-dead' },
+        outbox.dead === 0 ? h('p', { class: 'empty' }, 'No dead row.') : deadRows(outbox),
+      ),
     );
   }
 
