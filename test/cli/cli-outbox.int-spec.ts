@@ -50,7 +50,9 @@ describe('redis-ack-queue outbox', () => {
   }
 
   const deadCount = async (table = 'redis_ack_queue_outbox') =>
-    Number((await client.query(`SELECT count(*) AS n FROM ${table} WHERE dead_at IS NOT NULL`)).rows[0].n);
+    Number(
+      (await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE dead_at IS NOT NULL`)).rows[0].n,
+    );
 
   it('prints the status, as text and as JSON, with the relays', async () => {
     await write(2);
@@ -103,7 +105,7 @@ describe('redis-ack-queue outbox', () => {
     const purged = await cli('--yes', '--json', 'outbox', 'purge', '--all', '--outbox', pg.url);
     expect(JSON.parse(purged.stdout)).toEqual({ purged: 2 });
     expect(await deadCount()).toBe(0);
-    expect((await client.query('SELECT count(*) AS n FROM redis_ack_queue_outbox')).rows[0].n).toBe('1');
+    expect((await client.query<{ n: string }>('SELECT count(*) AS n FROM redis_ack_queue_outbox')).rows[0].n).toBe('1');
   });
 
   it.each([
