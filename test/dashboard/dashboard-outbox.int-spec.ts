@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { outboxMigrationSql, type OutboxDeadRow, type OutboxStatus } from '../../lib';
+import { freePort } from '../../lib/testing/redis-probe';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TestPostgres } from '../support/test-postgres';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
@@ -130,6 +131,36 @@ describe('dashboard outbox panel', () => {
     expect(await purged.json()).toEqual({ purged: 2 });
     expect(await deadAt(second)).toBeUndefined();
     expect(await deadAt(third)).toBeUndefined();
+  });
+
+  it('answers 503 without the password when the database is down, and refuses sweeps when read-only', async () => {
+    const port = await freePort();
+    const down = await startDashboardApp(
+      'express',
+      fx.connection,
+      uniqueTopic('p'),
+      { readOnly: true },
+      { outbox: { connection: `postgres://ops:hunter22@127.0.0.1:${port}/x`, relay: false } },
+    );
+    try {
+      const response = await fetch(`${down.url}/api/outbox`, { headers: auth });
+      expect(response.status).toBe(503);
+      const body = await response.text();
+      expect(body).toContain('OUTBOX_DATABASE');
+      expect(body).not.toContain('hunter22');
+      const page = await fetch(down.url, { headers: auth });
+      const cookie = page.headers.get('set-cookie')!.split(';')[0];
+      const token = /data-csrf="([^"]+)"/.exec(await page.text())![1];
+      const refused = await fetch(`${down.url}/api/outbox/purge`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', cookie, 'x-ackq-csrf': token },
+        body: JSON.stringify({ all: true }),
+      });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ code: 'READ_ONLY' });
+    } finally {
+      await down.close();
+    }
   });
 
   (executablePath ? describe : describe.skip)('in Chromium', () => {
