@@ -3,13 +3,13 @@ import { outboxMigrationSql, type OutboxDeadRow, type OutboxStatus, type RedisAc
 import { freePort } from '../../lib/testing/redis-probe';
 import { type CliRun, runCliHere } from '../support/cli-runs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 
 /**
  * `outbox`, `outbox dead`, `outbox requeue`, `outbox purge`: the outbox's status and its dead
  * rows, from PostgreSQL only (no relay runs, Redis need not answer), the URL never printed.
  */
-describe('redis-ack-queue outbox', () => {
+describeWithPostgres('redis-ack-queue outbox', () => {
   const redis = useRedis();
   let pg: TestPostgres;
   let client: Client;

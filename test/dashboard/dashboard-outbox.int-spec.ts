@@ -3,7 +3,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { outboxMigrationSql, type OutboxDeadRow, type OutboxStatus } from '../../lib';
 import { freePort } from '../../lib/testing/redis-probe';
 import { eventually, uniqueTopic, useRedis } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium';
 import { OPERATOR, startDashboardApp, type DashboardApp } from './dashboard-app';
 
@@ -19,7 +19,7 @@ type Panel = { outbox: (OutboxStatus & { deadRows: OutboxDeadRow[] }) | null };
  * (null without an outbox), /api/outbox/requeue and /purge go through the CSRF check of every
  * action, and the page shows the counts, the relays and the dead rows, a topic with markup as text.
  */
-describe('dashboard outbox panel', () => {
+describeWithPostgres('dashboard outbox panel', () => {
   const fx = useRedis();
   let pg: TestPostgres;
   let client: Client;

@@ -4,7 +4,7 @@ import { RedisAckQueueMetrics, outboxMigrationSql, type RedisAckQueueService } f
 import { freePort } from '../../lib/testing/redis-probe';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { uniqueTopic, useRedis } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 
 /** The value of one unlabelled sample of the text exposition, undefined when absent. */
 function sample(text: string, name: string): number | undefined {
@@ -21,7 +21,7 @@ const NAMES = [
 ];
 
 /** The outbox's gauges: read from one outboxStatus() per scrape, absent without an outbox. */
-describe('Prometheus metrics of the outbox', () => {
+describeWithPostgres('Prometheus metrics of the outbox', () => {
   const redis = useRedis();
   let pg: TestPostgres;
   let client: Client;
