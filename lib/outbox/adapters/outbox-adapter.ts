@@ -26,4 +26,9 @@ export interface OutboxAdapter {
    * the library threw it (the writer maps it: a missing table, a closed transaction...).
    */
   query(tx: object, statement: OutboxStatement): Promise<Record<string, unknown>[]>;
+  /**
+   * Whether an error `query` threw means the transaction had ended already (a library that cannot
+   * tell beforehand, as Prisma): the writer then throws OutboxTransactionError `closed`.
+   */
+  closedError?(error: unknown): boolean;
 }
