@@ -88,13 +88,16 @@ async function rolledBack(work: () => Promise<unknown>): Promise<void> {
 }
 
 describe('adapterFor refuses what is no library object', () => {
-  it.each([['a plain object', {}], ['null', null], ['a string', 'tx'], ['a number', 1], ['undefined', undefined]])(
-    '%s -> unknown',
-    async (_name, value) => {
-      const error = await refusal(() => adapterFor(value), 'unknown');
-      expect(error.message).toContain('prisma.$transaction(async (tx) => ...)');
-    },
-  );
+  it.each([
+    ['a plain object', {}],
+    ['null', null],
+    ['a string', 'tx'],
+    ['a number', 1],
+    ['undefined', undefined],
+  ])('%s -> unknown', async (_name, value) => {
+    const error = await refusal(() => adapterFor(value), 'unknown');
+    expect(error.message).toContain('prisma.$transaction(async (tx) => ...)');
+  });
 });
 
 describe('TypeORM', () => {
@@ -172,7 +175,10 @@ describe('Prisma', () => {
     execFileSync(
       process.execPath,
       [require.resolve('prisma/build/index.js'), 'generate', '--schema', join(dir, 'schema.prisma')],
-      { stdio: 'pipe', env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' } },
+      {
+        stdio: 'pipe',
+        env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      },
     );
     // Jest runs CommonJS and maps no `./x.js` specifier to its `./x.ts`: the generated files
     // are compiled next to themselves (the `import()` of the query compiler becoming a require).
@@ -274,16 +280,11 @@ describe('MikroORM', () => {
     await orm.em.fork().transactional(async (inner) => {
       escaped = inner;
     });
-    await refusal(
-      async () => {
-        mikroOrmAdapter.assertUsable(escaped!);
-        await mikroOrmAdapter.query(escaped!, insert('mikro-closed'));
-      },
-      'closed',
-      'mikro-orm',
-    ).catch(async () => {
-      // Not refused: then the write itself must not have landed.
-    });
+    // Its transaction context (a Kysely ControlledTransaction in MikroORM 7) says committed.
+    await refusal(() => mikroOrmAdapter.assertUsable(escaped!), 'closed', 'mikro-orm');
+    let thrown: unknown;
+    await mikroOrmAdapter.query(escaped!, insert('mikro-closed')).catch((caught: unknown) => (thrown = caught));
+    expect(mikroOrmAdapter.closedError!(thrown)).toBe(true);
     expect(await rowsOf('mikro-closed')).toBe(0);
   });
 });
@@ -326,14 +327,13 @@ describe('Drizzle', () => {
     const mysql = drizzleMysqlProxy(() => Promise.resolve({ rows: [] }));
     expect(adapterFor(mysql)).toBe(drizzleAdapter);
     await refusal(() => drizzleAdapter.assertUsable(mysql), 'wrong-database', 'drizzle');
-    // Drizzle keeps no state on an ended tx: its statement runs on the pooled client outside a
-    // transaction block, where the writer's INSERT selects no row (the writer checks the count).
+    // Drizzle keeps no state on an ended tx: query() finds its pooled client outside a block.
     let escaped: object | undefined;
     await db.transaction(async (tx) => {
       escaped = tx;
     });
     drizzleAdapter.assertUsable(escaped!);
-    expect(await drizzleAdapter.query(escaped!, insert('drizzle-closed'))).toEqual([]);
+    await refusal(() => drizzleAdapter.query(escaped!, insert('drizzle-closed')), 'closed', 'drizzle');
     expect(await rowsOf('drizzle-closed')).toBe(0);
   });
 });
@@ -380,6 +380,19 @@ describe('Kysely', () => {
     expect(await rowsOf('kysely-rollback')).toBe(0);
   });
 
+  it('lets a trx kept past its execute() fail, an error closedError recognizes', async () => {
+    let escaped: object | undefined;
+    await db.transaction().execute(async (trx) => {
+      escaped = trx;
+    });
+    kyselyAdapter.assertUsable(escaped!);
+    let thrown: unknown;
+    await kyselyAdapter.query(escaped!, insert('kysely-closed')).catch((caught: unknown) => (thrown = caught));
+    expect(kyselyAdapter.closedError!(thrown)).toBe(true);
+    expect(kyselyAdapter.closedError!(new Error('relation does not exist'))).toBe(false);
+    expect(await rowsOf('kysely-closed')).toBe(0);
+  });
+
   it('refuses the root db (not-in-transaction) and a SQLite db (wrong-database)', async () => {
     expect(adapterFor(db)).toBe(kyselyAdapter);
     const error = await refusal(() => kyselyAdapter.assertUsable(db), 'not-in-transaction', 'kysely');
@@ -416,13 +429,13 @@ describe('pg', () => {
     expect(await rowsOf('pg-rollback')).toBe(0);
   });
 
-  it('writes nothing through a client without BEGIN (the INSERT selects no row)', async () => {
+  it('refuses a client without BEGIN (not-in-transaction) and an ended one (closed): nothing written', async () => {
     const client = new Client(pg.poolOptions);
     await client.connect();
     try {
-      const [adapter, rows] = await write(client, 'pg-no-begin');
-      expect(adapter).toBe(pgAdapter);
-      expect(rows).toEqual([]);
+      expect(adapterFor(client)).toBe(pgAdapter);
+      pgAdapter.assertUsable(client);
+      await refusal(() => pgAdapter.query(client, insert('pg-no-begin')), 'not-in-transaction', 'pg');
     } finally {
       await client.end();
     }

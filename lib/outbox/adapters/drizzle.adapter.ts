@@ -2,6 +2,7 @@ import { OutboxTransactionError } from '../../errors';
 import type { OutboxAdapter, OutboxStatement } from './outbox-adapter';
 import { loadOutboxPeer } from './load-peer';
 import { field, objectField } from './shape';
+import { IN_TRANSACTION_BLOCK_SQL, saysOutsideBlock } from './transaction-block';
 
 const LIBRARY = 'drizzle';
 const PASS = 'pass the tx of db.transaction(async (tx) => ...)';
@@ -46,16 +47,27 @@ export const drizzleAdapter: OutboxAdapter = {
   recognizes: (tx) => /(Database|Transaction)$/.test(kindOf(tx) ?? '') && objectField(tx, 'dialect') !== undefined,
 
   assertUsable(tx) {
-    if (kindOf(objectField(tx, 'dialect')) !== 'PgDialect') throw new OutboxTransactionError('wrong-database', LIBRARY, PASS);
-    if (!(kindOf(tx) ?? '').endsWith('Transaction')) throw new OutboxTransactionError('not-in-transaction', LIBRARY, PASS);
+    if (kindOf(objectField(tx, 'dialect')) !== 'PgDialect')
+      throw new OutboxTransactionError('wrong-database', LIBRARY, PASS);
+    if (!(kindOf(tx) ?? '').endsWith('Transaction'))
+      throw new OutboxTransactionError('not-in-transaction', LIBRARY, PASS);
   },
 
   async query(tx, statement: OutboxStatement) {
     const drizzle = loadOutboxPeer<DrizzleSql>('drizzle-orm');
-    const result = await (tx as { execute(query: DrizzleChunk): Promise<unknown> }).execute(toDrizzleSql(drizzle, statement));
-    // node-postgres resolves to a QueryResult ({ rows }); postgres.js and others to the rows themselves.
-    if (Array.isArray(result)) return result as Record<string, unknown>[];
-    const rows = typeof result === 'object' && result !== null ? field(result, 'rows') : undefined;
-    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+    const execute = (query: DrizzleChunk) => (tx as { execute(query: DrizzleChunk): Promise<unknown> }).execute(query);
+    // Drizzle keeps no state on a tx whose transaction ended: its client went back to the pool,
+    // so the server is asked (one round trip) before the statement runs there.
+    if (saysOutsideBlock(rowsOf(await execute(drizzle.sql.raw(IN_TRANSACTION_BLOCK_SQL)))))
+      throw new OutboxTransactionError('closed', LIBRARY, PASS);
+    return rowsOf(await execute(toDrizzleSql(drizzle, statement)));
   },
 };
+
+/** The rows of a drizzle `execute` result. */
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  // node-postgres resolves to a QueryResult ({ rows }); postgres.js and others to the rows themselves.
+  if (Array.isArray(result)) return result as Record<string, unknown>[];
+  const rows = typeof result === 'object' && result !== null ? field(result, 'rows') : undefined;
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}

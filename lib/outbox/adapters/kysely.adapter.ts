@@ -1,6 +1,6 @@
 import { OutboxTransactionError } from '../../errors';
 import type { OutboxAdapter, OutboxStatement } from './outbox-adapter';
-import { type KyselyExecutor, kyselyQuery } from './kysely-query';
+import { isKyselyClosedError, type KyselyExecutor, kyselyQuery } from './kysely-query';
 import { field, hasFunction, objectField } from './shape';
 
 const LIBRARY = 'kysely';
@@ -34,4 +34,6 @@ export const kyselyAdapter: OutboxAdapter = {
   },
 
   query: (tx, statement: OutboxStatement) => kyselyQuery(tx as KyselyExecutor, statement),
+
+  closedError: isKyselyClosedError,
 };

@@ -1,6 +1,6 @@
 import { OutboxTransactionError } from '../../errors';
 import type { OutboxAdapter, OutboxStatement } from './outbox-adapter';
-import { type KyselyExecutor, kyselyQuery } from './kysely-query';
+import { isKyselyClosedError, type KyselyExecutor, kyselyQuery } from './kysely-query';
 import { field, hasFunction } from './shape';
 
 const LIBRARY = 'mikro-orm';
@@ -47,4 +47,6 @@ export const mikroOrmAdapter: OutboxAdapter = {
   },
 
   query: (tx, statement: OutboxStatement) => kyselyQuery(contextOf(tx) as KyselyExecutor, statement),
+
+  closedError: isKyselyClosedError,
 };

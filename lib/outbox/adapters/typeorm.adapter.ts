@@ -3,7 +3,8 @@ import type { OutboxAdapter, OutboxStatement } from './outbox-adapter';
 import { field, hasFunction, objectField } from './shape';
 
 const LIBRARY = 'typeorm';
-const PASS = 'pass the manager of dataSource.transaction(async (manager) => ...), or a QueryRunner after startTransaction()';
+const PASS =
+  'pass the manager of dataSource.transaction(async (manager) => ...), or a QueryRunner after startTransaction()';
 
 // TypeORM marks its managers (0.3 and 1.x) with this symbol; a QueryRunner is told by its shape.
 const ENTITY_MANAGER = Symbol.for('EntityManager');
