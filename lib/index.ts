@@ -14,6 +14,7 @@ export { DEFAULT_QUEUE, REDIS_ACK_QUEUE_OPTIONS, getQueueOptionsToken, getQueueT
 export { InjectQueue } from './nest/inject-queue.decorator';
 export { RedisAckQueueService } from './service/redis-ack-queue.service';
 export { defineTopic } from './queue/define-topic';
+export { outboxMigrationSql, DEFAULT_OUTBOX_TABLE } from './outbox/outbox-table';
 export { chainCodecs, createCompressionCodec, createEncryptionCodec } from './codecs/codecs';
 export {
   QueueHandler,

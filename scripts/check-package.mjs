@@ -21,6 +21,7 @@ const allowed = [
   /^dist\/.+\.js$/,
   /^dist\/.+\.d\.ts$/,
   /^dist\/.+\.lua$/, // the Lua scripts, wherever under lib/ they live (nest-cli.json copies them)
+  /^sql\/outbox\.sql$/, // the outbox table's migration (outboxMigrationSql() prints the same)
   /^dist\/dashboard\/assets\/[^/]+\.(html|css|js)$/, // the dashboard's page, served as they are
 ];
 // Tests and fixtures never ship, even compiled into dist/.

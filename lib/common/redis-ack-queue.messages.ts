@@ -296,13 +296,10 @@ export const MESSAGES = {
     `The outbox table "${table}" does not exist: create it once with outboxMigrationSql(${JSON.stringify(table)}) ` +
     `(or the package's sql/outbox.sql) in a migration`,
   outboxDatabase: (operation: string, reason: string) => `The outbox's database refused ${operation}: ${reason}`,
-  outboxDriverMissing: (name: string) =>
-    `The outbox needs the package "${name}": install it next to nestjs-redis-ack-queue (npm install ${name})`,
   outboxRelayRedisDown: (rows: number, reason: string) =>
     `Outbox relay: Redis cannot be reached (${reason}); ${rows} rows are kept in the outbox and tried again`,
   outboxRelayRedisBack: () => 'Outbox relay: Redis answers again; relaying resumed',
-  outboxRelayDatabaseDown: (reason: string) =>
-    `Outbox relay: the database cannot be reached (${reason}); trying again`,
+  outboxRelayDatabaseDown: (reason: string) => `Outbox relay: the database cannot be reached (${reason}); trying again`,
   outboxRowDead: (rowId: string, topic: string, reason: string) =>
     `Outbox relay: row ${rowId} for topic "${topic}" can never be pushed (${reason}): it is kept as dead (see outboxDead())`,
 } as const;

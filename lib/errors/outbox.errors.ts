@@ -73,16 +73,3 @@ export class OutboxDatabaseError extends RedisAckQueueError {
     super(MESSAGES.outboxDatabase(operation, reason));
   }
 }
-
-/**
- * An optional peer the outbox needs is not installed: `pg` for the relay and `outboxStatus`, or a
- * library's own package for its adapter (`drizzle-orm`, `kysely`). Install it next to this package.
- */
-export class OutboxDriverMissingError extends RedisAckQueueError {
-  /** Always `OUTBOX_DRIVER_MISSING`. */
-  readonly code = 'OUTBOX_DRIVER_MISSING';
-  /** @param packageName - The package to install. */
-  constructor(readonly packageName: string) {
-    super(MESSAGES.outboxDriverMissing(packageName));
-  }
-}

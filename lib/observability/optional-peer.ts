@@ -5,7 +5,14 @@ import { MissingPeerDependencyError } from '../errors';
  * import: the package works without them. A missing one fails with a text that names it.
  */
 export function requirePeer<T>(
-  name: 'prom-client' | '@opentelemetry/api' | '@nestjs/terminus' | '@nestjs/microservices',
+  name:
+    | 'prom-client'
+    | '@opentelemetry/api'
+    | '@nestjs/terminus'
+    | '@nestjs/microservices'
+    | 'pg'
+    | 'drizzle-orm'
+    | 'kysely',
   feature: string,
 ): T {
   try {

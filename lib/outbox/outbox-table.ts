@@ -52,6 +52,26 @@ export class OutboxTable {
     this.channel = name;
   }
 
+  /**
+   * The insert of `pushInTransaction`: one statement for any number of rows, given as five text
+   * arrays (kind, topic, message_id, payload, options), returning their ids.
+   */
+  insert(): string {
+    return (
+      `INSERT INTO ${this.rows} (kind, topic, message_id, payload, options) ` +
+      'SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) RETURNING id'
+    );
+  }
+
+  /**
+   * For a client that cannot tell whether it is inside a transaction block (a bare `pg` client):
+   * PostgreSQL refuses LOCK TABLE outside one (SQLSTATE 25P01), and inside one this lock is the
+   * one the insert takes anyway, so it costs a round trip and no contention.
+   */
+  inBlockCheck(): string {
+    return `LOCK TABLE ${this.rows} IN ROW EXCLUSIVE MODE`;
+  }
+
   /** The statements that create the table, its index, its relays' table and its notify trigger. */
   migration(): string {
     return `-- The transactional outbox of nestjs-redis-ack-queue (docs/outbox.md), table ${this.name}.

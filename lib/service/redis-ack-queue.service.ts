@@ -62,6 +62,12 @@ import type {
   TopicHistory,
   TopicHistoryOptions,
   TopicLimits,
+  RedisAckQueueOutboxApi,
+  OutboxTransaction,
+  OutboxPushResult,
+  OutboxFlowResult,
+  OutboxStatus,
+  OutboxDeadRow,
 } from '../interfaces';
 import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { settleWithin } from '../common/settle-within';
@@ -85,6 +91,8 @@ import { QueueScaling } from '../queue/queue-scaling';
 import { GroupQuotaControls } from '../queue/group-quota-controls';
 import { GroupUsageReads } from '../queue/group-usage-reads';
 import { assertTopic, optionsOf } from '../queue/validation';
+import { QueueOutbox } from '../outbox/queue-outbox';
+import { resolveOutboxSettings } from '../outbox/outbox-settings';
 
 /**
  * The queue's public API: push, reserve, ack, nack, inspect, consume. Usable with `new`
@@ -113,6 +121,7 @@ export class RedisAckQueueService
     RedisAckQueueTopicsApi,
     RedisAckQueueBulkApi,
     RedisAckQueueFleetApi,
+    RedisAckQueueOutboxApi,
     OnApplicationShutdown
 {
   /**
@@ -140,6 +149,7 @@ export class RedisAckQueueService
   private readonly bulkRunner: ServiceBulkRunner;
   private readonly bulks: QueueBulk;
   private readonly declarations: QueueDeclarations;
+  private readonly outbox: QueueOutbox;
   private closing: Promise<void> | undefined;
 
   /**
@@ -158,6 +168,8 @@ export class RedisAckQueueService
   ) {
     const checked = optionsOf(options);
     const runsScheduler = schedulerEnabled(checked);
+    // Checked before QueueCore connects: a bad outbox option leaves nothing behind.
+    const outboxSettings = resolveOutboxSettings(checked.outbox);
     const core = new QueueCore(checked);
     const { engine, events, logger, settings } = core;
     this.core = core;
@@ -178,6 +190,13 @@ export class RedisAckQueueService
     this.bulks = new QueueBulk(core, this.bulkRunner);
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
+    this.outbox = new QueueOutbox(core, outboxSettings, {
+      // Until relay receipts land: pushes without them.
+      pushRelayed: async (topic, items) =>
+        (await this.producer.pushMany(topic, items)).map((result) => ({ result, partition: 0 })),
+      pushFlowRelayed: async (flow) => ({ result: await this.flows.pushFlow(flow), partition: 0 }),
+      forgetReceipts: async () => undefined,
+    });
     // For the package's own metrics and transport only (see queue-internals).
     registerServiceInternals(this, {
       replies: new QueueReplies(core),
@@ -214,6 +233,7 @@ export class RedisAckQueueService
     if (await this.core.engine.unescapedLayoutFound()) logger.warn(MESSAGES.unescapedPrefix(settings.prefix));
     await this.declarations.loadFormat();
     await this.declarations.watch();
+    this.outbox.start();
   }
 
   describeConnection(): string {
@@ -443,6 +463,46 @@ export class RedisAckQueueService
     await this.core.events.untilIdle(topic, timeoutMs, () => this.stats(topic));
   }
 
+  pushInTransaction<T = unknown>(
+    tx: OutboxTransaction,
+    topic: Topic<T>,
+    payload: NoInfer<T>,
+    options?: PushOptions | null,
+  ): Promise<OutboxPushResult> {
+    return this.outbox.pushInTransaction(tx, topic, payload, options);
+  }
+
+  pushManyInTransaction<T = unknown>(
+    tx: OutboxTransaction,
+    topic: Topic<T>,
+    items: PushManyItem<NoInfer<T>>[],
+  ): Promise<OutboxPushResult[]> {
+    return this.outbox.pushManyInTransaction(tx, topic, items);
+  }
+
+  pushFlowInTransaction<const F extends Flow>(
+    tx: OutboxTransaction,
+    flow: F & TypedFlow<F>,
+  ): Promise<OutboxFlowResult> {
+    return this.outbox.pushFlowInTransaction(tx, flow);
+  }
+
+  outboxStatus(): Promise<OutboxStatus> {
+    return this.outbox.outboxStatus();
+  }
+
+  outboxDead(options?: { limit?: number } | null): Promise<OutboxDeadRow[]> {
+    return this.outbox.outboxDead(options);
+  }
+
+  requeueOutboxDead(rowIds?: string[]): Promise<number> {
+    return this.outbox.requeueOutboxDead(rowIds);
+  }
+
+  purgeOutboxDead(rowIds?: string[]): Promise<number> {
+    return this.outbox.purgeOutboxDead(rowIds);
+  }
+
   /**
    * The events of every process of this prefix that runs with the `fleetEvents` option (this
    * one's too, when it does), read from the prefix's capped Redis Stream: type, topic, id,
@@ -465,6 +525,8 @@ export class RedisAckQueueService
   close(drainMs = this.core.settings.drainMs): Promise<void> {
     this.closing ??= (async () => {
       this.core.refuseCalls();
+      // The relay's batch under way still pushes (or rolls back) before Redis closes.
+      await this.outbox.close();
       await this.scheduler.stop();
       await this.bulkRunner.stop();
       await this.consumers.closeAll(drainMs);

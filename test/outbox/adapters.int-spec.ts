@@ -9,7 +9,7 @@ import { drizzle as drizzleMysqlProxy } from 'drizzle-orm/mysql-proxy';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import { OutboxTransactionError, type OutboxTransactionReason } from '../../lib/errors';
-import { outboxMigrationSql } from '../../lib/outbox/outbox-table';
+import { DEFAULT_OUTBOX_TABLE, OutboxTable, outboxMigrationSql } from '../../lib/outbox/outbox-table';
 import { adapterFor } from '../../lib/outbox/adapters/adapter-for';
 import type { OutboxAdapter } from '../../lib/outbox/adapters/outbox-adapter';
 import { typeormAdapter } from '../../lib/outbox/adapters/typeorm.adapter';
@@ -26,16 +26,11 @@ import { TestPostgres } from '../support/test-postgres';
  * non-transaction object and an ended transaction are refused, and adapterFor tells them apart.
  */
 
-// The writer's INSERT: it writes nothing outside a transaction block (the WHERE is false in a
-// one-statement transaction), so a row count of 0 means "not in a transaction".
-const INSERT =
-  'INSERT INTO "redis_ack_queue_outbox" (kind, topic, message_id, payload, options) SELECT * FROM ' +
-  'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WHERE statement_timestamp() <> ' +
-  'transaction_timestamp() RETURNING id';
+const table = new OutboxTable(DEFAULT_OUTBOX_TABLE);
 
 /** The writer's statement for one row of `topic` (options NULL, as a push without options). */
 const insert = (topic: string) => ({
-  sql: INSERT,
+  sql: table.insert(),
   params: [['push'], [topic], ['m-1'], ['{"a":1}'], [null]],
 });
 
@@ -429,17 +424,21 @@ describe('pg', () => {
     expect(await rowsOf('pg-rollback')).toBe(0);
   });
 
-  it('refuses a client without BEGIN (not-in-transaction) and an ended one (closed): nothing written', async () => {
+  it("lets the writer's block check fail on a client without BEGIN (25P01); refuses an ended client (closed)", async () => {
     const client = new Client(pg.poolOptions);
     await client.connect();
     try {
       expect(adapterFor(client)).toBe(pgAdapter);
       pgAdapter.assertUsable(client);
-      await refusal(() => pgAdapter.query(client, insert('pg-no-begin')), 'not-in-transaction', 'pg');
+      await expect(pgAdapter.query(client, { sql: table.inBlockCheck(), params: [] })).rejects.toMatchObject({
+        code: '25P01',
+      });
+      await client.query('BEGIN');
+      expect(await pgAdapter.query(client, { sql: table.inBlockCheck(), params: [] })).toEqual([]);
+      await client.query('ROLLBACK');
     } finally {
       await client.end();
     }
-    expect(await rowsOf('pg-no-begin')).toBe(0);
     await refusal(() => pgAdapter.assertUsable(client), 'closed', 'pg');
   });
 

@@ -78,7 +78,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['observability'],
   ['engine'],
   ['queue'],
-  ['consumer'],
+  ['consumer', 'outbox'],
   ['service'],
   ['metrics'],
   ['nest'],

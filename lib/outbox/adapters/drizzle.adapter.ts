@@ -54,7 +54,7 @@ export const drizzleAdapter: OutboxAdapter = {
   },
 
   async query(tx, statement: OutboxStatement) {
-    const drizzle = loadOutboxPeer<DrizzleSql>('drizzle-orm');
+    const drizzle = loadOutboxPeer<DrizzleSql>('drizzle-orm', 'pushInTransaction() with a Drizzle transaction');
     const execute = (query: DrizzleChunk) => (tx as { execute(query: DrizzleChunk): Promise<unknown> }).execute(query);
     // Drizzle keeps no state on a tx whose transaction ended: its client went back to the pool,
     // so the server is asked (one round trip) before the statement runs there.

@@ -13,6 +13,7 @@ export async function kyselyQuery(
 ): Promise<Record<string, unknown>[]> {
   const { CompiledQuery } = loadOutboxPeer<{ CompiledQuery: { raw(sql: string, params: unknown[]): unknown } }>(
     'kysely',
+    'pushInTransaction() with a Kysely or MikroORM transaction',
   );
   const result = await executor.executeQuery(CompiledQuery.raw(statement.sql, statement.params));
   return result.rows;

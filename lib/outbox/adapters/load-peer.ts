@@ -1,20 +1,23 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { OutboxDriverMissingError } from '../../errors';
+import { MissingPeerDependencyError } from '../../errors';
+import { requirePeer } from '../../observability/optional-peer';
 
 /**
  * Loads a library an adapter needs (`drizzle-orm`, `kysely`) when it first writes, never at
  * import: from this package's place first, else from the app's (its working directory), where
  * a package installed next to the app but not hoisted is found.
- * @throws {OutboxDriverMissingError} when neither finds it.
+ * @throws {MissingPeerDependencyError} when neither finds it.
  */
-export function loadOutboxPeer<T>(name: string): T {
-  for (const load of [require, createRequire(join(process.cwd(), 'outbox-peer.js'))]) {
+export function loadOutboxPeer<T>(name: 'drizzle-orm' | 'kysely', feature: string): T {
+  try {
+    return requirePeer<T>(name, feature);
+  } catch (error) {
+    if (!(error instanceof MissingPeerDependencyError)) throw error;
     try {
-      return load(name) as T;
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'MODULE_NOT_FOUND') throw error;
+      return createRequire(join(process.cwd(), 'outbox-peer.js'))(name) as T;
+    } catch {
+      throw error;
     }
   }
-  throw new OutboxDriverMissingError(name);
 }

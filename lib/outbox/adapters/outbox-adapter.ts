@@ -27,8 +27,8 @@ export interface OutboxAdapter {
    */
   query(tx: object, statement: OutboxStatement): Promise<Record<string, unknown>[]>;
   /**
-   * Whether an error `query` threw means the transaction had ended already (a library that cannot
-   * tell beforehand, as Prisma): the writer then throws OutboxTransactionError `closed`.
+   * Whether a thrown error means the transaction had already ended (a library that cannot tell
+   * beforehand, such as Prisma, says so only when the statement fails).
    */
   closedError?(error: unknown): boolean;
 }

@@ -1,7 +1,6 @@
 import { OutboxTransactionError } from '../../errors';
 import type { OutboxAdapter, OutboxStatement } from './outbox-adapter';
 import { field, hasFunction, objectField } from './shape';
-import { IN_TRANSACTION_BLOCK_SQL, saysOutsideBlock } from './transaction-block';
 
 const LIBRARY = 'pg';
 const PASS = 'pool.connect(), BEGIN, then pass the client';
@@ -12,8 +11,7 @@ const isPool = (tx: object) =>
 
 /**
  * node-postgres (pg 8): a `Client` or a `PoolClient` after `BEGIN`. Whether BEGIN was sent cannot
- * be read from the client: query() asks the server first (one round trip) and refuses outside a
- * transaction block.
+ * be read from the client: the writer asks PostgreSQL first (OutboxTable.inBlockCheck()).
  */
 export const pgAdapter: OutboxAdapter = {
   library: LIBRARY,
@@ -27,9 +25,7 @@ export const pgAdapter: OutboxAdapter = {
   },
 
   async query(tx, statement: OutboxStatement) {
-    const client = tx as { query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
-    if (saysOutsideBlock((await client.query(IN_TRANSACTION_BLOCK_SQL)).rows))
-      throw new OutboxTransactionError('not-in-transaction', LIBRARY, PASS);
+    const client = tx as { query(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
     return (await client.query(statement.sql, statement.params)).rows;
   },
 };
