@@ -8,7 +8,8 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzleMysqlProxy } from 'drizzle-orm/mysql-proxy';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { EntitySchema, MikroORM } from '@mikro-orm/postgresql';
-import { OutboxTransactionError, type OutboxTransactionReason } from '../../lib/errors';
+import { InvalidOptionError, OutboxTransactionError, type OutboxTransactionReason } from '../../lib/errors';
+import type { RedisAckQueueService } from '../../lib';
 import { DEFAULT_OUTBOX_TABLE, OutboxTable, outboxMigrationSql } from '../../lib/outbox/outbox-table';
 import { adapterFor } from '../../lib/outbox/adapters/adapter-for';
 import type { OutboxAdapter } from '../../lib/outbox/adapters/outbox-adapter';
@@ -18,6 +19,7 @@ import { mikroOrmAdapter } from '../../lib/outbox/adapters/mikro-orm.adapter';
 import { drizzleAdapter } from '../../lib/outbox/adapters/drizzle.adapter';
 import { kyselyAdapter } from '../../lib/outbox/adapters/kysely.adapter';
 import { pgAdapter } from '../../lib/outbox/adapters/pg.adapter';
+import { uniqueTopic, useRedis } from '../support/queue-fixture';
 import { TestPostgres } from '../support/test-postgres';
 
 /**
@@ -34,13 +36,16 @@ const insert = (topic: string) => ({
   params: [['push'], [topic], ['m-1'], ['{"a":1}'], [null]],
 });
 
+const redis = useRedis();
 let pg: TestPostgres;
 let reader: Pool;
+let queue: RedisAckQueueService;
 
 beforeAll(async () => {
   pg = await TestPostgres.start();
   reader = new Pool({ ...pg.poolOptions, max: 2 });
   await reader.query(outboxMigrationSql());
+  queue = await redis.service({ outbox: { connection: pg.url, relay: false } });
 });
 
 afterAll(async () => {
@@ -73,6 +78,42 @@ async function write(tx: object, topic: string): Promise<[OutboxAdapter, Record<
   const adapter = adapterFor(tx);
   adapter.assertUsable(tx);
   return [adapter, await adapter.query(tx, insert(topic))];
+}
+
+/** The message ids of the committed rows of `topic`, in insert order. */
+async function messageIdsOf(topic: string): Promise<string[]> {
+  const result = await reader.query<{ message_id: string }>(
+    'SELECT message_id FROM redis_ack_queue_outbox WHERE topic = $1 ORDER BY id',
+    [topic],
+  );
+  return result.rows.map((row) => row.message_id);
+}
+
+/**
+ * The writer end to end through one library: `inTransaction` runs its callback in a transaction
+ * of the library and commits (or rolls back when the callback throws); `outside` is the
+ * library's object that is not a transaction.
+ */
+async function throughWriter(
+  library: string,
+  inTransaction: <T>(work: (tx: object) => Promise<T>) => Promise<T>,
+  outside: object,
+): Promise<void> {
+  const topic = uniqueTopic(library);
+  const { id } = await inTransaction((tx) => queue.pushInTransaction(tx, topic, { n: 1 }, { priority: 1 }));
+  await rolledBack(() =>
+    inTransaction(async (tx) => {
+      await queue.pushInTransaction(tx, topic, { n: 2 });
+      throw new Rollback();
+    }),
+  );
+  await inTransaction(async (tx) => {
+    await expect(queue.pushInTransaction(tx, topic, { n: 3 }, { priority: 99 })).rejects.toBeInstanceOf(
+      InvalidOptionError,
+    );
+  });
+  await refusal(() => queue.pushInTransaction(outside, topic, { n: 4 }), 'not-in-transaction', library);
+  expect(await messageIdsOf(topic)).toEqual([id]);
 }
 
 class Rollback extends Error {}
@@ -142,6 +183,10 @@ describe('TypeORM', () => {
     await runner.rollbackTransaction();
     await runner.release();
     expect(await rowsOf('typeorm-rollback')).toBe(0);
+  });
+
+  it('pushInTransaction(manager): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    await throughWriter('typeorm', (work) => dataSource.transaction(work), dataSource.manager);
   });
 
   it('refuses the data source manager (not-in-transaction) and a manager whose transaction ended (closed)', async () => {
@@ -215,6 +260,20 @@ describe('Prisma', () => {
     expect(await rowsOf('prisma-rollback')).toBe(0);
   });
 
+  it('pushInTransaction(tx): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    await throughWriter('prisma', (work) => prisma.$transaction(work), prisma);
+  });
+
+  it('pushInTransaction with a tx whose transaction ended: closed, nothing written', async () => {
+    let escaped: object | undefined;
+    await prisma.$transaction(async (tx) => {
+      escaped = tx;
+    });
+    const topic = uniqueTopic('prisma');
+    await refusal(() => queue.pushInTransaction(escaped!, topic, 1), 'closed', 'prisma');
+    expect(await messageIdsOf(topic)).toEqual([]);
+  });
+
   it('refuses the root client (not-in-transaction) and recognizes the error of an ended tx (closed)', async () => {
     expect(adapterFor(prisma)).toBe(prismaAdapter);
     const error = await refusal(() => prismaAdapter.assertUsable(prisma), 'not-in-transaction', 'prisma');
@@ -266,6 +325,10 @@ describe('MikroORM', () => {
     expect(await rowsOf('mikro-rollback')).toBe(0);
   });
 
+  it('pushInTransaction(em): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    await throughWriter('mikro-orm', (work) => orm.em.fork().transactional(work), orm.em.fork());
+  });
+
   it('refuses an em outside a transaction (not-in-transaction) and one whose transaction ended', async () => {
     const em = orm.em.fork();
     expect(adapterFor(em)).toBe(mikroOrmAdapter);
@@ -313,6 +376,10 @@ describe('Drizzle', () => {
       }),
     );
     expect(await rowsOf('drizzle-rollback')).toBe(0);
+  });
+
+  it('pushInTransaction(tx): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    await throughWriter('drizzle', (work) => db.transaction(work), db);
   });
 
   it('refuses the root db (not-in-transaction) and a MySQL db (wrong-database); an ended tx writes nothing', async () => {
@@ -373,6 +440,20 @@ describe('Kysely', () => {
       }),
     );
     expect(await rowsOf('kysely-rollback')).toBe(0);
+  });
+
+  it('pushInTransaction(trx): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    await throughWriter('kysely', (work) => db.transaction().execute(work), db);
+  });
+
+  it('pushInTransaction with a trx kept past its execute(): closed, nothing written', async () => {
+    let escaped: object | undefined;
+    await db.transaction().execute(async (trx) => {
+      escaped = trx;
+    });
+    const topic = uniqueTopic('kysely');
+    await refusal(() => queue.pushInTransaction(escaped!, topic, 1), 'closed', 'kysely');
+    expect(await messageIdsOf(topic)).toEqual([]);
   });
 
   it('lets a trx kept past its execute() fail, an error closedError recognizes', async () => {
@@ -440,6 +521,30 @@ describe('pg', () => {
       await client.end();
     }
     await refusal(() => pgAdapter.assertUsable(client), 'closed', 'pg');
+  });
+
+  it('pushInTransaction(client): committed -> a row, rolled back -> none, bad options -> typed error', async () => {
+    const client = await pool.connect();
+    try {
+      const inTransaction = async <T>(work: (tx: object) => Promise<T>): Promise<T> => {
+        await client.query('BEGIN');
+        try {
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+      };
+      await throughWriter('pg', inTransaction, pool);
+      // A client without BEGIN: the writer's block check refuses it.
+      const topic = uniqueTopic('pg');
+      await refusal(() => queue.pushInTransaction(client, topic, 1), 'not-in-transaction', 'pg');
+      expect(await messageIdsOf(topic)).toEqual([]);
+    } finally {
+      client.release();
+    }
   });
 
   it('refuses a Pool (not-in-transaction) with the way to get a client', async () => {
