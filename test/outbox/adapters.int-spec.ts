@@ -152,7 +152,7 @@ describe('TypeORM', () => {
       expect(await rowsOf('typeorm-manager')).toBe(0);
       return written;
     });
-    expect(rows).toEqual([{ id: expect.any(String) }]);
+    expect(rows).toEqual([{ id: expect.any(String) as unknown }]);
     expect(await rowsOf('typeorm-manager')).toBe(1);
   });
 
@@ -194,8 +194,9 @@ describe('TypeORM', () => {
     const error = await refusal(() => typeormAdapter.assertUsable(dataSource.manager), 'not-in-transaction', 'typeorm');
     expect(error.message).toContain('dataSource.transaction(async (manager) => ...)');
     let escaped: object | undefined;
-    await dataSource.transaction(async (manager) => {
+    await dataSource.transaction((manager) => {
       escaped = manager;
+      return Promise.resolve();
     });
     await refusal(() => typeormAdapter.assertUsable(escaped!), 'closed', 'typeorm');
   });
@@ -210,7 +211,7 @@ describe('Prisma', () => {
     $disconnect(): Promise<void>;
   } & object;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     const dir = join(__dirname, 'prisma');
     execFileSync(
       process.execPath,
@@ -266,8 +267,9 @@ describe('Prisma', () => {
 
   it('pushInTransaction with a tx whose transaction ended: closed, nothing written', async () => {
     let escaped: object | undefined;
-    await prisma.$transaction(async (tx) => {
+    await prisma.$transaction((tx) => {
       escaped = tx;
+      return Promise.resolve();
     });
     const topic = uniqueTopic('prisma');
     await refusal(() => queue.pushInTransaction(escaped!, topic, 1), 'closed', 'prisma');
@@ -279,8 +281,9 @@ describe('Prisma', () => {
     const error = await refusal(() => prismaAdapter.assertUsable(prisma), 'not-in-transaction', 'prisma');
     expect(error.message).toContain('prisma.$transaction(async (tx) => ...)');
     let escaped: object | undefined;
-    await prisma.$transaction(async (tx) => {
+    await prisma.$transaction((tx) => {
       escaped = tx;
+      return Promise.resolve();
     });
     let thrown: unknown;
     await prismaAdapter.query(escaped!, insert('prisma-closed')).catch((caught: unknown) => (thrown = caught));
@@ -335,8 +338,9 @@ describe('MikroORM', () => {
     const error = await refusal(() => mikroOrmAdapter.assertUsable(em), 'not-in-transaction', 'mikro-orm');
     expect(error.message).toContain('em.transactional(async (em) => ...)');
     let escaped: object | undefined;
-    await orm.em.fork().transactional(async (inner) => {
+    await orm.em.fork().transactional((inner) => {
       escaped = inner;
+      return Promise.resolve();
     });
     // Its transaction context (a Kysely ControlledTransaction in MikroORM 7) says committed.
     await refusal(() => mikroOrmAdapter.assertUsable(escaped!), 'closed', 'mikro-orm');
@@ -364,7 +368,7 @@ describe('Drizzle', () => {
       expect(await rowsOf('drizzle-commit')).toBe(0);
       return written;
     });
-    expect(rows).toEqual([{ id: expect.any(String) }]);
+    expect(rows).toEqual([{ id: expect.any(String) as unknown }]);
     expect(await rowsOf('drizzle-commit')).toBe(1);
   });
 
@@ -391,8 +395,9 @@ describe('Drizzle', () => {
     await refusal(() => drizzleAdapter.assertUsable(mysql), 'wrong-database', 'drizzle');
     // Drizzle keeps no state on an ended tx: query() finds its pooled client outside a block.
     let escaped: object | undefined;
-    await db.transaction(async (tx) => {
+    await db.transaction((tx) => {
       escaped = tx;
+      return Promise.resolve();
     });
     drizzleAdapter.assertUsable(escaped!);
     await refusal(() => drizzleAdapter.query(escaped!, insert('drizzle-closed')), 'closed', 'drizzle');
@@ -415,7 +420,7 @@ describe('Kysely', () => {
       expect(await rowsOf('kysely-commit')).toBe(0);
       return written;
     });
-    expect(rows).toEqual([{ id: expect.any(String) }]);
+    expect(rows).toEqual([{ id: expect.any(String) as unknown }]);
     expect(await rowsOf('kysely-commit')).toBe(1);
   });
 
@@ -448,8 +453,9 @@ describe('Kysely', () => {
 
   it('pushInTransaction with a trx kept past its execute(): closed, nothing written', async () => {
     let escaped: object | undefined;
-    await db.transaction().execute(async (trx) => {
+    await db.transaction().execute((trx) => {
       escaped = trx;
+      return Promise.resolve();
     });
     const topic = uniqueTopic('kysely');
     await refusal(() => queue.pushInTransaction(escaped!, topic, 1), 'closed', 'kysely');
@@ -458,8 +464,9 @@ describe('Kysely', () => {
 
   it('lets a trx kept past its execute() fail, an error closedError recognizes', async () => {
     let escaped: object | undefined;
-    await db.transaction().execute(async (trx) => {
+    await db.transaction().execute((trx) => {
       escaped = trx;
+      return Promise.resolve();
     });
     kyselyAdapter.assertUsable(escaped!);
     let thrown: unknown;
