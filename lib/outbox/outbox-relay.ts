@@ -115,15 +115,13 @@ export class OutboxRelay {
     this.stopping = true;
     clearInterval(this.reportTimer);
     const wakeStopped = this.wake.stop();
+    // settleWithin waits its whole bound for no promise: each is given one.
+    if (!this.running) return;
     await settleWithin(this.running, STOP_WAIT_MS);
     await settleWithin(wakeStopped, STOP_WAIT_MS);
-    await settleWithin(this.reporting, STOP_WAIT_MS);
-    if (this.running) {
-      await settleWithin(
-        this.statements.forget(this.pooled('delete the relay report'), this.id).catch(() => undefined),
-        STOP_WAIT_MS,
-      );
-    }
+    if (this.reporting) await settleWithin(this.reporting, STOP_WAIT_MS);
+    const forgotten = this.statements.forget(this.pooled('delete the relay report'), this.id).catch(() => undefined);
+    await settleWithin(forgotten, STOP_WAIT_MS);
   }
 
   private async loop(): Promise<void> {

@@ -86,7 +86,7 @@ export class QueueOutbox {
   async close(): Promise<void> {
     await this.relay?.stop();
     // Bounded: a pool whose server is gone must not hold the service's close.
-    await settleWithin(this.database?.close(), 10_000);
+    if (this.database) await settleWithin(this.database.close(), 10_000);
   }
 
   private readsFor(operation: string): OutboxReads {
