@@ -124,7 +124,7 @@ describe('the outbox relay', () => {
       results.expiring = (await queue.pushInTransaction(client, topic, 'e', { expiresInMs: 600_000 })).id!;
       await queue.pushInTransaction(client, keyed, 'deb', { debounce: { key: 'k1', delayMs: 600_000 } });
       await queue.pushInTransaction(client, keyed, 'thr', { throttle: { key: 'k2', windowMs: 600_000 } });
-      await queue.pushInTransaction(client, keyed, 'sup', { supersede: { key: 'k3', running: 'stop' } });
+      await queue.pushInTransaction(client, keyed, 'sup', { supersede: { key: 'k3', running: 'keep' } });
     });
     let flowRoot = '';
     let flowChild = '';
