@@ -38,13 +38,12 @@ export class RelayWake {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(finish, ms);
-      const self = this;
-      function finish(): void {
+      const finish = (): void => {
         clearTimeout(timer);
-        self.wakeNow = undefined;
+        this.wakeNow = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(finish, ms);
       this.wakeNow = () => {
         if (firm && !this.stopped) return;
         this.poked = false;

@@ -195,7 +195,7 @@ export class RedisAckQueueService
       pushRelayed: async (topic, items) =>
         (await this.producer.pushMany(topic, items)).map((result) => ({ result, partition: 0 })),
       pushFlowRelayed: async (flow) => ({ result: await this.flows.pushFlow(flow), partition: 0 }),
-      forgetReceipts: async () => undefined,
+      forgetReceipts: () => Promise.resolve(),
     });
     // For the package's own metrics and transport only (see queue-internals).
     registerServiceInternals(this, {

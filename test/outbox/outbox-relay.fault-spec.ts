@@ -36,9 +36,11 @@ describe('fault: the outbox relay killed mid-batch (appendonly yes)', () => {
   });
 
   const depth = async (): Promise<number> =>
-    Number((await client.query(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NULL`)).rows[0].n);
+    Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NULL`)).rows[0].n);
   const dead = async (): Promise<number> =>
-    Number((await client.query(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NOT NULL`)).rows[0].n);
+    Number(
+      (await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NOT NULL`)).rows[0].n,
+    );
 
   /** Writes `txs` transactions of `perTx` plain pushes and one flow each; returns every message's id by topic. */
   async function write(
@@ -93,7 +95,7 @@ describe('fault: the outbox relay killed mid-batch (appendonly yes)', () => {
     });
     children.push(child);
     const ready = new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (data: Buffer) => {
+      child.stdout.on('data', (data: Buffer) => {
         if (data.toString().includes('"ready"')) resolve();
       });
       child.once('exit', () => reject(new Error('the relay process exited before it was ready')));

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { outboxMigrationSql, type RedisAckQueueService } from '../../lib';
 import { eventually, useRedis, uniqueTopic } from '../support/queue-fixture';
 import { TestPostgres } from '../support/test-postgres';
+import type { OutboxRelay } from '../../lib/outbox/outbox-relay';
 
 const TABLE = 'redis_ack_queue_outbox';
 
@@ -30,7 +31,7 @@ describe('the outbox relay', () => {
   const relaying = (relay: { batchSize?: number; pollMs?: number } = {}, options = {}) =>
     redis.service({ outbox: { connection: pg.url, relay }, ...options });
   const depth = async (): Promise<number> =>
-    Number((await client.query(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NULL`)).rows[0].n);
+    Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${TABLE} WHERE dead_at IS NULL`)).rows[0].n);
   const inTx = async (work: () => Promise<unknown>): Promise<void> => {
     await client.query('BEGIN');
     await work();
@@ -205,12 +206,14 @@ describe('the outbox relay', () => {
           Array.from({ length: 10 }, (_, i) => ({ payload: i, id: `o${i}` })),
         ),
       );
-      const reporting = await new Client(pg.url);
+      const reporting = new Client(pg.url);
       await reporting.connect();
       try {
         // outboxStatus through the database only: Redis is down.
         await eventually(async () => {
-          const { rows } = await reporting.query(`SELECT redis_ok, last_error FROM ${TABLE}_relays`);
+          const { rows } = await reporting.query<{ redis_ok: boolean; last_error: string | null }>(
+            `SELECT redis_ok, last_error FROM ${TABLE}_relays`,
+          );
           return rows.length === 1 && rows[0].redis_ok === false && typeof rows[0].last_error === 'string';
         }, 30_000);
       } finally {
@@ -243,8 +246,7 @@ describe('the outbox relay', () => {
 
   it('tells its batches to onBatch listeners and deletes its report at stop', async () => {
     const queue = await relaying({ pollMs: 50 });
-    const relay = (queue as unknown as { outbox: { relay: import('../../lib/outbox/outbox-relay').OutboxRelay } })
-      .outbox.relay;
+    const relay = (queue as unknown as { outbox: { relay: OutboxRelay } }).outbox.relay;
     const reports: { relayed: number; lagsMs: number[]; dead: number }[] = [];
     relay.onBatch((report) => reports.push(report));
     const topic = uniqueTopic('observed');
