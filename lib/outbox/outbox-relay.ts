@@ -12,7 +12,9 @@ import { RelayWake } from './relay-wake';
 
 /** The relay's settings (option `outbox.relay`). */
 export interface RelaySettings {
+  /** The most rows one batch claims (whole transactions: the first one whole even when larger). */
   batchSize: number;
+  /** How often it looks for rows without a notification (ms). */
   pollMs: number;
 }
 

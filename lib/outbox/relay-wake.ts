@@ -93,6 +93,8 @@ export class RelayWake {
     if (client !== this.client && this.client !== undefined) return;
     if (this.client === client) this.client = undefined;
     client.end?.().catch(() => undefined);
+    // The loop tries the database now: an outage is said at once, and missed notifications are read.
+    this.poke();
     this.retry();
   }
 

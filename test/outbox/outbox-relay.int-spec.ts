@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { outboxMigrationSql, type RedisAckQueueService } from '../../lib';
+import { expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, useRedis, uniqueTopic } from '../support/queue-fixture';
 import { TestPostgres } from '../support/test-postgres';
 import type { OutboxRelay } from '../../lib/outbox/outbox-relay';
@@ -166,6 +170,7 @@ describe('the outbox relay', () => {
   });
 
   it('marks a row no push accepts dead, relays the others of its transaction, and lets it be requeued or purged', async () => {
+    expectLogs(/can never be pushed/);
     const queue = await relaying({ pollMs: 50 });
     const topic = uniqueTopic('deadrows');
     await client.query('BEGIN');
@@ -186,6 +191,7 @@ describe('the outbox relay', () => {
     expect(dead.map((row) => row.messageId)).toEqual(['bad1', 'bad2', 'bad3']);
     expect(dead[0].reason).toMatch(/^INVALID_OPTION /);
     expect(dead.map((row) => row.reason).join('\n')).not.toContain('not json');
+    expect(loggedLines(/can never be pushed/)).toHaveLength(3);
     // A dead row requeued as it is goes dead again; a purged one is gone.
     expect(await queue.requeueOutboxDead([dead[0].rowId])).toBe(1);
     await eventually(async () => (await queue.outboxDead()).some((row) => row.rowId === dead[0].rowId), 30_000);
@@ -194,6 +200,12 @@ describe('the outbox relay', () => {
   });
 
   it('keeps the rows while Redis is down, says so in outboxStatus, and relays them once when it is back', async () => {
+    expectLogs(
+      /Redis cannot be reached/,
+      /Redis answers again/,
+      /Lost the connection to Redis/,
+      /came back without the data/,
+    );
     const queue = await relaying({ pollMs: 50 }, { commandTimeoutMs: 2_000 });
     const source = await writer();
     const topic = uniqueTopic('outage');
@@ -227,9 +239,13 @@ describe('the outbox relay', () => {
     expect(await readyIds(queue, topic)).toEqual(Array.from({ length: 10 }, (_, i) => `o${i}`));
     await eventually(async () => (await queue.outboxStatus()).relays[0]?.redisReachable === true, 30_000);
     expect((await queue.outboxStatus()).relays[0]).toMatchObject({ relayed: 10 });
+    // Once per outage, however many tries it took.
+    expect(loggedLines(/Redis cannot be reached/)).toHaveLength(1);
+    expect(loggedLines(/Redis answers again/)).toHaveLength(1);
   });
 
   it('waits for its table when it is missing at start, and relays once it is created', async () => {
+    expectLogs(/outbox table "late_outbox" does not exist/);
     const table = 'late_outbox';
     const queue = await redis.service({ outbox: { connection: pg.url, table, relay: { pollMs: 50 } } });
     const topic = uniqueTopic('late');
@@ -238,6 +254,7 @@ describe('the outbox relay', () => {
     try {
       await inTx(() => queue.pushInTransaction(client, topic, 'late'));
       await eventually(async () => (await readyIds(queue, topic)).length === 1, 30_000);
+      expect(loggedLines(/does not exist/)).toHaveLength(1);
     } finally {
       await redis.closeServices();
       await client.query(`DROP TABLE ${table}; DROP TABLE ${table}_relays`);
@@ -257,5 +274,34 @@ describe('the outbox relay', () => {
     await eventually(async () => (await queue.outboxStatus()).relays.length === 1, 30_000);
     await queue.close();
     expect((await client.query(`SELECT 1 FROM ${TABLE}_relays`)).rowCount).toBe(0);
+  });
+
+  // Last: it kills the database under the other tests' client.
+  it('survives the database killed: says so once, and relays what is committed after its restart', async () => {
+    expectLogs(/database cannot be reached/);
+    const queue = await relaying({ pollMs: 100 });
+    const topic = uniqueTopic('pgdown');
+    // A killed postmaster leaves its backends serving their connections: they are killed too.
+    const postmaster = readFileSync(join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
+    const backends = execFileSync('pgrep', ['-P', postmaster]).toString().split('\n').filter(Boolean).map(Number);
+    await client.end();
+    await pg.kill();
+    for (const pid of backends) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    await eventually(() => loggedLines(/database cannot be reached/).length > 0, 30_000);
+    await pg.resume();
+    client = new Client(pg.url);
+    await client.connect();
+    await inTx(() => queue.pushInTransaction(client, topic, 'after'));
+    await eventually(async () => (await depth()) === 0, 30_000);
+    expect(await readyIds(queue, topic)).toHaveLength(1);
+    expect(loggedLines(/database cannot be reached/)).toHaveLength(1);
+    // Its report comes back too.
+    await eventually(async () => (await queue.outboxStatus()).relays.length === 1, 30_000);
   });
 });
