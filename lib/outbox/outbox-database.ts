@@ -16,6 +16,7 @@ export interface PgClient extends PgQueryable {
   on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   connect?(): Promise<void>;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 interface PgPool extends PgQueryable {
@@ -63,6 +64,10 @@ export class OutboxDatabase {
       throw this.failure(operation, error);
     }
     let broken: Error | undefined;
+    // A checked-out client has no listener of the pool's: a connection that dies mid-batch (the
+    // server killed) must fail this work, not crash the process with an unhandled 'error'.
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -72,6 +77,7 @@ export class OutboxDatabase {
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw this.failure(operation, error);
     } finally {
+      client.removeListener?.('error', onError);
       client.release?.(broken ?? false);
     }
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { outboxMigrationSql, type RedisAckQueueService } from '../../lib';
 import { eventually, useRedis, uniqueTopic } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 
 const TABLE = 'redis_ack_queue_outbox';
 const RELAY_PROCESS = join(__dirname, '../support/relay-process.js');
@@ -13,7 +13,7 @@ const RELAY_PROCESS = join(__dirname, '../support/relay-process.js');
  * `npx nest build`), then another relay finishing: every committed message is in the queue
  * exactly once. The kill points are the relay's test-only hook ACKQ_OUTBOX_TEST_STOP_AT.
  */
-describe('fault: the outbox relay killed mid-batch (appendonly yes)', () => {
+describeWithPostgres('fault: the outbox relay killed mid-batch (appendonly yes)', () => {
   const redis = useRedis({ appendonly: true });
   let pg: TestPostgres;
   let client: Client;
@@ -127,6 +127,42 @@ describe('fault: the outbox relay killed mid-batch (appendonly yes)', () => {
       await expectExactlyOnce(next, topic, flowTopic, written);
     },
   );
+
+  it('a relay SIGKILLed after its push, whose messages are all handled and acked before the next relay runs: none runs twice', async () => {
+    // The case the queue's duplicate-id refusal cannot cover: once acked, an id is free again.
+    const source = await redis.service({ outbox: { connection: pg.url, relay: false } });
+    const topic = uniqueTopic('acked-between');
+    const keyed = uniqueTopic('acked-between-keyed');
+    const ids: string[] = [];
+    for (let t = 0; t < 3; t += 1) {
+      await client.query('BEGIN');
+      const items = Array.from({ length: 5 }, (_, seq) => ({ payload: { t, seq } }));
+      ids.push(...(await source.pushManyInTransaction(client, topic, items)).map((result) => result.id!));
+      await source.pushInTransaction(client, keyed, { t }, { throttle: { key: `k${t}`, windowMs: 1 } });
+      await client.query('COMMIT');
+    }
+    const killed = startRelay({ ACKQ_OUTBOX_TEST_STOP_AT: 'pushed' });
+    expect(await killed.exit).toBe('SIGKILL');
+    // Every row is still in the table, every message in Redis: handle and ack them all.
+    expect(await depth()).toBe(18);
+    const handled = new Map<string, number>();
+    const count = (id: string) => handled.set(id, (handled.get(id) ?? 0) + 1);
+    const consumer = await redis.service();
+    consumer.consume(topic, (_payload, context) => void count(context.id));
+    consumer.consume(keyed, (payload) => void count(`keyed:${JSON.stringify(payload)}`));
+    await eventually(() => handled.size === 18, 60_000);
+    await consumer.waitUntilIdle(topic);
+    await consumer.waitUntilIdle(keyed);
+    // The next relay finds each row's receipt: it deletes the rows and pushes nothing.
+    await redis.service({ outbox: { connection: pg.url, relay: { pollMs: 50 } } });
+    await eventually(async () => (await depth()) === 0, 60_000);
+    await consumer.waitUntilIdle(topic);
+    await consumer.waitUntilIdle(keyed);
+    expect(await consumer.count(topic, 'ready')).toBe(0);
+    expect([...handled.keys()].filter((id) => !id.startsWith('keyed:')).sort()).toEqual([...ids].sort());
+    expect([...handled.values()].every((times) => times === 1)).toBe(true);
+    expect(await dead()).toBe(0);
+  });
 
   it('two relays and a Redis restart (appendonly): nothing doubled, nothing lost', async () => {
     const source = await redis.service({ outbox: { connection: pg.url, relay: false } });

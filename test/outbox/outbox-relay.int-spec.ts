@@ -5,12 +5,12 @@ import { Client } from 'pg';
 import { outboxMigrationSql, type RedisAckQueueService } from '../../lib';
 import { expectLogs, loggedLines } from '../support/capture-logs';
 import { eventually, useRedis, uniqueTopic } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 import type { OutboxRelay } from '../../lib/outbox/outbox-relay';
 
 const TABLE = 'redis_ack_queue_outbox';
 
-describe('the outbox relay', () => {
+describeWithPostgres('the outbox relay', () => {
   const redis = useRedis();
   let pg: TestPostgres;
   let client: Client;
