@@ -8,9 +8,9 @@ import {
   type RedisAckQueueService,
 } from '../../lib';
 import { useRedis, uniqueTopic } from '../support/queue-fixture';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 
-describe('pushInTransaction through a pg client (the writer)', () => {
+describeWithPostgres('pushInTransaction through a pg client (the writer)', () => {
   const redis = useRedis();
   let pg: TestPostgres;
   let client: Client;

@@ -85,6 +85,15 @@ declare class ReportHandlers {}
 declare class ConfigModule {}
 declare class ConfigService { get<T = string>(key: string): T }
 declare const kms: { decryptDataKey(name: string): Promise<Uint8Array> };
+/** The app's database as docs/outbox.md uses it: TypeORM, Prisma, MikroORM, Drizzle, Kysely and pg, each in brief. */
+declare const dataSource: {
+  transaction<T>(work: (manager: { save(entity: string, row: object): Promise<object> }) => Promise<T>): Promise<T>;
+};
+declare const prisma: { $transaction<T>(work: (tx: object) => Promise<T>): Promise<T> };
+declare const orm: { em: { transactional<T>(work: (em: object) => Promise<T>): Promise<T> } };
+declare const drizzleDb: { transaction<T>(work: (tx: object) => Promise<T>): Promise<T> };
+declare const kyselyDb: { transaction(): { execute<T>(work: (trx: object) => Promise<T>): Promise<T> } };
+declare const pool: { connect(): Promise<{ query(sql: string): Promise<unknown>; release(): void }> };
 `;
 
 /** Every ```ts (or ```typescript) block of `markdown`, with where it starts; indented blocks too. */

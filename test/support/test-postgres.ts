@@ -4,6 +4,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../lib/testing/redis-probe';
 
+/** Whether PostgreSQL's server binaries are installed (the outbox's tests need them). */
+export function postgresInstalled(): boolean {
+  try {
+    TestPostgres.binDir();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * describe() for a file that needs PostgreSQL: without it (a machine with only Node and
+ * redis-server), its tests are skipped, saying why in their names. CI installs it (.ci/run).
+ */
+export const describeWithPostgres = (name: string, fn: () => void): void =>
+  postgresInstalled()
+    ? describe(name, fn)
+    : describe.skip(`${name} [skipped: PostgreSQL is not installed (apt-get install -y postgresql)]`, fn);
+
 /**
  * A private PostgreSQL for one test file: initdb in a temp folder, postgres on a free port of
  * 127.0.0.1 (never 5432), trust auth for user `postgres`. Tests may kill it (SIGKILL, as a crash)
