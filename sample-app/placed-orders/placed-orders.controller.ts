@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { RedisAckQueueService } from 'nestjs-redis-ack-queue';
 import { PlacedOrderHandlers } from './placed-order-handlers';
 import { PlacedOrder } from './placed-order.entity';
-import { ORDER_PLACED } from './placed-order-topics';
+import { ORDER_COMMITTED } from './placed-order-topics';
 import { SampleDatabase } from './sample-database';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,7 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 class OrderRefusedError extends Error {}
 
 /**
- * The transactional outbox: an order and its `order.placed` message are written in ONE database
+ * The transactional outbox: an order and its `order.committed` message are written in ONE database
  * transaction. Both commit or neither does: a message for an order that was rolled back is never
  * delivered, and a committed order's message is never lost (the relay pushes it once committed).
  */
@@ -50,7 +50,7 @@ export class PlacedOrdersController {
       return await dataSource.transaction(async (manager) => {
         const order = await manager.save(manager.create(PlacedOrder, { id, item, amount, status: 'placed' }));
         // Through the same transaction: the row commits or rolls back with the order.
-        await this.queue.pushInTransaction(manager, ORDER_PLACED, { orderId: id }, { id });
+        await this.queue.pushInTransaction(manager, ORDER_COMMITTED, { orderId: id }, { id });
         if (fail === '1') throw new OrderRefusedError(`Order ${id} refused after its push (?fail=1)`);
         return order;
       });
@@ -60,7 +60,7 @@ export class PlacedOrdersController {
     }
   }
 
-  /** The order as stored, and how many times its `order.placed` message was handled. */
+  /** The order as stored, and how many times its `order.committed` message was handled. */
   @Get(':id')
   async get(@Param('id') id: string): Promise<PlacedOrder & { deliveries: number }> {
     const dataSource = this.dataSource();
@@ -69,7 +69,7 @@ export class PlacedOrdersController {
     return { ...order, deliveries: this.handlers.deliveries(id) };
   }
 
-  /** How many times `order.placed` was handled for `id` (the order may not exist: a rolled-back one). */
+  /** How many times `order.committed` was handled for `id` (the order may not exist: a rolled-back one). */
   @Get(':id/deliveries')
   deliveries(@Param('id') id: string): { deliveries: number } {
     return { deliveries: this.handlers.deliveries(id) };

@@ -2,17 +2,17 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { RedisAckQueueService } from '../../lib';
 import type { PlacedOrder } from '../../sample-app/placed-orders/placed-order.entity';
-import { ORDER_PLACED } from '../../sample-app/placed-orders/placed-order-topics';
+import { ORDER_COMMITTED } from '../../sample-app/placed-orders/placed-order-topics';
 import { eventually, useRedis } from '../support/queue-fixture';
 import { postJson, readJson, startSampleApp } from '../support/sample-http';
-import { TestPostgres } from '../support/test-postgres';
+import { describeWithPostgres, TestPostgres } from '../support/test-postgres';
 
 /**
  * The sample's transactional outbox demo (sample-app/placed-orders/): an order and its
- * `order.placed` message in one TypeORM transaction on a private PostgreSQL, relayed into the
+ * `order.committed` message in one TypeORM transaction on a private PostgreSQL, relayed into the
  * queue by the app's own relay once committed.
  */
-describe('sample app: the transactional outbox demo (HTTP, real Redis and PostgreSQL)', () => {
+describeWithPostgres('sample app: the transactional outbox demo (HTTP, real Redis and PostgreSQL)', () => {
   const fx = useRedis();
   let pg: TestPostgres;
   let client: Client;
@@ -61,8 +61,8 @@ describe('sample app: the transactional outbox demo (HTTP, real Redis and Postgr
     expect(confirmed).toMatchObject({ id: order.id, item: 'book', amount: 12, deliveries: 1 });
     // Once the outbox is empty and the topic idle, no second delivery can come.
     await eventually(async () => (await queue.outboxStatus()).depth === 0, 30_000);
-    await queue.waitUntilIdle(ORDER_PLACED);
-    expect(await queue.stats(ORDER_PLACED)).toMatchObject({ ready: 0, leased: 0, dead: 0 });
+    await queue.waitUntilIdle(ORDER_COMMITTED);
+    expect(await queue.stats(ORDER_COMMITTED)).toMatchObject({ ready: 0, leased: 0, dead: 0 });
     expect(await readJson<Stored>(fetch(`${url}/placed-orders/${order.id}`))).toMatchObject({ deliveries: 1 });
     expect((await postJson(`${url}/placed-orders`, { item: 3 })).status).toBe(400);
   });
@@ -81,11 +81,11 @@ describe('sample app: the transactional outbox demo (HTTP, real Redis and Postgr
       async () => (await readJson<Stored>(fetch(`${url}/placed-orders/${later.id}`))).deliveries === 1,
       30_000,
     );
-    await queue.waitUntilIdle(ORDER_PLACED);
+    await queue.waitUntilIdle(ORDER_COMMITTED);
     expect(await readJson<{ deliveries: number }>(fetch(`${url}/placed-orders/${failedId}/deliveries`))).toEqual({
       deliveries: 0,
     });
-    expect(await queue.get(ORDER_PLACED, failedId)).toBeNull();
+    expect(await queue.get(ORDER_COMMITTED, failedId)).toBeNull();
   });
 
   it('answers 503 on the demo when it is off (no PostgreSQL), and the rest of the sample runs', async () => {
