@@ -37,6 +37,7 @@ import { BulkStore } from './stores/bulk-store';
 import { idPrefixCounterKey, prefixInKeys } from './keys/queue-keys';
 import { sendCommand } from './redis/redis-command';
 import { release01UnescapedKeys } from './keys/release-0.1';
+import { RelayReceipts } from './stores/relay-receipts';
 import { ReplicatedPushes } from './stores/replicated-pushes';
 import { ScalingStore } from './stores/scaling-store';
 import { ScheduleStore } from './stores/schedule-store';
@@ -115,6 +116,8 @@ export class QueueEngine implements ConsumerEngine {
   /** Bulk actions by filter: their selection, records, steps and index. */
   readonly bulks: BulkStore;
   private readonly writer: MessageWriter;
+  /** The outbox relay's receipts (see RelayReceipts). */
+  readonly receipts: RelayReceipts;
   private readonly settler: LeaseSettler;
   private readonly records: JobRecords;
 
@@ -132,7 +135,8 @@ export class QueueEngine implements ConsumerEngine {
     this.format = new StoredFormat(client, prefix);
     this.writer = new MessageWriter(this.scripts, this.layouts, replicatedPushes, this.format);
     const dead = { maxCount: config.deadMaxCount, maxAgeMs: config.deadMaxAgeMs };
-    this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes);
+    this.receipts = new RelayReceipts(this.scripts, this.layouts);
+    this.flows = new FlowTrees(this.scripts, this.layouts, this.writer, dead, config.maxPayloadBytes, this.receipts);
     this.settler = new LeaseSettler(this.scripts, this.layouts, this.flows);
     const policyOf = (topic: string) => config.keepCompleted(topic);
     this.records = new JobRecords(this.scripts, this.layouts, this.settler, policyOf, this.flows);
@@ -237,6 +241,22 @@ export class QueueEngine implements ConsumerEngine {
   /** Stores messages (in one round trip per partition); one flag per item: true stored, false duplicate. */
   push(topic: string, items: EncodedPush[]): Promise<boolean[]> {
     return this.writer.push(topic, items);
+  }
+
+  /**
+   * As push, with push.lua's code per item: 1 stored, 0 duplicate, 3 a flow node's id taken
+   * outside its flow, PUSH_RELAYED its relay receipt held (nothing done).
+   */
+  pushCodes(topic: string, items: EncodedPush[]): Promise<number[]> {
+    return this.writer.pushCodes(topic, items);
+  }
+
+  /**
+   * The partition a pushed item went to (where its relay receipt is): its group's, else its id's
+   * (a keyed push's id was routed to its key's partition by its push).
+   */
+  partitionOfPush(topic: string, item: { id: string; group?: string }): number {
+    return partitionOfMessage(this.layouts.get(topic), item);
   }
 
   /** Pushes with a key mode (push-keyed.lua): what each did, in order. */

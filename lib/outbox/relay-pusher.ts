@@ -1,11 +1,7 @@
-import type { Flow, FlowResult, KeyedPushResult, PushManyItem } from '../interfaces';
+import type { Flow, FlowResult, PushManyItem } from '../interfaces';
+import type { RelayedPush } from '../queue/queue-producer';
 
-/** What a relayed push did: its push's result, or 'relayed-before' when Redis held its receipt. */
-export interface RelayedPush {
-  result: KeyedPushResult | 'relayed-before';
-  /** The partition whose receipts hold it (for forgetReceipts). */
-  partition: number;
-}
+export type { RelayedPush };
 
 /** What a relayed flow did, as RelayedPush (its partition: the root's). */
 export interface RelayedFlow {

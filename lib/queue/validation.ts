@@ -61,6 +61,23 @@ export function assertIdList(ids: unknown): asserts ids is string[] {
   ids.forEach((id) => assertMessageId(id));
 }
 
+/**
+ * The outbox relay's receipts: `count` of them (one per message), each a string of 1-256
+ * characters (a row's UUID), well formed. Said by kind, never quoted.
+ */
+export function assertReceipts(receipts: unknown, count: number): asserts receipts is string[] {
+  if (!Array.isArray(receipts) || receipts.length !== count)
+    throw new InvalidOptionError('receipts', undefined, `an array of ${count} receipts, one per message`, true);
+  for (const receipt of receipts as unknown[])
+    if (
+      typeof receipt !== 'string' ||
+      receipt.length === 0 ||
+      receipt.length > LIMITS.idLength ||
+      !isWellFormed(receipt)
+    )
+      throw new InvalidOptionError('receipts', undefined, 'receipts of 1-256 characters', true);
+}
+
 export function assertMessageId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.idLength || !isWellFormed(id)) {
     throw new InvalidMessageIdError(id);

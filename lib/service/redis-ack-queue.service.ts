@@ -191,11 +191,9 @@ export class RedisAckQueueService
     this.producer = new QueueProducer(core);
     this.flows = new QueueFlows(core, this.producer);
     this.outbox = new QueueOutbox(core, outboxSettings, {
-      // Until relay receipts land: pushes without them.
-      pushRelayed: async (topic, items) =>
-        (await this.producer.pushMany(topic, items)).map((result) => ({ result, partition: 0 })),
-      pushFlowRelayed: async (flow) => ({ result: await this.flows.pushFlow(flow), partition: 0 }),
-      forgetReceipts: async () => undefined,
+      pushRelayed: (topic, items, receipts) => this.producer.pushRelayed(topic, items, receipts),
+      pushFlowRelayed: (flow, receipt) => this.flows.pushFlowRelayed(flow, receipt),
+      forgetReceipts: (topic, partition, receipts) => this.producer.forgetReceipts(topic, partition, receipts),
     });
     // For the package's own metrics and transport only (see queue-internals).
     registerServiceInternals(this, {

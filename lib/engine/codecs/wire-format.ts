@@ -36,6 +36,11 @@ export interface EncodedPush {
   extras?: string;
   /** Its payload and headers, until a codec seals them into `body` (see sealedPushBody); '' is its body meanwhile. */
   sealable?: SealableBody;
+  /**
+   * Its relay receipt (the outbox relay's, a row's UUID): recorded with the push, in the same
+   * script call, which refuses it when the receipt is held already (see prelude-receipts.lua).
+   */
+  receipt?: string;
 }
 
 /**
@@ -50,11 +55,18 @@ export interface KeyedPush {
   extra?: number | '';
 }
 
-/** push-keyed.lua's codes per message: stored, duplicate (a throttled key's window held), debounced, superseded. */
+/**
+ * push-keyed.lua's codes per message: stored, duplicate (a throttled key's window held), debounced,
+ * superseded, relayed before (its relay receipt is held: nothing done).
+ */
 export const KEYED_STORED = 1;
 export const KEYED_DUPLICATE = 0;
 export const KEYED_DEBOUNCED = 4;
 export const KEYED_SUPERSEDED = 5;
+export const KEYED_RELAYED = 6;
+
+/** push.lua's code of a message relayed before (its relay receipt is held: nothing done). */
+export const PUSH_RELAYED = 4;
 
 /** What push-keyed.lua answers per message: its code, the id it names, a message it cancelled ('' for none). */
 export interface KeyedReply {
@@ -63,14 +75,19 @@ export interface KeyedReply {
   cancelled: string;
 }
 
-/** push-keyed.lua's ARGV: nine per message, see its header. */
+/**
+ * push-keyed.lua's ARGV: nine per message, see its header; with relay receipts (any item has
+ * one), 'r' first and one receipt per message ('' for none) last.
+ */
 export function keyedPushArguments(items: EncodedPush[]): (string | number)[] {
-  const args: (string | number)[] = [];
+  const receipts = items.some(({ receipt }) => receipt !== undefined);
+  const args: (string | number)[] = receipts ? ['r'] : [];
   for (const { id, body, options, keyed, extras = '' } of items) {
     const [delayMs, availableAt, priority] = options ?? [0, 0, 0];
     const { mode, key, extra = '' } = keyed!;
     args.push(mode, key, id, body, mode === 'd' ? keyed!.delayMs! : delayMs, availableAt, priority, extra, extras);
   }
+  if (receipts) for (const { receipt = '' } of items) args.push(receipt);
   return args;
 }
 
@@ -87,13 +104,17 @@ export function decodeKeyedReplies(reply: (string | number)[]): KeyedReply[] {
  * release runs, so grouped messages wait in their groups' ZSETs), a shape, then id and body per
  * message, followed by its four options in the long form. The shape is '' when no message has
  * options (the common case costs one item), else one character per message: 's' short form, 'l'
- * long form, 'f' flow form, 'x' and 'y' the long and flow forms followed by their extras.
+ * long form, 'f' flow form, 'x' and 'y' the long and flow forms followed by their extras. With
+ * relay receipts (any item has one), the first item says so ('1r', '0r') and one receipt per
+ * message ('' for none) ends the list: a push without them costs nothing more.
  */
 export function pushArguments(items: EncodedPush[], compact: boolean): (string | number)[] {
   const args: (string | number)[] = [compact ? '1' : '0', ''];
   let shapes = '';
   let long = false;
-  for (const { id, body, options, flow, extras } of items) {
+  let receipts = false;
+  for (const { id, body, options, flow, extras, receipt } of items) {
+    if (receipt !== undefined) receipts = true;
     args.push(id, body);
     if (options) {
       args.push(...options);
@@ -104,6 +125,10 @@ export function pushArguments(items: EncodedPush[], compact: boolean): (string |
     shapes += flow ? (extras ? 'y' : 'f') : !options ? 's' : extras ? 'x' : 'l';
   }
   if (long) args[1] = shapes;
+  if (receipts) {
+    args[0] += 'r';
+    for (const { receipt = '' } of items) args.push(receipt);
+  }
   return args;
 }
 

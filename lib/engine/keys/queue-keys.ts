@@ -235,6 +235,13 @@ export interface QueueKeys {
   bulk: string;
   /** Not a key: the prefix of each bulk action's snapshot, a ZSET `<bulkIds><bulkId>` of the ids it has yet to act on. */
   bulkIds: string;
+  // The outbox relay (lua/prelude-receipts.lua).
+  /**
+   * ZSET receipt -> ms recorded: the receipts of the outbox rows pushed into this partition and
+   * not yet forgotten by the relay (after its database commit); a push carrying one held here
+   * changes nothing. Pruned after 7 days.
+   */
+  relayReceipts: string;
 }
 
 /** The names of the ready LISTs of priority levels 1-9, in level order. */
@@ -335,6 +342,7 @@ export function tagKeys(hashTag: string): QueueKeys {
     throttle: `${tag}:throttle:`,
     bulk: `${tag}:bulk:`,
     bulkIds: `${tag}:bulk-ids:`,
+    relayReceipts: `${tag}:relay-receipts`,
   };
 }
 

@@ -38,6 +38,7 @@ export const PRELUDES = {
   },
   keyModes: { file: 'prelude-key-modes.lua', needs: [], keys: ['keyModes', 'keyOf', 'delayed', 'wake'] },
   extras: { file: 'prelude-extras.lua', needs: [], keys: ['deadlines', 'expiring', 'tags', 'tagIndex'] },
+  receipts: { file: 'prelude-receipts.lua', needs: [], keys: ['relayReceipts'] },
   requeue: {
     file: 'prelude-requeue.lua',
     needs: [],
@@ -115,7 +116,7 @@ export const QUEUE_SCRIPTS = {
       'counters',
       'flowParents',
     ],
-    uses: ['groups', 'levels', 'flows', 'extras'],
+    uses: ['groups', 'levels', 'flows', 'extras', 'receipts'],
     refusedWhenFull: true,
   },
   pushKeyed: {
@@ -142,7 +143,7 @@ export const QUEUE_SCRIPTS = {
       'throttle',
       'stepIds',
     ],
-    uses: ['levels', 'keyModes', 'extras', 'end'],
+    uses: ['levels', 'keyModes', 'extras', 'receipts', 'end'],
     refusedWhenFull: true,
   },
   reserve: {
@@ -512,4 +513,6 @@ export const QUEUE_SCRIPTS = {
   topicAdd: { file: 'topic-add.lua', operation: 'register a topic', keys: ['topicIndex'] },
   topicForget: { file: 'topic-forget.lua', operation: 'forget a topic', keys: ['topicIndex'] },
   topicList: { file: 'topic-list.lua', operation: 'list topics', keys: ['topicIndex'], readOnly: true },
+  // Relay receipts (the outbox relay's, recorded by push.lua and push-keyed.lua): forgotten after its commit.
+  receiptsForget: { file: 'receipts-forget.lua', operation: 'forget relay receipts', keys: ['relayReceipts'] },
 } satisfies Record<string, ScriptSpec>;

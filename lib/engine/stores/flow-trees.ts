@@ -3,11 +3,12 @@ import { MESSAGES } from '../../common/redis-ack-queue.messages';
 import { FlowIdTakenError, QueueKeyTypeError } from '../../errors';
 import { sendCommand } from '../redis/redis-command';
 import type { MessageWriter } from './message-writer';
+import type { RelayReceipts } from './relay-receipts';
 import type { QueueKeys } from '../keys/queue-keys';
 import type { ScriptRunner } from '../scripts/script-runner';
 import { partitionOfMessage, type TopicLayouts } from '../scripts/topic-layouts';
 import type { DeadParent } from '../codecs/lease-shapes';
-import type { EncodedPush } from '../codecs/wire-format';
+import { PUSH_RELAYED, type EncodedPush } from '../codecs/wire-format';
 import type { ReservedMessage } from '../../interfaces';
 import {
   childField,
@@ -95,17 +96,22 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     private readonly writer: MessageWriter,
     private readonly dead: { maxCount: number; maxAgeMs: number },
     readonly maxResultBytes: number,
+    private readonly receipts: RelayReceipts,
   ) {}
 
   /**
    * Stores a flow; true per node where it was stored now, false where it existed (a retry of
    * the same pushFlow, which then finishes the same flow). Safe to call again after any failure.
+   * A root with a relay receipt (`root.item.receipt`, the outbox relay's) carries it on its own
+   * push, the flow's commit: 'relayed-before' when the receipt is held, and then nothing of
+   * this flow runs (nodes stored held meanwhile, by a race with another relay, are never
+   * committed: the sweep drops them).
    */
-  async store(root: FlowPlanNode): Promise<Map<FlowPlanNode, boolean>> {
+  async store(root: FlowPlanNode): Promise<Map<FlowPlanNode, boolean> | 'relayed-before'> {
     // A flow of one message is a push.
     if (root.children.length === 0) {
-      const [stored] = await this.writer.push(root.topic, [root.item]);
-      return new Map([[root, stored]]);
+      const [code] = await this.writer.pushCodes(root.topic, [root.item]);
+      return code === PUSH_RELAYED ? 'relayed-before' : new Map([[root, code === 1]]);
     }
     const nodes: { node: FlowPlanNode; link: FlowLink; parent?: FlowLink }[] = [];
     const links = new Map<FlowPlanNode, FlowLink>();
@@ -121,20 +127,11 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     await visit(root);
     const below = nodes.slice(1);
     const flags = new Map<FlowPlanNode, boolean>();
-    // Its root exists: this flow was stored before (a retry). Its nodes may have run and ended
-    // since, so none is stored again; only a commit the first call did not finish is finished.
-    // A root (or parent) whose stored children are not the given ones is another message.
-    if (await this.exists(links.get(root)!)) {
-      const taken = await this.firstOtherParent(
-        nodes.filter(({ node }) => node.children.length > 0),
-        links,
-      );
-      if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
-      for (const { node } of nodes) flags.set(node, false);
-      await this.commitAll(below.map(({ link }) => link));
-      return flags;
-    }
     const rootLink = links.get(root)!;
+    const { receipt } = root.item;
+    // Read-only, so a relay's second push of a flow stores not even its held nodes.
+    if (receipt !== undefined && (await this.receipts.held(rootLink.topic, rootLink.partition, receipt)))
+      return 'relayed-before';
     for (const { node, parent } of nodes) {
       const { item } = node;
       item.options = [0, Number(FLOW_HELD), node.priority, item.group ?? ''];
@@ -155,6 +152,21 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
         children.length === 0 ? '' : [`${node.delayMs} ${node.availableAt}`, ...children].join('\n'),
       ];
     }
+    // Its root exists: this flow was stored before (a retry). Its nodes may have run and ended
+    // since, so none is stored again; only a commit the first call did not finish is finished.
+    // A root (or parent) whose stored children are not the given ones is another message.
+    if (await this.exists(links.get(root)!)) {
+      const taken = await this.firstOtherParent(
+        nodes.filter(({ node }) => node.children.length > 0),
+        links,
+      );
+      if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
+      for (const { node } of nodes) flags.set(node, false);
+      // A receipt is recorded by the root's push (a duplicate now), atomically with its check.
+      const [code] = receipt === undefined ? [0] : await this.writer.pushCodes(root.topic, [root.item]);
+      await this.commitAll(below.map(({ link }) => link));
+      return code === PUSH_RELAYED ? 'relayed-before' : flags;
+    }
     // Every node below the root, held; then the root; then the leaves are made due.
     let taken: FlowLink | undefined;
     await Promise.all(
@@ -171,8 +183,9 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     );
     // A node's id belongs to another message: no root, so nothing of this flow ever runs.
     if (taken) throw new FlowIdTakenError(taken.topic, taken.id);
-    const [rootStored] = await this.writer.push(root.topic, [root.item]);
-    flags.set(root, rootStored);
+    const [rootCode] = await this.writer.pushCodes(root.topic, [root.item]);
+    if (rootCode === PUSH_RELAYED) return 'relayed-before';
+    flags.set(root, rootCode === 1);
     await this.commitAll(below.map(({ link }) => link));
     return flags;
   }

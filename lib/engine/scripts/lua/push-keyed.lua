@@ -12,7 +12,9 @@
 --
 -- K.messages K.ready K.delayed K.leased K.tokens K.attempts K.deferrals K.retryDue K.progress K.priority
 -- K.readyLevels K.wake K.paused K.counters K.cancelled K.keyModes K.keyOf K.throttle K.stepIds
--- ARGV[1..] per message, nine:
+-- ARGV[1]  'r' when the call carries relay receipts (the outbox relay's; else the messages start
+--          at ARGV[1]): then ARGV ends with one receipt per message ('' for none), after them
+-- ARGV[1 or 2..] per message, nine:
 --   mode         'd' debounce, 't' throttle, 'c' supersede cancelling, 'k' supersede keeping
 --   key          1-256 characters
 --   id           a new message id
@@ -25,18 +27,24 @@
 --                a message that takes a later push's payload takes its extras too (a relative
 --                deadline counts from its new due time)
 -- Returns  per message three items: its code (1 stored, 0 duplicate: the window's holder, 4
---          debounced, 5 superseded: the key's pending message took the payload), the id it
---          names, and the id of a message it cancelled ('' for none); then 1 if consumers were
---          woken, else 0
+--          debounced, 5 superseded: the key's pending message took the payload, 6 relayed before:
+--          its receipt is held, nothing done for it), the id it names ('' for 6), and the id of
+--          a message it cancelled ('' for none); then 1 if consumers were woken, else 0. A
+--          receipt is recorded with any other code, and old ones pruned (prelude-receipts.lua).
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>; ACKQ_DEADLINE <index> <option>: a message's
 --          deadline does not lie after its due time (nothing is written)
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.leased, 'zset', K.tokens, 'hash',
   K.attempts, 'hash', K.deferrals, 'hash', K.priority, 'hash', K.readyLevels, 'zset', K.counters, 'hash',
   K.keyModes, 'hash', K.keyOf, 'hash', K.wake, 'list')
 check_types(K.progress, 'hash', K.retryDue, 'hash', K.stepIds, 'set')
+-- Where the messages are: ARGV[first .. last], nine each; their receipts follow when given.
+local with_receipts = ARGV[1] == 'r'
+local first = with_receipts and 2 or 1
+local count = with_receipts and (#ARGV - 1) / 10 or #ARGV / 9
+local last = first + 9 * count - 1
 -- Each throttled key's window too, before anything is written; the error names its prefix, not
 -- the key (user data).
-for i = 1, #ARGV, 9 do
+for i = first, last, 9 do
   if ARGV[i] == 't' then
     local key = K.throttle .. ARGV[i + 1]
     local kind = redis.call('TYPE', key)['ok']
@@ -46,15 +54,21 @@ for i = 1, #ARGV, 9 do
   end
 end
 
+-- Relay receipts: a message relayed before is left out of every check and write.
+local receipts, relayed = {}, {}
+if with_receipts then
+  receipts, relayed = receipts_relayed(last + 1, count)
+end
+
 local now = now_ms()
 -- Each message's extras, read and checked before the first write (its due time as a new message).
 local extras = {}
-for i = 1, #ARGV, 9 do
-  local own = extras_read(ARGV[i + 8])
+for i = first, last, 9 do
+  local own = not relayed[(i - first) / 9 + 1] and extras_read(ARGV[i + 8])
   if own then
     local delay, max_wait = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 7])
     local due = ARGV[i] == 'd' and now + math.min(delay, max_wait or delay) or math.max(now + delay, tonumber(ARGV[i + 5]))
-    extras_deadline(own, due, (i - 1) / 9 + 1)
+    extras_deadline(own, due, (i - first) / 9 + 1)
     extras[i] = own
   end
 end
@@ -228,13 +242,15 @@ local function supersede(id, key, body, level, due, mode)
   return code, target, cancelled
 end
 
-for i = 1, #ARGV, 9 do
+for i = first, last, 9 do
   local mode, key, id, body = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local delay, at, level = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
   local due = math.max(now + delay, at)
   local code, target, cancelled
   current = extras[i]
-  if mode == 'd' then
+  if relayed[(i - first) / 9 + 1] then
+    code, target = 6, ''
+  elseif mode == 'd' then
     code, target = debounce(id, key, body, level, delay, tonumber(ARGV[i + 7]))
   elseif mode == 't' then
     code, target = throttle(id, key, body, level, due, tonumber(ARGV[i + 7]))
@@ -252,6 +268,9 @@ end
 
 if stored > 0 then
   redis.call('HINCRBY', K.counters, 'pushed', stored)
+end
+if with_receipts then
+  receipts_record(receipts, now)
 end
 results[#results + 1] = woken_by_push(must_wake) and 1 or 0
 return results

@@ -8,7 +8,9 @@
 -- K.groupCount K.groupSlots K.groupTurns K.groupHeld K.groupSequence K.limits K.counters K.flowParents
 -- ARGV[1]  '1' when no process of a release before 0.2 runs on the prefix (its stored format is
 --          'compact'): grouped messages wait in their groups' ZSETs; '0': in groupQueue, where
---          those releases look (prelude-groups.lua)
+--          those releases look (prelude-groups.lua); followed by 'r' ('1r', '0r') when the
+--          call carries relay receipts (the outbox relay's): then ARGV ends with one receipt per
+--          message ('' for none), after all the messages
 -- ARGV[2]  '' when every message is in the short form, else one character per message:
 --          's' short form, 'l' long form, 'f' flow form
 -- ARGV[3..] per message, short form (ready now at priority 0, no group):
@@ -28,7 +30,11 @@
 -- or either of the last two followed by its extras (shape 'x': long form, 'y': flow form):
 --   extras       a start-by deadline, what it becomes once past, tags (prelude-extras.lua)
 -- Returns  one integer per message: 1 stored, 0 duplicate (3: a flow node whose id a message outside
---          its flow holds); then 1 if consumers were woken, else 0
+--          its flow holds; 4: relayed before, its receipt is in K.relayReceipts: nothing done for
+--          it); then 1 if consumers were woken, else 0. A receipt is recorded (score: now) with
+--          any other code: the row's effect is decided. Receipts older than RECEIPT_MAX_AGE_MS
+--          (leaked by a relay that died between its commit and its forget) are pruned, 100 a call
+--          (prelude-receipts.lua).
 -- Errors   ACKQ_WRONGTYPE <key> <actual> <expected>; ACKQ_DEADLINE <index> <option>: a message's
 --          deadline does not lie after its due time (nothing is written)
 check_types(K.messages, 'hash', K.ready, 'list', K.delayed, 'zset', K.wake, 'list', K.counters, 'hash')
@@ -41,11 +47,12 @@ local results, ready, stored_count, grouped_count = {}, {}, 0, 0
 local delayed, flow_ids, flow_parents, flow_children = {}, {}, {}, {}
 local must_wake = false
 -- Long-form messages: long[m] is true for message m, and long_at lists where each one's id is.
-legacy_groups = ARGV[1] ~= '1'
+legacy_groups = string.byte(ARGV[1]) ~= 49
+local with_receipts = string.byte(ARGV[1], 2) == 114
 local shapes, long, long_at, flow = ARGV[2], {}, {}, {}
 -- Messages with extras (shapes 'x' and 'y'): extras[m] read, deadlines[m] its deadline or nil.
 local extras, extras_at, deadlines = {}, {}, {}
-local count = (#ARGV - 2) / 2
+local count = (#ARGV - 2) / (with_receipts and 3 or 2)
 if shapes ~= '' then
   count = #shapes
   local i = 3
@@ -69,6 +76,16 @@ if shapes ~= '' then
     end
   end
 end
+-- Relay receipts, checked before anything is written: a message relayed before is left out of
+-- every check and write (a second receipt alike in the same call counts as relayed before too).
+local receipts, relayed = {}, {}
+if with_receipts then
+  receipts, relayed = receipts_relayed(#ARGV - count + 1, count)
+  for m in pairs(relayed) do
+    extras[m] = nil
+  end
+end
+
 -- Levels above 0 are checked only when used: a plain push pays nothing for them.
 local prioritized = false
 for _, i in ipairs(long_at) do
@@ -119,9 +136,11 @@ local i = 3
 for m = 1, count do
   local id = ARGV[i]
   local body = ARGV[i + 1]
-  local stored = redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
+  local stored = relayed[m] and 4 or redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
   results[m] = stored
-  if stored == 1 and not long[m] then
+  if stored == 4 then
+    -- Relayed before: nothing.
+  elseif stored == 1 and not long[m] then
     stored_count = stored_count + 1
     ready[#ready + 1] = id
   elseif stored == 1 then
@@ -186,6 +205,9 @@ end
 if #ready > 0 then
   push_ids('RPUSH', K.ready, ready)
   must_wake = true
+end
+if with_receipts then
+  receipts_record(receipts, now)
 end
 results[#results + 1] = woken_by_push(must_wake) and 1 or 0
 return results
