@@ -102,7 +102,9 @@ async function rowSize(pg: BenchPostgres, admin: Client): Promise<string> {
   const count = 1_000;
   try {
     await admin.query(`VACUUM FULL ${TABLE}`);
-    const sizeBefore = Number((await admin.query(`SELECT pg_total_relation_size('${TABLE}') AS s`)).rows[0].s);
+    const sizeBefore = Number(
+      (await admin.query<{ s: string }>(`SELECT pg_total_relation_size('${TABLE}') AS s`)).rows[0].s,
+    );
     const lsn = await walLsn(admin);
     const client = await pool.connect();
     for (let i = 0; i < count; i++) {
@@ -112,9 +114,11 @@ async function rowSize(pg: BenchPostgres, admin: Client): Promise<string> {
     }
     client.release();
     const wal = (await walDiff(admin, lsn)) / count;
-    const sizeAfter = Number((await admin.query(`SELECT pg_total_relation_size('${TABLE}') AS s`)).rows[0].s);
+    const sizeAfter = Number(
+      (await admin.query<{ s: string }>(`SELECT pg_total_relation_size('${TABLE}') AS s`)).rows[0].s,
+    );
     const column = Number(
-      (await admin.query(`SELECT avg(pg_column_size(t.*)) AS s FROM ${TABLE} t`)).rows[0].s as string,
+      (await admin.query<{ s: string }>(`SELECT avg(pg_column_size(t.*)) AS s FROM ${TABLE} t`)).rows[0].s,
     );
     await admin.query(`DELETE FROM ${TABLE}`);
     return (

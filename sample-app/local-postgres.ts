@@ -15,21 +15,21 @@ const logger = new Logger('SamplePostgres');
  */
 export async function resolvePostgres(): Promise<{ url: string | undefined; stop: () => Promise<void> }> {
   const given = process.env.DATABASE_URL;
-  if (given === 'off') return { url: undefined, stop: async () => undefined };
-  if (given) return { url: given, stop: async () => undefined };
+  if (given === 'off') return { url: undefined, stop: () => Promise.resolve() };
+  if (given) return { url: given, stop: () => Promise.resolve() };
   const bin = postgresBinDir();
   if (!bin) {
     logger.warn(
       'PostgreSQL is not installed (no postgres under /usr/lib/postgresql/<n>/bin; set POSTGRES_BIN_DIR or ' +
         'DATABASE_URL): the outbox demo (POST /placed-orders) is off',
     );
-    return { url: undefined, stop: async () => undefined };
+    return { url: undefined, stop: () => Promise.resolve() };
   }
   try {
     return await startPrivatePostgres(bin);
   } catch (error) {
     logger.warn(`Cannot start PostgreSQL (${(error as Error).message.split('\n')[0]}): the outbox demo is off`);
-    return { url: undefined, stop: async () => undefined };
+    return { url: undefined, stop: () => Promise.resolve() };
   }
 }
 
