@@ -15,6 +15,8 @@ export default defineConfig(
     'docs/api/',
     'bench/results/',
     'test/package/scaffolds/',
+    // The Prisma client the outbox adapters test generates.
+    'test/outbox/prisma/generated/',
   ]),
 
   js.configs.recommended,

@@ -23,9 +23,10 @@ const shared = {
   setupFilesAfterEnv: ['<rootDir>/test/support/jest-setup.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-    '/node_modules/@nestjs/.+\\.js$': '<rootDir>/test/support/nest-esm.transform.js',
+    // Kysely 0.29 and MikroORM 7 (the outbox adapters' tests) are ES modules only too.
+    '/node_modules/(@nestjs|@mikro-orm|kysely)/.+\\.js$': '<rootDir>/test/support/nest-esm.transform.js',
   },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@mikro-orm|kysely)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   // The `nest new` files that test/package copies out: two package.json named "app", not modules.
   modulePathIgnorePatterns: ['<rootDir>/test/package/scaffolds/'],

@@ -1,5 +1,5 @@
 import { PartitionCountMismatchError } from '../errors';
-import type { RedisAckQueueConnection } from '../interfaces';
+import type { OutboxConnection, RedisAckQueueConnection } from '../interfaces';
 import { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { CliIo } from './cli-io';
 import { CliFailure, EXIT } from './exit-codes';
@@ -36,13 +36,15 @@ export function connectionOf(options: GlobalOptions, env: NodeJS.ProcessEnv): Re
  */
 export class CliContext {
   private service: RedisAckQueueService | undefined;
+  private outboxService: RedisAckQueueService | undefined;
   private readonly partitions = new Map<string, number>();
   private readonly checked = new Set<string>();
 
   constructor(
     readonly options: GlobalOptions,
     readonly io: CliIo,
-    private readonly env: NodeJS.ProcessEnv = process.env,
+    /** The environment the CLI reads (REDIS_URL, REDIS_CLUSTER, OUTBOX_URL). */
+    readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
   /** The connected service. */
@@ -61,6 +63,24 @@ export class CliContext {
       await service.connect();
     }
     return this.service;
+  }
+
+  /**
+   * The service of the `outbox` commands: the outbox in `connection` (its `table`), no relay
+   * (the command only reads and sweeps the table), not connected to Redis (the outbox's reads
+   * are PostgreSQL's only: they answer while Redis is down).
+   */
+  outboxQueue(connection: OutboxConnection, table: string | undefined): RedisAckQueueService {
+    this.outboxService ??= new RedisAckQueueService({
+      connection: connectionOf(this.options, this.env),
+      prefix: this.options.prefix,
+      scheduler: false,
+      logLevel: 'silent',
+      connectTimeoutMs: this.options.timeout,
+      commandTimeoutMs: this.options.timeout,
+      outbox: { connection, ...(table !== undefined && { table }), relay: false },
+    });
+    return this.outboxService;
   }
 
   /**
@@ -94,8 +114,10 @@ export class CliContext {
   }
 
   async close(): Promise<void> {
-    const service = this.service;
+    const [service, outbox] = [this.service, this.outboxService];
     this.service = undefined;
+    this.outboxService = undefined;
     await service?.close(0);
+    await outbox?.close(0);
   }
 }

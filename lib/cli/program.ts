@@ -8,6 +8,7 @@ import { processIo, type CliIo } from './cli-io';
 import { addControlCommands } from './control-commands';
 import { failureOf } from './exit-codes';
 import { addInspectCommands } from './inspect-commands';
+import { outboxCommand } from './outbox-command';
 import { integer, type CommandRunner } from './program-parts';
 import { scalingCommand } from './scaling-command';
 
@@ -42,6 +43,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv = process.env): C
   addControlCommands(program, run);
   addBulkCommands(program, run);
   scalingCommand(program, run);
+  outboxCommand(program, run);
   return program;
 }
 

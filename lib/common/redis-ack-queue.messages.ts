@@ -16,6 +16,7 @@ export const MESSAGES = {
     `History: recording the counts of topic "${topic}" failed (${reason}); they are kept and sent again with the next ones`,
   historyRange: (what: string) => `history(): ${what}`,
   gaugesFailed: (topic: string, reason: string) => `Metrics: reading the gauges of topic "${topic}" failed (${reason})`,
+  outboxGaugesFailed: (reason: string) => `Metrics: reading the outbox status failed (${reason})`,
   invalidTopic: (topic: unknown) => `Invalid topic ${describe(topic)}: use 1-200 characters of A-Z a-z 0-9 . _ - :`,
   unescapedPrefix: (prefix: string) =>
     `Redis holds queue keys of prefix "${prefix}" in the layout of earlier versions, which this version does not read ` +

@@ -21,6 +21,18 @@ export class DashboardActions {
     return { purged: await this.queue.purgeDead(topic, ids) };
   }
 
+  /** Gives the given dead outbox rows, or all of them (`rowIds` undefined), back to the relay. */
+  async requeueOutbox(rowIds: string[] | undefined): Promise<{ requeued: number }> {
+    this.assertWritable();
+    return { requeued: await this.queue.requeueOutboxDead(rowIds) };
+  }
+
+  /** Deletes the given dead outbox rows for good, or all of them (`rowIds` undefined). */
+  async purgeOutbox(rowIds: string[] | undefined): Promise<{ purged: number }> {
+    this.assertWritable();
+    return { purged: await this.queue.purgeOutboxDead(rowIds) };
+  }
+
   async cancel(topic: string, id: string): Promise<{ cancelled: MessageState }> {
     this.assertWritable();
     const state = await this.queue.cancel(topic, id);

@@ -147,6 +147,24 @@ export function dashboardController(path: string, guards: (Type<CanActivate> | C
       return answer(() => this.dashboard.reads.groupUsage(nameOf(input, 'topic')));
     }
 
+    @Get('api/outbox')
+    @Header('Cache-Control', 'no-store')
+    outbox() {
+      return answer(() => this.dashboard.reads.outbox());
+    }
+
+    // The outbox's dead rows: `{ ids: [row ids] }` or `{ all: true }`, as the dead letters' sweep.
+    @Post('api/outbox/:action')
+    @HttpCode(200)
+    sweepOutbox(@Req() request: HeaderBag, @Param('action') action: string, @Body() body: unknown) {
+      return this.act<object>(request, () => {
+        if (action !== 'requeue' && action !== 'purge') throw new NotFoundException();
+        const rowIds = deadSelectionOf(body);
+        const { actions } = this.dashboard;
+        return action === 'requeue' ? actions.requeueOutbox(rowIds) : actions.purgeOutbox(rowIds);
+      });
+    }
+
     @Post(['api/dead/:action', 'api/topics/:topic/dead/:action'])
     @HttpCode(200)
     sweepDead(@Req() request: HeaderBag, @ApiInput() input: Record<string, unknown>, @Body() body: unknown) {

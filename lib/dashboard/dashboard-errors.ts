@@ -37,6 +37,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   QUEUE_CLOSED: 503,
   REDIS_UNAVAILABLE: 503,
   REDIS_CONNECTION: 503,
+  OUTBOX_DATABASE: 503,
 };
 
 export function errorView(error: RedisAckQueueError | DashboardRequestError): ErrorView {

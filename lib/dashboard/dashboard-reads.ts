@@ -5,11 +5,14 @@ import type {
   GroupUsageCounts,
   MessageInfo,
   MessageState,
+  OutboxDeadRow,
+  OutboxStatus,
   QueueGauges,
   ScalingReport,
   ScheduleInfo,
   TopicHistory,
 } from '../interfaces';
+import { internalsOf } from '../queue/queue-internals';
 import type { RedisAckQueueService } from '../service/redis-ack-queue.service';
 import type { Page } from './dashboard-input';
 import { errorView, notFound, type ErrorView } from './dashboard-errors';
@@ -32,6 +35,11 @@ export type GroupUsageTable = Omit<GroupUsage, 'groups'> & { groups: ({ group: s
 /** The topic view's table: the last hour's top ten groups. */
 const GROUP_USAGE_MS = 3_600_000;
 const GROUP_USAGE_TOP = 10;
+
+/** The outbox as the overview's panel shows it: its status and its first dead rows. */
+export type OutboxPanel = OutboxStatus & { deadRows: OutboxDeadRow[] };
+/** The dead rows the panel lists (the count says how many there are in all). */
+export const OUTBOX_DEAD_SHOWN = 20;
 
 /** What the dashboard reads: every method is one page of one thing, never a whole topic. */
 export class DashboardReads {
@@ -118,6 +126,20 @@ export class DashboardReads {
   async groupUsage(topic: string): Promise<GroupUsageTable> {
     const { groups, ...usage } = await this.queue.groupUsage(topic, { lastMs: GROUP_USAGE_MS, top: GROUP_USAGE_TOP });
     return { ...usage, groups: groups.map(({ minutes: _minutes, ...totals }) => totals) };
+  }
+
+  /**
+   * The outbox's status and its first dead rows (the overview's panel), `null` when the service
+   * has no `outbox` option. Reads PostgreSQL only. Topics, ids and reasons are the user's data:
+   * the page shows them as text.
+   */
+  async outbox(): Promise<{ outbox: OutboxPanel | null }> {
+    if (!internalsOf(this.queue).outbox) return { outbox: null };
+    const [status, deadRows] = await Promise.all([
+      this.queue.outboxStatus(),
+      this.queue.outboxDead({ limit: OUTBOX_DEAD_SHOWN }),
+    ]);
+    return { outbox: { ...status, deadRows } };
   }
 
   private async row(topic: string): Promise<TopicRow> {

@@ -9,6 +9,7 @@ import { MESSAGES } from '../common/redis-ack-queue.messages';
 import { withinBound } from '../engine/redis/call-bound';
 import { requirePeer } from '../observability/optional-peer';
 import type { RedisAckQueueMetricsOptions, RedisAckQueueMetricsRegistry } from './metrics-options.interface';
+import { OUTBOX_GAUGE_NAMES, OutboxGauges } from './outbox-gauges';
 import { TallyHistogram } from './tally-histogram';
 
 /** What is counted, each in its own counter; `rejected` counts the dead deliveries of reason rejected. */
@@ -52,7 +53,7 @@ type TopicReads = readonly [gauges: QueueGauges, scaling: ScalingReport | null];
  * message, and no subscriber on `events$`, which would make every delivery build its events),
  * gauges read from Redis at scrape time with one read-only script call per topic partition,
  * bounded by `scrapeTimeoutMs`. Every metric is labelled by `topic` only: no ids, payloads or
- * headers.
+ * headers. A service with the option `outbox` has the outbox's gauges too (OutboxGauges).
  */
 export class RedisAckQueueMetrics {
   private readonly logger = new Logger('RedisAckQueue');
@@ -171,6 +172,10 @@ export class RedisAckQueueMetrics {
       },
     });
     this.names.push(...[...this.counters.keys()].map(counterName), ...GAUGE_AND_HISTOGRAM_NAMES);
+    if (internalsOf(service).outbox) {
+      new OutboxGauges(prom, registry, service, options.scrapeTimeoutMs ?? 1_000, this.logger);
+      this.names.push(...OUTBOX_GAUGE_NAMES);
+    }
     this.untally = internalsOf(service).tally.add(this.tally);
   }
 

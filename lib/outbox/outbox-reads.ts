@@ -51,13 +51,14 @@ export class OutboxReads {
     }
     const rows = await this.database.query(
       'read the dead outbox rows',
-      `SELECT id::text AS id, topic, message_id, dead_reason, floor(extract(epoch FROM created_at) * 1000) AS created,
+      // Not `AS id`: ORDER BY would then sort the text ('10' before '9'), not the bigint.
+      `SELECT id::text AS row_id, topic, message_id, dead_reason, floor(extract(epoch FROM created_at) * 1000) AS created,
          floor(extract(epoch FROM dead_at) * 1000) AS dead
        FROM ${this.database.table.rows} WHERE dead_at IS NOT NULL ORDER BY id LIMIT $1`,
       [limit],
     );
     return rows.map((row) => ({
-      rowId: String(row.id),
+      rowId: String(row.row_id),
       topic: String(row.topic),
       messageId: String(row.message_id),
       reason: typeof row.dead_reason === 'string' ? row.dead_reason : '',

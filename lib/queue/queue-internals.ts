@@ -55,6 +55,8 @@ export interface ServiceInternals {
    * metrics scrape read already (its gauges): one script call, partitioned topic or not.
    */
   readonly scaling: (topic: string, totals: { backlog: number; pushed: number }) => Promise<ScalingReport | null>;
+  /** Whether the service has the option `outbox` (the metrics then read `outboxStatus()` at each scrape). */
+  readonly outbox: boolean;
 }
 
 /** A running delivery: its lease, and whether its handler deferred it. */

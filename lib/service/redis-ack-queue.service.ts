@@ -200,6 +200,7 @@ export class RedisAckQueueService
       replies: new QueueReplies(core),
       tally: events.tally,
       scaling: (topic, totals) => this.scalingReads.scalingWith(topic, totals),
+      outbox: outboxSettings !== undefined,
     });
     this.inspection = new QueueInspection(core);
     this.historyReads = new QueueHistory(core);

@@ -128,6 +128,8 @@ export class TestPostgres {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
+    // The backends may still hold the pipe after the postmaster exits: Jest would wait on it.
+    child?.stderr?.destroy();
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -1,7 +1,9 @@
 // The first page: every registered topic with its counts, last hour's trend, lag and pause
-// state, searched by name and paged, so a thousand topics stay usable.
+// state, searched by name and paged, so a thousand topics stay usable; and the outbox, when the
+// service has one.
 import { api } from './api.js';
 import { count, duration, h, label, pager, scroller } from './dom.js';
+import { outboxPanel } from './outbox-panel.js';
 import { rate, ratesOf } from './rates.js';
 import { topicHref } from './routes.js';
 import { gaugeOf, STATES } from './states.js';
@@ -24,14 +26,20 @@ export function topicsView(state, rerender) {
     debounce = setTimeout(() => rerender({ search: search.value, offset: 0 }), 250);
   });
   const body = h('div', { id: 'topics-body' });
+  const outbox = outboxPanel(() => rerender({}));
   const view = h(
     'section',
     { 'aria-labelledby': 'topics-title' },
     h('h1', { id: 'topics-title' }, 'Topics'),
     h('div', { class: 'toolbar' }, h('label', { for: 'topic-search' }, 'Search topics'), search),
     body,
+    outbox.element,
   );
   async function refresh() {
+    // The outbox reads PostgreSQL only, beside the topics' Redis reads; it reports its own failure.
+    await Promise.all([refreshTopics(), outbox.refresh()]);
+  }
+  async function refreshTopics() {
     const offset = state.offset ?? 0;
     const page = await api.topics(state.search ?? '', offset, PAGE);
     newTrendTable();
