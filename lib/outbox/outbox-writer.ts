@@ -93,8 +93,8 @@ export class OutboxWriter {
       rows.map((row) => row.options),
     ];
     try {
-      // Only the bare client cannot tell whether BEGIN was sent: PostgreSQL tells, refusing the check outside a block.
-      if (adapter.library === 'pg') await adapter.query(tx, { sql: table.inBlockCheck(), params: [] });
+      // A bare client cannot tell whether BEGIN was sent: PostgreSQL tells, refusing the check outside a block.
+      if (adapter.blockUnknown) await adapter.query(tx, { sql: table.inBlockCheck(), params: [] });
       const inserted = await adapter.query(tx, { sql: table.insert(), params });
       if (inserted.length !== rows.length) throw new Error(`inserted ${inserted.length} of ${rows.length} rows`);
     } catch (error) {

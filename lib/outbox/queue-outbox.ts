@@ -1,3 +1,4 @@
+import { settleWithin } from '../common/settle-within';
 import { OutboxNotConfiguredError } from '../errors';
 import type {
   Flow,
@@ -38,7 +39,9 @@ export class QueueOutbox {
     if (!settings) return;
     this.database = new OutboxDatabase(settings.connection, settings.table);
     this.reads = new OutboxReads(this.database);
-    if (settings.relay) this.relay = new OutboxRelay(this.database, settings.relay, pusher, core.logger);
+    if (settings.relay) {
+      this.relay = new OutboxRelay(this.database, settings.relay, pusher, core.logger, core.settings.maxPayloadBytes);
+    }
   }
 
   pushInTransaction(
@@ -82,7 +85,8 @@ export class QueueOutbox {
   /** Stops the relay and closes the outbox's pool (the service's close, before Redis closes). */
   async close(): Promise<void> {
     await this.relay?.stop();
-    await this.database?.close();
+    // Bounded: a pool whose server is gone must not hold the service's close.
+    if (this.database) await settleWithin(this.database.close(), 10_000);
   }
 
   private readsFor(operation: string): OutboxReads {

@@ -31,4 +31,9 @@ export interface OutboxAdapter {
    * beforehand, such as Prisma, says so only when the statement fails).
    */
   closedError?(error: unknown): boolean;
+  /**
+   * True for an object that cannot tell whether BEGIN was sent (a bare `pg` client): the writer
+   * then has PostgreSQL check that a transaction block is open before it inserts.
+   */
+  readonly blockUnknown?: boolean;
 }

@@ -15,6 +15,7 @@ const isPool = (tx: object) =>
  */
 export const pgAdapter: OutboxAdapter = {
   library: LIBRARY,
+  blockUnknown: true,
 
   recognizes: (tx) => isClient(tx) || isPool(tx),
 
