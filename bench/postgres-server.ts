@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../lib/testing/redis-probe';
@@ -61,12 +61,22 @@ export class BenchPostgres {
 
   /** Stops the server (fast shutdown) and removes its folder. */
   async stop(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      const exited = new Promise((resolve) => this.child.once('exit', resolve));
-      this.child.kill('SIGINT');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    // Signalled itself (runuser does not pass SIGINT on); it removes postmaster.pid last.
+    const pidFile = join(this.dir, 'data', 'postmaster.pid');
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        if (pid) process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
+    };
+    signal('SIGINT');
+    for (let i = 0; existsSync(pidFile) && i <= 120; i++) {
+      if (i === 100) signal('SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    this.child.kill('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

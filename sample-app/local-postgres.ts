@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,15 +57,25 @@ async function startPrivatePostgres(bin: string): Promise<{ url: string; stop: (
     chownSync(dir, id('-u'), id('-g'));
   }
   let child: ChildProcess | undefined;
-  // A fast shutdown (SIGINT), then the folder goes; a server that hangs is killed after 10 s.
+  // A fast shutdown (SIGINT) sent to the server itself (runuser does not pass SIGINT on), which
+  // removes postmaster.pid last; then the folder goes. A server that hangs is killed after 10 s.
   const stop = async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child!.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+    const pidFile = join(data, 'postmaster.pid');
+    const serverPid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined;
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        if (serverPid) process.kill(serverPid, name);
+      } catch {
+        // Already gone.
+      }
+    };
+    signal('SIGINT');
+    for (let i = 0; existsSync(pidFile); i++) {
+      if (i === 100) signal('SIGKILL');
+      if (i > 120) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
