@@ -3,11 +3,15 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { startBilling } from './billing-process';
+import { resolvePostgres } from './local-postgres';
 import { resolveRedis } from './local-redis';
 
 async function bootstrap(): Promise<void> {
   const redis = await resolveRedis();
   process.env.REDIS_URL = redis.url;
+  // The outbox demo's PostgreSQL: DATABASE_URL, else a private server, else (not installed) the demo is off.
+  const postgres = await resolvePostgres();
+  process.env.DATABASE_URL = postgres.url ?? 'off';
   // The billing microservice, a second process on the same Redis (see billing/main.ts).
   const billing = startBilling(redis.url);
   const app = await NestFactory.create(AppModule);
@@ -17,8 +21,9 @@ async function bootstrap(): Promise<void> {
   // app.enableShutdownHooks().
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      void Promise.allSettled([app.close(), billing.stop()]).finally(() => {
+      void Promise.allSettled([app.close(), billing.stop()]).finally(async () => {
         redis.stop();
+        await postgres.stop();
         process.exit(0);
       });
     });
@@ -27,7 +32,7 @@ async function bootstrap(): Promise<void> {
   const url = await app.getUrl();
   new Logger('Sample').log(
     `Orders sample on ${url} — try: curl -XPOST ${url}/orders -H 'content-type: application/json' ` +
-      `-d '{"item":"book","amount":12}'; then GET /orders/<id>/quote and /orders/<id>/bill (the billing ` +
+      `-d '{"item":"book","amount":12}' (or POST /placed-orders, the transactional outbox demo); then GET /orders/<id>/quote and /orders/<id>/bill (the billing ` +
       `microservice answers), open /dashboard, or GET /queues, /metrics, /health`,
   );
 }

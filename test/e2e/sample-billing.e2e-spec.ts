@@ -1,10 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
 import { RedisAckQueueService } from '../../lib';
 import { type Bill, BILLING_PATTERNS, type Quote } from '../../sample-app/billing/billing.messages';
 import type { Order } from '../../sample-app/orders/orders.store';
 import { useRedis } from '../support/queue-fixture';
 import { postJson, readJson, startSampleApp } from '../support/sample-http';
 import { SampleProcess } from '../support/sample-process';
+import { postgresInstalled } from '../support/test-postgres';
 
 /**
  * The sample's second process: the billing microservice (sample-app/billing/), built, in a
@@ -98,6 +100,8 @@ describe('sample app and its billing microservice (two processes, real Redis)', 
       TAX_RATE: BILLING_TAX_RATE,
       PAYMENT_TIMEOUT_MS: '60000',
       INVOICE_FAILURE_RATE: '0',
+      // The outbox demo's PostgreSQL has its own test below.
+      DATABASE_URL: 'off',
     });
     processes.push(sample);
     const [, url] = await sample.waitForLine(/Orders sample on (http:\/\/\S+)/);
@@ -117,5 +121,38 @@ describe('sample app and its billing microservice (two processes, real Redis)', 
     expect(await sample.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     // The app waited for its child: the billing process is gone too.
     expect(() => process.kill(Number(billingPid), 0)).toThrow(/ESRCH/);
+  });
+
+  (postgresInstalled() ? it : it.skip)(
+    'npm run sample: starts its own PostgreSQL for the outbox demo, and stops it on SIGTERM',
+    async () => {
+      const sample = SampleProcess.start('main.js', { REDIS_URL: fx.server.url, PORT: '0', DATABASE_URL: '' });
+      processes.push(sample);
+      const [, port] = await sample.waitForLine(/Started a private PostgreSQL on port (\d+)/, 60_000);
+      const [, url] = await sample.waitForLine(/Orders sample on (http:\/\/\S+)/, 60_000);
+      const placed = await post(`${url}/placed-orders`, { item: 'lamp', amount: 30 });
+      expect(placed.status).toBe(201);
+      const order = await read<Order>(placed);
+      await sample.waitForLine(new RegExp(`Order ${escaped(order.id)} confirmed`), 60_000);
+      expect(await sample.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      // Its PostgreSQL stopped with it: the port refuses connections.
+      const client = new Client({ host: '127.0.0.1', port: Number(port), user: 'postgres', database: 'postgres' });
+      await expect(client.connect()).rejects.toThrow(/ECONNREFUSED/);
+    },
+  );
+
+  it('npm run sample without PostgreSQL installed: says the outbox demo is off, and runs the rest', async () => {
+    const sample = SampleProcess.start('main.js', {
+      REDIS_URL: fx.server.url,
+      PORT: '0',
+      DATABASE_URL: '',
+      POSTGRES_BIN_DIR: '/nonexistent',
+    });
+    processes.push(sample);
+    await sample.waitForLine(/PostgreSQL is not installed .*the outbox demo .* is off/);
+    const [, url] = await sample.waitForLine(/Orders sample on (http:\/\/\S+)/);
+    expect((await post(`${url}/placed-orders`, { item: 'pen', amount: 2 })).status).toBe(503);
+    expect((await post(`${url}/orders`, { item: 'pen', amount: 2 })).status).toBe(202);
+    expect(await sample.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 });
