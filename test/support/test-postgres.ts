@@ -27,7 +27,7 @@ export const describeWithPostgres = (name: string, fn: () => void): void =>
  * A private PostgreSQL for one test file: initdb in a temp folder, postgres on a free port of
  * 127.0.0.1 (never 5432), trust auth for user `postgres`. Tests may kill it (SIGKILL, as a crash)
  * and start it again on the same folder and port. As root, the server runs as the `postgres`
- * user, which initdb and postgres require.
+ * user (setpriv), which initdb and postgres require.
  */
 export class TestPostgres {
   private child: ChildProcess | undefined;
@@ -143,9 +143,17 @@ export class TestPostgres {
     }
   }
 
+  /**
+   * The command line that runs `command` as the server's owner: as root, through setpriv, which
+   * execs it as `postgres` (no process in between, so a signal sent to the child reaches the
+   * server itself: a SIGKILL is a real crash).
+   */
   private asOwner(command: string): [string, string[]] {
-    return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command]] : [command, []];
+    return process.getuid?.() === 0
+      ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', command]]
+      : [command, []];
   }
+
 }
 
 function postgresIds(): [number, number] {
