@@ -136,11 +136,11 @@ local i = 3
 for m = 1, count do
   local id = ARGV[i]
   local body = ARGV[i + 1]
-  local stored = relayed[m] and 4 or redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
+  -- A message relayed before (4) is left alone: no branch below takes it.
+  local stored = with_receipts and relayed[m] and 4
+    or redis.call('HSETNX', K.messages, id, (string.byte(body) == 124 and compact_stamp or stamp) .. body)
   results[m] = stored
-  if stored == 4 then
-    -- Relayed before: nothing.
-  elseif stored == 1 and not long[m] then
+  if stored == 1 and not long[m] then
     stored_count = stored_count + 1
     ready[#ready + 1] = id
   elseif stored == 1 then
@@ -182,7 +182,7 @@ for m = 1, count do
       flow_parents[#flow_parents + 1] = ARGV[i + 6]
       flow_children[#flow_children + 1] = ARGV[i + 7]
     end
-  elseif flow[m] and ARGV[i + 6] ~= '' and redis.call('HGET', K.flowParents, id) ~= ARGV[i + 6] then
+  elseif stored == 0 and flow[m] and ARGV[i + 6] ~= '' and redis.call('HGET', K.flowParents, id) ~= ARGV[i + 6] then
     results[m] = 3
   end
   i = (flow[m] and i + 8 or long[m] and i + 6 or i + 2) + (extras_at[m] and 1 or 0)
