@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'pg';
 import { RedisAckQueueService, outboxMigrationSql } from '../lib';
-import { BenchPostgres } from './postgres-server';
+import { PostgresServer } from '../support/postgres-processes/postgres-server';
 import { BenchRedis } from './redis-server';
 
 const quick = process.argv.includes('--quick');
@@ -43,10 +43,10 @@ interface Statements {
   own: number;
 }
 
-const urlAs = (pg: BenchPostgres, role: string) => pg.urlAs(role);
+const urlAs = (pg: PostgresServer, role: string) => pg.urlAs(role);
 
-async function startPostgres(): Promise<{ pg: BenchPostgres; admin: Client; statements: boolean }> {
-  const pg = await BenchPostgres.start();
+async function startPostgres(): Promise<{ pg: PostgresServer; admin: Client; statements: boolean }> {
+  const pg = await PostgresServer.start({ shared_preload_libraries: 'pg_stat_statements' });
   const admin = new Client(pg.urlAs());
   await admin.connect();
   let statements = true;
@@ -92,7 +92,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /** A row's size: RATE rows written with no relay running, measured, then deleted. */
-async function rowSize(pg: BenchPostgres, admin: Client): Promise<string> {
+async function rowSize(pg: PostgresServer, admin: Client): Promise<string> {
   const writerService = new RedisAckQueueService({
     connection: process.env.BENCH_REDIS_URL!,
     outbox: { connection: pg.urlAs(), relay: false },
@@ -131,7 +131,7 @@ async function rowSize(pg: BenchPostgres, admin: Client): Promise<string> {
   }
 }
 
-async function phase(pg: BenchPostgres, admin: Client, redisUrl: string, relays: number, statements: boolean) {
+async function phase(pg: PostgresServer, admin: Client, redisUrl: string, relays: number, statements: boolean) {
   const topic = `bench.outbox.${relays}.${Date.now()}`;
   const relayServices: RedisAckQueueService[] = [];
   for (let r = 0; r < relays; r++) {
@@ -256,6 +256,12 @@ async function main(): Promise<void> {
             `relay ${relay.own.toFixed(3)} own (${relay.all.toFixed(3)} with BEGIN/COMMIT)`,
         );
         for (const line of relayTop) console.log(`    relay ${line}`);
+      }
+      // Speed is only reported; a message lost or received twice fails the run (CI's smoke run too).
+      if (result.received !== result.sent || result.duplicates > 0) {
+        throw new Error(
+          `${relays} relay(s): sent ${result.sent}, received ${result.received}, ${result.duplicates} twice`,
+        );
       }
     }
   } finally {
