@@ -195,6 +195,8 @@ export class OutboxRelay {
   }
 
   private redisFailed(error: unknown, kept: number): void {
+    // At shutdown the service refuses pushes first: the rows are kept for the next relay, and that is no outage.
+    if (this.stopping) return;
     this.lastError = relayReason(error);
     if (!this.redisDown) this.logger.warn(MESSAGES.outboxRelayRedisDown(kept, this.lastError));
     this.redisDown = true;

@@ -524,7 +524,7 @@ export class RedisAckQueueService
   close(drainMs = this.core.settings.drainMs): Promise<void> {
     this.closing ??= (async () => {
       this.core.refuseCalls();
-      // The relay's batch under way still pushes (or rolls back) before Redis closes.
+      // The relay stops before Redis closes: its batch under way ends (what it pushed is deleted, the rest kept).
       await this.outbox.close();
       await this.scheduler.stop();
       await this.bulkRunner.stop();
