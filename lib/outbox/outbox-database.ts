@@ -23,6 +23,7 @@ interface PgPool extends PgQueryable {
   connect(): Promise<PgClient>;
   end(): Promise<void>;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'connect', listener: (client: PgClient) => void): unknown;
 }
 
 interface PgModule {
@@ -85,6 +86,8 @@ export class OutboxDatabase {
   /** A connection of its own (for LISTEN), outside the pool; the caller ends it. */
   async dedicated(): Promise<PgClient> {
     const client = new (loadPg().Client)(this.options());
+    // As the pool's clients: never an unhandled 'error' (the caller adds the listener that acts).
+    client.on('error', () => undefined);
     await client.connect?.();
     return client;
   }
@@ -110,8 +113,11 @@ export class OutboxDatabase {
   private open(): PgPool {
     if (!this.pool) {
       const pool = new (loadPg().Pool)({ max: 4, ...this.options() });
-      // An idle client that breaks (the server restarted) must not crash the process: the next use reconnects.
+      // A client that breaks (the server restarted, killed) must not crash the process with an
+      // unhandled 'error', idle or not, however pg and the pool hand its listeners over: each has one
+      // of its own for good. Its queries still fail, and the next use reconnects.
       pool.on('error', () => undefined);
+      pool.on('connect', (client) => client.on('error', () => undefined));
       this.pool = pool;
     }
     return this.pool;

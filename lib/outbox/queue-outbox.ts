@@ -62,19 +62,19 @@ export class QueueOutbox {
   }
 
   async outboxStatus(): Promise<OutboxStatus> {
-    return this.readsFor('outboxStatus()').status();
+    return this.readsFor('read the outbox status', 'outboxStatus()').status();
   }
 
   async outboxDead(options?: { limit?: number } | null): Promise<OutboxDeadRow[]> {
-    return this.readsFor('outboxDead()').dead(options);
+    return this.readsFor('list dead outbox rows', 'outboxDead()').dead(options);
   }
 
   async requeueOutboxDead(rowIds?: string[]): Promise<number> {
-    return this.readsFor('requeueOutboxDead()').requeue(rowIds);
+    return this.readsFor('requeue dead outbox rows', 'requeueOutboxDead()').requeue(rowIds);
   }
 
   async purgeOutboxDead(rowIds?: string[]): Promise<number> {
-    return this.readsFor('purgeOutboxDead()').purge(rowIds);
+    return this.readsFor('purge dead outbox rows', 'purgeOutboxDead()').purge(rowIds);
   }
 
   /** Starts the relay (the service's connect). */
@@ -89,9 +89,10 @@ export class QueueOutbox {
     if (this.database) await settleWithin(this.database.close(), 10_000);
   }
 
-  private readsFor(operation: string): OutboxReads {
+  /** `operation` in the user's words (a closed service says it), `method` as an unconfigured one names it. */
+  private readsFor(operation: string, method: string): OutboxReads {
     this.core.assertOpen(operation);
-    if (!this.reads) throw new OutboxNotConfiguredError(operation);
+    if (!this.reads) throw new OutboxNotConfiguredError(method);
     return this.reads;
   }
 }
