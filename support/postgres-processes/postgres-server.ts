@@ -115,9 +115,16 @@ export class PostgresServer {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      const within = (ms: number) => Promise.race([exited, new Promise((resolve) => setTimeout(resolve, ms))]);
+      const running = () => child.exitCode === null && child.signalCode === null;
+      // A smart shutdown first: it waits for the clients still connected (a library's pool that
+      // ends a moment after its close resolved) instead of sending them a FATAL error, which a pg
+      // client without an 'error' listener turns into an unhandled error. Then fast, then killed.
+      child.kill('SIGTERM');
+      await within(5_000);
+      if (running()) child.kill('SIGINT');
+      if (running()) await within(10_000);
+      if (running()) child.kill('SIGKILL');
     }
     // The backends may still hold the pipe after the postmaster exits: Jest would wait on it.
     child?.stderr?.destroy();
