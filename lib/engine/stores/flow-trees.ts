@@ -129,9 +129,13 @@ export class FlowTrees implements ConsumerFlows, FlowEnds {
     const flags = new Map<FlowPlanNode, boolean>();
     const rootLink = links.get(root)!;
     const { receipt } = root.item;
-    // Read-only, so a relay's second push of a flow stores not even its held nodes.
-    if (receipt !== undefined && (await this.receipts.held(rootLink.topic, rootLink.partition, receipt)))
+    // Read-only, so a relay's second push of a flow stores not even its held nodes. Its root was
+    // stored with the receipt: a commit the first relay did not finish (it died, Redis restarted)
+    // is finished here (a node already committed, or gone, is left as it is).
+    if (receipt !== undefined && (await this.receipts.held(rootLink.topic, rootLink.partition, receipt))) {
+      await this.commitAll(below.map(({ link }) => link));
       return 'relayed-before';
+    }
     for (const { node, parent } of nodes) {
       const { item } = node;
       item.options = [0, Number(FLOW_HELD), node.priority, item.group ?? ''];
