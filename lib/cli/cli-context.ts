@@ -51,12 +51,7 @@ export class CliContext {
   async queue(): Promise<RedisAckQueueService> {
     if (!this.service) {
       const service = new RedisAckQueueService({
-        connection: connectionOf(this.options, this.env),
-        prefix: this.options.prefix,
-        scheduler: false,
-        logLevel: 'silent',
-        connectTimeoutMs: this.options.timeout,
-        commandTimeoutMs: this.options.timeout,
+        ...this.serviceOptions(),
         topics: Object.fromEntries([...this.partitions].map(([topic, partitions]) => [topic, { partitions }])),
       });
       this.service = service;
@@ -72,15 +67,22 @@ export class CliContext {
    */
   outboxQueue(connection: OutboxConnection, table: string | undefined): RedisAckQueueService {
     this.outboxService ??= new RedisAckQueueService({
-      connection: connectionOf(this.options, this.env),
-      prefix: this.options.prefix,
-      scheduler: false,
-      logLevel: 'silent',
-      connectTimeoutMs: this.options.timeout,
-      commandTimeoutMs: this.options.timeout,
+      ...this.serviceOptions(),
       outbox: { connection, ...(table !== undefined && { table }), relay: false },
     });
     return this.outboxService;
+  }
+
+  /** What every service of the CLI is built with: where Redis is, no scheduler, no log, its timeout. */
+  private serviceOptions() {
+    return {
+      connection: connectionOf(this.options, this.env),
+      prefix: this.options.prefix,
+      scheduler: false,
+      logLevel: 'silent' as const,
+      connectTimeoutMs: this.options.timeout,
+      commandTimeoutMs: this.options.timeout,
+    };
   }
 
   /**
